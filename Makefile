@@ -1,0 +1,45 @@
+# The two commands: `make run` and `make test`. Both create .venv if missing and install the pinned
+# stack (constraints.txt) once; a second call with nothing changed goes straight to work.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
+PYTEST_ARGS ?= -n 2 --dist loadfile
+ARGS ?=
+
+.PHONY: run test test-tf test-jax bench lint clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed-run: pyproject.toml constraints.txt | $(PY)
+	$(PIP) -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml constraints.txt | $(PY)
+	$(PIP) -e ".[test,jax,dev]"
+	touch $@ $(VENV)/.installed-run
+
+## make run: the end-to-end flow on the embedded default corpus (ARGS="..." adds flow flags)
+run: $(VENV)/.installed-run
+	$(PY) -m flows.pretrain_pipeline $(ARGS)
+
+## make test: the whole suite on the TensorFlow backend, then the Keras tests again on JAX
+test: $(VENV)/.installed-test
+	$(MAKE) --no-print-directory test-tf test-jax
+
+test-tf:
+	$(PY) -m pytest $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+test-jax:
+	KERAS_BACKEND=jax $(PY) -m pytest -m keras $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+## make bench: every benchmark in benchmarks/, one JSON line each
+bench: $(VENV)/.installed-test
+	@for script in benchmarks/*.py; do echo "== $$script" >&2; $(PY) $$script || exit 1; done
+
+lint: $(VENV)/.installed-test
+	$(PY) -m ruff check albert pipelines model flows tests benchmarks
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,49 @@
+"""`albert`: one console script whose subcommands are the stages' own `python -m` entry points."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Sequence
+
+# subcommand -> (module with main(argv), one-line summary)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "segment": ("pipelines.segment", "Beam: raw Wikipedia dumps / books / text -> sentence-segmented documents"),
+    "vocab": ("pipelines.vocab", "Beam: segmented corpus -> SentencePiece vocabulary (ALBERT recipe)"),
+    "tfrecords": ("pipelines.tfrecords", "Beam: segmented corpus -> masked SOP pretraining TFRecords"),
+    "pretrain": ("model.pretrain", "Keras: pretrain ALBERT from TFRecords (LAMB, checkpoints, resume)"),
+    "finetune": ("model.finetune", "Keras: fine-tune on GLUE / SQuAD / RACE"),
+    "evaluate": ("model.evaluate", "score predictions or a model"),
+    "run": ("flows.pretrain_pipeline", "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> evaluate"),
+    "deploy": ("flows.deploy", "Prefect: apply the scheduled domain-adaptive deployment"),
+}
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    rows = "\n".join(f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items())
+    return f"usage: albert COMMAND [flags]   (albert COMMAND --help for its flags)\n\ncommands:\n{rows}\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"albert: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module_name, _ = COMMANDS[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name != module_name:
+            raise
+        print(f"albert {name}: not built yet ({module_name} does not exist)", file=sys.stderr)
+        return 3
+    return module.main(rest, prog=f"albert {name}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

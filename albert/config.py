@@ -1,0 +1,93 @@
+"""Typed stage configuration: pydantic models loadable from YAML and overridable by CLI flags.
+
+Every stage defines one `StageConfig` subclass; the same object is the stage's Python API argument,
+its CLI (one `--field-name` flag per field) and its Prefect flow parameter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal, Sequence, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+C = TypeVar("C", bound="StageConfig")
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing or invalid; the message names each offending field."""
+
+
+class StageConfig(BaseModel):
+    """Base of every stage config: unknown fields are errors, values are validated on assignment."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+
+def format_validation_error(cls: type[BaseModel], error: ValidationError) -> str:
+    """One line per bad field: `Config.field: reason (got value)`."""
+    lines = []
+    for item in error.errors():
+        field = ".".join(str(part) for part in item["loc"]) or "<root>"
+        got = f" (got {item['input']!r})" if "input" in item and item["type"] != "missing" else ""
+        lines.append(f"{cls.__name__}.{field}: {item['msg']}{got}")
+    return "invalid configuration:\n  " + "\n  ".join(lines)
+
+
+def build_config(cls: type[C], values: dict[str, Any]) -> C:
+    """Validate `values` into `cls`, raising ConfigError that names each bad field."""
+    try:
+        return cls.model_validate(values)
+    except ValidationError as error:
+        raise ConfigError(format_validation_error(cls, error)) from None
+
+
+def load_config(cls: type[C], path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> C:
+    """Load a YAML mapping of field values (if given), apply `overrides`, validate."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        text = Path(path).read_text(encoding="utf-8")
+        loaded = yaml.safe_load(text) or {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: expected a YAML mapping of {cls.__name__} fields")
+        values.update(loaded)
+    values.update(overrides or {})
+    return build_config(cls, values)
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, cls: type[StageConfig]) -> None:
+    """Add `--config FILE` and one flag per field of `cls` (list fields repeat, bools are --x/--no-x)."""
+    parser.add_argument("--config", help="YAML file of field values; flags override it")
+    for name, field in cls.model_fields.items():
+        flag = "--" + name.replace("_", "-")
+        annotation = _unwrap_optional(field.annotation)
+        origin = typing.get_origin(annotation)
+        required = field.is_required()
+        help_text = (field.description or "") + ("" if required else f" (default: {field.default!r})")
+        kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": help_text}
+        if annotation is bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        elif origin in (list, tuple, Sequence):
+            kwargs["action"] = "append"
+        elif origin is Literal:
+            kwargs["choices"] = [str(choice) for choice in typing.get_args(annotation)]
+        parser.add_argument(flag, **kwargs)
+
+
+def config_from_namespace(cls: type[C], namespace: argparse.Namespace) -> C:
+    """Build the config from parsed flags layered over the optional --config YAML file."""
+    values = {name: getattr(namespace, name) for name in cls.model_fields if hasattr(namespace, name)}
+    return load_config(cls, getattr(namespace, "config", None), values)

@@ -1,0 +1,45 @@
+"""Suite-wide fixtures: the shared corpora (skipped where absent) and an isolated Prefect home."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+# Prefect reads its settings at import: give the whole session its own home and a patient,
+# quiet temporary server before any test imports prefect.
+_PREFECT_HOME = tempfile.mkdtemp(prefix="albert-test-prefect-")
+os.environ.setdefault("PREFECT_HOME", _PREFECT_HOME)
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("ALBERT_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """`../shared/data` (or $ALBERT_SHARED_DATA); the test is skipped where it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real corpora not available: {SHARED_DATA} does not exist")
+    return SHARED_DATA
+
+
+def shared_path(*parts: str) -> Path:
+    """A path inside the shared data, skipping the calling test if it is missing."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real corpora not available: {path} does not exist")
+    return path
+
+
+@pytest.fixture(scope="session")
+def keras_backend() -> str:
+    """The Keras backend this run uses ('tensorflow' or 'jax', from KERAS_BACKEND)."""
+    import keras
+
+    return keras.config.backend()

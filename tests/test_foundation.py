@@ -1,0 +1,128 @@
+"""The shared core: typed configs, the `albert` CLI, atomic outputs, deterministic shards."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from pydantic import Field
+
+from albert import cli, fileio
+from albert.config import ConfigError, StageConfig, load_config
+from albert.stage import stage_main
+from pipelines import shards
+
+
+class ToyConfig(StageConfig):
+    input: list[str] = Field(description="input patterns")
+    output: str
+    size: int = Field(8, gt=0)
+    mode: Literal["a", "b"] = "a"
+    fast: bool = False
+
+
+def test_config_from_yaml_and_flags(tmp_path):
+    yaml_file = tmp_path / "c.yaml"
+    yaml_file.write_text("input: [x]\noutput: out\nsize: 3\n")
+    seen = {}
+    code = stage_main(
+        ToyConfig,
+        lambda config: seen.setdefault("config", config),
+        ["--config", str(yaml_file), "--size", "5", "--mode", "b", "--fast"],
+        prog="toy",
+        description="toy",
+    )
+    assert code == 0
+    assert seen["config"] == ToyConfig(input=["x"], output="out", size=5, mode="b", fast=True)
+
+
+def test_repeated_list_flag_and_beam_passthrough():
+    seen = {}
+    code = stage_main(
+        ToyConfig,
+        lambda config, beam_args: seen.update(config=config, beam=beam_args),
+        ["--input", "a", "--input", "b", "--output", "o", "--direct_num_workers=2"],
+        prog="toy",
+        description="toy",
+        beam=True,
+    )
+    assert code == 0
+    assert seen["config"].input == ["a", "b"]
+    assert seen["beam"] == ["--direct_num_workers=2"]
+
+
+def test_bad_value_names_the_field(tmp_path):
+    with pytest.raises(ConfigError, match=r"ToyConfig.size: .*greater than 0.*\(got -1\)"):
+        load_config(ToyConfig, overrides={"input": ["x"], "output": "o", "size": -1})
+    with pytest.raises(ConfigError, match=r"ToyConfig.colour: Extra inputs are not permitted"):
+        load_config(ToyConfig, overrides={"input": ["x"], "output": "o", "colour": 1})
+
+
+def test_cli_lists_every_stage():
+    result = subprocess.run(
+        [sys.executable, "-m", "albert.cli", "--help"], capture_output=True, text=True, check=True
+    )
+    for name in ("segment", "vocab", "tfrecords", "pretrain", "finetune", "evaluate", "run", "deploy"):
+        assert f"  {name}" in result.stdout
+    assert cli.main(["no-such-command"]) == 2
+
+
+def test_atomic_output_dir_commits_or_leaves_nothing(tmp_path):
+    target = tmp_path / "out"
+    with pytest.raises(RuntimeError):
+        with fileio.atomic_output_dir(str(target)) as temp:
+            Path(temp, "part").write_text("half")
+            raise RuntimeError("stage failed")
+    assert not target.exists() and list(tmp_path.iterdir()) == []
+    with fileio.atomic_output_dir(str(target)) as temp:
+        Path(temp, "part").write_text("done")
+    assert (target / "part").read_text() == "done"
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_tfrecord_framing_reads_back_with_tensorflow(tmp_path):
+    import tensorflow as tf
+
+    path = tmp_path / "x.tfrecord"
+    records = [b"", b"alpha", bytes(range(256)) * 10]
+    path.write_bytes(b"".join(shards.tfrecord_frame(r) for r in records))
+    assert [r.numpy() for r in tf.data.TFRecordDataset(str(path))] == records
+    assert struct.unpack("<Q", shards.tfrecord_frame(b"abc")[:8])[0] == 3
+
+
+def test_write_shards_is_deterministic_across_worker_counts(tmp_path):
+    import apache_beam as beam
+
+    from pipelines.runner import pipeline_options
+
+    pairs = [(f"k{i:03d}".encode(), f"line {i}\n".encode()) for i in range(200)]
+    outputs = []
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        out.mkdir()
+        flags = ["--direct_running_mode=multi_threading", f"--direct_num_workers={workers}"]
+        with beam.Pipeline(options=pipeline_options(flags)) as pipeline:
+            _ = (
+                pipeline
+                | beam.Create(list(reversed(pairs)))
+                | shards.WriteShards(str(out / "part"), 3, ".txt")
+            )
+        outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+    assert outputs[0] == outputs[1]
+    assert sorted(outputs[0]) == [f"part-0000{i}-of-00003.txt" for i in range(3)]
+    assert sorted(b"".join(outputs[0].values()).splitlines()) == sorted(p[1].strip() for p in pairs)
+
+
+@pytest.mark.keras
+def test_keras_runs_on_the_backend_the_environment_names(keras_backend):
+    import os
+
+    import keras
+
+    assert keras_backend == os.environ.get("KERAS_BACKEND", "tensorflow")
+    dense = keras.layers.Dense(2, kernel_initializer="ones")
+    assert keras.ops.convert_to_numpy(dense(keras.ops.ones((1, 3)))).tolist() == [[3.0, 3.0]]
