@@ -1,0 +1,205 @@
+"""Task metrics as officially defined (GLUE, the SQuAD v1.1/v2.0 evaluation scripts, RACE).
+
+Pure NumPy; the test suite checks them against SciPy and hand-computed cases.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import string
+from typing import Mapping, Sequence
+
+import numpy as np
+
+# ---------------------------------------------------------------------------------------- GLUE
+
+
+def accuracy(predictions: Sequence[int], labels: Sequence[int]) -> float:
+    predictions, labels = np.asarray(predictions), np.asarray(labels)
+    return float(np.mean(predictions == labels)) if len(labels) else 0.0
+
+
+def binary_f1(predictions: Sequence[int], labels: Sequence[int], positive: int = 1) -> float:
+    """F1 of the positive class (GLUE's MRPC and QQP F1); 0 when there are no true positives."""
+    predictions, labels = np.asarray(predictions) == positive, np.asarray(labels) == positive
+    true_positive = float(np.sum(predictions & labels))
+    if true_positive == 0:
+        return 0.0
+    precision = true_positive / float(np.sum(predictions))
+    recall = true_positive / float(np.sum(labels))
+    return 2 * precision * recall / (precision + recall)
+
+
+def matthews_corrcoef(predictions: Sequence[int], labels: Sequence[int]) -> float:
+    """Matthews correlation of two label sequences (multi-class form; 0 when undefined)."""
+    predictions, labels = np.asarray(predictions), np.asarray(labels)
+    classes = np.union1d(predictions, labels)
+    index = {c: i for i, c in enumerate(classes)}
+    confusion = np.zeros((len(classes), len(classes)), dtype=np.float64)
+    for p, t in zip(predictions, labels):
+        confusion[index[t], index[p]] += 1
+    t_sum, p_sum = confusion.sum(axis=1), confusion.sum(axis=0)
+    correct, n = np.trace(confusion), confusion.sum()
+    cov_ytyp = correct * n - np.dot(t_sum, p_sum)
+    cov_ypyp = n * n - np.dot(p_sum, p_sum)
+    cov_ytyt = n * n - np.dot(t_sum, t_sum)
+    denominator = np.sqrt(cov_ytyt * cov_ypyp)
+    return float(cov_ytyp / denominator) if denominator > 0 else 0.0
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    x, y = x - x.mean(), y - y.mean()
+    denominator = np.sqrt(np.sum(x * x) * np.sum(y * y))
+    return float(np.sum(x * y) / denominator) if denominator > 0 else 0.0
+
+
+def rank_average(values: Sequence[float]) -> np.ndarray:
+    """1-based ranks with ties given their average rank (scipy.stats.rankdata 'average')."""
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values, kind="mergesort")
+    sorted_values = values[order]
+    ranks = np.empty(len(values), dtype=np.float64)
+    start = 0
+    while start < len(values):
+        end = start
+        while end + 1 < len(values) and sorted_values[end + 1] == sorted_values[start]:
+            end += 1
+        ranks[order[start:end + 1]] = (start + end) / 2.0 + 1.0
+        start = end + 1
+    return ranks
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    return pearson(rank_average(x), rank_average(y))
+
+
+def glue_metrics(task: str, predictions: Sequence, labels: Sequence) -> dict[str, float]:
+    """The GLUE metrics of `task` (percentages are not used: values in [0, 1] or [-1, 1])."""
+    if task == "cola":
+        return {"mcc": matthews_corrcoef(predictions, labels), "accuracy": accuracy(predictions, labels)}
+    if task == "stsb":
+        p, s = pearson(predictions, labels), spearman(predictions, labels)
+        return {"pearson": p, "spearman": s, "corr": (p + s) / 2}
+    if task in ("mrpc", "qqp"):
+        f1, acc = binary_f1(predictions, labels), accuracy(predictions, labels)
+        return {"f1": f1, "accuracy": acc, "acc_and_f1": (f1 + acc) / 2}
+    return {"accuracy": accuracy(predictions, labels)}
+
+
+# ---------------------------------------------------------------------------------------- SQuAD
+
+
+def normalize_answer(text: str) -> str:
+    """Lower text and remove punctuation, articles and extra whitespace (official SQuAD script)."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def exact_match(prediction: str, gold: str) -> int:
+    return int(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def token_f1(prediction: str, gold: str, v2: bool = True) -> float:
+    """Token-overlap F1. The v2.0 script scores two empty answers 1 (and empty vs non-empty 0); the
+    v1.1 script scores any answer without common tokens 0."""
+    pred_tokens, gold_tokens = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    if v2 and (not pred_tokens or not gold_tokens):
+        return float(pred_tokens == gold_tokens)
+    common = collections.Counter(pred_tokens) & collections.Counter(gold_tokens)
+    num_same = sum(common.values())
+    if num_same == 0:
+        return 0.0
+    precision, recall = num_same / len(pred_tokens), num_same / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def squad_v1_scores(gold: Mapping[str, Sequence[str]], predictions: Mapping[str, str]) -> dict[str, float]:
+    """The official v1.1 evaluation: max over gold answers, in percent; unanswered questions score 0."""
+    em = f1 = 0.0
+    for qid, answers in gold.items():
+        if qid not in predictions:
+            continue
+        em += max(exact_match(predictions[qid], a) for a in answers)
+        f1 += max(token_f1(predictions[qid], a, v2=False) for a in answers)
+    total = len(gold)
+    return {"exact_match": 100.0 * em / total, "f1": 100.0 * f1 / total, "total": total,
+            "answered": sum(1 for qid in gold if qid in predictions)}
+
+
+def _v2_raw_scores(gold, predictions):
+    exact, f1 = {}, {}
+    for qid, answers in gold.items():
+        answers = [a for a in answers if normalize_answer(a)] or [""]
+        prediction = predictions.get(qid, "")
+        exact[qid] = max(exact_match(prediction, a) for a in answers)
+        f1[qid] = max(token_f1(prediction, a) for a in answers)
+    return exact, f1
+
+
+def _apply_threshold(scores, na_probs, has_answer, threshold):
+    return {qid: (float(not has_answer[qid]) if na_probs.get(qid, 0.0) > threshold else score)
+            for qid, score in scores.items()}
+
+
+def best_threshold(predictions: Mapping[str, str], scores: Mapping[str, float],
+                   na_probs: Mapping[str, float], has_answer: Mapping[str, bool]) -> tuple[float, float]:
+    """The official v2.0 script's find_best_thresh: (best score in percent, its threshold)."""
+    current = best = sum(1 for qid in scores if not has_answer[qid])
+    threshold = 0.0
+    for qid in sorted(na_probs, key=lambda k: na_probs[k]):
+        if qid not in scores:
+            continue
+        if has_answer[qid]:
+            diff = scores[qid]
+        else:
+            diff = -1 if predictions.get(qid) else 0
+        current += diff
+        if current > best:
+            best, threshold = current, na_probs[qid]
+    return 100.0 * best / len(scores), threshold
+
+
+def squad_v2_scores(gold: Mapping[str, Sequence[str]], predictions: Mapping[str, str],
+                    na_probs: Mapping[str, float] | None = None,
+                    threshold: float = 1.0) -> dict[str, float]:
+    """The official v2.0 evaluation: exact/f1 overall and on HasAns/NoAns, and the best threshold.
+
+    `na_probs[qid]` is the no-answer score; a question is answered "" when it exceeds `threshold`.
+    `best_exact`/`best_f1` and their thresholds are the dev oracle the official script reports.
+    """
+    na_probs = dict(na_probs) if na_probs is not None else {qid: 0.0 for qid in gold}
+    has_answer = {qid: bool(answers) for qid, answers in gold.items()}
+    exact_raw, f1_raw = _v2_raw_scores(gold, predictions)
+    exact = _apply_threshold(exact_raw, na_probs, has_answer, threshold)
+    f1 = _apply_threshold(f1_raw, na_probs, has_answer, threshold)
+    total = len(gold)
+    result: dict[str, float] = {"exact": 100.0 * sum(exact.values()) / total,
+                                "f1": 100.0 * sum(f1.values()) / total, "total": total}
+    for name, keep in (("HasAns", True), ("NoAns", False)):
+        qids = [qid for qid in gold if has_answer[qid] == keep]
+        if qids:
+            result[f"{name}_exact"] = 100.0 * sum(exact[q] for q in qids) / len(qids)
+            result[f"{name}_f1"] = 100.0 * sum(f1[q] for q in qids) / len(qids)
+            result[f"{name}_total"] = len(qids)
+    result["best_exact"], result["best_exact_thresh"] = best_threshold(predictions, exact_raw, na_probs, has_answer)
+    result["best_f1"], result["best_f1_thresh"] = best_threshold(predictions, f1_raw, na_probs, has_answer)
+    return result
+
+
+# ---------------------------------------------------------------------------------------- RACE
+
+
+def race_accuracy(levels: Sequence[str], predictions: Sequence[int], labels: Sequence[int]) -> dict[str, float]:
+    """Accuracy on RACE-middle, RACE-high and all of RACE (levels that are absent are left out)."""
+    levels, predictions, labels = np.asarray(levels), np.asarray(predictions), np.asarray(labels)
+    result = {"accuracy": accuracy(predictions, labels), "total": int(len(labels))}
+    for level in ("middle", "high"):
+        mask = levels == level
+        if mask.any():
+            result[f"accuracy_{level}"] = accuracy(predictions[mask], labels[mask])
+            result[f"total_{level}"] = int(mask.sum())
+    return result
