@@ -1,0 +1,185 @@
+"""MediaWiki XML dumps: stream pages with constant memory and reduce wikitext to prose paragraphs.
+
+`iter_pages` walks a dump with `iterparse`, clearing each page once read, so memory stays flat for
+any dump size. `wikitext_to_paragraphs` removes what is not prose: a fast pre-pass strips comments,
+references and other non-prose tags, templates and tables (a bracket-depth scanner), file/image,
+category and interlanguage links, headings, list items and reference-like sections; mwparserfromhell
+then reduces the remaining markup (links, bold/italics, inline tags, entities) to text.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from typing import IO, Iterator
+
+import mwparserfromhell
+
+MAIN_NAMESPACE = 0
+
+# Tags whose content is never prose: dropped with their content before parsing.
+_DROPPED_TAGS = (
+    "ref", "references", "math", "chem", "ce", "gallery", "timeline", "imagemap", "score", "graph",
+    "syntaxhighlight", "source", "pre", "code", "hiero", "mapframe", "maplink", "templatedata",
+    "templatestyles", "table", "noinclude", "includeonly", "poem", "inputbox", "categorytree",
+)
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_PAIRED_TAGS = re.compile(
+    r"<(%s)\b[^>]*?(?<!/)>.*?(?:</\1\s*>|\Z)" % "|".join(_DROPPED_TAGS), re.DOTALL | re.IGNORECASE
+)
+_SELF_CLOSING_TAGS = re.compile(r"<(?:%s)\b[^>]*/>" % "|".join(_DROPPED_TAGS), re.IGNORECASE)
+_BRACKETS = re.compile(r"\{\{|\}\}|^[ \t]*\{\||^[ \t]*\|\}|\[\[|\]\]", re.MULTILINE)
+# Link targets that are not prose: media, categories, interwiki/interlanguage links.
+_DROPPED_LINK = re.compile(
+    r"\s*:?\s*(?:file|image|media|category|wikt|wiktionary|commons|wikisource|s|q|n|b|v|voy|"
+    r"meta|mw|species|d|special|[a-z]{2,3}(?:-[a-z]{2,8})?)\s*:",
+    re.IGNORECASE,
+)
+_HEADING = re.compile(r"^(=+)\s*(.*?)\s*\1\s*$")
+_BEHAVIOUR_SWITCH = re.compile(r"__[A-Z]+__")
+# Sections whose content is lists of references or links, not prose.
+_NON_PROSE_SECTIONS = frozenset(
+    {"references", "external links", "see also", "further reading", "notes", "bibliography",
+     "sources", "footnotes", "citations", "notes and references", "works cited", "gallery",
+     "selected bibliography", "discography", "filmography", "works", "publications"}
+)
+_REDIRECT = re.compile(r"\s*#\s*redirect", re.IGNORECASE)
+_DISAMBIGUATION = re.compile(
+    r"\{\{\s*(?:disambiguation|disambig|disamb|dab|dis|hndis|geodis|numberdis|mathdab|schooldis|"
+    r"shipindex|letter-numbercombdisambig|[^{}|]*disambiguation)\s*[|}]",
+    re.IGNORECASE,
+)
+_RESIDUE = re.compile(r"^\s*(?:[|!]|\{\||\|\}|thumb\||\d+px\|)")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+@dataclass(frozen=True)
+class Page:
+    """One `<page>` of a dump; `redirect` is true for `<redirect/>` pages."""
+
+    page_id: str
+    title: str
+    namespace: int
+    redirect: bool
+    text: str
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def iter_pages(stream: IO[bytes]) -> Iterator[Page]:
+    """Pages of a MediaWiki XML export in file order, clearing each one after use.
+
+    Raises `xml.etree.ElementTree.ParseError` on malformed XML (and whatever the byte stream raises,
+    e.g. EOFError for a truncated bz2).
+    """
+    context = ET.iterparse(stream, events=("start", "end"))
+    _, root = next(context)
+    if _local(root.tag) != "mediawiki":
+        raise ET.ParseError(f"not a MediaWiki export: root element <{_local(root.tag)}>")
+    title = page_id = text = None
+    namespace, redirect, depth = 0, False, 0
+    for event, element in context:
+        name = _local(element.tag)
+        if event == "start":
+            if name == "page":
+                title, page_id, text, namespace, redirect = None, None, None, 0, False
+            elif name == "revision":
+                depth += 1
+            continue
+        if name == "title":
+            title = element.text or ""
+        elif name == "ns":
+            namespace = int(element.text or 0)
+        elif name == "id" and depth == 0 and page_id is None:
+            page_id = element.text or ""
+        elif name == "redirect":
+            redirect = True
+        elif name == "text":
+            text = element.text or ""
+        elif name == "revision":
+            depth -= 1
+        elif name == "page":
+            yield Page(page_id or title or "", title or "", namespace, redirect, text or "")
+            root.clear()
+
+
+def is_redirect(page: Page) -> bool:
+    return page.redirect or bool(_REDIRECT.match(page.text))
+
+
+def is_disambiguation(page: Page) -> bool:
+    """Disambiguation pages: a `(disambiguation)` title or a disambiguation template."""
+    return page.title.endswith("(disambiguation)") or bool(_DISAMBIGUATION.search(page.text))
+
+
+def strip_nested(text: str) -> str:
+    """Remove templates `{{…}}`, tables `{|…|}` and media/category/interlanguage links, nested to any depth.
+
+    Ordinary wikilinks `[[…]]` are kept for mwparserfromhell. Unbalanced closers are dropped.
+    """
+    out: list[str] = []
+    stack: list[bool] = []  # one entry per open bracket: whether it removes its content
+    dropping = 0  # how many open brackets remove content
+    position = 0
+    for match in _BRACKETS.finditer(text):
+        token = match.group().strip()
+        start, end = match.span()
+        if token in ("{{", "{|"):
+            opens, drops = True, True
+        elif token == "[[":
+            opens, drops = True, bool(_DROPPED_LINK.match(text, end))
+        else:
+            opens, drops = False, False
+        if dropping == 0:
+            out.append(text[position:start])
+        if opens:
+            stack.append(drops)
+            dropping += drops
+            if dropping == 0:
+                out.append(token)
+        else:
+            if stack:
+                closed = stack.pop()
+                if dropping == 0 and not closed and token == "]]":
+                    out.append(token)
+                dropping -= closed
+        position = end
+    if dropping == 0:
+        out.append(text[position:])
+    return "".join(out)
+
+
+def _prose_lines(text: str) -> Iterator[str]:
+    """Lines of prose: headings, list items, indented and table lines and non-prose sections removed."""
+    skipping_section = False
+    for line in text.split("\n"):
+        stripped = line.strip()
+        heading = _HEADING.match(stripped)
+        if heading:
+            skipping_section = heading.group(2).strip().lower() in _NON_PROSE_SECTIONS
+            continue
+        if skipping_section or not stripped or stripped[0] in "*#:;" or _RESIDUE.match(stripped):
+            continue
+        yield stripped
+
+
+def wikitext_to_paragraphs(wikitext: str) -> list[str]:
+    """Prose paragraphs of a page's wikitext (one per source line), markup removed, not yet normalised."""
+    text = _COMMENT.sub("", wikitext)
+    text = _SELF_CLOSING_TAGS.sub("", text)
+    text = _PAIRED_TAGS.sub("", text)
+    text = strip_nested(text)
+    text = _BEHAVIOUR_SWITCH.sub("", text)
+    prose = "\n".join(_prose_lines(text))
+    if not prose:
+        return []
+    plain = mwparserfromhell.parse(prose, skip_style_tags=False).strip_code(normalize=True, collapse=True)
+    paragraphs = []
+    for line in plain.split("\n"):
+        line = line.strip()
+        if line and _LETTER.search(line) and not _RESIDUE.match(line):
+            paragraphs.append(line)
+    return paragraphs
