@@ -1,0 +1,61 @@
+"""`AlbertPretrainingModel`: the backbone with the masked-LM and sentence-order heads."""
+
+from __future__ import annotations
+
+import keras
+
+from model.backbone import AlbertBackbone
+from model.config import AlbertConfig
+from model.embeddings import as_config
+from model.heads import MaskedLMHead, SentenceOrderHead, gather_positions
+
+
+@keras.saving.register_keras_serializable(package="albert")
+class AlbertPretrainingModel(keras.Model):
+    """`call({input_ids, segment_ids, input_mask [B, T], masked_lm_positions [B, P]})
+    -> dict(mlm_logits [B, P, V], sop_logits [B, 2])`, both float32.
+
+    The masked-LM head runs only at `masked_lm_positions`; without them it runs at every token
+    (`mlm_logits [B, T, V]`). The output embedding is tied to `backbone.embeddings.word_embeddings`.
+    """
+
+    def __init__(self, config: AlbertConfig | dict, **kwargs):
+        super().__init__(**kwargs)
+        self.config = as_config(config)
+        self.backbone = AlbertBackbone(self.config, dtype=self.dtype_policy, name="albert")
+        self.mlm_head = MaskedLMHead(self.config, dtype=self.dtype_policy, name="predictions")
+        self.sop_head = SentenceOrderHead(self.config, dtype=self.dtype_policy, name="sop_classifier")
+        self.build()
+
+    def build(self, input_shape=None):
+        self.mlm_head.build()
+        self.sop_head.build()
+        self.built = True
+
+    @property
+    def word_embeddings(self):
+        """The `[V, E]` embedding table shared by the input and the masked-LM output."""
+        return self.backbone.embeddings.word_embeddings.embeddings
+
+    def call(self, inputs, training=False):
+        outputs = self.backbone(inputs, training=training)
+        hidden = outputs["sequence_output"]
+        positions = inputs.get("masked_lm_positions")
+        if positions is not None:
+            hidden = gather_positions(hidden, positions)
+        return {
+            "mlm_logits": self.mlm_head(hidden, self.word_embeddings),
+            "sop_logits": self.sop_head(outputs["pooled_output"], training=training),
+        }
+
+    def get_config(self):
+        return {"config": self.config.model_dump(), "name": self.name,
+                "dtype": keras.saving.serialize_keras_object(self.dtype_policy)}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        dtype = config.pop("dtype", None)
+        if isinstance(dtype, dict):
+            dtype = keras.saving.deserialize_keras_object(dtype)
+        return cls(**config, dtype=dtype)
