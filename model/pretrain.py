@@ -1,0 +1,553 @@
+"""Pretrain ALBERT from TFRecord shards: the paper's LAMB, warmup + polynomial decay, mixed precision,
+multi-device / multi-worker, gradient accumulation, atomic checkpoints and an exact resume.
+
+    python -m model.pretrain --data DIR --preset albert-base --output DIR [--steps N] [--batch-size B]
+
+Writes OUTPUT/checkpoints/ckpt-*/ (the last K), OUTPUT/metrics.jsonl, OUTPUT/tensorboard/,
+OUTPUT/export/model.keras and OUTPUT/export/hf/. Re-running with the same OUTPUT resumes from the
+newest checkpoint: weights, optimizer slots, step, learning-rate position and data position.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from typing import Callable, Literal
+
+import numpy as np
+from pydantic import Field
+
+from albert import fileio
+from albert.config import StageConfig
+from albert.stage import StageError, stage_main
+
+logger = logging.getLogger(__name__)
+
+PRECISION_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
+
+
+class PretrainConfig(StageConfig):
+    """`model.pretrain` settings; defaults are the paper's (batch 4096, lr 0.00176, 125k steps)."""
+
+    data: str = Field(..., description="directory of TFRecord shards with metadata.json (local or gs://), or a glob")
+    output: str = Field(..., description="run directory: checkpoints/, metrics.jsonl, tensorboard/, export/")
+    preset: str = Field("albert-base", description="model preset (model.config), e.g. albert-tiny, albert-base")
+    vocab_size: int | None = Field(None, gt=0, description="vocabulary size; default from the data's metadata.json")
+    spm_model: str | None = Field(None, description="SentencePiece model; its hash must match the data's")
+    steps: int = Field(125_000, gt=0, description="training steps (optimizer updates)")
+    batch_size: int = Field(4096, gt=0, description="global batch size (sequences per update)")
+    learning_rate: float = Field(0.00176, gt=0, description="peak learning rate")
+    warmup_steps: int = Field(3125, ge=0, description="linear warmup steps")
+    decay_power: float = Field(1.0, gt=0, description="polynomial decay power (1 = linear) to 0 at --steps")
+    optimizer: Literal["lamb", "adamw"] = Field("lamb", description="the paper's LAMB, or AdamW")
+    weight_decay: float = Field(0.01, ge=0, description="weight decay (not on LayerNorm or bias)")
+    clipnorm: float = Field(1.0, ge=0, description="global-norm gradient clipping (0 = off)")
+    gradient_accumulation: int = Field(1, gt=0, description="micro-batches per update (batch-size / this each)")
+    precision: Literal["float32", "bfloat16", "float16"] = Field("float32", description="float16 uses loss scaling")
+    jit_compile: bool = Field(True, description="XLA-compile the training step")
+    init: str | None = Field(None, description="weights only: a checkpoint dir, .keras, HF dir or TF1 checkpoint")
+    masking: Literal["auto", "static", "dynamic"] = Field("auto", description="auto = as metadata.json says")
+    seed: int = Field(12345, description="seeds initialisation, shuffling and dynamic masking")
+    shuffle_buffer: int = Field(10_000, gt=0, description="records in the shuffle buffer")
+    log_every: int = Field(100, gt=0, description="steps between training-metric records")
+    eval_every: int = Field(1000, ge=0, description="steps between held-out evaluations (0 = only at the end)")
+    eval_batches: int = Field(20, gt=0, description="held-out batches per evaluation")
+    eval_batch_size: int | None = Field(None, gt=0, description="held-out batch size (default: batch-size, ≤ 256)")
+    checkpoint_every: int = Field(1000, gt=0, description="steps between checkpoints")
+    keep_checkpoints: int = Field(3, gt=0, description="checkpoints kept (the newest)")
+    resume: bool = Field(True, description="continue from the newest checkpoint in OUTPUT/checkpoints")
+    tpu: str | None = Field(None, description="TPU name or 'local' (TensorFlow backend)")
+    export: bool = Field(True, description="export OUTPUT/export/model.keras and export/hf at the end")
+    progress: bool = Field(True, description="show a progress bar with steps/s and ETA")
+
+
+# --------------------------------------------------------------------------------------------
+# Model, optimizer, initial weights
+
+
+def build_model(config: PretrainConfig, vocab_size: int):
+    from model.config import get_preset
+    from model.pretraining import AlbertPretrainingModel
+
+    import keras
+
+    keras.utils.set_random_seed(config.seed)
+    return AlbertPretrainingModel(get_preset(config.preset, vocab_size=vocab_size), name="albert_pretraining")
+
+
+def build_training_optimizer(config: PretrainConfig):
+    import keras
+
+    from model.optimizers import WarmupPolynomialDecay, build_optimizer
+
+    schedule = WarmupPolynomialDecay(config.learning_rate, config.warmup_steps, config.steps, power=config.decay_power)
+    optimizer = build_optimizer(config.optimizer, schedule, weight_decay=config.weight_decay, clipnorm=config.clipnorm)
+    if config.precision == "float16":
+        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    return optimizer, schedule
+
+
+def load_initial_weights(model, path: str) -> None:
+    """`--init`: weights only, from one of our checkpoints or anything `load_pretrained` reads."""
+    from model.checkpointing import assign_all, load_checkpoint
+
+    if fileio.exists(fileio.join(path, "weights.npz")):
+        load_checkpoint(path, model)
+        return
+    from model.convert import load_pretrained
+
+    source = load_pretrained(path)
+    assign_all(model.weights, [np.asarray(w) for w in source.get_weights()], f"--init {path}")
+    logger.info("initialised weights from %s", path)
+
+
+def weights_digest(model) -> str:
+    digest = hashlib.sha256()
+    for variable in model.weights:
+        digest.update(np.ascontiguousarray(np.asarray(variable.numpy() if hasattr(variable, "numpy") else variable)))
+    return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Training steps: TensorFlow (tf.distribute custom loop) and JAX (stateless, jit)
+
+
+def _micro_batches(batch: dict, accumulation: int, reshape) -> dict:
+    return {k: reshape(v, accumulation) for k, v in batch.items()}
+
+
+def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bool):
+    """batch (distributed) -> summed metrics [6]; one optimizer update per call.
+
+    Each replica computes gradients of its share of the global loss (normalised by the global
+    masked-token weight and sequence count carried in the batch), summed over its micro-batches;
+    the replica gradients are summed across devices and workers, clipped by global norm and applied
+    once (cross-replica), so every replica and worker holds identical weights.
+    """
+    import tensorflow as tf
+
+    from model.pretrain_data import model_inputs
+    from model.pretrain_eval import pretraining_loss
+
+    variables = model.trainable_variables
+
+    def gradients(batch):
+        with tf.GradientTape() as tape:
+            outputs = model(model_inputs(batch), training=True)
+            loss, sums = pretraining_loss(outputs, batch, batch["mlm_denominator"][0], batch["sop_denominator"][0])
+            scaled = optimizer.scale_loss(loss)
+        grads = tape.gradient(scaled, variables)
+        return [tf.convert_to_tensor(g) for g in grads], sums
+
+    def replica_step(batch):
+        if accumulation == 1:
+            return gradients(batch)
+        micro = _micro_batches(
+            batch, accumulation, lambda v, k: tf.reshape(v, tf.concat([[k, -1], tf.shape(v)[1:]], 0))
+        )
+
+        def body(i, grads, sums):
+            g, s = gradients({k: v[i] for k, v in micro.items()})
+            return i + 1, [a + b for a, b in zip(grads, g)], sums + s
+
+        _, grads, sums = tf.while_loop(
+            lambda i, *_: i < accumulation,
+            body,
+            (tf.constant(0), [tf.zeros_like(v) for v in variables], tf.zeros([6])),
+        )
+        return grads, sums
+
+    replica_fn = tf.function(replica_step, jit_compile=jit_compile)
+
+    @tf.function
+    def step(batch):
+        grads, sums = strategy.run(replica_fn, args=(batch,))
+        grads = strategy.reduce(tf.distribute.ReduceOp.SUM, grads, axis=None)
+        sums = strategy.reduce(tf.distribute.ReduceOp.SUM, sums, axis=None)
+        optimizer.apply(grads, variables)
+        return sums
+
+    return step
+
+
+class JaxState:
+    """The JAX training state (trainable, non-trainable, optimizer values) outside the Keras variables."""
+
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.values = (
+            [v.value for v in model.trainable_variables],
+            [v.value for v in model.non_trainable_variables],
+            [v.value for v in optimizer.variables],
+        )
+
+    def sync_to_keras(self) -> None:
+        trainable, non_trainable, optimizer_values = self.values
+        for variables, values in (
+            (self.model.trainable_variables, trainable),
+            (self.model.non_trainable_variables, non_trainable),
+            (self.optimizer.variables, optimizer_values),
+        ):
+            for variable, value in zip(variables, values):
+                variable.assign(value)
+
+
+def jax_train_step(model, optimizer, accumulation: int, distribution=None):
+    """(state values, numpy batch) -> (new state values, summed metrics [6]), jit-compiled."""
+    import jax
+    import jax.numpy as jnp
+
+    from model.pretrain_data import model_inputs
+    from model.pretrain_eval import pretraining_loss
+
+    def loss_fn(trainable, non_trainable, batch):
+        outputs, non_trainable = model.stateless_call(trainable, non_trainable, model_inputs(batch), training=True)
+        loss, sums = pretraining_loss(outputs, batch, batch["mlm_denominator"][0], batch["sop_denominator"][0])
+        return loss, (sums, non_trainable)
+
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    @jax.jit
+    def step(values, batch):
+        trainable, non_trainable, optimizer_values = values
+        if accumulation == 1:
+            (_, (sums, non_trainable)), grads = grad_fn(trainable, non_trainable, batch)
+        else:
+            micro = _micro_batches(batch, accumulation, lambda v, k: v.reshape((k, -1) + v.shape[1:]))
+
+            def body(carry, micro_batch):
+                grads, sums, non_trainable = carry
+                (_, (s, non_trainable)), g = grad_fn(trainable, non_trainable, micro_batch)
+                return (jax.tree_util.tree_map(jnp.add, grads, g), sums + s, non_trainable), None
+
+            zeros = jax.tree_util.tree_map(jnp.zeros_like, trainable)
+            (grads, sums, non_trainable), _ = jax.lax.scan(body, (zeros, jnp.zeros(6), non_trainable), micro)
+        trainable, optimizer_values = optimizer.stateless_apply(optimizer_values, grads, trainable)
+        return (trainable, non_trainable, optimizer_values), sums
+
+    def place(batch):
+        if distribution is None:
+            return batch
+        import keras
+
+        return {
+            k: keras.distribution.distribute_tensor(v, distribution.get_data_layout(v.shape)) for k, v in batch.items()
+        }
+
+    return step, place
+
+
+# --------------------------------------------------------------------------------------------
+# Records: metrics.jsonl, TensorBoard, progress
+
+
+def _scalar_metadata():
+    """TensorBoard's scalar-plugin metadata (what tf.summary.scalar writes, without the tensorboard package)."""
+    from tensorflow.core.framework import summary_pb2
+
+    metadata = summary_pb2.SummaryMetadata(data_class=summary_pb2.DATA_CLASS_SCALAR)
+    metadata.plugin_data.plugin_name = "scalars"
+    return metadata
+
+
+class RunLog:
+    """metrics.jsonl + TensorBoard scalars + progress bar + the caller's `on_metrics` (chief only)."""
+
+    def __init__(self, output: str, total_steps: int, start_step: int, enabled: bool, progress: bool, on_metrics):
+        self.enabled, self.on_metrics = enabled, on_metrics
+        self.path = fileio.join(output, "metrics.jsonl")
+        self.writer = None
+        self.progbar = None
+        if not enabled:
+            return
+        self._truncate_after(start_step)
+        import tensorflow as tf
+
+        self.writer = tf.summary.create_file_writer(fileio.join(output, "tensorboard"))
+        if progress:
+            import keras
+
+            self.progbar = keras.utils.Progbar(total_steps, stateful_metrics=["loss", "mlm_acc", "sop_acc", "steps/s"])
+
+    def _truncate_after(self, step: int) -> None:
+        """On resume, drop records of steps after the checkpoint (they will be recomputed)."""
+        if not fileio.exists(self.path):
+            return
+        with fileio.open_file(self.path, "r") as handle:
+            kept = [line for line in handle if line.strip() and json.loads(line).get("step", 0) <= step]
+        with fileio.open_file(self.path, "w") as handle:
+            handle.writelines(kept)
+
+    def record(self, record: dict) -> None:
+        if not self.enabled:
+            return
+        with fileio.open_file(self.path, "a") as handle:
+            handle.write(json.dumps(record, sort_keys=True) + "\n")
+        import tensorflow as tf
+
+        with self.writer.as_default(step=record["step"]):
+            for name, value in record.items():
+                if name not in ("step", "split") and isinstance(value, (int, float)):
+                    tf.summary.write(f"{record['split']}/{name}", tf.constant(float(value)), metadata=_scalar_metadata())
+        self.writer.flush()
+        if self.on_metrics is not None:
+            self.on_metrics(dict(record))
+
+    def progress(self, step: int, metrics: dict, steps_per_second: float) -> None:
+        if self.progbar is not None:
+            self.progbar.update(
+                step,
+                [
+                    ("loss", metrics["loss"]),
+                    ("mlm_acc", metrics["masked_lm_accuracy"]),
+                    ("sop_acc", metrics["sop_accuracy"]),
+                    ("steps/s", steps_per_second),
+                ],
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# The run
+
+
+def _with_denominators(dataset, batch_size: int):
+    """Add the global loss denominators (masked-token weight, sequences) to every example of a batch,
+    so that each replica and micro-batch normalises by the whole batch's totals."""
+    import tensorflow as tf
+
+    def add(batch):
+        batch = dict(batch)
+        batch["mlm_denominator"] = tf.fill([batch_size], tf.reduce_sum(batch["masked_lm_weights"]) + 1e-5)
+        batch["sop_denominator"] = tf.fill([batch_size], tf.cast(batch_size, tf.float32))
+        return batch
+
+    return dataset.map(add)
+
+
+def _export(model, output: str, spm_model: str | None) -> dict:
+    """export/model.keras and export/hf (Hugging Face), written atomically."""
+    export_dir = fileio.join(output, "export")
+    paths = {}
+    with fileio.atomic_output_dir(export_dir) as temp:
+        with tempfile.TemporaryDirectory() as local:
+            keras_path = os.path.join(local, "model.keras")
+            model.save(keras_path)
+            fs, target = fileio.filesystem(fileio.join(temp, "model.keras"))
+            fs.put(keras_path, target)
+        paths["keras"] = fileio.join(export_dir, "model.keras")
+        try:
+            from model.convert import export_huggingface
+        except ImportError as error:  # model.convert is built separately
+            logger.warning("Hugging Face export skipped: %s", error)
+        else:
+            hf_dir = fileio.join(temp, "hf")
+            export_huggingface(model, hf_dir)
+            if spm_model:
+                fs, target = fileio.filesystem(fileio.join(hf_dir, "spiece.model"))
+                with fileio.open_file(spm_model, "rb") as src:
+                    fs.pipe(target, src.read())
+            paths["huggingface"] = fileio.join(export_dir, "hf")
+    return paths
+
+
+def _resolve_vocab(config: PretrainConfig, spec) -> tuple[int, str | None]:
+    sha = None
+    size = config.vocab_size
+    if config.spm_model:
+        import sentencepiece as spm
+
+        with fileio.open_file(config.spm_model, "rb") as handle:
+            proto = handle.read()
+        sha = hashlib.sha256(proto).hexdigest()
+        size = size or spm.SentencePieceProcessor(model_proto=proto).get_piece_size()
+    size = size or spec.vocab_size
+    if not size:
+        raise StageError(f"{config.data}: metadata.json gives no vocab_size; pass --vocab-size or --spm-model")
+    return int(size), sha
+
+
+def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None) -> dict:
+    """Train per `config`; return final training and held-out metrics, paths and throughput.
+
+    `on_metrics` (optional) receives every record written to metrics.jsonl (e.g. for progress
+    artifacts in a Prefect flow).
+    """
+    import keras
+
+    from model import checkpointing, distribute, pretrain_data
+    from model.pretrain_eval import SUM_NAMES, evaluate_batches, eval_step_fn, metrics_from_sums
+
+    spec = pretrain_data.inspect_data(config.data)
+    if config.masking != "auto":
+        spec.masking = config.masking
+    vocab_size, vocab_sha = _resolve_vocab(config, spec)
+    backend = keras.config.backend()
+    previous_policy = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(PRECISION_POLICIES[config.precision])
+    try:
+        if backend == "jax":
+            strategy, distribution = None, distribute.jax_data_parallel()
+            replicas = len(distribution.device_mesh.devices.flatten()) if distribution else 1
+            if distribution is not None:
+                keras.distribution.set_distribution(distribution)
+            if config.precision == "float16":
+                raise StageError("--precision float16 (loss scaling) needs the TensorFlow backend; use bfloat16 on JAX")
+        else:
+            strategy, distribution = distribute.select_strategy(config.tpu), None
+            replicas = strategy.num_replicas_in_sync
+        if config.batch_size % (replicas * config.gradient_accumulation):
+            raise StageError(
+                f"--batch-size {config.batch_size} must be divisible by replicas ({replicas}) x "
+                f"--gradient-accumulation ({config.gradient_accumulation})"
+            )
+        chief = distribute.is_chief()
+        scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
+        with scope:
+            model = build_model(config, vocab_size)
+            pretrain_data.check_compatible(
+                spec, vocab_size=vocab_size, max_position_embeddings=model.config.max_position_embeddings,
+                vocab_sha256=vocab_sha,
+            )
+            optimizer, schedule = build_training_optimizer(config)
+            optimizer.build(model.trainable_variables)
+
+        checkpoint_dir = fileio.join(config.output, "checkpoints")
+        latest = checkpointing.latest_checkpoint(checkpoint_dir) if config.resume else None
+        state = {"step": 0, "epoch": 0, "batch_in_epoch": 0}
+        if latest is not None:
+            state = checkpointing.load_checkpoint(latest.path, model, optimizer)
+            if state.get("seed") != config.seed or state.get("batch_size") != config.batch_size:
+                raise StageError(
+                    f"{latest.path}: written with seed={state.get('seed')} batch_size={state.get('batch_size')}; "
+                    f"this run has seed={config.seed} batch_size={config.batch_size} (use a new --output)"
+                )
+            logger.info("resumed from %s (step %d)", latest.path, state["step"])
+        elif config.init:
+            load_initial_weights(model, config.init)
+
+        step, epoch, batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
+        log = RunLog(config.output, config.steps, step, chief, config.progress, on_metrics)
+        eval_batch_size = config.eval_batch_size or min(config.batch_size, 256)
+
+        if backend == "jax":
+            jax_state = JaxState(model, optimizer)
+            jax_step, place = jax_train_step(model, optimizer, config.gradient_accumulation, distribution)
+
+            def train_step(batch):
+                jax_state.values, sums = jax_step(jax_state.values, place(batch))
+                return sums
+
+            def sync():
+                jax_state.sync_to_keras()
+
+            def batches_of(dataset):
+                return dataset.as_numpy_iterator()
+        else:
+            import tensorflow as tf
+
+            train_step = tf_train_step(model, optimizer, strategy, config.gradient_accumulation, config.jit_compile)
+
+            def sync():
+                return None
+
+            def batches_of(dataset):
+                if replicas == 1 and not distribute.cluster_size():
+                    return iter(dataset)
+                options = tf.data.Options()
+                options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+                return iter(strategy.experimental_distribute_dataset(dataset.with_options(options)))
+
+        eval_step = None
+
+        def heldout_metrics() -> dict:
+            nonlocal eval_step
+            sync()
+            eval_step = eval_step or eval_step_fn(model)
+            heldout = pretrain_data.heldout_dataset(spec, eval_batch_size, seed=config.seed, max_batches=config.eval_batches)
+            return evaluate_batches(model, heldout.as_numpy_iterator(), eval_step)
+
+        def save():
+            sync()
+            record = {"step": step, "epoch": epoch, "batch_in_epoch": batch_in_epoch, "seed": config.seed,
+                      "batch_size": config.batch_size, "preset": config.preset}
+            if chief:
+                return checkpointing.save_checkpoint(
+                    checkpoint_dir, step, model, optimizer, record, config.keep_checkpoints
+                )
+            return None
+
+        window = np.zeros(len(SUM_NAMES))
+        window_start, window_steps = time.perf_counter(), 0
+        train_metrics: dict = {}
+        heldout: dict = {}
+        total_time, total_steps = 0.0, 0
+        while step < config.steps:
+            dataset = pretrain_data.train_dataset(
+                spec, config.batch_size, epoch=epoch, seed=config.seed, skip_batches=batch_in_epoch,
+                shuffle_buffer=config.shuffle_buffer,
+            )
+            dataset = _with_denominators(dataset, config.batch_size)
+            seen = 0
+            for batch in batches_of(dataset):
+                window += np.asarray(train_step(batch), np.float64)
+                step, batch_in_epoch, seen, window_steps = step + 1, batch_in_epoch + 1, seen + 1, window_steps + 1
+                if step % config.log_every == 0 or step == config.steps:
+                    elapsed = time.perf_counter() - window_start
+                    total_time, total_steps = total_time + elapsed, total_steps + window_steps
+                    train_metrics = metrics_from_sums(window)
+                    steps_per_second = window_steps / max(elapsed, 1e-9)
+                    log.record({
+                        "step": step, "split": "train", **train_metrics,
+                        "learning_rate": float(schedule(step - 1)), "steps_per_second": steps_per_second,
+                        "sequences_per_second": steps_per_second * config.batch_size,
+                    })
+                    log.progress(step, train_metrics, steps_per_second)
+                    window[:] = 0
+                    window_steps = 0
+                if config.eval_every and step % config.eval_every == 0 and step < config.steps:
+                    log.record({"step": step, "split": "heldout", **heldout_metrics()})
+                if step % config.checkpoint_every == 0 and step < config.steps:
+                    save()
+                if window_steps == 0:
+                    window_start = time.perf_counter()
+                if step >= config.steps:
+                    break
+            if step < config.steps:
+                if seen == 0 and batch_in_epoch == 0:
+                    raise StageError(f"{config.data}: fewer training records than one batch of {config.batch_size}")
+                epoch, batch_in_epoch = epoch + 1, 0
+
+        final_checkpoint = save()
+        heldout = heldout_metrics()
+        log.record({"step": step, "split": "heldout", **heldout})
+        exports = _export(model, config.output, config.spm_model) if config.export and chief else {}
+        return {
+            "steps": step,
+            "train": train_metrics,
+            "heldout": heldout,
+            "checkpoint": final_checkpoint,
+            "export": exports,
+            "metrics": log.path if chief else None,
+            "backend": backend,
+            "replicas": replicas,
+            "sequences_per_second": total_steps * config.batch_size / total_time if total_time else None,
+            "weights_sha256": weights_digest(model),
+        }
+    finally:
+        keras.config.set_dtype_policy(previous_policy)
+        if backend == "jax":
+            keras.distribution.set_distribution(None)
+
+
+def main(argv=None, prog="python -m model.pretrain") -> int:
+    return stage_main(PretrainConfig, run, argv, prog=prog, description=__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""The pretraining objective and its metrics, and `evaluate_pretraining` on a held-out split.
+
+Loss = weighted masked-LM cross-entropy + SOP cross-entropy (google-research/albert's
+`get_masked_lm_output` / `get_sentence_order_output`). Metrics are accumulated as sums
+(`SUM_NAMES`) so they add exactly across batches, replicas and workers, then turned into means.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from keras import ops
+
+SUM_NAMES = ("mlm_loss_sum", "mlm_correct", "mlm_weight", "sop_loss_sum", "sop_correct", "sop_count")
+
+
+def pretraining_loss(outputs: dict, batch: dict, mlm_denominator, sop_denominator):
+    """(loss, sums): `loss` is this batch's share of the global loss, normalised by the global
+    masked-token weight and sequence count; `sums` a [6] float32 vector in `SUM_NAMES` order."""
+    mlm_logits = ops.cast(outputs["mlm_logits"], "float32")
+    sop_logits = ops.cast(outputs["sop_logits"], "float32")
+    labels = ops.cast(batch["masked_lm_ids"], "int32")
+    weights = ops.cast(batch["masked_lm_weights"], "float32")
+    log_probs = ops.log_softmax(mlm_logits, axis=-1)
+    token_nll = -ops.squeeze(ops.take_along_axis(log_probs, ops.expand_dims(labels, -1), axis=-1), -1)
+    mlm_loss_sum = ops.sum(token_nll * weights)
+    mlm_correct = ops.sum(ops.cast(ops.equal(ops.argmax(mlm_logits, -1), labels), "float32") * weights)
+
+    sop_labels = ops.cast(ops.reshape(batch["next_sentence_labels"], (-1,)), "int32")
+    sop_log_probs = ops.log_softmax(sop_logits, axis=-1)
+    sop_nll = -ops.squeeze(ops.take_along_axis(sop_log_probs, ops.expand_dims(sop_labels, -1), axis=-1), -1)
+    sop_loss_sum = ops.sum(sop_nll)
+    sop_correct = ops.sum(ops.cast(ops.equal(ops.argmax(sop_logits, -1), sop_labels), "float32"))
+    sop_count = ops.cast(ops.shape(sop_labels)[0], "float32")
+
+    loss = mlm_loss_sum / mlm_denominator + sop_loss_sum / sop_denominator
+    sums = ops.stack([mlm_loss_sum, mlm_correct, ops.sum(weights), sop_loss_sum, sop_correct, sop_count])
+    return loss, sums
+
+
+def metrics_from_sums(sums) -> dict:
+    """Means from summed statistics: masked_lm_{loss,accuracy}, perplexity, sop_{loss,accuracy}, loss."""
+    s = dict(zip(SUM_NAMES, (float(x) for x in np.asarray(sums, dtype=np.float64))))
+    mlm_weight, sop_count = max(s["mlm_weight"], 1e-9), max(s["sop_count"], 1e-9)
+    mlm_loss = s["mlm_loss_sum"] / mlm_weight
+    sop_loss = s["sop_loss_sum"] / sop_count
+    return {
+        "loss": mlm_loss + sop_loss,
+        "masked_lm_loss": mlm_loss,
+        "masked_lm_accuracy": s["mlm_correct"] / mlm_weight,
+        "perplexity": math.exp(min(mlm_loss, 50.0)),
+        "sop_loss": sop_loss,
+        "sop_accuracy": s["sop_correct"] / sop_count,
+    }
+
+
+def eval_step_fn(model):
+    """A compiled function batch -> sums (tf.function on TensorFlow, jit of stateless_call on JAX)."""
+    import keras
+
+    from model.pretrain_data import model_inputs
+
+    if keras.config.backend() == "jax":
+        import jax
+
+        @jax.jit
+        def stateless(trainable, non_trainable, batch):
+            outputs, _ = model.stateless_call(trainable, non_trainable, model_inputs(batch), training=False)
+            return pretraining_loss(outputs, batch, 1.0, 1.0)[1]
+
+        def step(batch):
+            batch = {k: np.asarray(v) for k, v in batch.items()}
+            return stateless(
+                [v.value for v in model.trainable_variables], [v.value for v in model.non_trainable_variables], batch
+            )
+
+        return step
+    import tensorflow as tf
+
+    @tf.function
+    def step(batch):
+        return pretraining_loss(model(model_inputs(batch), training=False), batch, 1.0, 1.0)[1]
+
+    return step
+
+
+def evaluate_batches(model, batches, step=None) -> dict:
+    """Metrics of `model` over an iterable of batches (dicts of the TFRecord features)."""
+    step = step or eval_step_fn(model)
+    total = np.zeros(len(SUM_NAMES), np.float64)
+    for batch in batches:
+        total += np.asarray(step(batch), np.float64)
+    return metrics_from_sums(total)
+
+
+def evaluate_pretraining(model_or_path, data_dir: str, batch_size: int = 64, max_batches: int | None = None) -> dict:
+    """Held-out masked-LM and SOP metrics of a model (or a path `load_pretrained` accepts) on the
+    held-out split of `data_dir` (its last shard, or every 20th record of a single shard).
+
+    Returns dict(masked_lm_accuracy, masked_lm_loss, perplexity, sop_accuracy, sop_loss, loss).
+    """
+    from model import pretrain_data
+
+    model = model_or_path
+    if isinstance(model_or_path, str):
+        from model.convert import load_pretrained
+
+        model = load_pretrained(model_or_path)
+    spec = pretrain_data.inspect_data(data_dir)
+    batches = pretrain_data.heldout_dataset(spec, batch_size, max_batches=max_batches)
+    return evaluate_batches(model, batches.as_numpy_iterator())

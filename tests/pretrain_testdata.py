@@ -1,0 +1,58 @@
+"""Small synthetic pretraining TFRecords in the reference's exact feature format (for model.pretrain tests).
+
+The SOP label is learnable: label 1 (swapped) sequences start segment A with token 7, label 0 with 6.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+
+def example(rng, seq_len: int, preds: int, vocab: int) -> tf.train.Example:
+    length = int(rng.integers(seq_len // 2, seq_len + 1))
+    label = int(rng.integers(0, 2))
+    ids = np.zeros(seq_len, np.int64)
+    ids[:length] = rng.integers(5, vocab, size=length)
+    ids[0], ids[1], ids[length - 1] = 2, 6 + label, 3
+    split = length // 2
+    ids[split] = 3
+    segments = np.zeros(seq_len, np.int64)
+    segments[split + 1 : length] = 1
+    mask = (np.arange(seq_len) < length).astype(np.int64)
+    n = min(preds, max(1, int(length * 0.15)))
+    positions = np.zeros(preds, np.int64)
+    chosen = np.sort(rng.choice(np.arange(2, split), size=min(n, split - 2), replace=False))
+    positions[: len(chosen)] = chosen
+    labels = np.zeros(preds, np.int64)
+    labels[: len(chosen)] = ids[chosen]
+    weights = np.zeros(preds, np.float32)
+    weights[: len(chosen)] = 1.0
+    ids[chosen] = 4
+    feature = {
+        "input_ids": ids, "input_mask": mask, "segment_ids": segments, "token_boundary": mask,
+        "masked_lm_positions": positions, "masked_lm_ids": labels,
+    }
+    features = {k: tf.train.Feature(int64_list=tf.train.Int64List(value=v.tolist())) for k, v in feature.items()}
+    features["masked_lm_weights"] = tf.train.Feature(float_list=tf.train.FloatList(value=weights.tolist()))
+    features["next_sentence_labels"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[label]))
+    return tf.train.Example(features=tf.train.Features(feature=features))
+
+
+def write_shards(directory: Path, num_shards=3, per_shard=64, seq_len=32, preds=5, vocab=100, seed=0,
+                 metadata: dict | None = None) -> Path:
+    """`num_shards` TFRecord files + metadata.json in `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    for shard in range(num_shards):
+        with tf.io.TFRecordWriter(str(directory / f"train-{shard:05d}-of-{num_shards:05d}.tfrecord")) as writer:
+            for _ in range(per_shard):
+                writer.write(example(rng, seq_len, preds, vocab).SerializeToString())
+    meta = {"max_seq_length": seq_len, "max_predictions_per_seq": preds, "vocab_size": vocab,
+            "masking": "static", "features": ["input_ids", "input_mask", "segment_ids", "token_boundary",
+                                              "masked_lm_positions", "masked_lm_ids", "masked_lm_weights",
+                                              "next_sentence_labels"]}
+    meta.update(metadata or {})
+    (directory / "metadata.json").write_text(json.dumps(meta))
+    return directory
