@@ -1,0 +1,234 @@
+"""The run report: `report.md` with PNG plots in the run directory, and Prefect artifacts.
+
+The flows hand over the stages' own summaries (segment's stats.json, vocab's vocab_stats.json,
+tfrecords' metadata.json, pretrain's metrics.jsonl, the evaluation dicts); this module only renders
+them: scalar figures become tables, count distributions (histograms, label balance) become bar
+charts, the training log becomes curves.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+logger = logging.getLogger(__name__)
+
+DISTRIBUTION_NAME = re.compile(r"hist|distribution|balance|lengths?$|labels?$|per_|_counts?$")
+CURVE_KEYS = ("loss", "masked_lm_loss", "masked_lm_accuracy", "sop_loss", "sop_accuracy", "learning_rate")
+
+
+@dataclass
+class Section:
+    """One report section: a title, a stats mapping (tabled and charted), optional extra markdown."""
+
+    title: str
+    stats: Mapping[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_distribution(name: str, value: Any) -> bool:
+    """A named mapping of >= 2 counts (a histogram or a label balance) is drawn as a bar chart."""
+    return (
+        isinstance(value, Mapping)
+        and len(value) >= 2
+        and all(_is_number(v) for v in value.values())
+        and bool(DISTRIBUTION_NAME.search(name.rsplit(".", 1)[-1]))
+    )
+
+
+def split_stats(stats: Mapping[str, Any], prefix: str = "") -> tuple[dict[str, Any], dict[str, dict]]:
+    """(flattened scalar figures, distributions) of a nested stats mapping; lists are summarised."""
+    scalars: dict[str, Any] = {}
+    distributions: dict[str, dict] = {}
+    for key, value in stats.items():
+        name = f"{prefix}{key}"
+        if is_distribution(name, value):
+            distributions[name] = dict(value)
+        elif isinstance(value, Mapping):
+            inner_scalars, inner_distributions = split_stats(value, f"{name}.")
+            scalars.update(inner_scalars)
+            distributions.update(inner_distributions)
+        elif isinstance(value, (list, tuple)):
+            scalars[name] = value if len(value) <= 8 else f"[{len(value)} items]"
+        else:
+            scalars[name] = value
+    return scalars, distributions
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return str(value)
+        return f"{value:.4g}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value).replace("|", "\\|")
+
+
+def markdown_table(rows: Iterable[Mapping[str, Any]], columns: list[str]) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join(format_value(row.get(c, "")) for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def _sort_labels(mapping: Mapping[str, Any]) -> list[tuple[str, float]]:
+    def order(item: tuple[str, Any]) -> tuple[int, float | str]:
+        try:
+            return (0, float(item[0]))
+        except ValueError:
+            return (1, item[0])
+
+    return sorted(((str(k), float(v)) for k, v in mapping.items()), key=order)
+
+
+def plot_distribution(name: str, mapping: Mapping[str, Any], path: Path) -> Path:
+    """A bar chart of one count distribution."""
+    items = _sort_labels(mapping)
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.bar([label for label, _ in items], [count for _, count in items], color="#4C72B0")
+    ax.set_title(name)
+    ax.set_ylabel("count")
+    if len(items) > 12:
+        ax.tick_params(axis="x", labelrotation=90, labelsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The records of a metrics.jsonl file (one JSON object per line); empty if it does not exist."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def plot_curves(records: list[Mapping[str, Any]], path: Path, step_key: str = "step") -> Path | None:
+    """Training curves: one panel per known metric present in the records, against the step."""
+    keys = [k for k in CURVE_KEYS if any(_is_number(r.get(k)) for r in records)]
+    if not keys:
+        return None
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 3), squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        points = [(r.get(step_key, i), r[key]) for i, r in enumerate(records) if _is_number(r.get(key))]
+        ax.plot([p[0] for p in points], [p[1] for p in points], color="#C44E52")
+        ax.set_title(key)
+        ax.set_xlabel(step_key)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def render_section(section: Section, plots_dir: Path, report_dir: Path) -> str:
+    """Markdown of one section: its text, a figure table, and a bar chart per distribution."""
+    parts = [f"## {section.title}"]
+    if section.text:
+        parts.append(section.text)
+    scalars, distributions = split_stats(section.stats)
+    if scalars:
+        parts.append(markdown_table(({"figure": k, "value": v} for k, v in scalars.items()), ["figure", "value"]))
+    for name, mapping in distributions.items():
+        image = plot_distribution(name, mapping, plots_dir / f"{_slug(section.title)}-{_slug(name)}.png")
+        parts.append(f"![{name}]({image.relative_to(report_dir).as_posix()})")
+    return "\n\n".join(parts)
+
+
+def write_report(
+    run_dir: str | Path,
+    title: str,
+    sections: list[Section],
+    metrics_file: str | Path | None = None,
+    evaluation: Mapping[str, Mapping[str, Any]] | None = None,
+) -> tuple[Path, str]:
+    """Write `run_dir/report.md` (+ `run_dir/plots/*.png`); return its path and its markdown.
+
+    `metrics_file` is the training log (metrics.jsonl); `evaluation` maps a row name (e.g. "before",
+    "after") to its metrics and becomes the evaluation table.
+    """
+    run_dir = Path(run_dir)
+    plots_dir = run_dir / "plots"
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    parts = [f"# {title}", f"Run directory: `{run_dir.resolve()}`"]
+    parts.extend(render_section(s, plots_dir, run_dir) for s in sections)
+    if metrics_file is not None:
+        records = read_metrics(Path(metrics_file))
+        training = ["## Training curves"]
+        image = plot_curves(records, plots_dir / "training-curves.png")
+        if image is not None:
+            training.append(f"![training curves]({image.relative_to(run_dir).as_posix()})")
+            last = records[-1]
+            training.append(markdown_table([last], [k for k in last if _is_number(last[k])]))
+        else:
+            training.append(f"No training metrics in `{metrics_file}`.")
+        parts.append("\n\n".join(training))
+    if evaluation:
+        columns = sorted({k for row in evaluation.values() for k, v in row.items() if _is_number(v)})
+        rows = [{"model": name, **row} for name, row in evaluation.items()]
+        parts.append("## Evaluation\n\n" + markdown_table(rows, ["model", *columns]))
+    markdown = "\n\n".join(parts) + "\n"
+    path = run_dir / "report.md"
+    path.write_text(markdown, encoding="utf-8")
+    return path, markdown
+
+
+def publish_report(key: str, markdown: str, evaluation: Mapping[str, Mapping[str, Any]] | None) -> None:
+    """Publish the report as a Prefect markdown artifact and the evaluation as a table artifact."""
+    from prefect.artifacts import create_markdown_artifact, create_table_artifact
+
+    create_markdown_artifact(markdown=markdown, key=_slug(key) + "-report", description="run report")
+    if evaluation:
+        table = [{"model": name, **{k: v for k, v in row.items() if _is_number(v)}} for name, row in evaluation.items()]
+        create_table_artifact(table=table, key=_slug(key) + "-evaluation", description="evaluation")
+
+
+class TrainingProgress:
+    """An `on_metrics` callback that shows training in Prefect: a progress artifact and a table.
+
+    Updates are throttled to one every `interval` seconds (and always at the last step).
+    """
+
+    def __init__(self, key: str, total_steps: int, interval: float = 5.0) -> None:
+        from prefect.artifacts import create_progress_artifact
+
+        self.key = _slug(key)
+        self.total_steps = max(1, total_steps)
+        self.interval = interval
+        self.rows: list[dict[str, Any]] = []
+        self._last_update = 0.0
+        self._progress_id = create_progress_artifact(
+            progress=0.0, key=f"{self.key}-progress", description="pretraining progress (%)"
+        )
+
+    def __call__(self, metrics: Mapping[str, Any]) -> None:
+        from prefect.artifacts import create_table_artifact, update_progress_artifact
+
+        row = {k: v for k, v in metrics.items() if _is_number(v)}
+        self.rows.append(row)
+        step = int(row.get("step", len(self.rows)))
+        now = time.monotonic()
+        if now - self._last_update < self.interval and step < self.total_steps:
+            return
+        self._last_update = now
+        update_progress_artifact(self._progress_id, progress=min(100.0, 100.0 * step / self.total_steps))
+        create_table_artifact(table=self.rows[-20:], key=f"{self.key}-metrics", description="latest training metrics")
