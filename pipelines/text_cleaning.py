@@ -77,7 +77,7 @@ class SentenceSplitter:
                 continue
             if len(sentence) > self.max_sentence_chars:
                 pieces = split_long_sentence(sentence, self.max_sentence_chars)
-                if inc:
+                if inc is not None:
                     inc("sentences_cut", 1)
                 sentences.extend(pieces)
             else:

@@ -52,6 +52,16 @@ _DISAMBIGUATION = re.compile(
 )
 _RESIDUE = re.compile(r"^\s*(?:[|!]|\{\||\|\}|thumb\||\d+px\|)")
 _LETTER = re.compile(r"[^\W\d_]")
+_HTML_TAG = re.compile(
+    r"</?(?:a|abbr|b|big|blockquote|br|center|cite|del|div|em|font|h[1-6]|hr|i|ins|kbd|li|ol|p|q|s|"
+    r"small|span|strike|strong|sub|sup|td|th|tr|tt|u|ul|var|nowiki|onlyinclude|section)\b[^<>]{0,300}>",
+    re.IGNORECASE,
+)
+_QUOTE_MARKUP = re.compile(r"'{2,}")
+# Left where a template or reference was removed: "Greek ( , anarchia) ." -> "Greek (anarchia)."
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+(?=[.,;:!?)])")
+_EMPTY_PARENTHESES = re.compile(r"\(\s*[,;]?\s*\)|(?<=\()\s*[,;]\s*")
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -167,19 +177,21 @@ def _prose_lines(text: str) -> Iterator[str]:
 
 
 def wikitext_to_paragraphs(wikitext: str) -> list[str]:
-    """Prose paragraphs of a page's wikitext (one per source line), markup removed, not yet normalised."""
+    """Prose paragraphs of a page's wikitext (one per source line), markup removed, spaces collapsed."""
     text = _COMMENT.sub("", wikitext)
     text = _SELF_CLOSING_TAGS.sub("", text)
     text = _PAIRED_TAGS.sub("", text)
     text = strip_nested(text)
-    text = _BEHAVIOUR_SWITCH.sub("", text)
+    text = _BEHAVIOUR_SWITCH.sub("", _BREAK.sub(" ", text))
     prose = "\n".join(_prose_lines(text))
     if not prose:
         return []
     plain = mwparserfromhell.parse(prose, skip_style_tags=False).strip_code(normalize=True, collapse=True)
+    plain = _QUOTE_MARKUP.sub("", _HTML_TAG.sub(" ", plain))
+    plain = _SPACE_BEFORE_PUNCTUATION.sub("", _EMPTY_PARENTHESES.sub("", plain))
     paragraphs = []
     for line in plain.split("\n"):
-        line = line.strip()
+        line = " ".join(line.split())
         if line and _LETTER.search(line) and not _RESIDUE.match(line):
             paragraphs.append(line)
     return paragraphs

@@ -1,0 +1,128 @@
+"""The segmentation Beam job end to end: output format, skip counts, determinism, bad input."""
+
+from __future__ import annotations
+
+import bz2
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import shared_path
+
+from albert.stage import StageError
+from pipelines import segment
+from pipelines.segment import SegmentConfig
+
+FIXTURES = Path(__file__).parent / "fixtures" / "segment"
+
+
+def outputs(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def documents(directory: Path) -> list[list[str]]:
+    text = b"".join(p.read_bytes() for p in sorted(directory.glob("*.txt"))).decode("utf-8")
+    assert text.endswith("\n\n")
+    return [block.split("\n") for block in text[:-2].split("\n\n")]
+
+
+def run(tmp_path: Path, inputs: list[str], name="out", beam_args=None, **fields) -> tuple[dict, Path]:
+    out = tmp_path / name
+    stats = segment.run(SegmentConfig(input=inputs, output=str(out), **fields), beam_args)
+    return stats, out
+
+
+def test_fixtures_give_each_skip_reason_and_the_reference_format(tmp_path):
+    stats, out = run(
+        tmp_path,
+        [str(FIXTURES / "articles.xml"), str(FIXTURES / "notes.txt"), str(FIXTURES / "records.jsonl"),
+         str(FIXTURES / "book.txt")],
+        on_error="skip", min_document_chars=100, num_shards=3,
+    )
+    assert stats["skipped"] == {
+        "bad_file": 0, "bad_record": 1, "namespace": 1, "redirect": 1, "disambiguation": 1,
+        "empty": 1, "duplicate_document": 1, "too_short": 2,
+    }
+    assert stats["formats"] == {"wikipedia": 1, "text": 1, "jsonl": 1, "books": 1}
+    assert stats["documents_in"] == 8 + 3 + 3 + 1
+    assert stats["paragraphs_duplicate"] == 1
+    found = documents(out)
+    assert len(found) == stats["documents_out"] == 7
+    assert sum(len(d) for d in found) == stats["sentences_out"]
+    assert stats["shards"] == [f"part-0000{i}-of-00003.txt" for i in range(3)]
+    assert json.loads((out / "stats.json").read_text()) == stats
+    sentences = [s for d in found for s in d]
+    assert sentences.count("Sailors relied on the light to avoid the rocks near the harbour entrance at night.") == 1
+    assert "It serves as a navigational aid for maritime pilots at sea." in sentences
+    assert "Captain Reed stood at the wheel--silent, watchful--and said nothing at all." in sentences
+    assert not any("Gutenberg" in s or "|" in s or "[[" in s for s in sentences)
+
+
+def test_same_output_bytes_whatever_the_number_of_workers(tmp_path):
+    inputs = [str(FIXTURES / "articles.xml"), str(FIXTURES / "notes.txt"),
+              str(shared_path("wikipedia", "testcorpus.xml.bz2")),
+              str(shared_path("books", "austen-persuasion.txt")), str(shared_path("books", "blake-poems.txt"))]
+    results = []
+    for workers in (1, 2):
+        flags = ["--direct_running_mode=multi_threading", f"--direct_num_workers={workers}"]
+        stats, out = run(tmp_path, inputs, name=f"w{workers}", beam_args=flags, min_document_chars=10)
+        results.append((stats, outputs(out)))
+    assert results[0] == results[1]
+    # articles.xml: 3 (min 10 chars keeps the stub), notes: 3, testcorpus: 8 of 9 (one too short), books: 2
+    assert results[0][0]["documents_out"] == 3 + 3 + 8 + 2
+
+
+@pytest.mark.parametrize(
+    "name, make, reason",
+    [
+        ("cut.xml.bz2", lambda xml: bz2.compress(xml)[:-200], "truncated compressed file"),
+        ("bad.xml.bz2", lambda xml: bz2.compress(xml)[:10] + b"\0" * 100, "corrupt compressed data"),
+        ("cut.xml", lambda xml: xml[:-400], "malformed XML"),
+        ("latin.txt", lambda xml: "Déjà vu, here.\n".encode("latin-1"), "line 1: not UTF-8"),
+        ("empty.txt", lambda xml: b"", "empty file"),
+    ],
+)
+def test_bad_input_fails_naming_the_file_or_is_skipped_and_reported(tmp_path, name, make, reason):
+    bad = tmp_path / "in" / name
+    bad.parent.mkdir()
+    bad.write_bytes(make((FIXTURES / "articles.xml").read_bytes()))
+    shutil.copy(FIXTURES / "notes.txt", tmp_path / "in" / "notes.txt")
+    with pytest.raises(StageError, match=rf"{bad}: {reason}"):
+        run(tmp_path, [str(tmp_path / "in" / "*")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+    stats, out = run(tmp_path, [str(tmp_path / "in" / "*")], on_error="skip", min_document_chars=0)
+    assert stats["skipped"]["bad_file"] == 1 and stats["bad_files"][0]["file"] == str(bad)
+    assert reason in stats["bad_files"][0]["reason"]
+    assert stats["files_read"] == 1 and stats["documents_out"] >= 2
+
+
+def test_pattern_matching_nothing_fails_in_both_modes_and_cli_names_it(tmp_path, capsys):
+    missing = str(tmp_path / "nothing" / "*.xml")
+    for mode in ("fail", "skip"):
+        with pytest.raises(StageError, match="no file matches this input pattern"):
+            run(tmp_path, [missing], on_error=mode)
+    assert segment.main(["--input", missing, "--output", str(tmp_path / "o")]) == 2
+    assert f"{missing}: no file matches" in capsys.readouterr().err
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    assert segment.main(["--input", str(empty), "--output", str(tmp_path / "o")]) == 2
+    assert f"{empty}: empty file" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_shared_wikipedia_sample_and_books(tmp_path):
+    stats, out = run(
+        tmp_path,
+        [str(shared_path("wikipedia", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")),
+         str(shared_path("books", "austen-emma.txt")), str(shared_path("books", "chesterton-ball.txt"))],
+        fallback_encoding="latin-1",
+    )
+    assert stats["documents_in"] == 206 + 2
+    assert stats["skipped"]["redirect"] == 99 and stats["skipped"]["namespace"] == 1
+    assert stats["skipped"]["disambiguation"] == 8
+    assert stats["documents_out"] == 97 + 2 and stats["lines_fallback_encoding"] > 0
+    text = b"".join(p.read_bytes() for p in sorted(out.glob("*.txt"))).decode("utf-8")
+    for markup in ("{{", "}}", "[[", "]]", "<ref", "{|", "thumb|", "Category:"):
+        assert markup not in text
+    assert "Brunetière" in text

@@ -1,0 +1,64 @@
+"""Wikipedia dumps: streaming pages, page filters and wikitext reduced to prose."""
+
+from __future__ import annotations
+
+import bz2
+import io
+from pathlib import Path
+
+from conftest import shared_path
+
+from pipelines import wikipedia
+
+FIXTURES = Path(__file__).parent / "fixtures" / "segment"
+
+
+def pages():
+    return list(wikipedia.iter_pages(open(FIXTURES / "articles.xml", "rb")))
+
+
+def test_iter_pages_reads_ids_namespaces_and_redirects():
+    found = pages()
+    assert [p.page_id for p in found] == [str(i) for i in range(10, 18)]
+    assert [p.namespace for p in found][:3] == [0, 0, 1]
+    assert [wikipedia.is_redirect(p) for p in found][:3] == [False, True, False]
+    assert [p.title for p in found if wikipedia.is_disambiguation(p)] == ["Light (disambiguation)"]
+
+
+def test_wikitext_to_paragraphs_keeps_only_prose():
+    article = pages()[0]
+    assert wikipedia.wikitext_to_paragraphs(article.text) == [
+        "A lighthouse is a tower that emits light from a system of lamps and lenses. "
+        "It serves as a navigational aid for maritime pilots at sea.",
+        "The oldest known lighthouse stood in Alexandria for centuries. "
+        "Its light was visible from far away on clear nights.",
+        "Sailors relied on the light to avoid the rocks near the harbour entrance at night.",
+    ]
+
+
+def test_nested_templates_tables_and_media_links_are_removed():
+    text = "a {{x|{{y|z}}|[[w]]}} b [[File:F.jpg|thumb|cap [[link]] [[o|p]]]] c [[keep|kept]] d }} e"
+    assert wikipedia.strip_nested(text) == "a  b  c [[keep|kept]] d  e"
+    table = "before\n{| class=x\n|-\n| {{t}} || cell\n{|\n| inner\n|}\n|}\nafter"
+    assert wikipedia.strip_nested(table) == "before\n\nafter"
+
+
+def test_headings_are_not_glued_to_sentences_and_markup_is_gone():
+    text = (
+        "Intro with <small>small</small> text&nbsp;and &ndash; [http://x.org a site].<br/>More\n"
+        "==History==\nBody ''text''<ref>cite</ref>.<!-- c -->\n"
+        ":indented\n; term\n__NOTOC__\n</blockquote>"
+    )
+    assert wikipedia.wikitext_to_paragraphs(text) == [
+        "Intro with small text and – a site. More",
+        "Body text.",
+    ]
+
+
+def test_shared_sample_streams_every_page():
+    path = shared_path("wikipedia", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")
+    with bz2.open(path) as stream:
+        found = list(wikipedia.iter_pages(io.BufferedReader(stream)))
+    assert len(found) == 206
+    assert sum(wikipedia.is_redirect(p) for p in found) == 100
+    assert (found[0].title, found[0].page_id, found[1].title) == ("AccessibleComputing", "10", "Anarchism")
