@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import sys
 import unicodedata
 
 import sentencepiece as spm
@@ -105,3 +106,90 @@ class AlbertTokenizer:
 
     def decode(self, ids: list[int]) -> str:
         return self.sp.decode(ids)
+
+    def digit_comma_expansions(self) -> dict[int, list[int]]:
+        """Ids of pieces the digit-comma rule re-splits, mapped to the ids they become."""
+        expansions = {}
+        for piece_id in range(self.vocab_size):
+            piece = self.sp.id_to_piece(piece_id)
+            pieces = split_digit_comma_pieces(self.sp, [piece])
+            if pieces != [piece]:
+                expansions[piece_id] = [self.sp.piece_to_id(p) for p in pieces]
+        return expansions
+
+    def in_graph(self) -> "InGraphAlbertTokenizer":
+        """The same tokenizer as TensorFlow ops (tensorflow-text), for tf.data and saved models."""
+        return InGraphAlbertTokenizer(self)
+
+
+def _char_class(predicate) -> str:
+    """An RE2 character class of every code point satisfying `predicate` (as ranges)."""
+    codes = [code for code in range(sys.maxunicode + 1) if predicate(chr(code))]
+    ranges: list[tuple[int, int]] = []
+    for code in codes:
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return "[" + "".join(
+        f"\\x{{{low:x}}}" + (f"-\\x{{{high:x}}}" if high != low else "") for low, high in ranges
+    ) + "]"
+
+
+@functools.lru_cache(maxsize=1)
+def _python_whitespace_class() -> str:
+    """The characters Python's str.split() splits on, so both paths collapse the same whitespace."""
+    return _char_class(str.isspace)
+
+
+@functools.lru_cache(maxsize=1)
+def _combining_class() -> str:
+    """The characters unicodedata.combining() flags, so both paths strip the same marks."""
+    return _char_class(unicodedata.combining)
+
+
+class InGraphAlbertTokenizer:
+    """`AlbertTokenizer` as TensorFlow ops: the same preprocessing, SentencePiece ids and digit-comma rule.
+
+    `tokenize(texts)` maps a string tensor of shape [N] to a RaggedTensor of int32 ids [N, None] equal
+    to `[AlbertTokenizer.encode(t) for t in texts]`. The digit-comma rule depends only on the piece, so
+    it is a precomputed id -> ids table applied with a ragged gather. Needs tensorflow and
+    tensorflow-text (imported here only, so the Python path never loads TensorFlow).
+    """
+
+    def __init__(self, tokenizer: AlbertTokenizer):
+        import tensorflow as tf
+        import tensorflow_text as tf_text
+
+        self._tf, self._tf_text = tf, tf_text
+        self.do_lower_case, self.keep_accents = tokenizer.do_lower_case, tokenizer.keep_accents
+        self.sentencepiece = tf_text.SentencepieceTokenizer(model=tokenizer.model_proto, out_type=tf.int32)
+        expansions = tokenizer.digit_comma_expansions()
+        if expansions:
+            rows = [expansions.get(piece_id, [piece_id]) for piece_id in range(tokenizer.vocab_size)]
+            self._expansions = tf.ragged.constant(rows, dtype=tf.int32)
+        else:
+            self._expansions = None
+        self._whitespace = _python_whitespace_class() + "+"
+        self._combining = _combining_class() + "+"
+
+    def preprocess(self, texts):
+        """ALBERT's preprocessing of a string tensor, equal to `preprocess_text` element by element."""
+        tf, tf_text = self._tf, self._tf_text
+        texts = tf.strings.regex_replace(texts, self._whitespace, " ")
+        texts = tf.strings.regex_replace(texts, "^ | $", "")
+        texts = tf.strings.regex_replace(texts, "``|''", '"')
+        if not self.keep_accents:
+            texts = tf_text.normalize_utf8(texts, "NFKD")
+            texts = tf.strings.regex_replace(texts, self._combining, "")
+        if self.do_lower_case:
+            texts = tf.strings.lower(texts, encoding="utf-8")
+        return texts
+
+    def tokenize(self, texts):
+        """Piece ids (int32 RaggedTensor [N, None]) of a string tensor [N]."""
+        tf = self._tf
+        ids = self.sentencepiece.tokenize(self.preprocess(texts))
+        if self._expansions is None:
+            return ids
+        return tf.gather(self._expansions, ids).merge_dims(1, 2)

@@ -1,0 +1,317 @@
+"""Train ALBERT's SentencePiece vocabulary on a uniform, deterministic sample of a segmented corpus.
+
+Reads `INPUT/*.txt` (one sentence per line, blank lines between documents: the output of
+pipelines.segment), draws a hash-based sample of `--sample-sentences` sentences plus a small held-out
+slice, trains a unigram SentencePiece model with ALBERT's recipe on one worker, and writes
+`OUTPUT/spiece.model`, `OUTPUT/spiece.vocab` and `OUTPUT/vocab_stats.json` (sample size, held-out unk
+rate and pieces per word, training time). Memory is bounded by the sample size, not the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+import time
+from typing import Iterable, Iterator
+
+import apache_beam as beam
+import sentencepiece as spm
+from pydantic import Field
+
+from albert import fileio
+from albert.config import StageConfig
+from albert.stage import StageError, stage_main
+from albert.tokenization import AlbertTokenizer, preprocess_text
+from pipelines import sampling
+from pipelines.runner import Counter, beam_counter, counter_totals, pipeline_options
+
+logger = logging.getLogger(__name__)
+
+COUNTER_NAMESPACE = "vocab"
+CONTROL_SYMBOLS = ["[CLS]", "[SEP]", "[MASK]"]
+# A list, not the reference README's quoted "(,),\",-,.,–,£,€", which current sentencepiece mis-parses.
+USER_DEFINED_SYMBOLS = ["(", ")", '"', "-", ".", "–", "£", "€"]
+ERROR_FILE = "vocab_error.txt"
+STATS_FILE = "vocab_stats.json"
+
+
+class VocabConfig(StageConfig):
+    input: str = Field(description="segmented corpus: a directory of *.txt shards, or a glob of them")
+    output: str = Field(description="directory to write spiece.model, spiece.vocab, vocab_stats.json")
+    vocab_size: int = Field(30000, ge=16, description="number of pieces, special symbols included")
+    sample_sentences: int = Field(10_000_000, gt=0, description="sentences to train on")
+    heldout_sentences: int = Field(
+        10_000, ge=0, description="held-out sentences for unk rate and pieces per word (at most 5 percent of the corpus)"
+    )
+    seed: int = Field(0, description="seed of the hash that draws the sample")
+    do_lower_case: bool = Field(True, description="lowercase the sample, as the tokenizer will (uncased)")
+    keep_accents: bool = Field(False, description="keep accents instead of stripping them")
+    character_coverage: float = Field(0.99995, gt=0, le=1, description="SentencePiece character coverage")
+    num_threads: int = Field(
+        0, ge=0, description="trainer threads; 0 = the worker's cores. The model depends on it: fix it "
+        "for byte-identical vocabularies across machines"
+    )
+    max_sentence_bytes: int = Field(
+        4192, gt=0, description="longer sentences are skipped (and counted), as SentencePiece would"
+    )
+
+
+def input_pattern(input_path: str) -> str:
+    """`DIR/*.txt` for a directory, the glob itself otherwise."""
+    if any(c in input_path for c in "*?["):
+        return input_path
+    return fileio.join(input_path, "*.txt")
+
+
+def prepare_sentence(
+    raw_line: bytes, seed: int, lower: bool, keep_accents: bool, max_bytes: int, inc: Counter
+) -> Iterator[tuple[int, str]]:
+    """(sampling key, preprocessed sentence) for a non-blank corpus line.
+
+    Blank lines (document breaks), lines that are not UTF-8 and sentences over `max_bytes` are counted.
+    """
+    try:
+        line = raw_line.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        inc("invalid_utf8_lines", 1)
+        return
+    if not line:
+        inc("blank_lines", 1)
+        return
+    sentence = preprocess_text(line, lower=lower, keep_accents=keep_accents)
+    if len(sentence.encode("utf-8")) > max_bytes:
+        inc("sentences_too_long", 1)
+        return
+    inc("sentences", 1)
+    yield sampling.sentence_key(line, seed), sentence
+
+
+def translate_trainer_error(error: RuntimeError, vocab_size: int, sample_size: int) -> StageError:
+    """SentencePiece's internal check failures as errors that say what to change."""
+    message = str(error)
+    too_high = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", message)
+    if too_high:
+        return StageError(
+            f"the sample ({sample_size} sentences) has too few distinct characters and words for "
+            f"--vocab-size {vocab_size}: lower --vocab-size to <= {too_high.group(2)}, or add text"
+        )
+    too_small = re.search(r"smaller than required_chars\. (\d+) vs (\d+)", message)
+    if too_small:
+        return StageError(
+            f"--vocab-size {vocab_size} cannot hold the {too_small.group(2)} characters and special "
+            f"symbols the sample needs: raise --vocab-size to >= {too_small.group(2)}, or lower "
+            "--character-coverage"
+        )
+    return StageError(f"SentencePiece training failed: {message}")
+
+
+def train_sentencepiece(
+    sentences: Iterable[str],
+    sample_size: int,
+    vocab_size: int,
+    character_coverage: float = 0.99995,
+    num_threads: int = 0,
+    seed: int = 0,
+) -> bytes:
+    """A serialized unigram SentencePiece model trained with ALBERT's recipe on `sentences`.
+
+    The model stores no paths, so the same sentences, options and threads give the same bytes.
+    """
+    if sample_size == 0:
+        raise StageError("the corpus has no sentences: check --input points at a segmented corpus")
+    spm.set_random_generator_seed(seed)
+    model = _BytesWriter()
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences),
+            model_writer=model,
+            model_type="unigram",
+            vocab_size=vocab_size,
+            pad_id=0,
+            unk_id=1,
+            bos_id=-1,
+            eos_id=-1,
+            control_symbols=CONTROL_SYMBOLS,
+            user_defined_symbols=USER_DEFINED_SYMBOLS,
+            character_coverage=character_coverage,
+            input_sentence_size=0,
+            shuffle_input_sentence=False,
+            num_threads=num_threads or os.cpu_count() or 1,
+            minloglevel=2,
+        )
+    except RuntimeError as error:
+        raise translate_trainer_error(error, vocab_size, sample_size) from None
+    return model.data
+
+
+class _BytesWriter:
+    """The `model_writer` SentencePiece writes the serialized model to."""
+
+    def __init__(self):
+        self.data = b""
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+
+def vocab_file_text(model_proto: bytes) -> str:
+    """The `.vocab` file SentencePiece writes: one `piece<TAB>score` line per id."""
+    sp = spm.SentencePieceProcessor(model_proto=model_proto)
+    return "".join(f"{sp.id_to_piece(i)}\t{sp.get_score(i):g}\n" for i in range(sp.get_piece_size()))
+
+
+def heldout_metrics(tokenizer: AlbertTokenizer, sentences: Iterable[str]) -> dict:
+    """Unk rate (unknown pieces / pieces) and pieces per whitespace word on preprocessed sentences."""
+    count = pieces = unknown = words = 0
+    for sentence in sentences:
+        ids = tokenizer.sp.encode(sentence)
+        count += 1
+        pieces += len(ids)
+        unknown += sum(1 for piece_id in ids if piece_id == tokenizer.unk_id)
+        words += len(sentence.split())
+    return {
+        "heldout_sentences": count,
+        "heldout_pieces": pieces,
+        "unk_rate": unknown / pieces if pieces else None,
+        "pieces_per_word": pieces / words if words else None,
+    }
+
+
+def build_vocabulary(
+    config: VocabConfig, corpus_sentences: int, chosen: Iterable, output_dir: str
+) -> dict:
+    """Train on the chosen sentences and write model, vocab and stats to `output_dir`; return stats."""
+    train: list[tuple[int, str]] = []
+    heldout: list[tuple[int, str]] = []
+    for item in chosen:
+        if item is not None:
+            role, key, sentence = item
+            (heldout if role == "heldout" else train).append((key, sentence))
+    sample = sampling.smallest_keys(train, config.sample_sentences)
+    del train
+    start = time.perf_counter()
+    num_threads = config.num_threads or os.cpu_count() or 1
+    model = train_sentencepiece(
+        (sentence for _, sentence in sample),
+        len(sample),
+        config.vocab_size,
+        config.character_coverage,
+        num_threads,
+        config.seed,
+    )
+    training_seconds = time.perf_counter() - start
+    with fileio.open_file(fileio.join(output_dir, "spiece.model"), "wb") as handle:
+        handle.write(model)
+    with fileio.open_file(fileio.join(output_dir, "spiece.vocab"), "w", encoding="utf-8") as handle:
+        handle.write(vocab_file_text(model))
+    tokenizer = AlbertTokenizer(fileio.join(output_dir, "spiece.model"))
+    heldout.sort()
+    stats = {
+        "vocab_size": tokenizer.vocab_size,
+        "corpus_sentences": corpus_sentences,
+        "sample_sentences": len(sample),
+        "training_seconds": round(training_seconds, 3),
+        "num_threads": num_threads,
+        "seed": config.seed,
+        "model_sha256": tokenizer.model_sha256,
+        **heldout_metrics(tokenizer, (sentence for _, sentence in heldout)),
+    }
+    with fileio.open_file(fileio.join(output_dir, STATS_FILE), "w", encoding="utf-8") as handle:
+        json.dump(stats, handle, indent=2, sort_keys=True)
+    return stats
+
+
+class _BuildVocabulary(beam.DoFn):
+    """Runs `build_vocabulary` on one worker; bad input is recorded in ERROR_FILE, not retried."""
+
+    def __init__(self, config: VocabConfig, output_dir: str):
+        self.config, self.output_dir = config, output_dir
+
+    def process(self, group, corpus_sentences):
+        _, chosen = group
+        try:
+            build_vocabulary(self.config, corpus_sentences, chosen, self.output_dir)
+        except StageError as error:
+            with fileio.open_file(fileio.join(self.output_dir, ERROR_FILE), "w") as handle:
+                handle.write(str(error))
+        yield self.output_dir
+
+
+def build_pipeline(pipeline: beam.Pipeline, config: VocabConfig, output_dir: str) -> None:
+    """Read -> key -> count -> choose by key bounds -> one group -> train and evaluate."""
+    seed, lower, accents, max_bytes = (
+        config.seed, config.do_lower_case, config.keep_accents, config.max_sentence_bytes
+    )
+
+    def prepare(line):
+        return prepare_sentence(line, seed, lower, accents, max_bytes, beam_counter(COUNTER_NAMESPACE))
+
+    def choose(pair, total):
+        key, sentence = pair
+        role = sampling.sample_role(key, bounds(total))
+        if role is not None:
+            yield 0, (role, key, sentence)
+
+    cache: dict[int, sampling.SampleBounds] = {}
+
+    def bounds(total):
+        if total not in cache:
+            cache[total] = sampling.sample_bounds(total, config.sample_sentences, config.heldout_sentences)
+        return cache[total]
+
+    keyed = (
+        pipeline
+        | "Read" >> beam.io.ReadFromText(input_pattern(config.input), coder=beam.coders.BytesCoder())
+        | "Prepare" >> beam.FlatMap(prepare)
+    )
+    total = keyed | "CountSentences" >> beam.combiners.Count.Globally()
+    chosen = keyed | "Choose" >> beam.FlatMap(choose, total=beam.pvalue.AsSingleton(total))
+    always = pipeline | "AlwaysOneGroup" >> beam.Create([(0, None)])
+    (
+        (chosen, always)
+        | "Flatten" >> beam.Flatten()
+        | "OneGroup" >> beam.GroupByKey()
+        | "Train" >> beam.ParDo(_BuildVocabulary(config, output_dir), beam.pvalue.AsSingleton(total))
+    )
+
+
+def run(config: VocabConfig, beam_args: list[str] | None = None) -> dict:
+    """Run the vocabulary job; return the stats written to vocab_stats.json."""
+    pattern = input_pattern(config.input)
+    if not fileio.expand(pattern):
+        raise StageError(f"no corpus shards match {pattern}: run pipelines.segment first or fix --input")
+    start = time.perf_counter()
+    with fileio.atomic_output_dir(config.output) as output_dir:
+        pipeline = beam.Pipeline(options=pipeline_options(beam_args))
+        build_pipeline(pipeline, config, output_dir)
+        result = pipeline.run()
+        result.wait_until_finish()
+        error_path = fileio.join(output_dir, ERROR_FILE)
+        if fileio.exists(error_path):
+            with fileio.open_file(error_path, "r") as handle:
+                raise StageError(f"{config.input}: {handle.read()}")
+        stats_path = fileio.join(output_dir, STATS_FILE)
+        with fileio.open_file(stats_path, "r", encoding="utf-8") as handle:
+            stats = json.load(handle)
+        stats["corpus_counts"] = counter_totals(result, COUNTER_NAMESPACE)
+        if stats["corpus_counts"].get("invalid_utf8_lines"):
+            logger.warning(
+                "%s: skipped %d lines that are not UTF-8 (segment the corpus with pipelines.segment)",
+                config.input, stats["corpus_counts"]["invalid_utf8_lines"],
+            )
+        stats["wall_seconds"] = round(time.perf_counter() - start, 3)
+        with fileio.open_file(stats_path, "w", encoding="utf-8") as handle:
+            json.dump(stats, handle, indent=2, sort_keys=True)
+    logger.info("wrote %s (%d pieces, unk rate %s)", config.output, stats["vocab_size"], stats["unk_rate"])
+    return {"output": config.output, **stats}
+
+
+def main(argv=None, prog="python -m pipelines.vocab") -> int:
+    return stage_main(VocabConfig, run, argv, prog=prog, description=__doc__, beam=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
