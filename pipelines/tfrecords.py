@@ -213,8 +213,9 @@ class NspExamples(_WriterDoFn):
             yield from self.writer.examples(doc_key, sentences, dupe, random_document)
 
 
-def nsp_buckets(doc_key: bytes, sentences, count: int, config: TFRecordsConfig):
+def nsp_buckets(document: tuple[bytes, list], count: int, config: TFRecordsConfig):
     """Key a document by (dupe, bucket) for every dupe pass; buckets hold ~nsp_bucket_documents docs."""
+    doc_key, sentences = document
     num_buckets = max(1, count // config.nsp_bucket_documents)
     for dupe in range(config.dupe_factor if config.masking == "static" else 1):
         bucket = stable_hash(b"%d\x00%d\x00%s" % (config.seed, dupe, doc_key)) % num_buckets
@@ -254,7 +255,7 @@ def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsC
         count = documents | "CountDocuments" >> beam.combiners.Count.Globally()
         examples = (
             documents
-            | "Bucket" >> beam.FlatMapTuple(nsp_buckets, count=beam.pvalue.AsSingleton(count), config=config)
+            | "Bucket" >> beam.FlatMap(nsp_buckets, count=beam.pvalue.AsSingleton(count), config=config)
             | "GroupBuckets" >> beam.GroupByKey()
             | "NspExamples" >> beam.ParDo(NspExamples(config))
         )

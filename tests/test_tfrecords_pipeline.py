@@ -1,0 +1,207 @@
+"""pipelines.tfrecords end to end on a small corpus: format, statistics, round trip, determinism, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sentencepiece as spm
+
+from albert.stage import StageError
+from albert.tokenization import AlbertTokenizer
+from pipelines import instances, tfrecords
+from pipelines.features import FEATURE_NAMES, feature_spec
+
+WORDS = (
+    "the of and to in a is that for it as was with be by on not he i this are or his from at which but have "
+    "an they you were her she there been one all we their has would when if so no will can more other into "
+    "river mountain garden letter window morning evening winter summer question answer number captain "
+    "café naïve résumé 1,000 2,500 3,14 zürich"
+).split()
+
+
+def make_text(rng: np.random.Generator, num_documents: int) -> str:
+    documents = []
+    for _ in range(num_documents):
+        sentences = [
+            " ".join(rng.choice(WORDS, int(rng.integers(3, 25)))).capitalize() + "."
+            for _ in range(int(rng.integers(1, 30)))
+        ]
+        documents.append("\n".join(sentences))
+    return "\n\n".join(documents) + "\n"
+
+
+def train_spm(directory: Path, text: str, control_symbols=("[CLS]", "[SEP]", "[MASK]")) -> str:
+    prefix = directory / "spiece"
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(text.lower().splitlines()),
+        model_prefix=str(prefix),
+        vocab_size=100,
+        hard_vocab_limit=False,
+        model_type="unigram",
+        pad_id=0,
+        unk_id=1,
+        bos_id=-1,
+        eos_id=-1,
+        control_symbols=list(control_symbols),
+        minloglevel=2,
+    )
+    return str(prefix) + ".model"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("segmented")
+    rng = np.random.default_rng(0)
+    (directory / "part-00000.txt").write_text(make_text(rng, 25), encoding="utf-8")
+    (directory / "part-00001.txt").write_text(make_text(rng, 25), encoding="utf-8")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def spm_model(tmp_path_factory, corpus) -> str:
+    text = "".join(path.read_text() for path in sorted(corpus.glob("*.txt")))
+    return train_spm(tmp_path_factory.mktemp("spm"), text)
+
+
+def config(corpus, spm_model, output, **kwargs) -> tfrecords.TFRecordsConfig:
+    values = dict(input=str(corpus), spm_model=spm_model, output=str(output), max_seq_length=64,
+                  max_predictions_per_seq=10, dupe_factor=2, num_shards=3)
+    values.update(kwargs)
+    return tfrecords.TFRecordsConfig(**values)
+
+
+def read_records(directory: Path, max_seq_length=64, max_predictions=10) -> dict[str, np.ndarray]:
+    import tensorflow as tf
+
+    files = sorted(str(p) for p in directory.glob("*.tfrecord"))
+    batches = tf.data.TFRecordDataset(files).batch(100_000).map(
+        lambda batch: tf.io.parse_example(batch, feature_spec(max_seq_length, max_predictions))
+    )
+    return {name: value.numpy() for name, value in next(iter(batches)).items()}
+
+
+@pytest.fixture(scope="module")
+def static_output(tmp_path_factory, corpus, spm_model) -> Path:
+    output = tmp_path_factory.mktemp("out") / "static"
+    tfrecords.run(config(corpus, spm_model, output))
+    return output
+
+
+def test_encode_sentences_is_the_tokenizers_encode(corpus, spm_model):
+    tokenizer = AlbertTokenizer(spm_model)
+    lines = [line for path in sorted(corpus.glob("*.txt")) for line in path.read_text().splitlines()]
+    lines += ["Prices rose 1,000 to 2,500,", "  Café  ``quoted''  NAÏVE ", "\t"]
+    expected = [ids for ids in (tokenizer.encode(line) for line in lines) if ids]
+    got = instances.encode_sentences(tokenizer, lines)
+    assert [ids.tolist() for ids in got] == expected
+
+
+def test_features_metadata_and_statistics(static_output, spm_model):
+    records = read_records(static_output)
+    assert sorted(records) == sorted(FEATURE_NAMES)
+    for name in ("input_ids", "input_mask", "segment_ids", "token_boundary"):
+        assert records[name].shape[1:] == (64,) and records[name].dtype == np.int64
+    for name in ("masked_lm_positions", "masked_lm_ids"):
+        assert records[name].shape[1:] == (10,) and records[name].dtype == np.int64
+    assert records["masked_lm_weights"].dtype == np.float32 and records["masked_lm_weights"].shape[1:] == (10,)
+    assert records["next_sentence_labels"].shape[1:] == (1,)
+
+    metadata = json.loads((static_output / "metadata.json").read_text())
+    counts = metadata["counts"]
+    assert counts["instances"] == len(records["input_ids"])
+    assert counts["tokens"] == records["input_mask"].sum()
+    assert counts["masked_tokens"] == records["masked_lm_weights"].sum()
+    assert counts["label_1"] == records["next_sentence_labels"].sum()
+    assert counts["documents"] == 50
+    assert metadata["spm_model_sha256"] == AlbertTokenizer(spm_model).model_sha256
+    assert metadata["options"]["dupe_factor"] == 2 and metadata["features"]["masked_lm_weights"] == {
+        "dtype": "float32", "shape": [10]}
+    assert sum(metadata["masked_ngram_histogram"]) == pytest.approx(1)
+    assert 0.35 < metadata["sop_label_balance"] < 0.65
+    assert len(metadata["files"]) == 3
+    # padding is 0 everywhere past the input mask / weights
+    pad = records["input_mask"] == 0
+    assert not records["input_ids"][pad].any() and not records["segment_ids"][pad].any()
+    assert not records["token_boundary"][pad].any()
+    assert not records["masked_lm_ids"][records["masked_lm_weights"] == 0].any()
+
+
+def test_round_trip_gives_the_original_pieces_in_order(static_output, corpus, spm_model):
+    tokenizer = AlbertTokenizer(spm_model)
+    streams = []
+    for path in sorted(corpus.glob("*.txt")):
+        for doc in path.read_text().split("\n\n"):
+            ids = np.concatenate(instances.encode_sentences(tokenizer, doc.splitlines()))
+            streams.append(ids.astype(np.int64).tobytes())
+    records = read_records(static_output)
+    for i in range(len(records["input_ids"])):
+        ids = records["input_ids"][i].copy()
+        weights = records["masked_lm_weights"][i] > 0
+        ids[records["masked_lm_positions"][i][weights]] = records["masked_lm_ids"][i][weights]
+        ids = ids[records["input_mask"][i] == 1]
+        seps = np.flatnonzero(ids == tokenizer.sep_id)
+        assert ids[0] == tokenizer.cls_id and len(seps) == 2 and seps[1] == len(ids) - 1
+        a, b = ids[1 : seps[0]].tobytes(), ids[seps[0] + 1 : seps[1]].tobytes()
+        homes = [s for s in streams if a in s and b in s]
+        assert homes, f"instance {i}: segments are not text of one document"
+        first, second = (a, b) if records["next_sentence_labels"][i][0] == 0 else (b, a)
+        assert any(s.find(first) + len(first) <= s.rfind(second) for s in homes)
+        assert (records["segment_ids"][i][: len(ids)] == (np.arange(len(ids)) > seps[0])).all()
+
+
+def test_identical_bytes_for_one_or_two_workers(static_output, corpus, spm_model, tmp_path):
+    two = tmp_path / "two"
+    tfrecords.run(config(corpus, spm_model, two),
+                  ["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    names = sorted(p.name for p in static_output.glob("*.tfrecord"))
+    assert names == sorted(p.name for p in two.glob("*.tfrecord"))
+    for name in names:
+        assert (static_output / name).read_bytes() == (two / name).read_bytes()
+    one_meta = json.loads((static_output / "metadata.json").read_text())
+    two_meta = json.loads((two / "metadata.json").read_text())
+    assert one_meta["counts"] == two_meta["counts"]
+
+
+def test_dynamic_masking_writes_each_instance_once_unmasked(corpus, spm_model, tmp_path):
+    summary = tfrecords.run(config(corpus, spm_model, tmp_path / "dyn", masking="dynamic", dupe_factor=5))
+    records = read_records(tmp_path / "dyn")
+    assert summary["counts"]["instances"] == len(records["input_ids"])
+    assert not records["masked_lm_weights"].any() and not records["masked_lm_positions"].any()
+    assert not (records["input_ids"] == 4).any()
+    assert records["token_boundary"].sum() > 0
+
+
+def test_nsp_objective(corpus, spm_model, tmp_path):
+    summary = tfrecords.run(config(corpus, spm_model, tmp_path / "nsp", objective="nsp", dupe_factor=1,
+                                   nsp_bucket_documents=10))
+    assert 0.4 < summary["nsp_label_balance"] < 0.75
+    assert summary["counts"]["instances"] == len(read_records(tmp_path / "nsp")["input_ids"])
+
+
+def test_bad_inputs_get_clear_errors(corpus, spm_model, tmp_path):
+    output = tmp_path / "out"
+    with pytest.raises(StageError, match="not found"):
+        tfrecords.run(config(corpus, str(tmp_path / "missing.model"), output))
+    no_mask = train_spm(tmp_path, make_text(np.random.default_rng(1), 20), control_symbols=("[CLS]", "[SEP]"))
+    with pytest.raises(StageError, match="MASK"):
+        tfrecords.run(config(corpus, no_mask, output))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(StageError, match="no corpus files"):
+        tfrecords.run(config(empty, spm_model, output))
+    (empty / "part-0.txt").write_text("\n\n  \n\n")
+    with pytest.raises(StageError, match="corpus is empty"):
+        tfrecords.run(config(empty, spm_model, output))
+    assert not output.exists(), "a failed run leaves no output"
+
+
+def test_command_line(corpus, spm_model, tmp_path, capsys):
+    argv = ["--input", str(corpus), "--spm-model", spm_model, "--output", str(tmp_path / "cli"),
+            "--max-seq-length", "32", "--max-predictions-per-seq", "5", "--dupe-factor", "1", "--num-shards", "1"]
+    assert tfrecords.main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["counts"]["instances"] > 0
+    assert (tmp_path / "cli" / "data-00000-of-00001.tfrecord").exists()
+    assert tfrecords.main(argv[:2] + ["--spm-model", str(tmp_path / "nope.model")] + argv[4:]) == 2
