@@ -33,6 +33,10 @@ def _character_class(categories: tuple[str, ...], keep: str) -> str:
 # Control, format, private-use and surrogate characters; whitespace controls are kept and become spaces.
 _INVISIBLE = re.compile(_character_class(("Cc", "Cf", "Co", "Cs"), keep="\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85"))
 _WHITESPACE = re.compile(r"\s+")
+# BlingFire's two common false splits: after a title abbreviation ("Mrs." | "Goddard's school...") and
+# before a lower-case continuation ('"What!"' | 'said Mrs. Weston').
+_TITLE_AT_END = re.compile(r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|St|Mt)\.$")
+_LOWER_CASE_START = re.compile(r"^[\"'“”‘’(\[]*[a-z]")
 
 
 def normalize_text(text: str, form: UnicodeForm = "NFKC") -> str:
@@ -40,6 +44,17 @@ def normalize_text(text: str, form: UnicodeForm = "NFKC") -> str:
     text = unicodedata.normalize(form, text)
     text = _INVISIBLE.sub("", text)
     return _WHITESPACE.sub(" ", text).strip()
+
+
+def repair_splits(sentences: list[str]) -> list[str]:
+    """Re-join a sentence to the previous one after a title abbreviation or before a lower-case start."""
+    repaired: list[str] = []
+    for sentence in sentences:
+        if repaired and (_TITLE_AT_END.search(repaired[-1]) or _LOWER_CASE_START.match(sentence)):
+            repaired[-1] += " " + sentence
+        else:
+            repaired.append(sentence)
+    return repaired
 
 
 def split_long_sentence(sentence: str, max_chars: int) -> list[str]:
@@ -57,7 +72,7 @@ def split_long_sentence(sentence: str, max_chars: int) -> list[str]:
 
 
 class SentenceSplitter:
-    """Splits a paragraph into sentences with BlingFire (see docs/segment.md for the comparison).
+    """Splits a paragraph into sentences with BlingFire plus `repair_splits` (see docs/segment.md).
 
     Create one per worker (DoFn.setup): the library is loaded once.
     """
@@ -71,10 +86,8 @@ class SentenceSplitter:
     def split(self, paragraph: str, inc: Counter | None = None) -> list[str]:
         """Sentences of one normalised paragraph; over-long ones are cut (counted as `sentences_cut`)."""
         sentences = []
-        for sentence in self._split(paragraph).split("\n"):
+        for sentence in repair_splits([s for s in self._split(paragraph).split("\n") if s.strip()]):
             sentence = sentence.strip()
-            if not sentence:
-                continue
             if len(sentence) > self.max_sentence_chars:
                 pieces = split_long_sentence(sentence, self.max_sentence_chars)
                 if inc is not None:
