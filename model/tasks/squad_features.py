@@ -102,11 +102,13 @@ class AlignedExample:
     answer_pieces: tuple[int, int] | None  # first training answer's piece span; None: no answer
 
 
-def align_example(tokenizer: PieceTokenizer, example: SquadExample,
-                  counts: dict[str, int]) -> AlignedExample | None:
-    """Tokenize the context and align the first answer; None when its text is not in the context."""
-    context = tokenize_with_offsets(tokenizer, example.context)
-    counts["fallback_words"] = counts.get("fallback_words", 0) + context.fallback_words
+def align_example(tokenizer: PieceTokenizer, example: SquadExample, counts: dict[str, int],
+                  context: ContextPieces | None = None) -> AlignedExample | None:
+    """Tokenize the context (unless given) and align the first answer; None when its text is not in
+    the context."""
+    if context is None or context.text != example.context:
+        context = tokenize_with_offsets(tokenizer, example.context)
+        counts["fallback_words"] = counts.get("fallback_words", 0) + context.fallback_words
     if example.is_impossible or not example.answers:
         return AlignedExample(example, context, None)
     answer = example.answers[0]
@@ -223,12 +225,14 @@ def prepare(tokenizer: PieceTokenizer, examples: Iterable[SquadExample], trainin
     needed to score); for training they are left out and counted."""
     counts = counts if counts is not None else {}
     aligned_examples, features = [], []
+    context = None  # the questions of a paragraph share its tokenized context
     for example in examples:
-        aligned = align_example(tokenizer, example, counts)
+        aligned = align_example(tokenizer, example, counts, context)
         if aligned is None:
             if training:
                 continue
             aligned = AlignedExample(example, tokenize_with_offsets(tokenizer, example.context), None)
+        context = aligned.context
         if not training:
             aligned.answer_pieces = None
         index = len(aligned_examples)
