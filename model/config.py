@@ -175,3 +175,30 @@ def parameter_counts(config: AlbertConfig) -> dict[str, int]:
         "backbone_without_pooler": backbone - pooler,
         "pretraining": backbone + mlm_head + sop_head,
     }
+
+
+# The paper's parameter counts (Lan et al. 2020, Tables 1, 3 and 4; ALBERT-base for the ablations),
+# as (label, preset, overrides, millions, convention). `convention` is the count that reproduces
+# the rounded figure: models with shared layers are counted with the pooler (Hugging Face's
+# `AlbertModel`), the unshared BERT-style rows without it; None = the published architecture
+# cannot give the figure (xlarge computes to 58.7M, xxlarge to 222.6M, as Hugging Face reports).
+PAPER_PARAMETERS: list[tuple[str, str, dict[str, Any], int, str | None]] = [
+    ("ALBERT base", "albert-base", {}, 12, "backbone"),
+    ("ALBERT large", "albert-large", {}, 18, "backbone"),
+    ("ALBERT xlarge", "albert-xlarge", {}, 60, None),
+    ("ALBERT xxlarge", "albert-xxlarge", {}, 235, None),
+    ("BERT base", "bert-base", {}, 108, "backbone_without_pooler"),
+    ("BERT large", "bert-large", {}, 334, "backbone_without_pooler"),
+    *[
+        (f"base E={e} {label}", "albert-base", {"embedding_size": e, "sharing": sharing}, millions,
+         "backbone_without_pooler" if sharing == "none" else "backbone")
+        for e, sharing, label, millions in [
+            (64, "none", "not-shared", 87), (128, "none", "not-shared", 89),
+            (256, "none", "not-shared", 93), (768, "none", "not-shared", 108),
+            (64, "all", "all-shared", 10), (128, "all", "all-shared", 12),
+            (256, "all", "all-shared", 16), (768, "all", "all-shared", 31),
+            (768, "attention", "shared-attention", 83), (768, "ffn", "shared-FFN", 57),
+            (128, "attention", "shared-attention", 64), (128, "ffn", "shared-FFN", 38),
+        ]
+    ],
+]
