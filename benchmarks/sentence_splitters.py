@@ -77,9 +77,12 @@ def main() -> None:
     results, outputs = {}, {}
     for name, split in splitters().items():
         split(texts[0])  # load models/tables before timing
-        start, cpu_start = time.perf_counter(), time.process_time()
-        sentences = [[s for s in split(text) if s] for text in texts]
-        seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
+        seconds = cpu_seconds = float("inf")
+        for _ in range(3):  # best of three: the machine is shared
+            start, cpu_start = time.perf_counter(), time.process_time()
+            sentences = [[s for s in split(text) if s] for text in texts]
+            seconds = min(seconds, time.perf_counter() - start)
+            cpu_seconds = min(cpu_seconds, time.process_time() - cpu_start)
         flat = [s for paragraph in sentences for s in paragraph]
         outputs[name] = sentences
         results[name] = {
