@@ -200,7 +200,7 @@ def task_loss(kind: str):
         sce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         return {"start_logits": sce, "end_logits": sce}
     if kind == "regression":
-        return lambda y, p: keras.ops.mean(keras.ops.square(keras.ops.cast(y, "float32") - p[:, 0]))
+        return lambda y, p: keras.ops.square(keras.ops.cast(keras.ops.reshape(y, (-1,)), "float32") - p[:, 0])
     return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
@@ -233,6 +233,7 @@ class TaskData:
         dev_split = self.dev_path.rsplit("/", 1)[-1].split(".")[0]
         self.dev_examples = self._limit(
             list(read_glue(name, self.dev_path, dev_split, c.on_error, self.counts["dev"])), c.max_dev_examples)
+        self.train_texts = [[e.text_a, e.text_b] for e in train]
         encode = lambda ex: encode_glue(self.tokenizer, ex, hp["max_seq_length"], c.truncation, c.head_tokens)
         self.train, self.dev = encode(train), encode(self.dev_examples)
 
@@ -240,6 +241,7 @@ class TaskData:
         c, hp = self.config, self.hp
         train = self._limit(list(read_race(self.train_path)), c.max_train_examples)
         self.dev_examples = self._limit(list(read_race(self.dev_path)), c.max_dev_examples)
+        self.train_texts = [e.article.split("\n") for e in {e.article: e for e in train}.values()]
         encode = lambda ex: encode_race(self.tokenizer, ex, hp["max_seq_length"], c.truncation, c.head_tokens)
         self.train, self.dev = encode(train), encode(self.dev_examples)
 
@@ -258,6 +260,7 @@ class TaskData:
             held = lambda e: stable_hash(f"{c.seed}:{e.title or e.qas_id}".encode()) % 10_000 < cut
             holdout = [e for e in examples if held(e)]
             examples = [e for e in examples if not held(e)]
+        self.train_texts = [[context] for context in dict.fromkeys(e.context for e in examples)]
         _, train_features = squad_features.prepare(self.tokenizer, examples, True, counts=self.counts["train"], **window)
         self.train = squad_features.features_to_arrays(train_features)
         self.train["labels"] = {"start_logits": self.train.pop("start_positions"),
@@ -367,6 +370,129 @@ def fit(model: FinetuneModel, data: TaskData, hp: dict, config: FinetuneConfig) 
     return evaluation
 
 
+# ---------------------------------------------------------------------- multi-task (Sun et al. 5.4)
+
+
+@keras.saving.register_keras_serializable(package="albert")
+class MultiTaskModel(keras.Model):
+    """One shared backbone, one classification/regression head per task: `{task: logits}`."""
+
+    def __init__(self, backbone: AlbertBackbone, tasks: dict[str, int], features: Features = "pooled",
+                 dropout: float = 0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.backbone, self.tasks = backbone, dict(tasks)
+        self.singles = {name: FinetuneModel(backbone, "classification", labels, features, dropout,
+                                            name=f"task_{name}") for name, labels in self.tasks.items()}
+
+    def build(self, input_shape=None):
+        self.built = True
+
+    def call(self, inputs, training=False):
+        outputs = self.backbone(inputs, training=training,
+                                output_hidden_states=needs_hidden_states(next(iter(self.singles.values())).features))
+        result = {}
+        for name, single in self.singles.items():
+            pooled = single.pool(outputs, inputs["input_mask"])
+            result[name] = single.head(pooled, training=training)
+        return result
+
+
+def multitask_entries(config: FinetuneConfig) -> dict[str, str]:
+    """`{task: data_dir}` of the main task and every `--multitask TASK=DIR`."""
+    entries = {get_task(config.task).name: config.data_dir}
+    for item in config.multitask:
+        name, sep, directory = item.partition("=")
+        if not sep or not directory:
+            raise StageError(f"--multitask {item!r}: expected TASK=DIR")
+        try:
+            spec = get_task(name)
+        except KeyError as error:
+            raise StageError(str(error.args[0])) from None
+        if spec.kind not in ("classification", "regression"):
+            raise StageError(f"--multitask {name}: only GLUE tasks can be trained jointly")
+        entries[spec.name] = directory
+    return entries
+
+
+def train_multitask(backbone: AlbertBackbone, config: FinetuneConfig, tokenizer: AlbertTokenizer,
+                    hp: dict) -> tuple[dict, MultiTaskModel]:
+    """Train the shared backbone on all tasks at once (batches mix tasks in proportion to their
+    sizes; each example's loss counts only for its own task's head). Returns dev metrics per task."""
+    import tensorflow as tf
+
+    datas = {}
+    for name, directory in multitask_entries(config).items():
+        task_config = config.model_copy(update={"task": name, "data_dir": directory, "train_file": None,
+                                                "dev_file": None, "multitask": []})
+        datas[name] = TaskData(get_task(name), task_config, tokenizer, hp)
+    model = MultiTaskModel(backbone, {n: d.spec.num_labels for n, d in datas.items()}, config.features,
+                           hp["classifier_dropout"], name="multitask")
+
+    def zero_label(data):
+        return 0.0 if data.spec.kind == "regression" else 0
+
+    datasets, sizes = [], []
+    for name, data in datas.items():
+        count = len(data.train["input_ids"])
+        labels = {n: (data.train["labels"] if n == name else np.full(count, zero_label(d),
+                      dtype=d.train["labels"].dtype)) for n, d in datas.items()}
+        weights = {n: np.full(count, float(n == name), dtype=np.float32) for n in datas}
+        dataset = tf.data.Dataset.from_tensor_slices((inputs_of(data.train), labels, weights))
+        datasets.append(dataset.shuffle(count, seed=config.seed).repeat())
+        sizes.append(count)
+    mixture = tf.data.Dataset.sample_from_datasets(datasets, weights=[n / sum(sizes) for n in sizes],
+                                                   seed=config.seed)
+    steps = config.multitask_steps or hp["train_steps"]
+    model.compile(optimizer=make_optimizer(model, hp, config.weight_decay, config.layer_decay, steps),
+                  loss={n: task_loss(d.spec.kind) for n, d in datas.items()})
+    model.fit(mixture.batch(hp["batch_size"]).prefetch(2), steps_per_epoch=steps, epochs=1,
+              verbose=config.verbose_fit)
+    metrics = {name: data.score(model.singles[name], hp["batch_size"])[0] for name, data in datas.items()}
+    return {"steps": steps, "tasks": sorted(datas), "dev_after_multitask": metrics}, model
+
+
+# ------------------------------------------------------------------ further pretraining (Sun 5.3)
+
+
+def task_corpus(data: "TaskData", path: str) -> int:
+    """Write the task's training text as a segmented corpus (a sentence or text per line, a blank
+    line between documents) for `pipelines.tfrecords`; return the number of documents."""
+    documents = 0
+    with fileio.open_file(path, "w") as handle:
+        for text in data.train_texts:
+            lines = [line.strip() for line in text if line and line.strip()]
+            if lines:
+                handle.write("\n".join(lines) + "\n\n")
+                documents += 1
+    return documents
+
+
+def further_pretrain(config: FinetuneConfig, data: "TaskData", hp: dict) -> dict:
+    """Continue pretraining `config.init` on the task's own text with `model.pretrain`; the result's
+    `init` is the further-pretrained model to fine-tune. The work directory is OUTPUT.further/."""
+    from model.pretrain import PretrainConfig
+    from model.pretrain import run as pretrain
+    from pipelines.tfrecords import TFRecordsConfig
+    from pipelines.tfrecords import run as make_tfrecords
+
+    work = config.output.rstrip("/") + ".further"
+    corpus_dir, records, run_dir = (fileio.join(work, p) for p in ("corpus", "tfrecords", "pretrain"))
+    fileio.filesystem(corpus_dir)[0].makedirs(fileio.filesystem(corpus_dir)[1], exist_ok=True)
+    documents = task_corpus(data, fileio.join(corpus_dir, "task.txt"))
+    length = min(hp["max_seq_length"], 128)
+    make_tfrecords(TFRecordsConfig(input=corpus_dir, spm_model=config.spm_model, output=records,
+                                   max_seq_length=length, max_predictions_per_seq=max(2, length * 20 // 128),
+                                   dupe_factor=5, seed=config.seed, num_shards=1))
+    summary = pretrain(PretrainConfig(
+        data=records, output=run_dir, preset=config.preset, spm_model=config.spm_model,
+        init=None if config.init == "random" else config.init, steps=config.further_pretrain_steps,
+        batch_size=min(32, hp["batch_size"]), learning_rate=5e-5, warmup_steps=config.further_pretrain_steps // 10,
+        optimizer="adamw", seed=config.seed, eval_every=0, eval_batches=2,
+        checkpoint_every=config.further_pretrain_steps, progress=False, jit_compile=False))
+    return {"documents": documents, "steps": config.further_pretrain_steps, "init": summary["export"]["keras"],
+            "pretrain": {k: v for k, v in summary.items() if k != "export"}}
+
+
 # ------------------------------------------------------------------------------------ predictions
 
 
@@ -409,14 +535,21 @@ def run(config: FinetuneConfig) -> dict:
     tokenizer = AlbertTokenizer(config.spm_model)
     hp = hyperparameters(config, spec)
     init = config.init
-    further = None
     data = TaskData(spec, config, tokenizer, hp)
     if not len(data.train["input_ids"]):
         raise StageError(f"{data.train_path}: no training examples")
+    further = further_pretrain(config, data, hp) if config.further_pretrain_steps else None
+    if further:
+        init = further["init"]
     backbone = load_backbone(init, tokenizer, config.preset)
     multitask = None
     model = FinetuneModel(backbone, spec.kind, spec.num_labels, config.features, hp["classifier_dropout"],
                           name="finetune")
+    if config.multitask:
+        if spec.kind not in ("classification", "regression"):
+            raise StageError(f"--multitask: only GLUE tasks can be trained jointly, not {spec.name}")
+        multitask, joint = train_multitask(backbone, config, tokenizer, hp)
+        model.head.set_weights(joint.singles[spec.name].head.get_weights())
     evaluation = fit(model, data, hp, config)
     metrics, predictions = data.score(model, hp["batch_size"])
     with fileio.atomic_output_dir(config.output) as out:
