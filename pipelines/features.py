@@ -12,6 +12,8 @@ Features of each `tf.train.Example` (padding 0):
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 INT_FEATURES_SEQ = ("input_ids", "input_mask", "segment_ids", "token_boundary")
@@ -78,10 +80,19 @@ def _field(tag: int, payload: bytes) -> bytes:
     return bytes((tag,)) + _varint(len(payload)) + payload
 
 
+@functools.lru_cache(maxsize=4096)
+def _entry_header(name: str, list_tag: int, size: int) -> bytes:
+    # map<string, Feature> entry: key (1), value (2) = Feature{int64_list (3) | float_list (2)} of `size` bytes
+    list_header = bytes((0x0A,)) + _varint(size)
+    feature_header = bytes((list_tag,)) + _varint(len(list_header) + size)
+    key = _field(0x0A, name.encode())
+    value_header = bytes((0x12,)) + _varint(len(feature_header) + len(list_header) + size)
+    entry_size = len(key) + len(value_header) + len(feature_header) + len(list_header) + size
+    return bytes((0x0A,)) + _varint(entry_size) + key + value_header + feature_header + list_header
+
+
 def _entry(name: str, list_tag: int, packed: bytes) -> bytes:
-    # map<string, Feature> entry: key (1), value (2) = Feature{int64_list (3) | float_list (2)}
-    feature = _field(list_tag, _field(0x0A, packed))
-    return _field(0x0A, _field(0x0A, name.encode()) + _field(0x12, feature))
+    return _entry_header(name, list_tag, len(packed)) + packed
 
 
 def _pad(values, length: int) -> np.ndarray:

@@ -53,7 +53,7 @@ def encode_sentences(tokenizer, lines: Sequence[str]) -> list[np.ndarray]:
     """
     lower = tokenizer.do_lower_case
     texts = [_preprocess_ascii(line, lower) if line.isascii() else tokenizer.preprocess(line) for line in lines]
-    encoded = tokenizer.sp.encode(texts)
+    encoded = tokenizer.sp.encode(texts, num_threads=1)
     sentences = []
     for line, text, ids in zip(lines, texts, encoded):
         if "," in text and _has_digit_comma(text):

@@ -145,7 +145,9 @@ def mask_instance(
     words of each chosen n-gram.
     """
     ids = np.asarray(ids)
-    maskable = ~np.isin(ids, options.special_ids)
+    maskable = np.ones(len(ids), dtype=bool)
+    for special in options.special_ids:
+        maskable &= ids != special
     budget = num_to_predict(int(np.count_nonzero(ids != 0)), options)
     starts, ends = word_spans(np.asarray(is_word_start, dtype=bool), maskable)
     chosen = select_ngrams(starts, ends, budget, rng, options)
