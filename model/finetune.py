@@ -210,8 +210,12 @@ def task_loss(kind: str):
 class TaskData:
     """A task's encoded training and dev data and how to score dev predictions."""
 
-    def __init__(self, spec: TaskSpec, config: FinetuneConfig, tokenizer: AlbertTokenizer, hp: dict):
+    def __init__(self, spec: TaskSpec, config: FinetuneConfig, tokenizer: AlbertTokenizer, hp: dict,
+                 with_train: bool = True, threshold: float | None = None):
+        """`with_train=False` reads only the dev data (scoring a fine-tuned model, whose SQuAD v2
+        null threshold is then `threshold`)."""
         self.spec, self.config, self.tokenizer, self.hp = spec, config, tokenizer, hp
+        self.with_train, self.threshold = with_train, threshold
         self.counts: dict[str, dict[str, int]] = {"train": {}, "dev": {}}
         train_path = config.train_file or fileio.join(config.data_dir, spec.train_file)
         dev_path = config.dev_file or fileio.join(config.data_dir, spec.dev_files[0])
@@ -229,7 +233,7 @@ class TaskData:
     def _load_glue(self):
         c, hp, name = self.config, self.hp, self.spec.name
         train = self._limit(list(read_glue(name, self.train_path, "train", c.on_error, self.counts["train"])),
-                            c.max_train_examples)
+                            c.max_train_examples) if self.with_train else []
         dev_split = self.dev_path.rsplit("/", 1)[-1].split(".")[0]
         self.dev_examples = self._limit(
             list(read_glue(name, self.dev_path, dev_split, c.on_error, self.counts["dev"])), c.max_dev_examples)
@@ -239,7 +243,7 @@ class TaskData:
 
     def _load_race(self):
         c, hp = self.config, self.hp
-        train = self._limit(list(read_race(self.train_path)), c.max_train_examples)
+        train = self._limit(list(read_race(self.train_path)), c.max_train_examples) if self.with_train else []
         self.dev_examples = self._limit(list(read_race(self.dev_path)), c.max_dev_examples)
         self.train_texts = [e.article.split("\n") for e in {e.article: e for e in train}.values()]
         encode = lambda ex: encode_race(self.tokenizer, ex, hp["max_seq_length"], c.truncation, c.head_tokens)
@@ -252,7 +256,8 @@ class TaskData:
                              f"in max_seq_length {hp['max_seq_length']}")
         window = dict(max_seq_length=hp["max_seq_length"], doc_stride=c.doc_stride,
                       max_query_length=c.max_query_length)
-        examples = self._limit(list(read_squad(self.train_path, self.counts["train"])), c.max_train_examples)
+        examples = self._limit(list(read_squad(self.train_path, self.counts["train"])),
+                               c.max_train_examples) if self.with_train else []
         self.v2 = self.spec.name == "squad2"
         holdout = []
         if self.v2:  # articles held out of training to tune the no-answer threshold on
@@ -304,7 +309,7 @@ class TaskData:
         if not self.v2:
             scores = squad_v1_scores(gold, decoded.final(None))
             return {**scores, "exact": scores["exact_match"]}, (decoded, None)
-        threshold = 0.0
+        threshold = self.threshold or 0.0
         if self.holdout is not None:
             examples, aligned, features, arrays = self.holdout
             held_outputs = model.predict(inputs_of(arrays), batch_size=batch_size, verbose=0)
