@@ -1,0 +1,324 @@
+"""Offline checks of the cloud set-up: a local GCS emulator, a loopback-only network guard, Dataflow
+dry-run options, flex-template metadata from the stage configs, and job-spec command parsing.
+
+Used by `tests/test_infra_*.py`; `python -m infra.checks` rewrites the flex-template metadata files
+from the stage configs (run it after a config gains or loses a field).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.server
+import importlib
+import ipaddress
+import json
+import os
+import shlex
+import socket
+import threading
+import typing
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+INFRA_DIR = Path(__file__).resolve().parent
+REPO_ROOT = INFRA_DIR.parent
+
+# stage -> (module, config class): the Beam stages that run on Dataflow.
+DATAFLOW_STAGES: dict[str, tuple[str, str]] = {
+    "segment": ("pipelines.segment", "SegmentConfig"),
+    "vocab": ("pipelines.vocab", "VocabConfig"),
+    "tfrecords": ("pipelines.tfrecords", "TFRecordsConfig"),
+}
+# module run by each training job spec -> its config class
+TRAINING_MODULES: dict[str, str] = {"model.pretrain": "PretrainConfig"}
+
+
+# --------------------------------------------------------------------------------------------
+# Network and storage
+
+
+def _is_loopback(address: Any) -> bool:
+    if not isinstance(address, tuple):  # AF_UNIX sockets
+        return True
+    host = address[0]
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@contextlib.contextmanager
+def loopback_only() -> Iterator[list]:
+    """Refuse every connection and name lookup that is not loopback; yields what was refused.
+
+    Proves a check stays offline: Google client libraries that would reach a cloud endpoint (or the
+    GCE metadata server) fail fast instead of hanging.
+    """
+    refused: list = []
+    original_connect, original_getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def connect(sock, address):
+        if not _is_loopback(address):
+            refused.append(address)
+            raise OSError(f"offline check: refused connection to {address!r}")
+        return original_connect(sock, address)
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host is not None and not _is_loopback((host if isinstance(host, str) else host.decode(), 0)):
+            refused.append(host)
+            raise socket.gaierror(socket.EAI_NONAME, f"offline check: refused name lookup of {host!r}")
+        return original_getaddrinfo(host, *args, **kwargs)
+
+    socket.socket.connect, socket.getaddrinfo = connect, getaddrinfo
+    try:
+        yield refused
+    finally:
+        socket.socket.connect, socket.getaddrinfo = original_connect, original_getaddrinfo
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class _MetadataHandler(http.server.BaseHTTPRequestHandler):
+    """The GCE metadata server's credential endpoints, offline: a dummy token for a dummy account."""
+
+    def do_GET(self):  # noqa: N802 (http.server API)
+        path = self.path
+        if "/token" in path:
+            body = json.dumps({"access_token": "offline-test-token", "expires_in": 3600, "token_type": "Bearer"})
+        elif "recursive=true" in path:
+            body = json.dumps({"email": "offline-test-account", "aliases": ["default"],
+                               "scopes": ["https://www.googleapis.com/auth/cloud-platform"]})
+        elif path.endswith("/project/project-id"):
+            body = "test-project"
+        elif path.endswith("/universe/universe-domain"):
+            body = "googleapis.com"
+        else:
+            body = ""
+        self.send_response(200)
+        self.send_header("Metadata-Flavor", "Google")
+        self.send_header("Content-Type", "application/json" if body.startswith("{") else "text/plain")
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def offline_metadata_server() -> Iterator[str]:
+    """Stand in for the GCE metadata server on 127.0.0.1 so google.auth finds credentials at once.
+
+    Without credentials Beam retries google.auth.default() with back-off (~20 s) before going on
+    anonymously; with this every credential lookup and token refresh stays on 127.0.0.1.
+    """
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _MetadataHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"127.0.0.1:{server.server_address[1]}"
+    names = ("GCE_METADATA_HOST", "GCE_METADATA_IP", "NO_GCE_CHECK", "GOOGLE_APPLICATION_CREDENTIALS")
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ.update({"GCE_METADATA_HOST": address, "GCE_METADATA_IP": address})
+    os.environ.pop("NO_GCE_CHECK", None)
+    os.environ.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
+    try:
+        yield address
+    finally:
+        _restore(saved)
+        server.shutdown()
+        server.server_close()
+
+
+def _restore(saved: dict[str, str | None]) -> None:
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+# (The account name is not an e-mail address: google.auth then skips its regional access boundary
+# lookup, which would go to iamcredentials.googleapis.com.)
+
+# Environment that points every Google client at the emulator: Beam's GCS filesystem and
+# google-cloud-storage read STORAGE_EMULATOR_HOST, gcsfs reads it too (with HNS probing off).
+def emulator_environment(host: str) -> dict[str, str]:
+    return {
+        "STORAGE_EMULATOR_HOST": host,
+        "GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT": "false",
+        "GOOGLE_CLOUD_PROJECT": "test-project",
+    }
+
+
+@contextlib.contextmanager
+def gcs_emulator(bucket: str = "bucket") -> Iterator[str]:
+    """Run `gcp-storage-emulator` in memory on 127.0.0.1 with `bucket`; yields its URL.
+
+    Sets the emulator environment for this process for the duration (subprocesses inherit it).
+    """
+    from gcp_storage_emulator.server import create_server
+
+    port = free_port()
+    host = f"http://127.0.0.1:{port}"
+    server = create_server("127.0.0.1", port, in_memory=True, default_bucket=bucket)
+    server.start()
+    saved = {name: os.environ.get(name) for name in emulator_environment(host)}
+    os.environ.update(emulator_environment(host))
+    try:
+        yield host
+    finally:
+        _restore(saved)
+        server.stop()
+
+
+def gcs_filesystem():
+    """A fresh gcsfs filesystem talking to the emulator (anonymous, no cached instance)."""
+    import gcsfs
+
+    return gcsfs.GCSFileSystem(token="anon", endpoint_url=os.environ["STORAGE_EMULATOR_HOST"], skip_instance_cache=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Dataflow
+
+
+def dataflow_dry_run_args(bucket: str = "bucket", *extra: str) -> list[str]:
+    """The DataflowRunner flags of an offline dry run: translate and validate, never submit."""
+    return [
+        "--runner=DataflowRunner",
+        "--dry_run=True",
+        "--project=test-project",
+        "--region=us-central1",
+        f"--temp_location=gs://{bucket}/tmp",
+        f"--staging_location=gs://{bucket}/staging",
+        "--sdk_location=container",
+        "--no_save_main_session",  # Beam 2.77 defaults it on with cloudpickle; ours must not need it
+        *extra,
+    ]
+
+
+def pipeline_dofns(pipeline) -> dict[str, Any]:
+    """Every user function of a built pipeline (DoFns, CombineFns, Map/FlatMap callables) by label."""
+    from apache_beam.pipeline import PipelineVisitor
+    from apache_beam.transforms.core import CombinePerKey, ParDo
+
+    found: dict[str, Any] = {}
+
+    class Visitor(PipelineVisitor):
+        def visit_transform(self, node):
+            transform = node.transform
+            if isinstance(transform, ParDo):
+                found[node.full_label] = transform.fn
+            elif isinstance(transform, CombinePerKey):
+                found[node.full_label] = transform.fn
+
+        def enter_composite_transform(self, node):
+            self.visit_transform(node)
+
+    pipeline.visit(Visitor())
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# Stage configs: flex-template metadata and command parsing
+
+
+def config_class(module_name: str, class_name: str):
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def _field_help(field) -> str:
+    text = field.description or ""
+    return text if field.is_required() else f"{text} (default: {field.default!r})"
+
+
+def flex_template_metadata(stage: str) -> dict:
+    """Flex-template metadata listing every field of the stage's config as a parameter.
+
+    Dataflow passes each parameter as `--name=value`; `infra/dataflow/flex_main.py` maps the
+    underscore names to the stage's `--field-name` flags. List fields take a comma-separated list.
+    """
+    module_name, class_name = DATAFLOW_STAGES[stage]
+    module = importlib.import_module(module_name)
+    cls = getattr(module, class_name)
+    description = (module.__doc__ or "").strip().splitlines()[0]
+    parameters = []
+    for name, field in cls.model_fields.items():
+        annotation = field.annotation
+        is_list = typing.get_origin(annotation) is list
+        parameter = {
+            "name": name,
+            "label": name.replace("_", " ").capitalize(),
+            "helpText": _field_help(field) + (" (comma-separated)" if is_list else ""),
+            "isOptional": not field.is_required(),
+        }
+        parameters.append(parameter)
+    return {"name": f"albert-{stage}", "description": description, "streaming": False, "parameters": parameters}
+
+
+def flex_argv(stage: str, argv: Sequence[str]) -> list[str]:
+    """Dataflow's `--field_name=value` parameters as the stage CLI's `--field-name` flags.
+
+    A comma-separated list field becomes one repeated flag per item; every other flag (Beam's
+    `--runner`, `--sdk_container_image`, ...) passes through unchanged.
+    """
+    module_name, class_name = DATAFLOW_STAGES[stage]
+    fields = config_class(module_name, class_name).model_fields
+    out: list[str] = []
+    for arg in argv:
+        name, sep, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
+        if sep and name in fields:
+            flag = "--" + name.replace("_", "-")
+            is_list = typing.get_origin(fields[name].annotation) is list
+            items = [item for item in value.split(",") if item] if is_list else [value]
+            annotation = fields[name].annotation
+            if annotation is bool or annotation == bool | None:
+                out.append(flag if value.lower() in ("true", "1", "yes") else "--no-" + flag[2:])
+            else:
+                out.extend(f"{flag}={item}" for item in items)
+        else:
+            out.append(arg)
+    return out
+
+
+def parse_stage_command(module_name: str, args: Sequence[str]):
+    """Parse `args` with the stage's real flags into its validated config (what `main` would run).
+
+    Returns (config, unknown_args); Beam stages pass unknown args to Beam, the others reject them.
+    """
+    from albert.config import add_config_arguments, config_from_namespace
+
+    class_name = TRAINING_MODULES.get(module_name) or {m: c for m, c in DATAFLOW_STAGES.values()}[module_name]
+    cls = config_class(module_name, class_name)
+    parser = argparse.ArgumentParser(prog=module_name, exit_on_error=False)
+    parser.add_argument("--verbose", action="store_true")
+    add_config_arguments(parser, cls)
+    namespace, unknown = parser.parse_known_args(list(args))
+    return config_from_namespace(cls, namespace), unknown
+
+
+def module_command(command: Sequence[str]) -> tuple[str, list[str]]:
+    """Split `python -m MODULE args...` (or `python3 -m`) into the module and its args."""
+    words = list(command)
+    if len(words) < 3 or not Path(words[0]).name.startswith("python") or words[1] != "-m":
+        raise ValueError(f"not a `python -m MODULE` command: {shlex.join(words)}")
+    return words[2], words[3:]
+
+
+def write_flex_metadata() -> list[Path]:
+    written = []
+    for stage in DATAFLOW_STAGES:
+        path = INFRA_DIR / "dataflow" / f"{stage}-metadata.json"
+        path.write_text(json.dumps(flex_template_metadata(stage), indent=2) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for written_path in write_flex_metadata():
+        print(written_path)
