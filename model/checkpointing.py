@@ -1,6 +1,6 @@
 """Training checkpoints: atomic, the last K kept, enough state for an exact resume.
 
-A checkpoint is a directory `ckpt-<step:09d>/` holding `weights.npz` (every model variable — seed states included — and every
+A checkpoint is a directory `ckpt-<step:09d>/` holding `weights.npz` (every model weight, the dropout seed states and every
 optimizer variable — slots, iteration count — in their tracking order) and `state.json` (step, data
 position, seed and whatever else the trainer records). It is written to a temporary sibling and
 renamed into place (`albert.fileio.atomic_output_dir`), so a run killed mid-write leaves either the
@@ -53,6 +53,12 @@ def _variable_arrays(variables) -> list[np.ndarray]:
     return [np.asarray(v.numpy() if hasattr(v, "numpy") else v) for v in variables]
 
 
+def _rng_states(model) -> list:
+    """The model's variables that are not weights: dropout seed-generator states."""
+    weights = {id(w) for w in model.weights}
+    return [v for v in model.variables if id(v) not in weights]
+
+
 def save_checkpoint(directory: str, step: int, model, optimizer, state: dict, keep: int) -> str:
     """Write `ckpt-<step>` atomically, then delete all but the newest `keep` checkpoints."""
     target = fileio.join(directory, f"ckpt-{step:09d}")
@@ -79,9 +85,16 @@ def load_checkpoint(path: str, model, optimizer=None) -> dict:
         arrays = np.load(io.BytesIO(handle.read()))
         model_arrays = [arrays[k] for k in sorted(k for k in arrays.files if k.startswith("model/"))]
         optimizer_arrays = [arrays[k] for k in sorted(k for k in arrays.files if k.startswith("optimizer/"))]
-    assign_all(model.variables, model_arrays, f"{path}: model weights")
+        rng_arrays = [arrays[k] for k in sorted(k for k in arrays.files if k.startswith("rng/"))]
+    assign_all(model.weights, model_arrays, f"{path}: model weights")
     if optimizer is not None:
         assign_all(optimizer.variables, optimizer_arrays, f"{path}: optimizer variables")
+        rng_states = _rng_states(model)
+        if len(rng_states) == len(rng_arrays):
+            assign_all(rng_states, rng_arrays, f"{path}: dropout seed states")
+        else:
+            logger.warning("%s: dropout seed states not restored (%d saved, %d in the model)", path,
+                           len(rng_arrays), len(rng_states))
     with fileio.open_file(fileio.join(path, "state.json"), "r") as handle:
         return json.load(handle)
 

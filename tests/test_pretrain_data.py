@@ -1,0 +1,85 @@
+"""model.pretrain_data: metadata checks with clear errors, deterministic per-epoch order, exact skip, held-out split."""
+
+import json
+
+import numpy as np
+import pytest
+
+from albert.stage import StageError
+from model import pretrain_data
+from pretrain_testdata import write_shards
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    return write_shards(tmp_path_factory.mktemp("records"), num_shards=3, per_shard=24)
+
+
+def _ids(dataset):
+    return [b["input_ids"].numpy().tolist() for b in dataset]
+
+
+def test_inspect_reads_metadata_and_the_first_record(shards):
+    spec = pretrain_data.inspect_data(str(shards))
+    assert (spec.max_seq_length, spec.max_predictions_per_seq, spec.vocab_size, spec.masking) == (32, 5, 100, "static")
+    assert len(spec.files) == 3
+
+
+def test_sequence_length_mismatch_names_the_file(tmp_path):
+    data = write_shards(tmp_path / "d", num_shards=1, per_shard=4, metadata={"max_seq_length": 64})
+    with pytest.raises(StageError, match=r"train-00000-of-00001.tfrecord.*max_seq_length=64"):
+        pretrain_data.inspect_data(str(data))
+
+
+def test_feature_listed_in_metadata_but_absent_is_an_error(tmp_path):
+    data = write_shards(tmp_path / "d", num_shards=1, per_shard=4)
+    meta = json.loads((data / "metadata.json").read_text())
+    meta["features"].append("extra_feature")
+    (data / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(StageError, match="extra_feature"):
+        pretrain_data.inspect_data(str(data))
+
+
+def test_vocabulary_mismatches_are_clear_errors(tmp_path):
+    data = write_shards(tmp_path / "d", num_shards=1, per_shard=4, metadata={"spm_model_sha256": "a" * 64})
+    spec = pretrain_data.inspect_data(str(data))
+    with pytest.raises(StageError, match="vocab_size is 200"):
+        pretrain_data.check_compatible(spec, vocab_size=200, max_position_embeddings=512, vocab_sha256=None)
+    with pytest.raises(StageError, match="different vocabulary"):
+        pretrain_data.check_compatible(spec, vocab_size=100, max_position_embeddings=512, vocab_sha256="b" * 64)
+    with pytest.raises(StageError, match="max_position_embeddings=16"):
+        pretrain_data.check_compatible(spec, vocab_size=100, max_position_embeddings=16, vocab_sha256=None)
+
+
+def test_no_shards_is_an_error(tmp_path):
+    with pytest.raises(StageError, match="no TFRecord shards"):
+        pretrain_data.inspect_data(str(tmp_path))
+
+
+def test_epochs_are_deterministic_distinct_and_skippable(shards):
+    spec = pretrain_data.inspect_data(str(shards))
+    first = _ids(pretrain_data.train_dataset(spec, 8, epoch=0, seed=1, shuffle_buffer=64))
+    again = _ids(pretrain_data.train_dataset(spec, 8, epoch=0, seed=1, shuffle_buffer=64))
+    other = _ids(pretrain_data.train_dataset(spec, 8, epoch=1, seed=1, shuffle_buffer=64))
+    skipped = _ids(pretrain_data.train_dataset(spec, 8, epoch=0, seed=1, skip_batches=2, shuffle_buffer=64))
+    assert len(first) == 6  # 2 training shards x 24 records / 8
+    assert first == again and first != other and skipped == first[2:]
+
+
+def test_heldout_is_the_last_shard_or_every_20th_record(shards, tmp_path):
+    spec = pretrain_data.inspect_data(str(shards))
+    train_files, heldout_files, modulus = pretrain_data.split_files(spec)
+    assert heldout_files == spec.files[-1:] and heldout_files[0] not in train_files and modulus == 0
+    single = pretrain_data.inspect_data(str(write_shards(tmp_path / "one", num_shards=1, per_shard=60)))
+    heldout = np.concatenate(_ids(pretrain_data.heldout_dataset(single, 100)))
+    train = np.concatenate(_ids(pretrain_data.train_dataset(single, 1, epoch=0, seed=0)))
+    assert len(heldout) == 3 and len(train) == 57
+    assert not {tuple(r) for r in heldout} & {tuple(r) for r in train}
+
+
+def test_reference_records_parse(shared_data):
+    from conftest import shared_path
+
+    spec = pretrain_data.inspect_data(str(shared_path("reference", "ref_seq128.tfrecord")))
+    batch = next(iter(pretrain_data.heldout_dataset(spec, 4)))
+    assert batch["input_ids"].shape == (4, 128) and batch["masked_lm_weights"].shape == (4, 20)
