@@ -2,7 +2,8 @@
 
 `iter_pages` walks a dump with `iterparse`, clearing each page once read, so memory stays flat for
 any dump size. `wikitext_to_paragraphs` removes what is not prose: a fast pre-pass strips comments,
-references and other non-prose tags, templates and tables (a bracket-depth scanner), file/image,
+references and other non-prose tags, renders a few inline templates that carry words ({{convert}},
+{{lang}}, {{nowrap}} ...), removes all other templates and tables (a bracket-depth scanner), file/image,
 category and interlanguage links, headings, list items and reference-like sections; mwparserfromhell
 then reduces the remaining markup (links, bold/italics, inline tags, entities) to text.
 """
@@ -125,6 +126,53 @@ def is_disambiguation(page: Page) -> bool:
     return page.title.endswith("(disambiguation)") or bool(_DISAMBIGUATION.search(page.text))
 
 
+# Inline templates that carry words of the sentence (innermost only: no braces inside).
+_INLINE_TEMPLATE = re.compile(
+    r"\{\{\s*(convert|cvt|lang(?:-[\w-]+)?|transl|nowrap|nobr|small|smaller|big|abbr|as of|circa|c\.|"
+    r"visible anchor|frac|sfrac|ndash|mdash|snd|nbsp|spaced ndash|okina|'|\\)\s*(\|[^{}]*)?\}\}",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"[\d.,]+")
+
+
+def _render_inline(match: re.Match) -> str:
+    name = match.group(1).lower()
+    args = [a.strip() for a in (match.group(2) or "").split("|")[1:] if "=" not in a]
+    if name in ("ndash", "snd", "spaced ndash"):
+        return " – " if name != "ndash" else "–"
+    if name == "mdash":
+        return "—"
+    if name == "nbsp":
+        return " "
+    if name == "okina":
+        return "ʻ"
+    if name in ("'", "\\"):
+        return "'" if name == "'" else " / "
+    if not args:
+        return ""
+    if name in ("convert", "cvt"):
+        words = [args[0]]
+        for arg in args[1:]:
+            words.append(arg)
+            if not (_NUMBER.fullmatch(arg) or arg in ("to", "and", "-", "–", "or", "by", "x", "+/-")):
+                break
+        return " ".join(words).replace(" - ", "–").replace(" – ", "–")
+    if name.startswith("lang") or name == "transl":
+        return args[-1]
+    if name == "as of":
+        return "As of " + " ".join(args[:3])
+    if name in ("circa", "c."):
+        return "c. " + args[0]
+    if name in ("frac", "sfrac"):
+        return "/".join(args[-2:]) if len(args) > 1 else "1/" + args[0]
+    return args[0]
+
+
+def expand_inline_templates(text: str) -> str:
+    """Render the few inline templates whose words belong to the sentence ({{convert|30|m}} -> 30 m)."""
+    return _INLINE_TEMPLATE.sub(_render_inline, text)
+
+
 def strip_nested(text: str) -> str:
     """Remove templates `{{…}}`, tables `{|…|}` and media/category/interlanguage links, nested to any depth.
 
@@ -181,7 +229,7 @@ def wikitext_to_paragraphs(wikitext: str) -> list[str]:
     text = _COMMENT.sub("", wikitext)
     text = _SELF_CLOSING_TAGS.sub("", text)
     text = _PAIRED_TAGS.sub("", text)
-    text = strip_nested(text)
+    text = strip_nested(expand_inline_templates(text))
     text = _BEHAVIOUR_SWITCH.sub("", _BREAK.sub(" ", text))
     prose = "\n".join(_prose_lines(text))
     if not prose:

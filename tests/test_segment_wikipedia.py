@@ -62,3 +62,13 @@ def test_shared_sample_streams_every_page():
     assert len(found) == 206
     assert sum(wikipedia.is_redirect(p) for p in found) == 100
     assert (found[0].title, found[0].page_id, found[1].title) == ("AccessibleComputing", "10", "Anarchism")
+
+
+def test_inline_templates_that_carry_words_are_rendered():
+    text = (
+        "It is {{convert|30|m|ft}} high and {{convert|1|to|2|km}} long, from the Greek "
+        "{{lang|grc|ἀναρχία}}, {{nowrap|10 May}}{{snd}}{{circa|1900}} {{cite web|url={{x}}}}."
+    )
+    assert wikipedia.wikitext_to_paragraphs(text) == [
+        "It is 30 m high and 1 to 2 km long, from the Greek ἀναρχία, 10 May – c. 1900."
+    ]
