@@ -450,7 +450,7 @@ def train_multitask(backbone: AlbertBackbone, config: FinetuneConfig, tokenizer:
     steps = config.multitask_steps or hp["train_steps"]
     model.compile(optimizer=make_optimizer(model, hp, config.weight_decay, config.layer_decay, steps),
                   loss={n: task_loss(d.spec.kind) for n, d in datas.items()})
-    model.fit(mixture.batch(hp["batch_size"]).prefetch(2), steps_per_epoch=steps, epochs=1,
+    model.fit(mixture.batch(hp["batch_size"]).prefetch(2), steps_per_epoch=steps, epochs=1, shuffle=False,
               verbose=config.verbose_fit)
     metrics = {name: data.score(model.singles[name], hp["batch_size"])[0] for name, data in datas.items()}
     return {"steps": steps, "tasks": sorted(datas), "dev_after_multitask": metrics}, model
