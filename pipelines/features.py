@@ -57,15 +57,8 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
-def encode_varints(values: np.ndarray) -> bytes:
-    """Packed protobuf varints of non-negative integers below 2**63."""
-    values = np.asarray(values, dtype=np.uint64)
-    if values.size == 0:
-        return b""
-    top = int(values.max())
-    if top < 0x80:
-        return values.astype(np.uint8).tobytes()
-    width = (top.bit_length() + 6) // 7
+def _general_varints(values: np.ndarray) -> bytes:
+    width = (int(values.max()).bit_length() + 6) // 7
     shifts = np.arange(0, 7 * width, 7, dtype=np.uint64)
     groups = values[:, None] >> shifts  # [N, width]: the value shifted by 0, 7, 14 ... bits
     present = np.ones_like(groups, dtype=bool)
@@ -74,6 +67,29 @@ def encode_varints(values: np.ndarray) -> bytes:
     more[:, :-1] = present[:, 1:]
     encoded = ((groups & np.uint64(0x7F)) | (more.astype(np.uint64) << np.uint64(7))).astype(np.uint8)
     return encoded[present].tobytes()
+
+
+_TABLE_SIZE = 1 << 16  # ids of any vocabulary up to 65,536 pieces and every position
+_TABLE_VALUES = np.arange(_TABLE_SIZE, dtype=np.int64)
+_TABLE_PRESENT = np.stack([_TABLE_VALUES >= 0, _TABLE_VALUES >= 1 << 7, _TABLE_VALUES >= 1 << 14], axis=1)
+_TABLE_BYTES = np.stack(
+    [(_TABLE_VALUES >> shift) & 0x7F | (_TABLE_PRESENT[:, k + 1] << 7 if k < 2 else 0)
+     for k, shift in enumerate((0, 7, 14))],
+    axis=1,
+).astype(np.uint8)
+
+
+def encode_varints(values: np.ndarray) -> bytes:
+    """Packed protobuf varints of non-negative integers below 2**63."""
+    values = np.asarray(values)
+    if values.size == 0:
+        return b""
+    top = int(values.max())
+    if top < 0x80:
+        return values.astype(np.uint8).tobytes()
+    if top < _TABLE_SIZE:
+        return _TABLE_BYTES[values][_TABLE_PRESENT[values]].tobytes()
+    return _general_varints(values.astype(np.uint64))
 
 
 def _field(tag: int, payload: bytes) -> bytes:
