@@ -16,6 +16,8 @@ import io
 import json
 import logging
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -346,6 +348,17 @@ def load_tf1_checkpoint(prefix: str, config: AlbertConfig | str | None = None
     return model
 
 
+def _load_keras_file(url: str) -> keras.Model:
+    """`keras.saving.load_model` for a local path or any fsspec URL (copied to a temp file)."""
+    if "://" not in url:
+        return keras.saving.load_model(url)
+    with tempfile.TemporaryDirectory() as local:
+        local_path = os.path.join(local, "model.keras")
+        with fileio.open_file(url, "rb") as src, open(local_path, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        return keras.saving.load_model(local_path)
+
+
 # --- dispatch ---------------------------------------------------------------------------------------
 
 def load_pretrained(path: str, config: AlbertConfig | str | None = None) -> AlbertPretrainingModel:
@@ -353,7 +366,7 @@ def load_pretrained(path: str, config: AlbertConfig | str | None = None) -> Albe
     (`config.json` + weights), or a TF1 checkpoint prefix (`config` only applies to TF1)."""
     path = str(path)
     if path.endswith(".keras"):
-        model = keras.saving.load_model(path)
+        model = _load_keras_file(path)
         if not isinstance(model, AlbertPretrainingModel):
             raise ConversionError(f"{path}: holds a {type(model).__name__}, "
                                   "not an AlbertPretrainingModel")
@@ -362,5 +375,11 @@ def load_pretrained(path: str, config: AlbertConfig | str | None = None) -> Albe
         return load_huggingface(path)
     if fileio.exists(path + ".index"):
         return load_tf1_checkpoint(path, config)
+    if fileio.exists(fileio.join(path, "checkpoint")):  # a TF1 model directory
+        import tensorflow as tf
+
+        latest = tf.train.latest_checkpoint(path)
+        if latest:
+            return load_tf1_checkpoint(latest, config)
     raise ConversionError(f"{path}: not a .keras file, a Hugging Face directory with config.json, "
                           "or a TF1 checkpoint prefix (no .index file)")

@@ -18,21 +18,21 @@ from model.pretraining import AlbertPretrainingModel
 
 VOCAB = 101
 PARITY_CONFIGS = {
-    "one-group": dict(num_hidden_layers=2),
-    "groups": dict(num_hidden_layers=4, num_hidden_groups=2),
-    "inner-groups": dict(num_hidden_layers=3, inner_group_num=2),
-    "groups-and-inner": dict(num_hidden_layers=4, num_hidden_groups=2, inner_group_num=2,
-                             hidden_act="gelu"),
-    "uneven-groups-E-equals-H": dict(num_hidden_layers=3, num_hidden_groups=2, embedding_size=32),
+    "one-group": {"num_hidden_layers": 2},
+    "groups": {"num_hidden_layers": 4, "num_hidden_groups": 2},
+    "inner-groups": {"num_hidden_layers": 3, "inner_group_num": 2},
+    "groups-and-inner": {"num_hidden_layers": 4, "num_hidden_groups": 2, "inner_group_num": 2,
+                             "hidden_act": "gelu"},
+    "uneven-groups-E-equals-H": {"num_hidden_layers": 3, "num_hidden_groups": 2, "embedding_size": 32},
 }
 
 
 def hf_config(**overrides):
     from transformers import AlbertConfig as HFAlbertConfig
 
-    values = dict(vocab_size=VOCAB, embedding_size=16, hidden_size=32, num_attention_heads=4,
-                  intermediate_size=37, max_position_embeddings=64, hidden_dropout_prob=0.0,
-                  attention_probs_dropout_prob=0.0, hidden_act="gelu_new")
+    values = {"vocab_size": VOCAB, "embedding_size": 16, "hidden_size": 32, "num_attention_heads": 4,
+                  "intermediate_size": 37, "max_position_embeddings": 64, "hidden_dropout_prob": 0.0,
+                  "attention_probs_dropout_prob": 0.0, "hidden_act": "gelu_new"}
     return HFAlbertConfig(**{**values, **overrides})
 
 
@@ -86,8 +86,8 @@ def test_huggingface_import_parity(name, tmp_path):
 
 
 @pytest.mark.keras
-@pytest.mark.parametrize("overrides", [dict(num_hidden_layers=4, num_hidden_groups=2),
-                                       dict(embedding_size=32, sharing="none", inner_group_num=2)])
+@pytest.mark.parametrize("overrides", [{"num_hidden_layers": 4, "num_hidden_groups": 2},
+                                       {"embedding_size": 32, "sharing": "none", "inner_group_num": 2}])
 def test_huggingface_export_round_trip(overrides, tmp_path):
     pytest.importorskip("torch")
     from transformers import AlbertForPreTraining
@@ -157,6 +157,7 @@ def test_tf1_checkpoint_import(tmp_path):
 
     loaded = load_pretrained(prefix)
     assert loaded.config == config
+    assert load_pretrained(str(tmp_path)).config == config  # the directory's latest checkpoint
     for ours, theirs in zip(model.weights, loaded.weights):
         np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
     batch = inputs(2)
@@ -178,3 +179,41 @@ def test_tf1_checkpoint_errors(tmp_path):
         load_pretrained(prefix, config=deeper)
     with pytest.raises(ConversionError, match="not a .keras file"):
         load_pretrained(str(tmp_path / "nothing"))
+
+
+@pytest.mark.keras
+def test_load_pretrained_keras_files(tmp_path):
+    import fsspec
+
+
+    model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=VOCAB))
+    model.save(tmp_path / "model.keras")
+    local = load_pretrained(str(tmp_path / "model.keras"))
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/albert-test/model.keras", (tmp_path / "model.keras").read_bytes())
+    remote = load_pretrained("memory://albert-test/model.keras")
+    batch = inputs()
+    for loaded in (local, remote):
+        np.testing.assert_array_equal(np.asarray(loaded(batch)["sop_logits"]),
+                                      np.asarray(model(batch)["sop_logits"]))
+    model.backbone.save(tmp_path / "backbone.keras")
+    with pytest.raises(ConversionError, match="holds a AlbertBackbone"):
+        load_pretrained(str(tmp_path / "backbone.keras"))
+
+
+def test_huggingface_backbone_only_import(tmp_path):
+    torch = pytest.importorskip("torch")
+    from transformers import AlbertModel
+
+    torch.manual_seed(0)
+    hf_model = AlbertModel(hf_config()).eval()
+    hf_model.save_pretrained(tmp_path)
+    model = load_pretrained(str(tmp_path))
+    batch = inputs()
+    with torch.no_grad():
+        expected = hf_model(input_ids=torch.tensor(batch["input_ids"], dtype=torch.long),
+                            token_type_ids=torch.tensor(batch["segment_ids"], dtype=torch.long),
+                            attention_mask=torch.tensor(batch["input_mask"], dtype=torch.long))
+    ours = model.backbone(batch)
+    np.testing.assert_allclose(np.asarray(ours["pooled_output"]),
+                               expected.pooler_output.numpy(), atol=1e-5)
