@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import sys
 import unicodedata
 
@@ -22,9 +23,8 @@ def preprocess_text(text: str, lower: bool = True, keep_accents: bool = False) -
     """ALBERT's text normalisation: collapse whitespace, `` and '' to ", strip accents, lowercase."""
     text = " ".join(text.strip().split())
     text = text.replace("``", '"').replace("''", '"')
-    if not keep_accents:
-        text = unicodedata.normalize("NFKD", text)
-        text = "".join(char for char in text if not unicodedata.combining(char))
+    if not keep_accents and not text.isascii():  # NFKD changes no ASCII text
+        text = _combining_marks().sub("", unicodedata.normalize("NFKD", text))
     return text.lower() if lower else text
 
 
@@ -122,30 +122,42 @@ class AlbertTokenizer:
         return InGraphAlbertTokenizer(self)
 
 
-def _char_class(predicate) -> str:
-    """An RE2 character class of every code point satisfying `predicate` (as ranges)."""
-    codes = [code for code in range(sys.maxunicode + 1) if predicate(chr(code))]
+def _code_point_ranges(predicate) -> list[tuple[int, int]]:
+    """Inclusive ranges of the code points satisfying `predicate`."""
     ranges: list[tuple[int, int]] = []
-    for code in codes:
-        if ranges and ranges[-1][1] == code - 1:
-            ranges[-1] = (ranges[-1][0], code)
-        else:
-            ranges.append((code, code))
+    for code in range(sys.maxunicode + 1):
+        if predicate(chr(code)):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    return ranges
+
+
+def _re2_class(ranges: list[tuple[int, int]]) -> str:
     return "[" + "".join(
         f"\\x{{{low:x}}}" + (f"-\\x{{{high:x}}}" if high != low else "") for low, high in ranges
     ) + "]"
 
 
 @functools.lru_cache(maxsize=1)
-def _python_whitespace_class() -> str:
-    """The characters Python's str.split() splits on, so both paths collapse the same whitespace."""
-    return _char_class(str.isspace)
+def _combining_ranges() -> list[tuple[int, int]]:
+    """The characters unicodedata.combining() flags: both paths strip exactly these marks."""
+    return _code_point_ranges(unicodedata.combining)
 
 
 @functools.lru_cache(maxsize=1)
-def _combining_class() -> str:
-    """The characters unicodedata.combining() flags, so both paths strip the same marks."""
-    return _char_class(unicodedata.combining)
+def _combining_marks() -> re.Pattern:
+    return re.compile(
+        "[" + "".join(re.escape(chr(low)) + "-" + re.escape(chr(high)) for low, high in _combining_ranges())
+        + "]+"
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _python_whitespace_class() -> str:
+    """The characters Python's str.split() splits on, so both paths collapse the same whitespace."""
+    return _re2_class(_code_point_ranges(str.isspace))
 
 
 class InGraphAlbertTokenizer:
@@ -171,7 +183,7 @@ class InGraphAlbertTokenizer:
         else:
             self._expansions = None
         self._whitespace = _python_whitespace_class() + "+"
-        self._combining = _combining_class() + "+"
+        self._combining = _re2_class(_combining_ranges()) + "+"
 
     def preprocess(self, texts):
         """ALBERT's preprocessing of a string tensor, equal to `preprocess_text` element by element."""

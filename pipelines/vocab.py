@@ -9,6 +9,7 @@ rate and pieces per word, training time). Memory is bounded by the sample size, 
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -18,6 +19,7 @@ import time
 from typing import Iterable, Iterator
 
 import apache_beam as beam
+from apache_beam.io import fileio as beam_fileio
 import sentencepiece as spm
 from pydantic import Field
 
@@ -55,7 +57,7 @@ class VocabConfig(StageConfig):
         "for byte-identical vocabularies across machines"
     )
     max_sentence_bytes: int = Field(
-        4192, gt=0, description="longer sentences are skipped (and counted), as SentencePiece would"
+        4192, gt=0, description="longer lines (in UTF-8 bytes) are skipped and counted"
     )
 
 
@@ -66,27 +68,35 @@ def input_pattern(input_path: str) -> str:
     return fileio.join(input_path, "*.txt")
 
 
+def corpus_sentence(raw_line: bytes, max_bytes: int) -> tuple[str | None, str]:
+    """(the stripped sentence, "sentences"), or (None, why the line is no sentence) for counting."""
+    stripped = raw_line.strip()
+    if not stripped:
+        return None, "blank_lines"
+    if len(stripped) > max_bytes:
+        return None, "sentences_too_long"
+    try:
+        sentence = stripped.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None, "invalid_utf8_lines"
+    return (sentence, "sentences") if sentence else (None, "blank_lines")
+
+
+def is_sentence_line(raw_line: bytes, max_bytes: int) -> bool:
+    return corpus_sentence(raw_line, max_bytes)[0] is not None
+
+
 def prepare_sentence(
     raw_line: bytes, seed: int, lower: bool, keep_accents: bool, max_bytes: int, inc: Counter
 ) -> Iterator[tuple[int, str]]:
-    """(sampling key, preprocessed sentence) for a non-blank corpus line.
+    """(sampling key, preprocessed sentence) of a corpus line that holds a sentence.
 
-    Blank lines (document breaks), lines that are not UTF-8 and sentences over `max_bytes` are counted.
+    Blank lines (document breaks), lines that are not UTF-8 and lines over `max_bytes` are counted.
     """
-    try:
-        line = raw_line.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        inc("invalid_utf8_lines", 1)
-        return
-    if not line:
-        inc("blank_lines", 1)
-        return
-    sentence = preprocess_text(line, lower=lower, keep_accents=keep_accents)
-    if len(sentence.encode("utf-8")) > max_bytes:
-        inc("sentences_too_long", 1)
-        return
-    inc("sentences", 1)
-    yield sampling.sentence_key(line, seed), sentence
+    sentence, outcome = corpus_sentence(raw_line, max_bytes)
+    inc(outcome, 1)
+    if sentence is not None:
+        yield sampling.sentence_key(sentence, seed), preprocess_text(sentence, lower, keep_accents)
 
 
 def translate_trainer_error(error: RuntimeError, vocab_size: int, sample_size: int) -> StageError:
@@ -140,6 +150,7 @@ def train_sentencepiece(
             input_sentence_size=0,
             shuffle_input_sentence=False,
             num_threads=num_threads or os.cpu_count() or 1,
+            max_sentence_length=1 << 16,  # lines are limited before preprocessing: never skip one here
             minloglevel=2,
         )
     except RuntimeError as error:
@@ -186,9 +197,8 @@ def build_vocabulary(
     """Train on the chosen sentences and write model, vocab and stats to `output_dir`; return stats."""
     train: list[tuple[int, str]] = []
     heldout: list[tuple[int, str]] = []
-    for item in chosen:
-        if item is not None:
-            role, key, sentence = item
+    for chunk in chosen:
+        for role, key, sentence in chunk:
             (heldout if role == "heldout" else train).append((key, sentence))
     sample = sampling.smallest_keys(train, config.sample_sentences)
     del train
@@ -240,36 +250,62 @@ class _BuildVocabulary(beam.DoFn):
         yield self.output_dir
 
 
+def file_lines(readable_file) -> Iterator[bytes]:
+    """The lines of a matched corpus file, streamed."""
+    with readable_file.open() as handle:
+        yield from iter(handle.readline, b"")
+
+
+def choose_sentences(
+    lines: Iterable[bytes], config: VocabConfig, bounds: sampling.SampleBounds, inc: Counter
+) -> Iterator[tuple[sampling.Role, int, str]]:
+    """(role, key, sentence) of the lines whose key falls in the held-out or training range."""
+    for line in lines:
+        for key, sentence in prepare_sentence(
+            line, config.seed, config.do_lower_case, config.keep_accents, config.max_sentence_bytes, inc
+        ):
+            role = sampling.sample_role(key, bounds)
+            if role is not None:
+                yield role, key, sentence
+
+
+class _ChooseFromFile(beam.DoFn):
+    """One corpus file -> its chosen sentences, in lists of CHUNK (few, large elements to group)."""
+
+    CHUNK = 10_000
+
+    def __init__(self, config: VocabConfig):
+        self.config = config
+
+    def process(self, readable_file, total):
+        bounds = sampling.sample_bounds(total, self.config.sample_sentences, self.config.heldout_sentences)
+        chosen = choose_sentences(
+            file_lines(readable_file), self.config, bounds, beam_counter(COUNTER_NAMESPACE)
+        )
+        while chunk := list(itertools.islice(chosen, self.CHUNK)):
+            yield 0, chunk
+
+
 def build_pipeline(pipeline: beam.Pipeline, config: VocabConfig, output_dir: str) -> None:
-    """Read -> key -> count -> choose by key bounds -> one group -> train and evaluate."""
-    seed, lower, accents, max_bytes = (
-        config.seed, config.do_lower_case, config.keep_accents, config.max_sentence_bytes
-    )
+    """Match files; count their sentences; read them again choosing by key; one group -> train, evaluate.
 
-    def prepare(line):
-        return prepare_sentence(line, seed, lower, accents, max_bytes, beam_counter(COUNTER_NAMESPACE))
-
-    def choose(pair, total):
-        key, sentence = pair
-        role = sampling.sample_role(key, bounds(total))
-        if role is not None:
-            yield 0, (role, key, sentence)
-
-    cache: dict[int, sampling.SampleBounds] = {}
-
-    def bounds(total):
-        if total not in cache:
-            cache[total] = sampling.sample_bounds(total, config.sample_sentences, config.heldout_sentences)
-        return cache[total]
-
-    keyed = (
+    Files are read whole by one DoFn each and only counts and the chosen sentences become Beam
+    elements, so memory follows the sample, not the corpus, and per-element overhead stays small.
+    """
+    files = (
         pipeline
-        | "Read" >> beam.io.ReadFromText(input_pattern(config.input), coder=beam.coders.BytesCoder())
-        | "Prepare" >> beam.FlatMap(prepare)
+        | "Match" >> beam_fileio.MatchFiles(input_pattern(config.input))
+        | "Open" >> beam_fileio.ReadMatches()
     )
-    total = keyed | "CountSentences" >> beam.combiners.Count.Globally()
-    chosen = keyed | "Choose" >> beam.FlatMap(choose, total=beam.pvalue.AsSingleton(total))
-    always = pipeline | "AlwaysOneGroup" >> beam.Create([(0, None)])
+    total = (
+        files
+        | "CountSentences" >> beam.Map(
+            lambda f: sum(is_sentence_line(line, config.max_sentence_bytes) for line in file_lines(f))
+        )
+        | "Total" >> beam.CombineGlobally(sum)
+    )
+    chosen = files | "Choose" >> beam.ParDo(_ChooseFromFile(config), beam.pvalue.AsSingleton(total))
+    always = pipeline | "AlwaysOneGroup" >> beam.Create([(0, [])])
     (
         (chosen, always)
         | "Flatten" >> beam.Flatten()
