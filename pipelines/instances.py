@@ -78,6 +78,21 @@ def _has_digit_comma(text: str) -> bool:
     return False
 
 
+def pack_document(sentences: Sequence[np.ndarray]) -> bytes:
+    """A document's sentences as compact bytes (cheap for Beam to move; numpy arrays get pickled)."""
+    lengths = np.array([len(s) for s in sentences], dtype="<i4")
+    ids = np.concatenate(sentences).astype("<i4") if sentences else np.zeros(0, "<i4")
+    return len(sentences).to_bytes(4, "little") + lengths.tobytes() + ids.tobytes()
+
+
+def unpack_document(packed: bytes) -> list[np.ndarray]:
+    """The inverse of `pack_document` (int64 id arrays)."""
+    count = int.from_bytes(packed[:4], "little")
+    lengths = np.frombuffer(packed, dtype="<i4", count=count, offset=4)
+    ids = np.frombuffer(packed, dtype="<i4", offset=4 + 4 * count).astype(np.int64)
+    return np.split(ids, np.cumsum(lengths)[:-1]) if count else []
+
+
 def target_length(rng: np.random.Generator, max_num_tokens: int, short_seq_prob: float) -> int:
     """`max_num_tokens`, or with probability `short_seq_prob` a uniform length in [2, max_num_tokens]."""
     if rng.random() < short_seq_prob:

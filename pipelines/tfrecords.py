@@ -8,6 +8,7 @@ byte-identical for any runner and worker count; instances are shuffled across sh
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import logging
@@ -84,12 +85,12 @@ def read_documents(path: str) -> Iterator[tuple[bytes, list[str]]]:
 
 
 class InstanceWriter:
-    """Pure per-document work: tokenize, build instances, mask, serialize (no Beam here)."""
+    """Pure per-document work: tokenize, build instances, mask, serialize (no Beam here; thread-safe)."""
 
     def __init__(self, config: TFRecordsConfig, inc=lambda name, amount=1: None):
         self.config, self.inc = config, inc
         self.tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
-        vocab = [self.tokenizer.id_to_piece(i) for i in range(self.tokenizer.vocab_size)]
+        vocab = self.tokenizer.sp.id_to_piece(list(range(self.tokenizer.vocab_size)))
         self.start_table = masking.start_piece_table(vocab)
         self.start_table[[self.tokenizer.cls_id, self.tokenizer.sep_id]] = True
         self.options = masking.MaskingOptions.for_vocabulary(
@@ -101,7 +102,6 @@ class InstanceWriter:
             favor_shorter_ngram=config.favor_shorter_ngram,
             mask_id=self.tokenizer.mask_id,
         )
-        self.ngram_counts = np.zeros(config.ngram + 1, dtype=np.int64)
 
     @property
     def dupes(self) -> int:
@@ -129,8 +129,7 @@ class InstanceWriter:
             sep_id=self.tokenizer.sep_id,
             inc=self.inc,
         )
-        ngram_counts = self.ngram_counts
-        ngram_counts[:] = 0
+        ngram_counts = np.zeros(config.ngram + 1, dtype=np.int64)
         num_instances = num_tokens = num_masked = num_label_1 = 0
         for index, instance in enumerate(created):
             boundary = self.start_table[instance.input_ids]
@@ -164,12 +163,18 @@ class InstanceWriter:
                 self.inc(f"masked_ngrams_{n}", int(ngram_counts[n]))
 
 
+@functools.lru_cache(maxsize=4)
+def _shared_writer(config_json: str) -> InstanceWriter:
+    """One InstanceWriter (tokenizer, tables) per process and config, shared by the DoFns."""
+    return InstanceWriter(TFRecordsConfig.model_validate_json(config_json), beam_counter(NAMESPACE))
+
+
 class _WriterDoFn(beam.DoFn):
     def __init__(self, config: TFRecordsConfig):
-        self.config = config
+        self.config_json = config.model_dump_json()
 
     def setup(self):
-        self.writer = InstanceWriter(self.config, beam_counter(NAMESPACE))
+        self.writer = _shared_writer(self.config_json)
 
 
 class ReadDocuments(beam.DoFn):
@@ -177,23 +182,28 @@ class ReadDocuments(beam.DoFn):
         yield from read_documents(path)
 
 
+class SopExamples(_WriterDoFn):
+    """(key, lines) -> (sort key, example) for every dupe pass; documents with no tokens are counted."""
+
+    def process(self, element):
+        doc_key, lines = element
+        sentences = self.writer.encode(lines)
+        if not sentences:
+            self.writer.inc("empty_documents")
+        for dupe in range(self.writer.dupes if sentences else 0):
+            yield from self.writer.examples(doc_key, sentences, dupe)
+
+
 class EncodeDocuments(_WriterDoFn):
-    """(key, lines) -> (key, sentence id arrays); documents with no tokens are dropped and counted."""
+    """(key, lines) -> (key, packed sentence ids); documents with no tokens are dropped and counted."""
 
     def process(self, element):
         doc_key, lines = element
         sentences = self.writer.encode(lines)
         if sentences:
-            yield doc_key, sentences
+            yield doc_key, instances.pack_document(sentences)
         else:
-            beam.metrics.Metrics.counter(NAMESPACE, "empty_documents").inc()
-
-
-class SopExamples(_WriterDoFn):
-    def process(self, element):
-        doc_key, sentences = element
-        for dupe in range(self.writer.dupes):
-            yield from self.writer.examples(doc_key, sentences, dupe)
+            self.writer.inc("empty_documents")
 
 
 class NspExamples(_WriterDoFn):
@@ -201,25 +211,26 @@ class NspExamples(_WriterDoFn):
 
     def process(self, element):
         (dupe, _), members = element
-        members = sorted(members, key=lambda kv: kv[0])
-        for index, (doc_key, sentences) in enumerate(members):
-            others = [m[1] for j, m in enumerate(members) if j != index] or [sentences]
-            if len(members) == 1:
-                beam.metrics.Metrics.counter(NAMESPACE, "nsp_same_document_b").inc()
+        members = sorted(members)
+        documents = [instances.unpack_document(packed) for _, packed in members]
+        if len(members) == 1:
+            self.writer.inc("nsp_same_document_b")
+        for index, (doc_key, _) in enumerate(members):
+            others = [doc for j, doc in enumerate(documents) if j != index] or documents
 
             def random_document(rng, others=others):
                 return others[int(rng.integers(len(others)))]
 
-            yield from self.writer.examples(doc_key, sentences, dupe, random_document)
+            yield from self.writer.examples(doc_key, documents[index], dupe, random_document)
 
 
-def nsp_buckets(document: tuple[bytes, list], count: int, config: TFRecordsConfig):
+def nsp_buckets(document: tuple[bytes, bytes], count: int, config: TFRecordsConfig):
     """Key a document by (dupe, bucket) for every dupe pass; buckets hold ~nsp_bucket_documents docs."""
-    doc_key, sentences = document
+    doc_key, packed = document
     num_buckets = max(1, count // config.nsp_bucket_documents)
     for dupe in range(config.dupe_factor if config.masking == "static" else 1):
         bucket = stable_hash(b"%d\x00%d\x00%s" % (config.seed, dupe, doc_key)) % num_buckets
-        yield (dupe, bucket), (doc_key, sentences)
+        yield (dupe, bucket), (doc_key, packed)
 
 
 def input_files(pattern: str) -> list[str]:
@@ -243,18 +254,14 @@ def load_tokenizer(config: TFRecordsConfig) -> AlbertTokenizer:
 
 
 def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsConfig, prefix: str):
-    documents = (
-        pipeline
-        | "Files" >> beam.Create(files)
-        | "ReadDocuments" >> beam.ParDo(ReadDocuments())
-        | "Encode" >> beam.ParDo(EncodeDocuments(config))
-    )
+    documents = pipeline | "Files" >> beam.Create(files) | "ReadDocuments" >> beam.ParDo(ReadDocuments())
     if config.objective == "sop":
         examples = documents | "SopExamples" >> beam.ParDo(SopExamples(config))
     else:
-        count = documents | "CountDocuments" >> beam.combiners.Count.Globally()
+        encoded = documents | "Encode" >> beam.ParDo(EncodeDocuments(config))
+        count = encoded | "CountDocuments" >> beam.combiners.Count.Globally()
         examples = (
-            documents
+            encoded
             | "Bucket" >> beam.FlatMap(nsp_buckets, count=beam.pvalue.AsSingleton(count), config=config)
             | "GroupBuckets" >> beam.GroupByKey()
             | "NspExamples" >> beam.ParDo(NspExamples(config))

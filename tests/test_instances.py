@@ -110,3 +110,11 @@ def test_nsp_takes_random_b_from_another_document():
     assert 0.5 <= np.mean(labels) <= 0.65  # one-sentence chunks always take a random B, as the reference
     with pytest.raises(ValueError):
         list(instances.create_instances(doc, rng, max_seq_length=64, short_seq_prob=0, objective="nsp"))
+
+
+def test_pack_document_round_trip():
+    rng = np.random.default_rng(6)
+    doc = document(rng, 7)
+    unpacked = instances.unpack_document(instances.pack_document(doc))
+    assert [s.tolist() for s in unpacked] == [s.tolist() for s in doc]
+    assert instances.unpack_document(instances.pack_document([])) == []
