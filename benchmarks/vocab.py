@@ -5,7 +5,7 @@
   is rebuilt with the job's pure functions, written to a file, and trained on with the same options);
 - peak RSS at 1x and 4x the corpus (4 copies of every shard) with a sample smaller than the corpus.
 
-Usage: python -m benchmarks.vocab [--corpus SEGMENTED_DIR] [--threads N]
+Usage: python benchmarks/vocab.py [--corpus SEGMENTED_DIR] [--threads N]
 Without --corpus the shared books and Wikipedia sample are segmented with pipelines.segment first.
 Timings on a shared machine are noisy.
 """
@@ -23,10 +23,13 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from albert import fileio
-from pipelines import sampling, vocab
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from albert import fileio  # noqa: E402
+from pipelines import sampling, vocab  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "data"
 
 
 def segment_shared_corpus(output: Path) -> float:
@@ -46,7 +49,7 @@ def run_job(corpus: Path, output: Path, *flags: str) -> dict:
     """Run the job in a fresh process; its stats plus process wall time and peak RSS."""
     command = [sys.executable, "-m", "pipelines.vocab", "--input", str(corpus), "--output", str(output), *flags]
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
     stdout = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
     if status != 0:
