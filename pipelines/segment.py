@@ -271,7 +271,7 @@ def build_pipeline(pipeline: beam.Pipeline, paths: list[str], config: SegmentCon
 
 def stage_error_message(error: BaseException) -> str:
     """The `path: reason` a DoFn raised, recovered from the runner's wrapped exception."""
-    found = re.findall(r"StageError: (.+)", str(error))
+    found = re.findall(r"StageError: (.+?)(?: \[while running '[^']*'\])?$", str(error), re.MULTILINE)
     if found:
         return found[-1].strip()
     first_line = (str(error).strip().splitlines() or [""])[0]
@@ -305,6 +305,17 @@ def run(config: SegmentConfig, beam_args: list[str] | None = None) -> dict:
     matches nothing; the output directory is then left absent.
     """
     paths = match_inputs(config.input)
+    try:
+        return _run_into(config, paths, beam_args)
+    except FileNotFoundError as error:
+        # On object stores an unwritten temporary directory does not exist, so atomic_output_dir's
+        # clean-up can fail over the StageError it is handling: report the StageError.
+        if isinstance(error.__context__, StageError):
+            raise error.__context__ from None
+        raise
+
+
+def _run_into(config: SegmentConfig, paths: list[str], beam_args: list[str] | None) -> dict:
     options = pipeline_options(beam_args)
     with fileio.atomic_output_dir(config.output) as output_dir:
         pipeline = beam.Pipeline(options=options)

@@ -133,11 +133,12 @@ _INLINE_TEMPLATE = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"[\d.,]+")
+_ARGUMENT_PIPE = re.compile(r"\|(?![^\[]*\]\])")  # a pipe that is not inside [[link|label]]
 
 
 def _render_inline(match: re.Match) -> str:
     name = match.group(1).lower()
-    args = [a.strip() for a in (match.group(2) or "").split("|")[1:] if "=" not in a]
+    args = [a.strip() for a in _ARGUMENT_PIPE.split(match.group(2) or "")[1:] if "=" not in a]
     if name in ("ndash", "snd", "spaced ndash"):
         return " – " if name != "ndash" else "–"
     if name == "mdash":
@@ -176,35 +177,36 @@ def expand_inline_templates(text: str) -> str:
 def strip_nested(text: str) -> str:
     """Remove templates `{{…}}`, tables `{|…|}` and media/category/interlanguage links, nested to any depth.
 
-    Ordinary wikilinks `[[…]]` are kept for mwparserfromhell. Unbalanced closers are dropped.
+    Ordinary wikilinks `[[…]]` are kept for mwparserfromhell. A closer ends the innermost open
+    bracket of its kind (and any left unclosed inside it); a closer with no opener is dropped.
     """
     out: list[str] = []
-    stack: list[bool] = []  # one entry per open bracket: whether it removes its content
+    stack: list[tuple[str, bool]] = []  # open brackets: (closer expected, whether it removes content)
     dropping = 0  # how many open brackets remove content
     position = 0
     for match in _BRACKETS.finditer(text):
         token = match.group().strip()
         start, end = match.span()
-        if token in ("{{", "{|"):
-            opens, drops = True, True
-        elif token == "[[":
-            opens, drops = True, bool(_DROPPED_LINK.match(text, end))
-        else:
-            opens, drops = False, False
         if dropping == 0:
             out.append(text[position:start])
-        if opens:
-            stack.append(drops)
+        position = end
+        if token in ("{{", "{|", "[["):
+            drops = token != "[[" or bool(_DROPPED_LINK.match(text, end))
+            stack.append(({"{{": "}}", "{|": "|}", "[[": "]]"}[token], drops))
             dropping += drops
             if dropping == 0:
                 out.append(token)
-        else:
-            if stack:
-                closed = stack.pop()
-                if dropping == 0 and not closed and token == "]]":
-                    out.append(token)
-                dropping -= closed
-        position = end
+        elif any(closer == token for closer, _ in stack):
+            # close the innermost matching bracket, and any left unclosed inside it
+            while True:
+                closer, drops = stack.pop()
+                if dropping == 0 and closer == "]]":
+                    out.append("]]")
+                dropping -= drops
+                if closer == token:
+                    break
+        elif dropping == 0 and token == "]]":
+            out.append(token)  # unbalanced: left to mwparserfromhell as text
     if dropping == 0:
         out.append(text[position:])
     return "".join(out)
