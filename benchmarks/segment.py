@@ -8,6 +8,8 @@ Prints one JSON line with:
   workers (`--direct_running_mode=multi_processing`): wall seconds, MB/s per worker
   (input MB / wall / workers), MB per CPU second of the job's processes (Beam start-up included)
   and peak RSS of the largest process.
+- `wikiextractor`: where WikiExtractor 3.1 is importable (e.g. PYTHONPATH=/path/to/wikiextractor),
+  its documents, characters, speed and markup residues next to ours on the same pages.
 - `scale`: the Wikipedia sample repeated 1x and 4x in one dump: peak RSS of the streaming work (flat)
   and of the local Beam job (whose in-process runner keeps shuffled data in memory).
 The machine is shared, so CPU-time figures are the stable ones. Run: python benchmarks/segment.py
@@ -117,6 +119,60 @@ def repeated_dump(path: Path, copies: int) -> None:
         out.write(tail)
 
 
+RESIDUES = {
+    "template braces": r"\{\{|\}\}",
+    "link brackets": r"\[\[|\]\]",
+    "table rows": r"^\s*[|!]|\|\|",
+    "html tags": r"</?[a-z]+[ >/]",
+    "html entities": r"&[a-z]+;",
+    "formula placeholders": r"formula_\d",
+    "empty parentheses": r"\(\s*[,;]?\s*\)",
+    "space before punctuation": r" [.,;:](?:\s|$)",
+    "section headings": r"^[A-Z][^.!?]{0,60}\.$",
+}
+
+
+def wikiextractor_comparison() -> dict | None:
+    """Our prose vs WikiExtractor 3.1's on the sample (skipped where wikiextractor is not importable)."""
+    import importlib.util
+
+    if importlib.util.find_spec("wikiextractor") is None:
+        return None
+    from pipelines import wikipedia
+    from pipelines.text_cleaning import normalize_text
+
+    with tempfile.TemporaryDirectory() as temp:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(
+            [sys.executable, "-m", "wikiextractor.WikiExtractor", str(WIKI), "-o", temp, "--processes", "1", "-q"],
+            check=True, capture_output=True,
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        theirs = {}
+        for path in sorted(Path(temp).rglob("wiki_*")):
+            for match in re.finditer(r'<doc id="\d+"[^>]*title="([^"]*)">\n(.*?)</doc>', path.read_text(), re.S):
+                theirs[match.group(1)] = [line for line in match.group(2).split("\n") if line.strip()][1:]
+    ours = {}
+    with bz2.open(WIKI) as stream:
+        for page in wikipedia.iter_pages(stream):
+            if page.page_id and page.title in theirs:
+                ours[page.title] = [normalize_text(p) for p in wikipedia.wikitext_to_paragraphs(page.text)]
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+    def residues(docs: dict) -> dict:
+        patterns = {name: re.compile(rx, re.M) for name, rx in RESIDUES.items()}
+        return {name: sum(len(rx.findall(line)) for lines in docs.values() for line in lines)
+                for name, rx in patterns.items()}
+
+    return {
+        "documents": {"wikiextractor": len(theirs), "ours": len(ours)},
+        "characters": {name: sum(len(line) for lines in docs.values() for line in lines)
+                       for name, docs in (("wikiextractor", theirs), ("ours", ours))},
+        "wikiextractor_mb_per_cpu_s": round(sum(len(p.text) for p in wikipedia.iter_pages(bz2.open(WIKI))) / 1e6 / cpu, 3),
+        "residues": {"wikiextractor": residues(theirs), "ours": residues(ours)},
+    }
+
+
 def main() -> None:
     books = [str(p) for p in sorted(BOOKS.glob("*.txt"))]
     figures = {
@@ -142,6 +198,7 @@ def main() -> None:
                 "beam_peak_rss_mb": case["peak_rss_mb"],
                 "beam_mb_per_cpu_s": case["mb_per_cpu_s"],
             }
+    figures["wikiextractor"] = wikiextractor_comparison()
     print(json.dumps(figures))
 
 
