@@ -9,7 +9,10 @@ each in a fresh process. Prints ONE JSON line:
 - `*_cpu_s`, `*_wall_s`, `*_peak_rss_mb`: CPU seconds (user + system), wall seconds and peak RSS of the run;
 - `mb_per_cpu_s_1x`: text MB per CPU second, start-up included; `marginal_mb_per_cpu_s`: the extra 3x
   corpus over the extra CPU seconds (steady state, start-up excluded); the same in pieces as `tokens_*`;
-- `core_mb_per_cpu_s`: the per-document work alone (tokenize, instances, masks, serialize; no Beam);
+- `core_*`: the per-document work alone (read, tokenize, instances, masks, serialize; no Beam), in a fresh
+  process: its throughput on the 4x corpus and its peak RSS at 1x and 4x (the streaming part's memory);
+- the stage's peak RSS grows with the output on the in-process FnApiRunner, whose GroupByKey (the global
+  shuffle of instances into shards) holds everything in memory; distributed runners shuffle out of core.
 - `speedup_vs_reference`: marginal MB/s per core over the reference's 0.35 MB/s per core per dupe pass.
 CPU seconds are the honest measure on a shared machine; wall times are noisy there.
 """
@@ -69,19 +72,25 @@ def replicated(corpus: Path, copies: int, output: Path) -> Path:
     return output
 
 
-def measure_run(corpus: Path, model: Path, output: Path) -> dict:
-    """Run the stage in a fresh process; its CPU seconds, wall seconds, peak RSS and metadata."""
-    command = [sys.executable, "-m", "pipelines.tfrecords", "--input", str(corpus), "--spm-model", str(model),
-               "--output", str(output), "--dupe-factor", "1", "--max-seq-length", "512", "--num-shards", "16"]
+def measure(command: list[str]) -> dict:
+    """Run `command` in a fresh process: its CPU seconds, wall seconds, peak RSS and stdout."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE)
+    stdout = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(command)} failed")
-    metadata = json.loads((output / "metadata.json").read_text())
     return {"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
-            "metadata": metadata}
+            "stdout": stdout}
+
+
+def measure_run(corpus: Path, model: Path, output: Path) -> dict:
+    """The stage on one CPU (FnApiRunner, one worker), with its metadata."""
+    run = measure([sys.executable, "-m", "pipelines.tfrecords", "--input", str(corpus), "--spm-model", str(model),
+                   "--output", str(output), "--dupe-factor", "1", "--max-seq-length", "512", "--num-shards", "16"])
+    run["metadata"] = json.loads((output / "metadata.json").read_text())
+    return run
 
 
 def core_throughput(corpus: Path, model: Path) -> tuple[float, float]:
@@ -105,7 +114,11 @@ def core_throughput(corpus: Path, model: Path) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workdir", help="where to cache the corpus and vocabulary (default: a temp dir)")
+    parser.add_argument("--core", nargs=2, metavar=("CORPUS", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.core:  # child process: the per-document work alone, for its CPU time and peak RSS
+        print(json.dumps(core_throughput(Path(args.core[0]), Path(args.core[1]))))
+        return
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="bench-tfrecords-"))
     workdir.mkdir(parents=True, exist_ok=True)
     corpus = segmented_corpus(workdir)
@@ -121,7 +134,9 @@ def main() -> None:
     tokens = {name: run["metadata"]["counts"]["document_tokens"] for name, run in runs.items()}
     extra_cpu = runs["4x"]["cpu_s"] - runs["1x"]["cpu_s"]
     marginal_mb = (megabytes["4x"] - megabytes["1x"]) / extra_cpu
-    core_mb, core_tokens = core_throughput(corpus, model)
+    core = {name: measure([sys.executable, __file__, "--core", str(path), str(model)])
+            for name, path in (("1x", corpus), ("4x", corpus4))}
+    core_mb, core_tokens = json.loads(core["4x"]["stdout"])
     meta = runs["1x"]["metadata"]
     figures = {
         "benchmark": "tfrecords",
@@ -137,6 +152,8 @@ def main() -> None:
         "marginal_tokens_per_cpu_s": round((tokens["4x"] - tokens["1x"]) / extra_cpu),
         "core_mb_per_cpu_s": round(core_mb, 2),
         "core_tokens_per_cpu_s": round(core_tokens),
+        "core_peak_rss_mb_1x": round(core["1x"]["peak_rss_mb"], 1),
+        "core_peak_rss_mb_4x": round(core["4x"]["peak_rss_mb"], 1),
         "speedup_vs_reference": round(marginal_mb / REFERENCE_MB_PER_S, 1),
         "sop_label_balance": round(meta["sop_label_balance"], 4),
         "mean_predictions_per_instance": round(meta["mean_predictions_per_instance"], 2),
