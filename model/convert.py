@@ -173,6 +173,9 @@ def config_from_huggingface(values: dict[str, Any], source: str = "config.json")
     act = values.get("hidden_act", "gelu_new")
     if act not in _HF_ACTIVATIONS:
         raise ConversionError(f"{source}: unsupported hidden_act {act!r}")
+    if values.get("position_embedding_type", "absolute") != "absolute":
+        raise ConversionError(f"{source}: unsupported position_embedding_type "
+                              f"{values['position_embedding_type']!r} (only 'absolute')")
     fields = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
               "num_attention_heads", "intermediate_size", "num_hidden_groups", "inner_group_num",
               "hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout_prob",

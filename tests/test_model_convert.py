@@ -217,3 +217,14 @@ def test_huggingface_backbone_only_import(tmp_path):
     ours = model.backbone(batch)
     np.testing.assert_allclose(np.asarray(ours["pooled_output"]),
                                expected.pooler_output.numpy(), atol=1e-5)
+
+
+def test_huggingface_config_mapping():
+    from model.convert import config_from_huggingface, config_to_huggingface
+
+    config = get_preset("albert-nano", vocab_size=VOCAB, num_hidden_groups=2)
+    assert config_from_huggingface(config_to_huggingface(config)) == config
+    with pytest.raises(ConversionError, match="position_embedding_type"):
+        config_from_huggingface({"position_embedding_type": "relative_key"})
+    with pytest.raises(ConversionError, match="hidden_act"):
+        config_from_huggingface({"hidden_act": "silu"})
