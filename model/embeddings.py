@@ -49,6 +49,9 @@ class AlbertEmbeddings(keras.layers.Layer):
 
     def call(self, input_ids, segment_ids, training=False):
         seq_len = ops.shape(input_ids)[1]
+        if isinstance(seq_len, int) and seq_len > self.config.max_position_embeddings:
+            raise ValueError(f"sequence length {seq_len} exceeds max_position_embeddings "
+                             f"{self.config.max_position_embeddings}")
         positions = ops.expand_dims(ops.arange(seq_len, dtype="int32"), 0)
         x = (self.word_embeddings(input_ids) + self.token_type_embeddings(segment_ids)
              + self.position_embeddings(positions))

@@ -100,6 +100,8 @@ def test_training_dropout_path_and_defaults():
     train = np.asarray(model(inputs, training=True)["mlm_logits"])
     assert np.isfinite(train).all()
     assert not np.allclose(train, np.asarray(model(inputs)["mlm_logits"]))
+    with pytest.raises(ValueError, match="exceeds max_position_embeddings"):
+        model.backbone({"input_ids": np.ones((1, 129), "int32")})
     # segment_ids and input_mask default to zeros and ones.
     only_ids = model.backbone({"input_ids": inputs["input_ids"][:1]})["sequence_output"]
     explicit = model.backbone({"input_ids": inputs["input_ids"][:1],
