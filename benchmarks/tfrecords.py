@@ -41,11 +41,21 @@ def segmented_corpus(workdir: Path) -> Path:
 
     output = workdir / "seg"
     if not output.exists():
-        segment.run(segment.SegmentConfig(
-            input=[str(SHARED / "books" / "*.txt"),
-                   str(SHARED / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")],
-            output=str(output), num_shards=4, fallback_encoding="latin-1",
-        ))
+        segment.run(
+            segment.SegmentConfig(
+                input=[
+                    str(SHARED / "books" / "*.txt"),
+                    str(
+                        SHARED
+                        / "wikipedia"
+                        / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+                    ),
+                ],
+                output=str(output),
+                num_shards=4,
+                fallback_encoding="latin-1",
+            )
+        )
     return output
 
 
@@ -55,10 +65,19 @@ def vocabulary(workdir: Path, corpus: Path) -> Path:
     model = workdir / "sp30k.model"
     if not model.exists():
         spm.SentencePieceTrainer.train(
-            input=sorted(str(p) for p in corpus.glob("*.txt")), model_prefix=str(workdir / "sp30k"),
-            vocab_size=30000, hard_vocab_limit=False, model_type="unigram", pad_id=0, unk_id=1, bos_id=-1,
-            eos_id=-1, control_symbols=["[CLS]", "[SEP]", "[MASK]"], input_sentence_size=1_000_000,
-            shuffle_input_sentence=True, minloglevel=2,
+            input=sorted(str(p) for p in corpus.glob("*.txt")),
+            model_prefix=str(workdir / "sp30k"),
+            vocab_size=30000,
+            hard_vocab_limit=False,
+            model_type="unigram",
+            pad_id=0,
+            unk_id=1,
+            bos_id=-1,
+            eos_id=-1,
+            control_symbols=["[CLS]", "[SEP]", "[MASK]"],
+            input_sentence_size=1_000_000,
+            shuffle_input_sentence=True,
+            minloglevel=2,
         )
     return model
 
@@ -81,14 +100,35 @@ def measure(command: list[str]) -> dict:
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(command)} failed")
-    return {"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
-            "stdout": stdout}
+    return {
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "wall_s": wall,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "stdout": stdout,
+    }
 
 
 def measure_run(corpus: Path, model: Path, output: Path) -> dict:
     """The stage on one CPU (FnApiRunner, one worker), with its metadata."""
-    run = measure([sys.executable, "-m", "pipelines.tfrecords", "--input", str(corpus), "--spm-model", str(model),
-                   "--output", str(output), "--dupe-factor", "1", "--max-seq-length", "512", "--num-shards", "16"])
+    run = measure(
+        [
+            sys.executable,
+            "-m",
+            "pipelines.tfrecords",
+            "--input",
+            str(corpus),
+            "--spm-model",
+            str(model),
+            "--output",
+            str(output),
+            "--dupe-factor",
+            "1",
+            "--max-seq-length",
+            "512",
+            "--num-shards",
+            "16",
+        ]
+    )
     run["metadata"] = json.loads((output / "metadata.json").read_text())
     return run
 
@@ -97,8 +137,9 @@ def core_throughput(corpus: Path, model: Path) -> tuple[float, float]:
     """MB and tokens per CPU second of the per-document work alone, in this process."""
     from pipelines.tfrecords import InstanceWriter, TFRecordsConfig, read_documents
 
-    writer = InstanceWriter(TFRecordsConfig(input=str(corpus), spm_model=str(model), output="unused",
-                                            dupe_factor=1))
+    writer = InstanceWriter(
+        TFRecordsConfig(input=str(corpus), spm_model=str(model), output="unused", dupe_factor=1)
+    )
     files = sorted(glob.glob(str(corpus / "*.txt")))
     start, tokens = time.process_time(), 0
     for path in files:
@@ -112,8 +153,12 @@ def core_throughput(corpus: Path, model: Path) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workdir", help="where to cache the corpus and vocabulary (default: a temp dir)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--workdir", help="where to cache the corpus and vocabulary (default: a temp dir)"
+    )
     parser.add_argument("--core", nargs=2, metavar=("CORPUS", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.core:  # child process: the per-document work alone, for its CPU time and peak RSS
@@ -129,13 +174,17 @@ def main() -> None:
         output = workdir / f"out{name}"
         shutil.rmtree(output, ignore_errors=True)
         runs[name] = measure_run(path, model, output)
-    megabytes = {name: sum(p.stat().st_size for p in path.glob("*.txt")) / 1e6
-                 for name, path in (("1x", corpus), ("4x", corpus4))}
+    megabytes = {
+        name: sum(p.stat().st_size for p in path.glob("*.txt")) / 1e6
+        for name, path in (("1x", corpus), ("4x", corpus4))
+    }
     tokens = {name: run["metadata"]["counts"]["document_tokens"] for name, run in runs.items()}
     extra_cpu = runs["4x"]["cpu_s"] - runs["1x"]["cpu_s"]
     marginal_mb = (megabytes["4x"] - megabytes["1x"]) / extra_cpu
-    core = {name: measure([sys.executable, __file__, "--core", str(path), str(model)])
-            for name, path in (("1x", corpus), ("4x", corpus4))}
+    core = {
+        name: measure([sys.executable, __file__, "--core", str(path), str(model)])
+        for name, path in (("1x", corpus), ("4x", corpus4))
+    }
     core_mb, core_tokens = json.loads(core["4x"]["stdout"])
     meta = runs["1x"]["metadata"]
     figures = {
@@ -144,8 +193,11 @@ def main() -> None:
         "tokens_1x": tokens["1x"],
         "instances_1x": meta["counts"]["instances"],
         "vocab_size": 30000,
-        **{f"{key}_{name}": round(run[key], 2) for name, run in runs.items()
-           for key in ("cpu_s", "wall_s", "peak_rss_mb")},
+        **{
+            f"{key}_{name}": round(run[key], 2)
+            for name, run in runs.items()
+            for key in ("cpu_s", "wall_s", "peak_rss_mb")
+        },
         "mb_per_cpu_s_1x": round(megabytes["1x"] / runs["1x"]["cpu_s"], 2),
         "tokens_per_cpu_s_1x": round(tokens["1x"] / runs["1x"]["cpu_s"]),
         "marginal_mb_per_cpu_s": round(marginal_mb, 2),

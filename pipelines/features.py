@@ -65,16 +65,22 @@ def _general_varints(values: np.ndarray) -> bytes:
     present[:, 1:] = groups[:, 1:] > 0
     more = np.zeros_like(present)
     more[:, :-1] = present[:, 1:]
-    encoded = ((groups & np.uint64(0x7F)) | (more.astype(np.uint64) << np.uint64(7))).astype(np.uint8)
+    encoded = ((groups & np.uint64(0x7F)) | (more.astype(np.uint64) << np.uint64(7))).astype(
+        np.uint8
+    )
     return encoded[present].tobytes()
 
 
 _TABLE_SIZE = 1 << 16  # ids of any vocabulary up to 65,536 pieces and every position
 _TABLE_VALUES = np.arange(_TABLE_SIZE, dtype=np.int64)
-_TABLE_PRESENT = np.stack([_TABLE_VALUES >= 0, _TABLE_VALUES >= 1 << 7, _TABLE_VALUES >= 1 << 14], axis=1)
+_TABLE_PRESENT = np.stack(
+    [_TABLE_VALUES >= 0, _TABLE_VALUES >= 1 << 7, _TABLE_VALUES >= 1 << 14], axis=1
+)
 _TABLE_BYTES = np.stack(
-    [(_TABLE_VALUES >> shift) & 0x7F | (_TABLE_PRESENT[:, k + 1] << 7 if k < 2 else 0)
-     for k, shift in enumerate((0, 7, 14))],
+    [
+        (_TABLE_VALUES >> shift) & 0x7F | (_TABLE_PRESENT[:, k + 1] << 7 if k < 2 else 0)
+        for k, shift in enumerate((0, 7, 14))
+    ],
     axis=1,
 ).astype(np.uint8)
 
@@ -140,8 +146,14 @@ def encode_example(
         _entry("input_ids", 0x1A, encode_varints(_pad(input_ids, max_seq_length))),
         _entry("input_mask", 0x1A, mask.tobytes()),
         _entry("segment_ids", 0x1A, _pad(segment_ids, max_seq_length).astype(np.uint8).tobytes()),
-        _entry("token_boundary", 0x1A, _pad(token_boundary, max_seq_length).astype(np.uint8).tobytes()),
-        _entry("masked_lm_positions", 0x1A, encode_varints(_pad(masked_lm_positions, max_predictions_per_seq))),
+        _entry(
+            "token_boundary", 0x1A, _pad(token_boundary, max_seq_length).astype(np.uint8).tobytes()
+        ),
+        _entry(
+            "masked_lm_positions",
+            0x1A,
+            encode_varints(_pad(masked_lm_positions, max_predictions_per_seq)),
+        ),
         _entry("masked_lm_ids", 0x1A, encode_varints(_pad(masked_lm_ids, max_predictions_per_seq))),
         _entry("masked_lm_weights", 0x12, weights.tobytes()),
         _entry("next_sentence_labels", 0x1A, _varint(int(label))),

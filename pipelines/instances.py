@@ -20,7 +20,8 @@ front or the back at random until both fit.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterator, Literal, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -52,7 +53,10 @@ def encode_sentences(tokenizer, lines: Sequence[str]) -> list[np.ndarray]:
     Empty results are dropped, as the reference drops sentences with no tokens.
     """
     lower = tokenizer.do_lower_case
-    texts = [_preprocess_ascii(line, lower) if line.isascii() else tokenizer.preprocess(line) for line in lines]
+    texts = [
+        _preprocess_ascii(line, lower) if line.isascii() else tokenizer.preprocess(line)
+        for line in lines
+    ]
     encoded = tokenizer.sp.encode(texts, num_threads=1)
     sentences = []
     for line, text, ids in zip(lines, texts, encoded):
@@ -122,7 +126,9 @@ def truncate_pair(
     return tokens_a[a_start:a_end], tokens_b[b_start:b_end]
 
 
-def assemble(tokens_a: np.ndarray, tokens_b: np.ndarray, label: int, cls_id: int, sep_id: int) -> Instance:
+def assemble(
+    tokens_a: np.ndarray, tokens_b: np.ndarray, label: int, cls_id: int, sep_id: int
+) -> Instance:
     """[CLS] A [SEP] B [SEP] with segment ids 0/1."""
     input_ids = np.concatenate(([cls_id], tokens_a, [sep_id], tokens_b, [sep_id])).astype(np.int64)
     segment_ids = np.zeros(len(input_ids), dtype=np.int64)

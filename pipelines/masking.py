@@ -20,12 +20,14 @@ replacements are never control symbols (the reference can draw <pad>, [CLS], [SE
 from __future__ import annotations
 
 import dataclasses
+import functools
 import string
 from typing import NamedTuple
 
 import numpy as np
 
 SPIECE_UNDERLINE = "\u2581"
+FIRST_NORMAL_ID = 5  # ALBERT vocabularies: <pad> <unk> [CLS] [SEP] [MASK] are ids 0-4
 _PUNCTUATION = frozenset(string.punctuation)
 _START_CHARS_OK = frozenset(string.ascii_lowercase) | _PUNCTUATION
 
@@ -37,8 +39,7 @@ def is_start_piece(piece: str) -> bool:
     neither an ASCII letter nor ASCII punctuation (digits, accented or non-Latin characters).
     """
     return (
-        piece.startswith(SPIECE_UNDERLINE)
-        or piece.startswith("<")
+        piece.startswith((SPIECE_UNDERLINE, "<"))
         or piece in _PUNCTUATION
         or not all(char.lower() in _START_CHARS_OK for char in piece)
     )
@@ -90,7 +91,7 @@ def num_to_predict(num_tokens: int, options: MaskingOptions) -> int:
     """The reference's prediction budget for a sequence of `num_tokens` (incl. [CLS]/[SEP])."""
     if options.masked_lm_prob == 0:
         return 0
-    return min(options.max_predictions_per_seq, max(1, int(round(num_tokens * options.masked_lm_prob))))
+    return min(options.max_predictions_per_seq, max(1, round(num_tokens * options.masked_lm_prob)))
 
 
 def word_spans(is_word_start: np.ndarray, maskable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -105,7 +106,11 @@ def word_spans(is_word_start: np.ndarray, maskable: np.ndarray) -> tuple[np.ndar
 
 
 def select_ngrams(
-    starts: np.ndarray, ends: np.ndarray, budget: int, rng: np.random.Generator, options: MaskingOptions
+    starts: np.ndarray,
+    ends: np.ndarray,
+    budget: int,
+    rng: np.random.Generator,
+    options: MaskingOptions,
 ) -> list[tuple[int, int]]:
     """The chosen n-grams as (first word, number of words), in the order they were chosen."""
     num_words = len(starts)
@@ -166,7 +171,41 @@ def mask_instance(
     masked_ids = ids.copy()
     choice = rng.random(len(positions))
     keep = rng.random(len(positions)) < 0.5
-    random_ids = options.replacement_ids[rng.integers(len(options.replacement_ids), size=len(positions))]
+    random_ids = options.replacement_ids[
+        rng.integers(len(options.replacement_ids), size=len(positions))
+    ]
     replacement = np.where(choice < 0.8, options.mask_id, np.where(keep, labels, random_ids))
     masked_ids[positions] = replacement
     return Masked(masked_ids, positions, labels)
+
+
+@functools.lru_cache(maxsize=16)
+def _options_for(vocab_size, max_predictions_per_seq, masked_lm_prob, ngram, favor_shorter_ngram):
+    return MaskingOptions(
+        replacement_ids=np.arange(FIRST_NORMAL_ID, vocab_size, dtype=np.int64),
+        masked_lm_prob=masked_lm_prob,
+        max_predictions_per_seq=max_predictions_per_seq,
+        ngram=ngram,
+        favor_shorter_ngram=favor_shorter_ngram,
+    )
+
+
+def mask_tokens(
+    ids,
+    token_boundary,
+    rng: np.random.Generator,
+    *,
+    vocab_size: int,
+    max_predictions_per_seq: int = 20,
+    masked_lm_prob: float = 0.15,
+    ngram: int = 3,
+    favor_shorter_ngram: bool = True,
+) -> Masked:
+    """`mask_instance` for an ALBERT vocabulary (ids 0-4 = <pad> <unk> [CLS] [SEP] [MASK], the rest normal
+    pieces): the trainer's entry point for dynamic masking of a record's input_ids and token_boundary."""
+    options = _options_for(
+        vocab_size, max_predictions_per_seq, masked_lm_prob, ngram, favor_shorter_ngram
+    )
+    return mask_instance(
+        np.asarray(ids, dtype=np.int64), np.asarray(token_boundary, dtype=bool), rng, options
+    )

@@ -14,7 +14,8 @@ import json
 import logging
 import os
 import sys
-from typing import Iterator, Literal
+from collections.abc import Iterator
+from typing import Literal
 
 import apache_beam as beam
 import numpy as np
@@ -36,25 +37,46 @@ FORMAT = "albert-pretraining-tfrecord-v1"
 
 
 class TFRecordsConfig(StageConfig):
-    input: str = Field(description="segmented corpus: a directory of *.txt[.gz|.bz2] shards, a file or a glob")
-    spm_model: str = Field(description="SentencePiece model (ALBERT special ids: <pad> <unk> [CLS] [SEP] [MASK])")
+    input: str = Field(
+        description="segmented corpus: a directory of *.txt[.gz|.bz2] shards, a file or a glob"
+    )
+    spm_model: str = Field(
+        description="SentencePiece model (ALBERT special ids: <pad> <unk> [CLS] [SEP] [MASK])"
+    )
     output: str = Field(description="output directory for *.tfrecord shards and metadata.json")
-    max_seq_length: int = Field(512, ge=5, description="tokens per instance incl. [CLS] and two [SEP]")
+    max_seq_length: int = Field(
+        512, ge=5, description="tokens per instance incl. [CLS] and two [SEP]"
+    )
     max_predictions_per_seq: int = Field(20, ge=1, description="most masked positions per instance")
     masked_lm_prob: float = Field(0.15, ge=0, le=1, description="fraction of tokens to mask")
     ngram: int = Field(3, ge=1, description="longest masked n-gram, in whole words")
-    favor_shorter_ngram: bool = Field(True, description="draw n with p ~ 1/n (else p ~ 1/(ngram+1-n))")
-    dupe_factor: int = Field(40, ge=1, description="passes over the corpus with different masks (static only)")
-    short_seq_prob: float = Field(0.1, ge=0, le=1, description="probability of a shorter random target length")
-    seed: int = Field(12345, ge=0, description="seed of every random choice")
-    objective: Literal["sop", "nsp"] = Field("sop", description="sentence-order (ALBERT) or next-sentence (BERT)")
-    masking: Literal["static", "dynamic"] = Field(
-        "static", description="static: masks written, dupe_factor passes; dynamic: one pass, masked at training"
+    favor_shorter_ngram: bool = Field(
+        True, description="draw n with p ~ 1/n (else p ~ 1/(ngram+1-n))"
     )
-    do_lower_case: bool = Field(True, description="lowercase before tokenizing (must match the vocabulary)")
-    num_shards: int = Field(64, ge=1, description="output shards (a shard is held in memory when written)")
+    dupe_factor: int = Field(
+        40, ge=1, description="passes over the corpus with different masks (static only)"
+    )
+    short_seq_prob: float = Field(
+        0.1, ge=0, le=1, description="probability of a shorter random target length"
+    )
+    seed: int = Field(12345, ge=0, description="seed of every random choice")
+    objective: Literal["sop", "nsp"] = Field(
+        "sop", description="sentence-order (ALBERT) or next-sentence (BERT)"
+    )
+    masking: Literal["static", "dynamic"] = Field(
+        "static",
+        description="static: masks written, dupe_factor passes; dynamic: one pass, masked at training",
+    )
+    do_lower_case: bool = Field(
+        True, description="lowercase before tokenizing (must match the vocabulary)"
+    )
+    num_shards: int = Field(
+        64, ge=1, description="output shards (a shard is held in memory when written)"
+    )
     nsp_bucket_documents: int = Field(
-        256, ge=2, description="NSP only: documents per bucket that random B segments are drawn from"
+        256,
+        ge=2,
+        description="NSP only: documents per bucket that random B segments are drawn from",
     )
 
 
@@ -65,7 +87,10 @@ def document_rng(seed: int, doc_hash: int, dupe: int) -> np.random.Generator:
 
 def instance_sort_key(seed: int, doc_key: bytes, dupe: int, index: int) -> bytes:
     """A stable pseudo-random key: shuffles instances globally across and within shards."""
-    return stable_hash(b"%d\x00%s\x00%d\x00%d" % (seed, doc_key, dupe, index)).to_bytes(8, "big") + doc_key
+    return (
+        stable_hash(b"%d\x00%s\x00%d\x00%d" % (seed, doc_key, dupe, index)).to_bytes(8, "big")
+        + doc_key
+    )
 
 
 def read_documents(path: str) -> Iterator[tuple[bytes, list[str]]]:
@@ -114,7 +139,9 @@ class InstanceWriter:
         self.inc("document_tokens", sum(len(s) for s in sentences))
         return sentences
 
-    def examples(self, doc_key: bytes, document, dupe: int, random_document=None) -> Iterator[tuple[bytes, bytes]]:
+    def examples(
+        self, doc_key: bytes, document, dupe: int, random_document=None
+    ) -> Iterator[tuple[bytes, bytes]]:
         """(sort key, serialized example) of every instance of one document in one dupe pass."""
         config = self.config
         rng = document_rng(config.seed, stable_hash(doc_key), dupe)
@@ -235,8 +262,14 @@ def nsp_buckets(document: tuple[bytes, bytes], count: int, config: TFRecordsConf
 
 def input_files(pattern: str) -> list[str]:
     """The corpus files: every *.txt[.gz|.bz2] of a directory, or a file or glob."""
-    if fileio.exists(pattern) and fileio.filesystem(pattern)[0].isdir(fileio.filesystem(pattern)[1]):
-        files = [f for suffix in ("*.txt", "*.txt.gz", "*.txt.bz2") for f in fileio.expand(fileio.join(pattern, suffix))]
+    if fileio.exists(pattern) and fileio.filesystem(pattern)[0].isdir(
+        fileio.filesystem(pattern)[1]
+    ):
+        files = [
+            f
+            for suffix in ("*.txt", "*.txt.gz", "*.txt.bz2")
+            for f in fileio.expand(fileio.join(pattern, suffix))
+        ]
         return sorted(files)
     return fileio.expand(pattern)
 
@@ -254,7 +287,9 @@ def load_tokenizer(config: TFRecordsConfig) -> AlbertTokenizer:
 
 
 def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsConfig, prefix: str):
-    documents = pipeline | "Files" >> beam.Create(files) | "ReadDocuments" >> beam.ParDo(ReadDocuments())
+    documents = (
+        pipeline | "Files" >> beam.Create(files) | "ReadDocuments" >> beam.ParDo(ReadDocuments())
+    )
     if config.objective == "sop":
         examples = documents | "SopExamples" >> beam.ParDo(SopExamples(config))
     else:
@@ -262,31 +297,56 @@ def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsC
         count = encoded | "CountDocuments" >> beam.combiners.Count.Globally()
         examples = (
             encoded
-            | "Bucket" >> beam.FlatMap(nsp_buckets, count=beam.pvalue.AsSingleton(count), config=config)
+            | "Bucket"
+            >> beam.FlatMap(nsp_buckets, count=beam.pvalue.AsSingleton(count), config=config)
             | "GroupBuckets" >> beam.GroupByKey()
             | "NspExamples" >> beam.ParDo(NspExamples(config))
         )
-    return examples | "Write" >> WriteShards(prefix, config.num_shards, ".tfrecord", framing="tfrecord")
+    return examples | "Write" >> WriteShards(
+        prefix, config.num_shards, ".tfrecord", framing="tfrecord"
+    )
 
 
-def summarize(config: TFRecordsConfig, counts: dict[str, int], sha256: str, shard_files: list[str]) -> dict:
-    """metadata.json: format, feature spec, counts, label balance, n-gram histogram, options."""
+def summarize(
+    config: TFRecordsConfig,
+    counts: dict[str, int],
+    tokenizer: AlbertTokenizer,
+    shard_files: list[str],
+) -> dict:
+    """metadata.json: format, the facts a trainer needs at top level, feature spec, counts, statistics,
+    options."""
     ngram_counts = [counts.get(f"masked_ngrams_{n}", 0) for n in range(1, config.ngram + 1)]
     total_ngrams = sum(ngram_counts)
     instances_count = counts.get("instances", 0)
     return {
         "format": FORMAT,
-        "features": features.feature_spec_json(config.max_seq_length, config.max_predictions_per_seq),
+        "max_seq_length": config.max_seq_length,
+        "max_predictions_per_seq": config.max_predictions_per_seq,
+        "masking": config.masking,
+        "objective": config.objective,
+        "masked_lm_prob": config.masked_lm_prob,
+        "ngram": config.ngram,
+        "favor_shorter_ngram": config.favor_shorter_ngram,
+        "dupe_factor": config.dupe_factor if config.masking == "static" else 1,
+        "do_lower_case": config.do_lower_case,
+        "vocab_size": tokenizer.vocab_size,
+        "features": features.feature_spec_json(
+            config.max_seq_length, config.max_predictions_per_seq
+        ),
         "counts": counts,
         "sop_label_balance" if config.objective == "sop" else "nsp_label_balance": (
             counts.get("label_1", 0) / instances_count if instances_count else None
         ),
-        "masked_ngram_histogram": [c / total_ngrams for c in ngram_counts] if total_ngrams else None,
-        "mean_tokens_per_instance": counts.get("tokens", 0) / instances_count if instances_count else None,
+        "masked_ngram_histogram": [c / total_ngrams for c in ngram_counts]
+        if total_ngrams
+        else None,
+        "mean_tokens_per_instance": counts.get("tokens", 0) / instances_count
+        if instances_count
+        else None,
         "mean_predictions_per_instance": (
             counts.get("masked_tokens", 0) / instances_count if instances_count else None
         ),
-        "spm_model_sha256": sha256,
+        "spm_model_sha256": tokenizer.model_sha256,
         "options": config.model_dump(),
         "files": shard_files,
     }
@@ -308,8 +368,10 @@ def run(config: TFRecordsConfig, beam_args: list[str] | None = None) -> dict:
                 f"{config.input}: no instances: the corpus is empty ({counts.get('documents', 0)} documents, "
                 f"{counts.get('document_tokens', 0)} tokens)"
             )
-        shard_files = sorted(os.path.basename(p) for p in fileio.expand(fileio.join(temp_dir, "*.tfrecord")))
-        metadata = summarize(config, counts, tokenizer.model_sha256, shard_files)
+        shard_files = sorted(
+            os.path.basename(p) for p in fileio.expand(fileio.join(temp_dir, "*.tfrecord"))
+        )
+        metadata = summarize(config, counts, tokenizer, shard_files)
         with fileio.open_file(fileio.join(temp_dir, "metadata.json"), "w") as handle:
             json.dump(metadata, handle, indent=2, sort_keys=True)
     logger.info("wrote %d instances to %s", counts["instances"], config.output)

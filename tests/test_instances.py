@@ -78,10 +78,15 @@ def test_single_sentence_chunks_are_split_inside_the_sentence():
     assert len(a) + len(b) == 125 and is_run(a) and is_run(b)
 
     counts = {}
-    created = list(instances.create_instances(
-        [np.array([42])], rng, max_seq_length=128, short_seq_prob=0,
-        inc=lambda name, amount=1: counts.__setitem__(name, counts.get(name, 0) + amount),
-    ))
+    created = list(
+        instances.create_instances(
+            [np.array([42])],
+            rng,
+            max_seq_length=128,
+            short_seq_prob=0,
+            inc=lambda name, amount=1: counts.__setitem__(name, counts.get(name, 0) + amount),
+        )
+    )
     assert created == [] and counts == {"skipped_single_piece_chunks": 1}
 
 
@@ -100,16 +105,26 @@ def test_nsp_takes_random_b_from_another_document():
     for _ in range(200):
         doc = document(rng, int(rng.integers(2, 20)))
         created = instances.create_instances(
-            doc, rng, max_seq_length=64, short_seq_prob=0.1, objective="nsp", random_document=lambda r: other
+            doc,
+            rng,
+            max_seq_length=64,
+            short_seq_prob=0.1,
+            objective="nsp",
+            random_document=lambda r: other,
         )
         for instance in created:
             a, b = split(instance)
             assert a[0] < 1_000_000
             assert (b[0] >= 1_000_000) == bool(instance.label)
             labels.append(instance.label)
-    assert 0.5 <= np.mean(labels) <= 0.65  # one-sentence chunks always take a random B, as the reference
+    # one-sentence chunks always take a random B, as the reference
+    assert 0.5 <= np.mean(labels) <= 0.65
     with pytest.raises(ValueError):
-        list(instances.create_instances(doc, rng, max_seq_length=64, short_seq_prob=0, objective="nsp"))
+        list(
+            instances.create_instances(
+                doc, rng, max_seq_length=64, short_seq_prob=0, objective="nsp"
+            )
+        )
 
 
 def test_pack_document_round_trip():

@@ -124,7 +124,11 @@ def _statistics(num_instances=2000, length=512, **kwargs):
         masked_ids, positions, labels = masking.mask_instance(ids, starts, rng, opts, counts)
         predictions.append(len(positions))
         now = masked_ids[positions]
-        replaced += [(now == MASK).sum(), (now == labels).sum(), ((now != MASK) & (now != labels)).sum()]
+        replaced += [
+            (now == MASK).sum(),
+            (now == labels).sum(),
+            ((now != MASK) & (now != labels)).sum(),
+        ]
     return counts[1:] / counts.sum(), replaced / replaced.sum(), np.mean(predictions)
 
 
@@ -137,14 +141,21 @@ def test_statistics_over_many_512_token_instances():
 
 
 def test_ngram_distribution_with_few_overlaps():
-    few = dict(num_instances=100, length=8192, masked_lm_prob=0.03, max_predictions_per_seq=10_000)
+    few = {
+        "num_instances": 100,
+        "length": 8192,
+        "masked_lm_prob": 0.03,
+        "max_predictions_per_seq": 10_000,
+    }
     histogram, _, _ = _statistics(**few)
     np.testing.assert_allclose(histogram, [6 / 11, 3 / 11, 2 / 11], atol=0.02)
     histogram, _, _ = _statistics(**few, favor_shorter_ngram=False)
     np.testing.assert_allclose(histogram, [2 / 11, 3 / 11, 6 / 11], atol=0.03)
 
 
-def reference_ngram_histogram(starts: list[bool], budget: int, rng: random.Random, ngram=3) -> list[int]:
+def reference_ngram_histogram(
+    starts: list[bool], budget: int, rng: random.Random, ngram=3
+) -> list[int]:
     """The reference's selection loop, restated over word-start flags, counting chosen n-gram lengths."""
     words: list[list[int]] = []
     for index, start in enumerate(starts):
@@ -192,3 +203,15 @@ def test_options_from_vocabulary_exclude_controls():
     assert opts.replacement_ids.tolist() == [5, 6, 7, 8, 9]
     with pytest.raises(ValueError):
         masking.MaskingOptions(replacement_ids=np.array([], dtype=np.int64))
+
+
+def test_mask_tokens_for_the_trainer():
+    rng = np.random.default_rng(8)
+    ids, starts = synthetic(rng, 128)
+    masked_ids, positions, _ = masking.mask_tokens(
+        ids.tolist(), starts.astype(int).tolist(), np.random.default_rng(9), vocab_size=VOCAB
+    )
+    expected = masking.mask_instance(ids, starts, np.random.default_rng(9), options())
+    np.testing.assert_array_equal(masked_ids, expected.masked_ids)
+    np.testing.assert_array_equal(positions, expected.positions)
+    assert len(positions) == 19

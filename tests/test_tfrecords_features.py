@@ -18,15 +18,24 @@ def test_encoded_examples_parse_to_the_padded_values():
         segments = (np.arange(length) > length // 2).astype(np.int64)
         boundary = rng.integers(0, 2, length)
         positions = np.sort(rng.choice(length, 3, replace=False))
-        serialized.append(features.encode_example(ids, segments, boundary, positions, ids[positions], length % 2,
-                                                  32, 4))
-        pad = lambda values, n: np.concatenate([values, np.zeros(n - len(values), np.int64)])  # noqa: E731
-        expected.append({
-            "input_ids": pad(ids, 32), "input_mask": pad(np.ones(length, np.int64), 32),
-            "segment_ids": pad(segments, 32), "token_boundary": pad(boundary, 32),
-            "masked_lm_positions": pad(positions, 4), "masked_lm_ids": pad(ids[positions], 4),
-            "masked_lm_weights": np.array([1, 1, 1, 0], np.float32), "next_sentence_labels": [length % 2],
-        })
+        serialized.append(
+            features.encode_example(
+                ids, segments, boundary, positions, ids[positions], length % 2, 32, 4
+            )
+        )
+        pad = lambda values, n: np.concatenate([values, np.zeros(n - len(values), np.int64)])
+        expected.append(
+            {
+                "input_ids": pad(ids, 32),
+                "input_mask": pad(np.ones(length, np.int64), 32),
+                "segment_ids": pad(segments, 32),
+                "token_boundary": pad(boundary, 32),
+                "masked_lm_positions": pad(positions, 4),
+                "masked_lm_ids": pad(ids[positions], 4),
+                "masked_lm_weights": np.array([1, 1, 1, 0], np.float32),
+                "next_sentence_labels": [length % 2],
+            }
+        )
     parsed = tf.io.parse_example(serialized, features.feature_spec(32, 4))
     assert sorted(parsed) == sorted(features.FEATURE_NAMES)
     for i, values in enumerate(expected):
@@ -34,14 +43,21 @@ def test_encoded_examples_parse_to_the_padded_values():
             np.testing.assert_array_equal(parsed[name][i].numpy(), value, err_msg=name)
 
 
-@pytest.mark.parametrize("values", [[], [0], [127], [128, 16383, 16384], [2**21, 2**35, 2**56, 2**63 - 1]])
+@pytest.mark.parametrize(
+    "values", [[], [0], [127], [128, 16383, 16384], [2**21, 2**35, 2**56, 2**63 - 1]]
+)
 def test_varints_are_protobufs(values):
     import tensorflow as tf
 
     feature = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
     packed = feature.int64_list.SerializeToString()
-    assert packed == (b"\x0a" + features._varint(len(features.encode_varints(np.array(values, np.uint64))))
-                      + features.encode_varints(np.array(values, np.uint64)) if values else b"")
+    assert packed == (
+        b"\x0a"
+        + features._varint(len(features.encode_varints(np.array(values, np.uint64))))
+        + features.encode_varints(np.array(values, np.uint64))
+        if values
+        else b""
+    )
 
 
 def test_too_long_input_is_an_error():

@@ -14,12 +14,13 @@ from albert.tokenization import AlbertTokenizer
 from pipelines import instances, tfrecords
 from pipelines.features import FEATURE_NAMES, feature_spec
 
-WORDS = (
-    "the of and to in a is that for it as was with be by on not he i this are or his from at which but have "
-    "an they you were her she there been one all we their has would when if so no will can more other into "
-    "river mountain garden letter window morning evening winter summer question answer number captain "
+VOCABULARY = (
+    "the of and to in a is that for it as was with be by on not he i this are or his from at which but "
+    "have an they you were her she there been one all we their has would when if so no will can more other "
+    "into river mountain garden letter window morning evening winter summer question answer number captain "
     "café naïve résumé 1,000 2,500 3,14 zürich"
-).split()
+)
+WORDS = VOCABULARY.split()
 
 
 def make_text(rng: np.random.Generator, num_documents: int) -> str:
@@ -67,8 +68,15 @@ def spm_model(tmp_path_factory, corpus) -> str:
 
 
 def config(corpus, spm_model, output, **kwargs) -> tfrecords.TFRecordsConfig:
-    values = dict(input=str(corpus), spm_model=spm_model, output=str(output), max_seq_length=64,
-                  max_predictions_per_seq=10, dupe_factor=2, num_shards=3)
+    values = {
+        "input": str(corpus),
+        "spm_model": spm_model,
+        "output": str(output),
+        "max_seq_length": 64,
+        "max_predictions_per_seq": 10,
+        "dupe_factor": 2,
+        "num_shards": 3,
+    }
     values.update(kwargs)
     return tfrecords.TFRecordsConfig(**values)
 
@@ -77,8 +85,12 @@ def read_records(directory: Path, max_seq_length=64, max_predictions=10) -> dict
     import tensorflow as tf
 
     files = sorted(str(p) for p in directory.glob("*.tfrecord"))
-    batches = tf.data.TFRecordDataset(files).batch(100_000).map(
-        lambda batch: tf.io.parse_example(batch, feature_spec(max_seq_length, max_predictions))
+    batches = (
+        tf.data.TFRecordDataset(files)
+        .batch(100_000)
+        .map(
+            lambda batch: tf.io.parse_example(batch, feature_spec(max_seq_length, max_predictions))
+        )
     )
     return {name: value.numpy() for name, value in next(iter(batches)).items()}
 
@@ -92,7 +104,9 @@ def static_output(tmp_path_factory, corpus, spm_model) -> Path:
 
 def test_encode_sentences_is_the_tokenizers_encode(corpus, spm_model):
     tokenizer = AlbertTokenizer(spm_model)
-    lines = [line for path in sorted(corpus.glob("*.txt")) for line in path.read_text().splitlines()]
+    lines = [
+        line for path in sorted(corpus.glob("*.txt")) for line in path.read_text().splitlines()
+    ]
     lines += ["Prices rose 1,000 to 2,500,", "  Café  ``quoted''  NAÏVE ", "\t"]
     expected = [ids for ids in (tokenizer.encode(line) for line in lines) if ids]
     got = instances.encode_sentences(tokenizer, lines)
@@ -106,7 +120,9 @@ def test_features_metadata_and_statistics(static_output, spm_model):
         assert records[name].shape[1:] == (64,) and records[name].dtype == np.int64
     for name in ("masked_lm_positions", "masked_lm_ids"):
         assert records[name].shape[1:] == (10,) and records[name].dtype == np.int64
-    assert records["masked_lm_weights"].dtype == np.float32 and records["masked_lm_weights"].shape[1:] == (10,)
+    assert records["masked_lm_weights"].dtype == np.float32 and records["masked_lm_weights"].shape[
+        1:
+    ] == (10,)
     assert records["next_sentence_labels"].shape[1:] == (1,)
 
     metadata = json.loads((static_output / "metadata.json").read_text())
@@ -117,8 +133,14 @@ def test_features_metadata_and_statistics(static_output, spm_model):
     assert counts["label_1"] == records["next_sentence_labels"].sum()
     assert counts["documents"] == 50
     assert metadata["spm_model_sha256"] == AlbertTokenizer(spm_model).model_sha256
-    assert metadata["options"]["dupe_factor"] == 2 and metadata["features"]["masked_lm_weights"] == {
-        "dtype": "float32", "shape": [10]}
+    assert (
+        metadata["max_seq_length"] == 64
+        and metadata["masking"] == "static"
+        and metadata["vocab_size"] > 50
+    )
+    assert metadata["options"]["dupe_factor"] == 2 and metadata["features"][
+        "masked_lm_weights"
+    ] == {"dtype": "float32", "shape": [10]}
     assert sum(metadata["masked_ngram_histogram"]) == pytest.approx(1)
     assert 0.35 < metadata["sop_label_balance"] < 0.65
     assert len(metadata["files"]) == 3
@@ -154,8 +176,10 @@ def test_round_trip_gives_the_original_pieces_in_order(static_output, corpus, sp
 
 def test_identical_bytes_for_one_or_two_workers(static_output, corpus, spm_model, tmp_path):
     two = tmp_path / "two"
-    tfrecords.run(config(corpus, spm_model, two),
-                  ["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    tfrecords.run(
+        config(corpus, spm_model, two),
+        ["--direct_running_mode=multi_processing", "--direct_num_workers=2"],
+    )
     names = sorted(p.name for p in static_output.glob("*.tfrecord"))
     assert names == sorted(p.name for p in two.glob("*.tfrecord"))
     for name in names:
@@ -166,7 +190,9 @@ def test_identical_bytes_for_one_or_two_workers(static_output, corpus, spm_model
 
 
 def test_dynamic_masking_writes_each_instance_once_unmasked(corpus, spm_model, tmp_path):
-    summary = tfrecords.run(config(corpus, spm_model, tmp_path / "dyn", masking="dynamic", dupe_factor=5))
+    summary = tfrecords.run(
+        config(corpus, spm_model, tmp_path / "dyn", masking="dynamic", dupe_factor=5)
+    )
     records = read_records(tmp_path / "dyn")
     assert summary["counts"]["instances"] == len(records["input_ids"])
     assert not records["masked_lm_weights"].any() and not records["masked_lm_positions"].any()
@@ -175,8 +201,16 @@ def test_dynamic_masking_writes_each_instance_once_unmasked(corpus, spm_model, t
 
 
 def test_nsp_objective(corpus, spm_model, tmp_path):
-    summary = tfrecords.run(config(corpus, spm_model, tmp_path / "nsp", objective="nsp", dupe_factor=1,
-                                   nsp_bucket_documents=10))
+    summary = tfrecords.run(
+        config(
+            corpus,
+            spm_model,
+            tmp_path / "nsp",
+            objective="nsp",
+            dupe_factor=1,
+            nsp_bucket_documents=10,
+        )
+    )
     assert 0.4 < summary["nsp_label_balance"] < 0.75
     assert summary["counts"]["instances"] == len(read_records(tmp_path / "nsp")["input_ids"])
 
@@ -185,7 +219,9 @@ def test_bad_inputs_get_clear_errors(corpus, spm_model, tmp_path):
     output = tmp_path / "out"
     with pytest.raises(StageError, match="not found"):
         tfrecords.run(config(corpus, str(tmp_path / "missing.model"), output))
-    no_mask = train_spm(tmp_path, make_text(np.random.default_rng(1), 20), control_symbols=("[CLS]", "[SEP]"))
+    no_mask = train_spm(
+        tmp_path, make_text(np.random.default_rng(1), 20), control_symbols=("[CLS]", "[SEP]")
+    )
     with pytest.raises(StageError, match="MASK"):
         tfrecords.run(config(corpus, no_mask, output))
     empty = tmp_path / "empty"
@@ -199,8 +235,22 @@ def test_bad_inputs_get_clear_errors(corpus, spm_model, tmp_path):
 
 
 def test_command_line(corpus, spm_model, tmp_path, capsys):
-    argv = ["--input", str(corpus), "--spm-model", spm_model, "--output", str(tmp_path / "cli"),
-            "--max-seq-length", "32", "--max-predictions-per-seq", "5", "--dupe-factor", "1", "--num-shards", "1"]
+    argv = [
+        "--input",
+        str(corpus),
+        "--spm-model",
+        spm_model,
+        "--output",
+        str(tmp_path / "cli"),
+        "--max-seq-length",
+        "32",
+        "--max-predictions-per-seq",
+        "5",
+        "--dupe-factor",
+        "1",
+        "--num-shards",
+        "1",
+    ]
     assert tfrecords.main(argv) == 0
     assert json.loads(capsys.readouterr().out)["counts"]["instances"] > 0
     assert (tmp_path / "cli" / "data-00000-of-00001.tfrecord").exists()

@@ -9,8 +9,8 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import shared_path
+
 from pipelines import tfrecords
 from pipelines.features import feature_spec
 
@@ -23,8 +23,10 @@ def read_all(files, max_seq_length=128, max_predictions=20) -> dict[str, np.ndar
     # parse without a spec first: the reference's feature names, dtypes and lengths as written
     example = tf.train.Example.FromString(next(iter(dataset)).numpy())
     kinds = {
-        name: ("float32" if feature.float_list.value else "int64",
-               len(feature.float_list.value or feature.int64_list.value))
+        name: (
+            "float32" if feature.float_list.value else "int64",
+            len(feature.float_list.value or feature.int64_list.value),
+        )
         for name, feature in example.features.feature.items()
     }
     parsed = tf.io.parse_example(raw, feature_spec(max_seq_length, max_predictions))
@@ -63,11 +65,19 @@ def statistics(records: dict[str, np.ndarray]) -> dict:
 def ours(tmp_path_factory):
     reference = shared_path("reference")
     output = tmp_path_factory.mktemp("ours") / "seq128"
-    tfrecords.run(tfrecords.TFRecordsConfig(
-        input=str(reference / "corpus4.txt"), spm_model=str(reference / "sp16k.model"), output=str(output),
-        max_seq_length=128, max_predictions_per_seq=20, masked_lm_prob=0.15, dupe_factor=1, seed=12345,
-        num_shards=2,
-    ))
+    tfrecords.run(
+        tfrecords.TFRecordsConfig(
+            input=str(reference / "corpus4.txt"),
+            spm_model=str(reference / "sp16k.model"),
+            output=str(output),
+            max_seq_length=128,
+            max_predictions_per_seq=20,
+            masked_lm_prob=0.15,
+            dupe_factor=1,
+            seed=12345,
+            num_shards=2,
+        )
+    )
     return output
 
 
@@ -76,7 +86,9 @@ def test_same_features_as_the_reference(ours):
     our_kinds, _ = read_all(sorted(ours.glob("*.tfrecord")))
     assert our_kinds == ref_kinds
     metadata = json.loads((ours / "metadata.json").read_text())
-    assert {name: (spec["dtype"], spec["shape"][0]) for name, spec in metadata["features"].items()} == ref_kinds
+    assert {
+        name: (spec["dtype"], spec["shape"][0]) for name, spec in metadata["features"].items()
+    } == ref_kinds
 
 
 def test_statistics_close_to_the_reference(ours):
@@ -99,7 +111,9 @@ def test_token_boundary_is_the_references(ours):
     def boundary_of(rec):
         table = {}
         keep = rec["input_mask"] == 1
-        for i, (positions, weights) in enumerate(zip(rec["masked_lm_positions"], rec["masked_lm_weights"])):
+        for i, (positions, weights) in enumerate(
+            zip(rec["masked_lm_positions"], rec["masked_lm_weights"])
+        ):
             keep[i, positions[weights > 0]] = False  # replaced pieces keep the original's boundary
         for piece, boundary in zip(rec["input_ids"][keep], rec["token_boundary"][keep]):
             table.setdefault(int(piece), set()).add(int(boundary))
