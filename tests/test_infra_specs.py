@@ -1,0 +1,156 @@
+"""Training job specs and Prefect work pools: they parse, carry the required fields, and the command
+they run parses with model.pretrain's real flags into a valid PretrainConfig."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+
+import jsonschema
+import pytest
+import yaml
+from prefect.utilities.templating import apply_values, find_placeholders
+
+from infra import checks
+
+VERTEX_SPECS = sorted((checks.INFRA_DIR / "vertex").glob("*.yaml"))
+ACCELERATORS = {"NVIDIA_A100_80GB", "NVIDIA_TESLA_A100", "NVIDIA_H100_80GB", "NVIDIA_L4", "NVIDIA_TESLA_V100",
+                "TPU_V2", "TPU_V3"}
+PLACEHOLDERS = {"${IMAGE}": "us-central1-docker.pkg.dev/p/albert/albert-train:0.1.0", "${BUCKET}": "bucket"}
+
+
+def substitute(text: str, values: dict[str, str]) -> str:
+    for name, value in values.items():
+        text = text.replace(name, value)
+    return text
+
+
+def parse_pretrain(command: list[str]):
+    """The job's command parsed by model.pretrain's own flags; unknown flags would make it exit."""
+    module, args = checks.module_command(command)
+    assert module == "model.pretrain"
+    config, unknown = checks.parse_stage_command(module, args)
+    assert unknown == [], f"model.pretrain would reject {unknown}"
+    assert config.batch_size % config.gradient_accumulation == 0
+    return config
+
+
+def test_there_are_gpu_and_tpu_vertex_specs():
+    names = [path.name for path in VERTEX_SPECS]
+    assert any("tpu" in name for name in names) and any("a100" in name for name in names), names
+
+
+@pytest.mark.parametrize("path", VERTEX_SPECS, ids=lambda p: p.name)
+def test_vertex_custom_job_spec(path):
+    spec = yaml.safe_load(substitute(path.read_text(), PLACEHOLDERS))
+    pools = spec["workerPoolSpecs"]
+    assert pools and pools[0]["replicaCount"] == 1, "pool 0 is the single chief"
+    for pool in pools:
+        machine = pool["machineSpec"]
+        assert machine["machineType"] and machine["acceleratorType"] in ACCELERATORS
+        assert machine["acceleratorCount"] >= 1 and pool["replicaCount"] >= 1
+        container = pool["containerSpec"]
+        assert container["imageUri"] == PLACEHOLDERS["${IMAGE}"]
+        config = parse_pretrain(container["command"] + container["args"])
+        assert config.data.startswith("gs://") and config.output.startswith("gs://")
+        replicas = sum(p["replicaCount"] * p["machineSpec"]["acceleratorCount"] for p in pools)
+        micro_batch = config.batch_size // config.gradient_accumulation
+        assert micro_batch % replicas == 0, f"{micro_batch} sequences do not split over {replicas} devices"
+        assert (machine["acceleratorType"].startswith("TPU")) == (config.tpu is not None)
+    assert int(spec["scheduling"]["timeout"].rstrip("s")) > 0
+
+
+def test_tpu_vm_script_runs_the_same_cli_with_tpu_strategy():
+    script = (checks.INFRA_DIR / "tpu" / "pretrain_tpu_vm.sh").read_text()
+    assert "gcloud compute tpus tpu-vm create" in script and "gcloud compute tpus tpu-vm ssh" in script
+    train = re.search(r'train="cd albert && nohup \.venv/bin/(python -m model\.pretrain .*?) >', script, re.S).group(1)
+    values = {"$BUCKET": "bucket", "$PRESET": "albert-base", "$ACCELERATOR": "v3-8", "$STEPS": "125000",
+              "$BATCH": "4096"}
+    words = shlex.split(substitute(train.replace("\\\n", " "), values))
+    config = parse_pretrain(words)
+    assert config.tpu == "local" and config.precision == "bfloat16"
+    assert "tensorflow-tpu==" in script and "-c constraints.txt" in script
+
+
+def test_kubernetes_gpu_job_manifest():
+    manifest = yaml.safe_load((checks.INFRA_DIR / "kubernetes" / "pretrain-albert-base-8gpu-job.yaml").read_text())
+    assert manifest["apiVersion"] == "batch/v1" and manifest["kind"] == "Job"
+    pod = manifest["spec"]["template"]["spec"]
+    assert pod["restartPolicy"] in ("Never", "OnFailure")
+    (container,) = pod["containers"]
+    gpus = int(container["resources"]["limits"]["nvidia.com/gpu"])
+    config = parse_pretrain(container["command"] + container["args"])
+    assert config.batch_size // config.gradient_accumulation % gpus == 0
+    assert config.resume, "a restarted pod must resume from its checkpoints"
+
+
+def test_training_dockerfile_installs_the_pinned_stack():
+    dockerfile = (checks.INFRA_DIR / "training" / "Dockerfile").read_text()
+    requires = re.search(r'requires-python = ">=3\.(\d+)', (checks.REPO_ROOT / "pyproject.toml").read_text()).group(1)
+    assert re.search(rf"^FROM python:3\.{requires}-slim$", dockerfile, re.M)
+    tf_pin = re.search(r"^tensorflow==(\S+)$", (checks.REPO_ROOT / "constraints.txt").read_text(), re.M).group(1)
+    assert f'pip install --no-cache-dir -c constraints.txt . "tensorflow[and-cuda]=={tf_pin}"' in dockerfile
+
+
+# --------------------------------------------------------------------------------------------
+# Prefect work pools
+
+POOLS = {
+    "vertex-ai-gpu-pool.json": "vertex-ai",
+    "kubernetes-gpu-pool.json": "kubernetes",
+}
+BUILTIN_VARIABLES = {"name", "command", "env", "labels"}  # Prefect fills these for every flow run
+
+
+def load_pool(name: str) -> dict:
+    return json.loads((checks.INFRA_DIR / "prefect" / name).read_text())
+
+
+def defaults(template: dict) -> dict:
+    return {k: v["default"] for k, v in template["variables"]["properties"].items() if "default" in v}
+
+
+@pytest.mark.parametrize("name", sorted(POOLS))
+def test_work_pool_template_is_a_valid_base_job_template(name):
+    template = load_pool(name)
+    assert set(template) == {"job_configuration", "variables"}
+    variables = template["variables"]
+    jsonschema.Draft7Validator.check_schema(variables)
+    assert set(variables.get("required", [])) <= set(variables["properties"])
+    jsonschema.validate(defaults(template), {k: v for k, v in variables.items() if k != "required"})
+    placeholders = {p.name for p in find_placeholders(template["job_configuration"])}
+    assert placeholders <= set(variables["properties"]) | BUILTIN_VARIABLES, placeholders - set(variables["properties"])
+    unused = set(variables["properties"]) - placeholders
+    assert not unused, f"variables no job field uses: {unused}"
+
+
+def test_vertex_pool_keeps_prefect_gcp_structure_and_asks_for_gpus():
+    """Same job_configuration and variables as prefect-gcp 0.6.22's default (only defaults differ)."""
+    ours = load_pool("vertex-ai-gpu-pool.json")
+    upstream = json.loads((checks.INFRA_DIR / "prefect" / "upstream" / "vertex-ai-prefect-gcp-0.6.22.json").read_text())
+    assert ours["job_configuration"] == upstream["job_configuration"]
+    assert set(ours["variables"]["properties"]) == set(upstream["variables"]["properties"])
+    rendered = apply_values(ours["job_configuration"], {**defaults(ours), "command": "python -m prefect.engine"})
+    (pool,) = rendered["job_spec"]["worker_pool_specs"]
+    assert pool["machine_spec"] == {"machine_type": "a2-ultragpu-8g", "accelerator_type": "NVIDIA_A100_80GB",
+                                    "accelerator_count": 8}
+    assert pool["container_spec"]["image_uri"].endswith("/albert-train:0.1.0")
+
+
+def test_kubernetes_pool_renders_a_gpu_job():
+    template = load_pool("kubernetes-gpu-pool.json")
+    rendered = apply_values(template["job_configuration"], {**defaults(template), "command": "python -m prefect.engine",
+                                                            "name": "run"})
+    manifest = rendered["job_manifest"]
+    (container,) = manifest["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
+    assert container["args"] == "python -m prefect.engine"
+    assert manifest["spec"]["template"]["spec"]["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}
+
+
+def test_readme_documents_each_work_pool_command():
+    readme = (checks.INFRA_DIR / "README.md").read_text()
+    for name, pool_type in POOLS.items():
+        assert re.search(rf"prefect work-pool create \S+ --type {pool_type}\s+\\?\s*--base-job-template infra/prefect/{name}",
+                         readme), name
