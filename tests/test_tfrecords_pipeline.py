@@ -174,11 +174,11 @@ def test_round_trip_gives_the_original_pieces_in_order(static_output, corpus, sp
         assert (records["segment_ids"][i][: len(ids)] == (np.arange(len(ids)) > seps[0])).all()
 
 
-def test_identical_bytes_for_one_or_two_workers(static_output, corpus, spm_model, tmp_path):
+@pytest.mark.parametrize("mode", ["multi_processing", "multi_threading"])
+def test_identical_bytes_for_one_or_two_workers(static_output, corpus, spm_model, tmp_path, mode):
     two = tmp_path / "two"
     tfrecords.run(
-        config(corpus, spm_model, two),
-        ["--direct_running_mode=multi_processing", "--direct_num_workers=2"],
+        config(corpus, spm_model, two), [f"--direct_running_mode={mode}", "--direct_num_workers=2"]
     )
     names = sorted(p.name for p in static_output.glob("*.tfrecord"))
     assert names == sorted(p.name for p in two.glob("*.tfrecord"))
@@ -255,3 +255,14 @@ def test_command_line(corpus, spm_model, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["counts"]["instances"] > 0
     assert (tmp_path / "cli" / "data-00000-of-00001.tfrecord").exists()
     assert tfrecords.main(argv[:2] + ["--spm-model", str(tmp_path / "nope.model")] + argv[4:]) == 2
+
+
+def test_nsp_identical_bytes_for_one_or_two_workers(corpus, spm_model, tmp_path):
+    nsp = {"objective": "nsp", "nsp_bucket_documents": 10}
+    tfrecords.run(config(corpus, spm_model, tmp_path / "one", **nsp))
+    tfrecords.run(
+        config(corpus, spm_model, tmp_path / "two", **nsp),
+        ["--direct_running_mode=multi_threading", "--direct_num_workers=2"],
+    )
+    for path in sorted((tmp_path / "one").glob("*.tfrecord")):
+        assert path.read_bytes() == (tmp_path / "two" / path.name).read_bytes()
