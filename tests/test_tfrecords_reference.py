@@ -14,6 +14,8 @@ from conftest import shared_path
 from pipelines import tfrecords
 from pipelines.features import feature_spec
 
+pytestmark = pytest.mark.shared_data
+
 
 def read_all(files, max_seq_length=128, max_predictions=20) -> dict[str, np.ndarray]:
     import tensorflow as tf
