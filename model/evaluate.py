@@ -7,8 +7,9 @@
 
 Prediction formats are those `model.finetune` writes: GLUE `predictions.tsv` (`index`, then the
 label as in the task's files, or the STS-B score), SQuAD `predictions.json` (`{id: answer}`, with
-`null_odds.json` for the v2 threshold sweep, official-script style: a question scores as
-unanswered when its null odds exceed `--threshold`, default 1.0), RACE `predictions.jsonl`
+`null_odds.json` for the official v2 threshold sweep; with `--threshold T` a question also scores as
+unanswered when its null odds exceed T, as the official script's `--na-prob-thresh`; by default the
+answers are scored as given, since `model.finetune` has already applied its tuned threshold), RACE `predictions.jsonl`
 (`{"id": "middle/13-0", "answer": "A"}`). With `--model` (a `model.finetune` output directory),
 the model predicts the gold file first.
 """
@@ -16,6 +17,7 @@ the model predicts the gold file first.
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 from pydantic import Field
@@ -36,7 +38,8 @@ class EvaluateConfig(StageConfig):
     predictions: str | None = Field(None, description="predictions file to score")
     model: str | None = Field(None, description="model.finetune output directory to predict with")
     na_probs: str | None = Field(None, description="SQuAD v2: null odds JSON {id: score}")
-    threshold: float = Field(1.0, description="SQuAD v2: null odds above this mean 'no answer'")
+    threshold: float | None = Field(None, description="SQuAD v2: null odds above this mean 'no answer' "
+                                    "(default: answers as given)")
     output: str | None = Field(None, description="write the scores here as JSON")
 
 
@@ -68,13 +71,14 @@ def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
     return glue_metrics(task, [predicted[g] for g in guids], [gold[g] for g in guids])
 
 
-def score_squad(gold_path: str, predictions_path: str, na_probs_path: str | None, threshold: float) -> dict:
+def score_squad(gold_path: str, predictions_path: str, na_probs_path: str | None,
+                threshold: float | None) -> dict:
     gold = gold_answers(gold_path)
     predictions = _read_json(predictions_path)
     if not is_v2(gold_path):
         return squad_v1_scores(gold, predictions)
     na_probs = _read_json(na_probs_path) if na_probs_path else None
-    return squad_v2_scores(gold, predictions, na_probs, threshold)
+    return squad_v2_scores(gold, predictions, na_probs, math.inf if threshold is None else threshold)
 
 
 def score_race(gold_dir: str, predictions_path: str) -> dict:
@@ -94,7 +98,7 @@ def score_race(gold_dir: str, predictions_path: str) -> dict:
                          [e.label for e in examples])
 
 
-def predict_with_model(config: EvaluateConfig) -> tuple[str, str | None, float]:
+def predict_with_model(config: EvaluateConfig) -> tuple[str, str | None, float | None]:
     """Run a fine-tuned model (a model.finetune output) on the gold file; return the path of its
     predictions (and null odds), written under OUTPUT or the model directory's `eval/`."""
     import keras
@@ -115,9 +119,8 @@ def predict_with_model(config: EvaluateConfig) -> tuple[str, str | None, float]:
     fs, path = fileio.filesystem(directory)
     fs.makedirs(path, exist_ok=True)
     predictions_path = write_predictions(directory, data, predictions)
-    if spec.kind == "span":  # answers already thresholded; the sweep still uses the null odds
-        return predictions_path, fileio.join(directory, "null_odds.json"), 1e9
-    return predictions_path, None, config.threshold
+    null_odds = fileio.join(directory, "null_odds.json") if spec.kind == "span" else None
+    return predictions_path, null_odds, None
 
 
 def run(config: EvaluateConfig) -> dict:

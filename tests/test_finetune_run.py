@@ -110,3 +110,16 @@ def test_cli_errors_are_clean(spm_model, tmp_path, capsys):
                           "--data-dir", str(shared_path("glue", "SST-2")), "--output", str(tmp_path / "y"),
                           "--max-train-examples", "4", "--max-seq-length", "16"])
     assert code == 2 and not (tmp_path / "y").exists()
+
+
+def test_further_pretraining_on_task_text_then_finetune(spm_model, tmp_path):
+    config = finetune.FinetuneConfig(task="cola", spm_model=spm_model, output=str(tmp_path / "cola"),
+                                     data_dir=str(shared_path("glue", "CoLA")), further_pretrain_steps=2,
+                                     **{**SMALL, "train_steps": 2, "max_train_examples": 16, "max_dev_examples": 8})
+    finetune.run(config)
+    results = json.loads((tmp_path / "cola" / "results.json").read_text())
+    further = results["further_pretraining"]
+    assert further["documents"] == 16 and further["steps"] == 2 and further["init"].endswith("model.keras")
+    corpus = (tmp_path / "cola.further" / "corpus" / "task.txt").read_text()
+    assert corpus.startswith("Our friends won't buy this analysis, let alone the next one we propose.\n\n")
+    assert set(results["dev"]) == {"mcc", "accuracy"}
