@@ -9,7 +9,6 @@ byte-identical for any runner and worker count; instances are shuffled across sh
 from __future__ import annotations
 
 import functools
-import io
 import json
 import logging
 import os
@@ -19,7 +18,6 @@ from typing import Literal
 
 import apache_beam as beam
 import numpy as np
-from apache_beam.io.filesystems import FileSystems
 from pydantic import Field
 
 from albert import fileio
@@ -96,17 +94,20 @@ def instance_sort_key(seed: int, doc_key: bytes, dupe: int, index: int) -> bytes
 def read_documents(path: str) -> Iterator[tuple[bytes, list[str]]]:
     """(key, lines) per document of a segmented file; the key is '<file name>:<document index>'."""
     name = os.path.basename(path)
-    with FileSystems.open(path) as raw:
-        lines: list[str] = []
-        index = 0
-        for line in io.TextIOWrapper(raw, encoding="utf-8", errors="replace"):
-            if line.strip():
-                lines.append(line)
-            elif lines:
-                yield f"{name}:{index}".encode(), lines
-                lines, index = [], index + 1
-        if lines:
-            yield f"{name}:{index}".encode(), lines
+    lines: list[str] = []
+    index = 0
+    try:
+        with fileio.open_file(path, "rt", encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    lines.append(line)
+                elif lines:
+                    yield f"{name}:{index}".encode(), lines
+                    lines, index = [], index + 1
+    except UnicodeDecodeError as error:
+        raise StageError(f"{path}: not UTF-8 text ({error.reason} in document {index})") from None
+    if lines:
+        yield f"{name}:{index}".encode(), lines
 
 
 class InstanceWriter:

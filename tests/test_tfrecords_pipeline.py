@@ -266,3 +266,29 @@ def test_nsp_identical_bytes_for_one_or_two_workers(corpus, spm_model, tmp_path)
     )
     for path in sorted((tmp_path / "one").glob("*.tfrecord")):
         assert path.read_bytes() == (tmp_path / "two" / path.name).read_bytes()
+
+
+def test_read_documents_splits_on_blank_lines_and_reads_gzip(tmp_path):
+    import gzip
+
+    path = tmp_path / "part-0.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write("\n\nOne.\nTwo.\n  \n\n\nThree.\n\nFour.")
+    documents = list(tfrecords.read_documents(str(path)))
+    assert [key for key, _ in documents] == [
+        b"part-0.txt.gz:0",
+        b"part-0.txt.gz:1",
+        b"part-0.txt.gz:2",
+    ]
+    assert [[line.strip() for line in lines] for _, lines in documents] == [
+        ["One.", "Two."],
+        ["Three."],
+        ["Four."],
+    ]
+    assert tfrecords.input_files(str(tmp_path)) == [str(path)]
+
+
+def test_invalid_utf8_names_the_file(tmp_path, spm_model):
+    (tmp_path / "bad.txt").write_bytes(b"Fine.\n\nNot \xe8 UTF-8.\n")
+    with pytest.raises(StageError, match="bad.txt: not UTF-8"):
+        list(tfrecords.read_documents(str(tmp_path / "bad.txt")))
