@@ -27,9 +27,10 @@ _DROPPED_TAGS = (
 )
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _PAIRED_TAGS = re.compile(
-    r"<(%s)\b[^>]*?(?<!/)>.*?(?:</\1\s*>|\Z)" % "|".join(_DROPPED_TAGS), re.DOTALL | re.IGNORECASE
+    r"<(%s)\b[^>]*?(?<!/)>(?:(?!<\1\b).)*?</\1\s*>" % "|".join(_DROPPED_TAGS), re.DOTALL | re.IGNORECASE
 )
-_SELF_CLOSING_TAGS = re.compile(r"<(?:%s)\b[^>]*/>" % "|".join(_DROPPED_TAGS), re.IGNORECASE)
+# Self-closing tags, and opening/closing tags left unpaired (their content is then kept).
+_LONE_TAGS = re.compile(r"</?(?:%s)\b[^>]*>" % "|".join(_DROPPED_TAGS), re.IGNORECASE)
 _BRACKETS = re.compile(r"\{\{|\}\}|^[ \t]*\{\||^[ \t]*\|\}|\[\[|\]\]", re.MULTILINE)
 # Link targets that are not prose: media, categories, interwiki/interlanguage links.
 _DROPPED_LINK = re.compile(
@@ -229,8 +230,7 @@ def _prose_lines(text: str) -> Iterator[str]:
 def wikitext_to_paragraphs(wikitext: str) -> list[str]:
     """Prose paragraphs of a page's wikitext (one per source line), markup removed, spaces collapsed."""
     text = _COMMENT.sub("", wikitext)
-    text = _SELF_CLOSING_TAGS.sub("", text)
-    text = _PAIRED_TAGS.sub("", text)
+    text = _LONE_TAGS.sub("", _PAIRED_TAGS.sub("", text))
     text = strip_nested(expand_inline_templates(text))
     text = _BEHAVIOUR_SWITCH.sub("", _BREAK.sub(" ", text))
     prose = "\n".join(_prose_lines(text))

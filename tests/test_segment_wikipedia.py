@@ -72,3 +72,16 @@ def test_inline_templates_that_carry_words_are_rendered():
     assert wikipedia.wikitext_to_paragraphs(text) == [
         "It is 30 m high and 1 to 2 km long, from the Greek ἀναρχία, 10 May – c. 1900."
     ]
+
+
+def test_unclosed_reference_tag_does_not_swallow_the_page():
+    text = 'One fact.<ref name="x">\nTwo facts here.<ref name="y"/> Three.<ref>gone</ref>'
+    assert wikipedia.wikitext_to_paragraphs(text) == ["One fact.", "Two facts here. Three."]
+
+
+def test_multistream_dump_parts_are_read_as_one_stream():
+    xml = (FIXTURES / "articles.xml").read_bytes()
+    middle = xml.index(b"  <page>", 2000)
+    data = bz2.compress(xml[:middle]) + bz2.compress(xml[middle:])
+    with bz2.open(io.BytesIO(data)) as stream:
+        assert [p.page_id for p in wikipedia.iter_pages(stream)] == [str(i) for i in range(10, 18)]
