@@ -150,7 +150,7 @@ def wikiextractor_comparison() -> dict | None:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         theirs = {}
         for path in sorted(Path(temp).rglob("wiki_*")):
-            for match in re.finditer(r'<doc id="\d+"[^>]*title="([^"]*)">\n(.*?)</doc>', path.read_text(), re.S):
+            for match in re.finditer(r'<doc id="\d+"[^>]*title="([^"]*)">\n(.*?)</doc>', path.read_text(), re.DOTALL):
                 theirs[match.group(1)] = [line for line in match.group(2).split("\n") if line.strip()][1:]
     ours = {}
     with bz2.open(WIKI) as stream:
@@ -160,7 +160,7 @@ def wikiextractor_comparison() -> dict | None:
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
     def residues(docs: dict) -> dict:
-        patterns = {name: re.compile(rx, re.M) for name, rx in RESIDUES.items()}
+        patterns = {name: re.compile(rx, re.MULTILINE) for name, rx in RESIDUES.items()}
         return {name: sum(len(rx.findall(line)) for lines in docs.values() for line in lines)
                 for name, rx in patterns.items()}
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines import books, wikipedia  # noqa: E402
-from pipelines.text_cleaning import SentenceSplitter, normalize_text  # noqa: E402
+from pipelines import books, wikipedia
+from pipelines.text_cleaning import SentenceSplitter, normalize_text
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 ABBREVIATION_END = re.compile(
@@ -93,11 +93,11 @@ def main() -> None:
             "ends_in_abbreviation": sum(bool(ABBREVIATION_END.search(s)) for p in sentences for s in p[:-1]),
             "starts_lower_case": sum(s[0].islower() for p in sentences for s in p[1:]),
         }
-    for name in results:
+    for name, figures in results.items():
         for other in results:
             if other != name:
                 same = sum(a == b for a, b in zip(outputs[name], outputs[other]))
-                results[name][f"same_paragraph_split_as_{other}"] = round(same / len(texts), 3)
+                figures[f"same_paragraph_split_as_{other}"] = round(same / len(texts), 3)
     print(json.dumps({"paragraphs": len(texts), "characters": characters, "splitters": results}))
 
 

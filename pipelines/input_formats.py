@@ -11,8 +11,9 @@ import gzip
 import io
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Iterator, Literal
+from typing import IO, Literal
 
 from pipelines import books, wikipedia
 from pipelines.runner import Counter

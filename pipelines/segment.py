@@ -18,7 +18,8 @@ import posixpath
 import re
 import sys
 import zlib
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
@@ -83,7 +84,7 @@ def match_inputs(patterns: Iterable[str]) -> list[str]:
 def document_key(path: str, doc_id: str) -> bytes:
     """Stable 8-byte key of a document: its file's base name and its id within the file."""
     name = posixpath.basename(path.rstrip("/"))
-    return stable_hash(f"{name}\x00{doc_id}".encode("utf-8")).to_bytes(8, "big")
+    return stable_hash(f"{name}\x00{doc_id}".encode()).to_bytes(8, "big")
 
 
 def clean_paragraphs(fmt: str, text: str, form: text_cleaning.UnicodeForm) -> tuple[str, ...]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 from pipelines.runner import Counter
 from pipelines.shards import stable_hash

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Iterator
+from typing import IO
 
 import mwparserfromhell
 
@@ -27,10 +28,10 @@ _DROPPED_TAGS = (
 )
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _PAIRED_TAGS = re.compile(
-    r"<(%s)\b[^>]*?(?<!/)>(?:(?!<\1\b).)*?</\1\s*>" % "|".join(_DROPPED_TAGS), re.DOTALL | re.IGNORECASE
+    r"<({})\b[^>]*?(?<!/)>(?:(?!<\1\b).)*?</\1\s*>".format("|".join(_DROPPED_TAGS)), re.DOTALL | re.IGNORECASE
 )
 # Self-closing tags, and opening/closing tags left unpaired (their content is then kept).
-_LONE_TAGS = re.compile(r"</?(?:%s)\b[^>]*>" % "|".join(_DROPPED_TAGS), re.IGNORECASE)
+_LONE_TAGS = re.compile(r"</?(?:{})\b[^>]*>".format("|".join(_DROPPED_TAGS)), re.IGNORECASE)
 _BRACKETS = re.compile(r"\{\{|\}\}|^[ \t]*\{\||^[ \t]*\|\}|\[\[|\]\]", re.MULTILINE)
 # Link targets that are not prose: media, categories, interwiki/interlanguage links.
 _DROPPED_LINK = re.compile(

@@ -91,7 +91,7 @@ def test_bad_input_fails_naming_the_file_or_is_skipped_and_reported(tmp_path, na
     with pytest.raises(StageError, match=rf"{bad}: {reason}"):
         run(tmp_path, [str(tmp_path / "in" / "*")])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
-    stats, out = run(tmp_path, [str(tmp_path / "in" / "*")], on_error="skip", min_document_chars=0)
+    stats, _out = run(tmp_path, [str(tmp_path / "in" / "*")], on_error="skip", min_document_chars=0)
     assert stats["skipped"]["bad_file"] == 1 and stats["bad_files"][0]["file"] == str(bad)
     assert reason in stats["bad_files"][0]["reason"]
     assert stats["files_read"] == 1 and stats["documents_out"] >= 2

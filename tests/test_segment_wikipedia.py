@@ -28,10 +28,10 @@ def test_iter_pages_reads_ids_namespaces_and_redirects():
 def test_wikitext_to_paragraphs_keeps_only_prose():
     article = pages()[0]
     assert wikipedia.wikitext_to_paragraphs(article.text) == [
-        "A lighthouse is a tower that emits light from a system of lamps and lenses. "
-        "It serves as a navigational aid for maritime pilots at sea.",
-        "The oldest known lighthouse stood in Alexandria for centuries. "
-        "Its light was visible from far away on clear nights.",
+        ("A lighthouse is a tower that emits light from a system of lamps and lenses. "
+        "It serves as a navigational aid for maritime pilots at sea."),
+        ("The oldest known lighthouse stood in Alexandria for centuries. "
+        "Its light was visible from far away on clear nights."),
         "Sailors relied on the light to avoid the rocks near the harbour entrance at night.",
     ]
 
