@@ -104,7 +104,7 @@ def predict_with_model(config: EvaluateConfig) -> tuple[str, str | None, float |
     import keras
 
     from albert.tokenization import AlbertTokenizer
-    from model.finetune import FinetuneConfig, TaskData, hyperparameters, write_predictions
+    from model.finetune import FinetuneConfig, TaskData, write_predictions
 
     results = _read_json(fileio.join(config.model, "results.json"))
     finetune_config = FinetuneConfig(**{**results["config"], "dev_file": config.gold, "max_dev_examples": None,

@@ -31,12 +31,18 @@ from albert.stage import StageError, stage_main
 from albert.tokenization import AlbertTokenizer
 from model.backbone import AlbertBackbone
 from model.config import get_preset
-from model.finetune_strategies import (Features, LayerFeatures, LayerwiseAdamW, Truncation,
-                                       feature_size, layerwise_multipliers, needs_hidden_states)
+from model.finetune_strategies import (
+    Features,
+    LayerFeatures,
+    LayerwiseAdamW,
+    Truncation,
+    feature_size,
+    layerwise_multipliers,
+    needs_hidden_states,
+)
 from model.heads import MultipleChoiceHead, SequenceClassificationHead, SpanExtractionHead
 from model.optimizers import DEFAULT_EXCLUDE, WarmupPolynomialDecay
-from model.tasks import TaskSpec, get_task
-from model.tasks import squad_features
+from model.tasks import TaskSpec, get_task, squad_features
 from model.tasks.encode import encode_glue, encode_race
 from model.tasks.glue import LABELS, read_glue
 from model.tasks.metrics import glue_metrics, race_accuracy, squad_v1_scores, squad_v2_scores
@@ -459,7 +465,7 @@ def train_multitask(backbone: AlbertBackbone, config: FinetuneConfig, tokenizer:
 # ------------------------------------------------------------------ further pretraining (Sun 5.3)
 
 
-def task_corpus(data: "TaskData", path: str) -> int:
+def task_corpus(data: TaskData, path: str) -> int:
     """Write the task's training text as a segmented corpus (a sentence or text per line, a blank
     line between documents) for `pipelines.tfrecords`; return the number of documents."""
     documents = 0
@@ -472,7 +478,7 @@ def task_corpus(data: "TaskData", path: str) -> int:
     return documents
 
 
-def further_pretrain(config: FinetuneConfig, data: "TaskData", hp: dict) -> dict:
+def further_pretrain(config: FinetuneConfig, data: TaskData, hp: dict) -> dict:
     """Continue pretraining `config.init` on the task's own text with `model.pretrain`; the result's
     `init` is the further-pretrained model to fine-tune. The work directory is OUTPUT.further/."""
     from model.pretrain import PretrainConfig

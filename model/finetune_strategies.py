@@ -21,7 +21,8 @@
 from __future__ import annotations
 
 import re
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 import keras
 from keras import ops

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import keras
 import numpy as np
@@ -79,8 +80,8 @@ def train_classifier(tokenizer: AlbertTokenizer, target: Sequence[str], source: 
                   metrics=["accuracy"])
     take = lambda rows: {k: v[rows] for k, v in inputs.items()}
     model.fit(take(train), labels[train], epochs=epochs, batch_size=batch_size, verbose=0, shuffle=True)
-    summary = {"target_samples": len(target), "source_samples": len(source), "train": int(len(train)),
-               "heldout": int(len(held))}
+    summary = {"target_samples": len(target), "source_samples": len(source), "train": len(train),
+               "heldout": len(held)}
     if len(held):
         predicted = target_probabilities(model, take(held)) >= 0.5
         summary["heldout_accuracy"] = float(np.mean(predicted == (labels[held] == TARGET)))

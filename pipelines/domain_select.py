@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 import apache_beam as beam
 from apache_beam.ml.inference.base import KeyedModelHandler, RunInference

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import shared_path
+
 from model import evaluate, finetune
 from model.tasks.squad import read_squad
 from tests.fixtures.tasks.tiny_vocab import OBJECTS, SUBJECTS, VERBS, train_tiny_spm

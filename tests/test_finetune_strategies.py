@@ -9,8 +9,16 @@ import pytest
 from model.backbone import AlbertBackbone
 from model.config import get_preset
 from model.finetune import FinetuneConfig, hyperparameters
-from model.finetune_strategies import (LayerFeatures, LayerwiseAdamW, feature_size, layer_depths,
-                                       layerwise_multipliers, pair_budgets, truncate_pair, truncate_tokens)
+from model.finetune_strategies import (
+    LayerFeatures,
+    LayerwiseAdamW,
+    feature_size,
+    layer_depths,
+    layerwise_multipliers,
+    pair_budgets,
+    truncate_pair,
+    truncate_tokens,
+)
 from model.tasks import get_task
 
 

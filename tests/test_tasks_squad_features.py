@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import shared_path
 
 from albert.tokenization import AlbertTokenizer
-from conftest import shared_path
 from model.tasks import squad_features as sf
 from model.tasks.metrics import squad_v1_scores, squad_v2_scores
 from model.tasks.squad import SquadAnswer, SquadExample, gold_answers, read_squad

@@ -3,7 +3,8 @@ for RACE (`[CLS] article [SEP] question+option [SEP]`), with Sun et al.'s trunca
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol
+from collections.abc import Iterable
+from typing import Protocol
 
 import numpy as np
 

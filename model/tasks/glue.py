@@ -10,8 +10,9 @@ under `skipped_<reason>` and left out.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, Literal
+from typing import Literal
 
 from albert.fileio import open_file
 from albert.stage import StageError

@@ -8,7 +8,7 @@ from __future__ import annotations
 import collections
 import re
 import string
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -196,7 +196,7 @@ def squad_v2_scores(gold: Mapping[str, Sequence[str]], predictions: Mapping[str,
 def race_accuracy(levels: Sequence[str], predictions: Sequence[int], labels: Sequence[int]) -> dict[str, float]:
     """Accuracy on RACE-middle, RACE-high and all of RACE (levels that are absent are left out)."""
     levels, predictions, labels = np.asarray(levels), np.asarray(predictions), np.asarray(labels)
-    result = {"accuracy": accuracy(predictions, labels), "total": int(len(labels))}
+    result = {"accuracy": accuracy(predictions, labels), "total": len(labels)}
     for level in ("middle", "high"):
         mask = levels == level
         if mask.any():

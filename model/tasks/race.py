@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from albert.fileio import expand, join, open_file
 from albert.stage import StageError

@@ -8,8 +8,8 @@ question is counted under `answer_offset_mismatch` (the offset is kept; alignmen
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from albert.fileio import open_file
 from albert.stage import StageError

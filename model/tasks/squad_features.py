@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import collections
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
