@@ -13,6 +13,7 @@ deterministic shards.
 
 from __future__ import annotations
 
+import codecs
 import json
 import posixpath
 import re
@@ -24,7 +25,7 @@ from typing import Literal
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from albert import fileio
 from albert.config import StageConfig
@@ -68,6 +69,16 @@ class SegmentConfig(StageConfig):
         None, description="decode non-UTF-8 lines of text files with this encoding (e.g. latin-1)"
     )
     jsonl_field: str = Field("text", description="the JSONL field holding a document's text")
+
+    @field_validator("fallback_encoding")
+    @classmethod
+    def _known_encoding(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                codecs.lookup(value)
+            except LookupError:
+                raise ValueError(f"unknown encoding {value!r}") from None
+        return value
 
 
 def match_inputs(patterns: Iterable[str]) -> list[str]:

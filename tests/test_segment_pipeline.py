@@ -126,3 +126,10 @@ def test_shared_wikipedia_sample_and_books(tmp_path):
     for markup in ("{{", "}}", "[[", "]]", "<ref", "{|", "thumb|", "Category:"):
         assert markup not in text
     assert "Brunetière" in text
+
+
+def test_config_rejects_an_unknown_fallback_encoding():
+    from albert.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match=r"SegmentConfig.fallback_encoding: .*unknown encoding 'latinx'"):
+        load_config(SegmentConfig, overrides={"input": ["x"], "output": "o", "fallback_encoding": "latinx"})
