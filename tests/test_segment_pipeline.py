@@ -133,3 +133,27 @@ def test_config_rejects_an_unknown_fallback_encoding():
 
     with pytest.raises(ConfigError, match=r"SegmentConfig.fallback_encoding: .*unknown encoding 'latinx'"):
         load_config(SegmentConfig, overrides={"input": ["x"], "output": "o", "fallback_encoding": "latinx"})
+
+
+def test_gs_input_and_output_with_a_bad_file(tmp_path):
+    """On an object store (GCS emulator): skip reports the bad file; fail names it and writes nothing."""
+    from infra import checks
+
+    with checks.loopback_only(), checks.gcs_emulator("bucket"), checks.offline_metadata_server():
+        fs = checks.gcs_filesystem()
+        fs.pipe("bucket/in/notes.txt", (FIXTURES / "notes.txt").read_bytes())
+        fs.pipe("bucket/in/bad.txt", b"\xff\xfe not UTF-8\n")
+        stats = segment.run(SegmentConfig(
+            input=["gs://bucket/in/*.txt"], output="gs://bucket/corpus", on_error="skip", num_shards=2,
+        ))
+        assert stats["bad_files"] == [{
+            "file": "gs://bucket/in/bad.txt",
+            "reason": "line 1: not UTF-8 (byte 0xff at column 1); set fallback_encoding to read such files",
+        }]
+        assert sorted(fs.ls("bucket/corpus")) == [
+            "bucket/corpus/part-00000-of-00002.txt", "bucket/corpus/part-00001-of-00002.txt",
+            "bucket/corpus/stats.json",
+        ]
+        with pytest.raises(StageError, match=r"^gs://bucket/in/bad.txt: line 1: not UTF-8 \(byte 0xff"):
+            segment.run(SegmentConfig(input=["gs://bucket/in/*.txt"], output="gs://bucket/failed"))
+        assert sorted(fs.ls("bucket")) == ["bucket/corpus", "bucket/in"]
