@@ -63,6 +63,7 @@ def save_checkpoint(directory: str, step: int, model, optimizer, state: dict, ke
     """Write `ckpt-<step>` atomically, then delete all but the newest `keep` checkpoints."""
     target = fileio.join(directory, f"ckpt-{step:09d}")
     arrays = {f"model/{i:05d}": a for i, a in enumerate(_variable_arrays(model.weights))}
+    arrays.update({f"rng/{i:05d}": a for i, a in enumerate(_variable_arrays(_rng_states(model)))})
     arrays.update({f"optimizer/{i:05d}": a for i, a in enumerate(_variable_arrays(optimizer.variables))})
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)

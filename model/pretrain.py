@@ -163,15 +163,21 @@ def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bo
         )
         return grads, sums
 
-    replica_fn = tf.function(replica_step, jit_compile=jit_compile)
+    compiled = tf.function(replica_step, jit_compile=jit_compile)
+
+    def reduced_replica_step(batch):
+        grads, sums = compiled(batch)
+        context = tf.distribute.get_replica_context()
+        return context.all_reduce(tf.distribute.ReduceOp.SUM, grads), context.all_reduce(tf.distribute.ReduceOp.SUM, sums)
+
+    def first(value):
+        return strategy.experimental_local_results(value)[0]
 
     @tf.function
     def step(batch):
-        grads, sums = strategy.run(replica_fn, args=(batch,))
-        grads = strategy.reduce(tf.distribute.ReduceOp.SUM, grads, axis=None)
-        sums = strategy.reduce(tf.distribute.ReduceOp.SUM, sums, axis=None)
-        optimizer.apply(grads, variables)
-        return sums
+        grads, sums = strategy.run(reduced_replica_step, args=(batch,))
+        optimizer.apply([first(g) for g in grads], variables)
+        return first(sums)
 
     return step
 
@@ -383,24 +389,24 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
     from model import checkpointing, distribute, pretrain_data
     from model.pretrain_eval import SUM_NAMES, evaluate_batches, eval_step_fn, metrics_from_sums
 
+    backend = keras.config.backend()
+    if backend == "jax":
+        if config.precision == "float16":
+            raise StageError("--precision float16 (loss scaling) needs the TensorFlow backend; use bfloat16 on JAX")
+        strategy, distribution = None, distribute.jax_data_parallel()
+        replicas = len(distribution.device_mesh.devices.flatten()) if distribution else 1
+    else:  # before any TensorFlow op: MultiWorkerMirroredStrategy must configure the runtime first
+        strategy, distribution = distribute.select_strategy(config.tpu), None
+        replicas = strategy.num_replicas_in_sync
     spec = pretrain_data.inspect_data(config.data)
     if config.masking != "auto":
         spec.masking = config.masking
     vocab_size, vocab_sha = _resolve_vocab(config, spec)
-    backend = keras.config.backend()
     previous_policy = keras.config.dtype_policy()
     keras.config.set_dtype_policy(PRECISION_POLICIES[config.precision])
+    if distribution is not None:
+        keras.distribution.set_distribution(distribution)
     try:
-        if backend == "jax":
-            strategy, distribution = None, distribute.jax_data_parallel()
-            replicas = len(distribution.device_mesh.devices.flatten()) if distribution else 1
-            if distribution is not None:
-                keras.distribution.set_distribution(distribution)
-            if config.precision == "float16":
-                raise StageError("--precision float16 (loss scaling) needs the TensorFlow backend; use bfloat16 on JAX")
-        else:
-            strategy, distribution = distribute.select_strategy(config.tpu), None
-            replicas = strategy.num_replicas_in_sync
         if config.batch_size % (replicas * config.gradient_accumulation):
             raise StageError(
                 f"--batch-size {config.batch_size} must be divisible by replicas ({replicas}) x "
