@@ -96,12 +96,16 @@ def inspect_data(data: str) -> DataSpec:
                 f"{files[0]}: masked_lm_positions has length {preds} but {metadata_path} says "
                 f"max_predictions_per_seq={expected_preds}"
             )
-        listed = metadata.get("features")
-        if listed:
-            names = list(listed) if not isinstance(listed, dict) else list(listed.keys())
-            absent = sorted(set(names) - set(features))
-            if absent:
-                raise StageError(f"{files[0]}: {metadata_path} lists features {absent} the records lack")
+        listed = metadata.get("features") or {}
+        absent = sorted(set(listed) - set(features))
+        if absent:
+            raise StageError(f"{files[0]}: {metadata_path} lists features {absent} the records lack")
+        for name, declared in (listed.items() if isinstance(listed, dict) else ()):
+            values = features[name].int64_list.value or features[name].float_list.value
+            if declared.get("shape") and len(values) != declared["shape"][0]:
+                raise StageError(
+                    f"{files[0]}: feature {name} has length {len(values)}, {metadata_path} says {declared['shape'][0]}"
+                )
         preds = int(expected_preds or preds)
     else:
         logger.warning("%s: no metadata.json; inferred max_seq_length=%d, max_predictions_per_seq=%d", data, seq_len, preds)
@@ -186,30 +190,27 @@ def dynamic_masker(spec: DataSpec, seed: int, epoch: int):
     preds, seq_len = spec.max_predictions_per_seq, spec.max_seq_length
     vocab_size = int(spec.vocab_size or meta.get("vocab_size") or 30000)
 
-    def mask_numpy(index, input_ids, token_boundary, input_mask):
+    def mask_numpy(index, input_ids, token_boundary):
         rng = np.random.default_rng([seed, epoch, int(index)])
-        length = int(input_mask.sum())
-        ids, positions, labels = mask_tokens(
-            input_ids[:length].tolist(),
-            token_boundary[:length].tolist(),
+        masked = mask_tokens(
+            input_ids,
+            token_boundary,
             rng,
+            vocab_size=vocab_size,
             max_predictions_per_seq=preds,
             masked_lm_prob=float(meta.get("masked_lm_prob", 0.15)),
             ngram=int(meta.get("ngram", 3)),
-            vocab_size=vocab_size,
+            favor_shorter_ngram=bool(meta.get("favor_shorter_ngram", True)),
         )
-        out_ids = np.array(input_ids, np.int32)
-        out_ids[:length] = ids
-        pos = np.zeros(preds, np.int32)
-        lab = np.zeros(preds, np.int32)
-        weights = np.zeros(preds, np.float32)
-        pos[: len(positions)], lab[: len(labels)], weights[: len(positions)] = positions, labels, 1.0
-        return out_ids, pos, lab, weights
+        count = len(masked.positions)
+        positions, labels, weights = np.zeros(preds, np.int32), np.zeros(preds, np.int32), np.zeros(preds, np.float32)
+        positions[:count], labels[:count], weights[:count] = masked.positions, masked.labels, 1.0
+        return masked.masked_ids.astype(np.int32), positions, labels, weights
 
     def apply(index, example):
         ids, pos, lab, weights = tf.numpy_function(
             mask_numpy,
-            [index, example["input_ids"], example["token_boundary"], example["input_mask"]],
+            [index, example["input_ids"], example["token_boundary"]],
             [tf.int32, tf.int32, tf.int32, tf.float32],
         )
         example = dict(example)

@@ -9,8 +9,10 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from pipelines.features import feature_spec_json
 
-def example(rng, seq_len: int, preds: int, vocab: int) -> tf.train.Example:
+
+def example(rng, seq_len: int, preds: int, vocab: int, dynamic: bool = False) -> tf.train.Example:
     length = int(rng.integers(seq_len // 2, seq_len + 1))
     label = int(rng.integers(0, 2))
     ids = np.zeros(seq_len, np.int64)
@@ -29,7 +31,10 @@ def example(rng, seq_len: int, preds: int, vocab: int) -> tf.train.Example:
     labels[: len(chosen)] = ids[chosen]
     weights = np.zeros(preds, np.float32)
     weights[: len(chosen)] = 1.0
-    ids[chosen] = 4
+    if dynamic:  # unmasked: model.pretrain masks at training time
+        positions[:], labels[:], weights[:] = 0, 0, 0.0
+    else:
+        ids[chosen] = 4
     feature = {
         "input_ids": ids, "input_mask": mask, "segment_ids": segments, "token_boundary": mask,
         "masked_lm_positions": positions, "masked_lm_ids": labels,
@@ -41,18 +46,17 @@ def example(rng, seq_len: int, preds: int, vocab: int) -> tf.train.Example:
 
 
 def write_shards(directory: Path, num_shards=3, per_shard=64, seq_len=32, preds=5, vocab=100, seed=0,
-                 metadata: dict | None = None) -> Path:
+                 metadata: dict | None = None, dynamic: bool = False) -> Path:
     """`num_shards` TFRecord files + metadata.json in `directory`."""
     directory.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     for shard in range(num_shards):
         with tf.io.TFRecordWriter(str(directory / f"train-{shard:05d}-of-{num_shards:05d}.tfrecord")) as writer:
             for _ in range(per_shard):
-                writer.write(example(rng, seq_len, preds, vocab).SerializeToString())
+                writer.write(example(rng, seq_len, preds, vocab, dynamic).SerializeToString())
     meta = {"max_seq_length": seq_len, "max_predictions_per_seq": preds, "vocab_size": vocab,
-            "masking": "static", "features": ["input_ids", "input_mask", "segment_ids", "token_boundary",
-                                              "masked_lm_positions", "masked_lm_ids", "masked_lm_weights",
-                                              "next_sentence_labels"]}
+            "masking": "dynamic" if dynamic else "static", "masked_lm_prob": 0.15, "ngram": 3,
+            "features": feature_spec_json(seq_len, preds)}
     meta.update(metadata or {})
     (directory / "metadata.json").write_text(json.dumps(meta))
     return directory

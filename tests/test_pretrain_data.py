@@ -34,7 +34,7 @@ def test_sequence_length_mismatch_names_the_file(tmp_path):
 def test_feature_listed_in_metadata_but_absent_is_an_error(tmp_path):
     data = write_shards(tmp_path / "d", num_shards=1, per_shard=4)
     meta = json.loads((data / "metadata.json").read_text())
-    meta["features"].append("extra_feature")
+    meta["features"]["extra_feature"] = {"dtype": "int64", "shape": [1]}
     (data / "metadata.json").write_text(json.dumps(meta))
     with pytest.raises(StageError, match="extra_feature"):
         pretrain_data.inspect_data(str(data))
@@ -83,3 +83,22 @@ def test_reference_records_parse(shared_data):
     spec = pretrain_data.inspect_data(str(shared_path("reference", "ref_seq128.tfrecord")))
     batch = next(iter(pretrain_data.heldout_dataset(spec, 4)))
     assert batch["input_ids"].shape == (4, 128) and batch["masked_lm_weights"].shape == (4, 20)
+
+
+def test_dynamic_masking_is_seeded_per_epoch(tmp_path):
+    spec = pretrain_data.inspect_data(str(write_shards(tmp_path / "dyn", num_shards=2, per_shard=16, dynamic=True)))
+    assert spec.masking == "dynamic" and spec.max_predictions_per_seq == 5
+
+    def epoch(e):
+        return next(iter(pretrain_data.train_dataset(spec, 16, epoch=e, seed=3, shuffle_buffer=1)))
+
+    first, again, second = epoch(0), epoch(0), epoch(1)
+    for name in ("input_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm_weights"):
+        np.testing.assert_array_equal(first[name].numpy(), again[name].numpy())
+    assert not np.array_equal(first["masked_lm_positions"].numpy(), second["masked_lm_positions"].numpy())
+    weights = first["masked_lm_weights"].numpy()
+    assert (weights.sum(axis=1) >= 1).all()
+    ids, positions, labels = (first[k].numpy() for k in ("input_ids", "masked_lm_positions", "masked_lm_ids"))
+    row = 0
+    count = int(weights[row].sum())
+    assert (labels[row, :count] >= 5).all() and (ids[row, positions[row, :count]] != labels[row, :count]).any()
