@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import apache_beam as beam
 import cloudpickle
 import pytest
-from apache_beam.options.pipeline_options import SetupOptions
+from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
 
 from infra import checks
 from pipelines.runner import pipeline_options
@@ -147,3 +149,33 @@ def test_launch_script_runs_the_stage_modules_with_every_required_dataflow_flag(
         assert flag in script, flag
     assert 'python -m "pipelines.$stage"' in script
     assert Path(checks.INFRA_DIR / "dataflow" / "launch.sh").stat().st_mode & 0o111
+
+
+@pytest.mark.parametrize("route", ["container", "setup_file"])
+def test_launch_script_command_parses_with_the_stage_and_beam(route, tmp_path):
+    """Run launch.sh with a `python` that records its argv; the stage and Beam accept every flag."""
+    recorded = tmp_path / "argv"
+    shim = tmp_path / "bin" / "python"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {recorded}\n')
+    shim.chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim.parent}:{os.environ['PATH']}", "PROJECT": "test-project",
+           "REGION": "us-central1", "BUCKET": "bucket", "IMAGE": IMAGE, "ROUTE": route}
+    subprocess.run([str(checks.INFRA_DIR / "dataflow" / "launch.sh"), "tfrecords", "--input=gs://bucket/corpus",
+                    "--spm-model=gs://bucket/vocab/spiece.model", "--output=gs://bucket/tfrecords",
+                    "--num-shards=2048"], env=env, check=True)
+    argv = recorded.read_text().splitlines()
+    module, args = checks.module_command(["python", *argv])
+    assert module == "pipelines.tfrecords"
+    config, beam_args = checks.parse_stage_command(module, args)
+    assert config.output == "gs://bucket/tfrecords" and config.num_shards == 2048
+    options = PipelineOptions(beam_args)
+    known = options.get_all_options()
+    everything = options.get_all_options(retain_unknown_options=True)
+    assert set(everything) == set(known), f"Beam would discard {set(everything) - set(known)}"
+    assert known["runner"] == "DataflowRunner" and known["project"] == "test-project"
+    assert known["temp_location"] == "gs://bucket/dataflow/tmp" and known["save_main_session"] is False
+    if route == "container":
+        assert known["sdk_container_image"] == IMAGE and known["sdk_location"] == "container"
+    else:
+        assert known["setup_file"] == str(checks.REPO_ROOT / "pyproject.toml")

@@ -105,5 +105,6 @@ def test_records_from_gs_feed_the_training_input_pipeline(gcs_pipeline_outputs, 
     spec = pretrain_data.inspect_data(f"file://{data}")
     assert spec.max_seq_length == 64 and spec.max_predictions_per_seq == 8
     assert spec.vocab_sha256 == metadata["spm_model_sha256"]
+    assert spec.masking == "static" and spec.vocab_size == 60
     batch = next(iter(pretrain_data.train_dataset(spec, 4, epoch=0, seed=1, shuffle_buffer=16, eval_every=1000)))
     assert batch["input_ids"].shape == (4, 64) and batch["masked_lm_positions"].shape == (4, 8)
