@@ -117,7 +117,7 @@ class AlbertTokenizer:
                 expansions[piece_id] = [self.sp.piece_to_id(p) for p in pieces]
         return expansions
 
-    def in_graph(self) -> "InGraphAlbertTokenizer":
+    def in_graph(self) -> InGraphAlbertTokenizer:
         """The same tokenizer as TensorFlow ops (tensorflow-text), for tf.data and saved models."""
         return InGraphAlbertTokenizer(self)
 
@@ -179,7 +179,10 @@ class InGraphAlbertTokenizer:
         expansions = tokenizer.digit_comma_expansions()
         if expansions:
             rows = [expansions.get(piece_id, [piece_id]) for piece_id in range(tokenizer.vocab_size)]
-            self._expansions = tf.ragged.constant(rows, dtype=tf.int32)
+            self._expansions = tf.RaggedTensor.from_row_lengths(
+                tf.constant([i for row in rows for i in row], tf.int32),
+                tf.constant([len(row) for row in rows], tf.int64),
+            )
         else:
             self._expansions = None
         self._whitespace = _python_whitespace_class() + "+"

@@ -2,7 +2,9 @@
 
 - time, peak RSS, held-out unk rate and pieces per word of 8k and 30k vocabularies (one job process each);
 - the Beam job's overhead over SentencePiece's trainer called directly on the same sample (the sample
-  is rebuilt with the job's pure functions, written to a file, and trained on with the same options);
+  is rebuilt with the job's pure functions, written to a file, and trained on with the same options),
+  in wall time and in CPU time (the job process's, less its interpreter start and imports); each is
+  the best of --repeats runs, alternating job and direct, since the machine is shared;
 - peak RSS at 1x and 4x the corpus (4 copies of every shard) with a sample smaller than the corpus.
 
 Usage: python benchmarks/vocab.py [--corpus SEGMENTED_DIR] [--threads N]
@@ -26,8 +28,8 @@ import sentencepiece as spm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from albert import fileio  # noqa: E402
-from pipelines import sampling, vocab  # noqa: E402
+from albert import fileio
+from pipelines import sampling, vocab
 
 SHARED = ROOT.parent / "shared" / "data"
 
@@ -46,7 +48,7 @@ def segment_shared_corpus(output: Path) -> float:
 
 
 def run_job(corpus: Path, output: Path, *flags: str) -> dict:
-    """Run the job in a fresh process; its stats plus process wall time and peak RSS."""
+    """Run the job in a fresh process; its stats plus process wall time, CPU time and peak RSS."""
     command = [sys.executable, "-m", "pipelines.vocab", "--input", str(corpus), "--output", str(output), *flags]
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
@@ -57,7 +59,15 @@ def run_job(corpus: Path, output: Path, *flags: str) -> dict:
     stats = json.loads(stdout)
     stats["process_seconds"] = round(time.perf_counter() - start, 2)
     stats["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+    stats["cpu_seconds"] = usage.ru_utime + usage.ru_stime
     return stats
+
+
+def import_cpu_seconds() -> float:
+    """CPU time of starting Python and importing the job (subtracted from the job's CPU time)."""
+    process = subprocess.Popen([sys.executable, "-c", "import pipelines.vocab"], cwd=ROOT)
+    _, _, usage = os.wait4(process.pid, 0)
+    return usage.ru_utime + usage.ru_stime
 
 
 def job_sample(corpus: Path, config: vocab.VocabConfig) -> list[str]:
@@ -72,18 +82,19 @@ def job_sample(corpus: Path, config: vocab.VocabConfig) -> list[str]:
                 ))
     bounds = sampling.sample_bounds(len(keyed), config.sample_sentences, config.heldout_sentences)
     train = [(key, s) for key, s in keyed if sampling.sample_role(key, bounds) == "train"]
-    return [s for _, s in sampling.smallest_keys(train, config.sample_sentences)]
+    return [s for _, s in sampling.keep_smallest_keys(train, config.sample_sentences)]
 
 
-def direct_training_seconds(sample_file: Path, vocab_size: int, threads: int, prefix: Path) -> float:
-    start = time.perf_counter()
+def direct_training(sample_file: Path, vocab_size: int, threads: int, prefix: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of SentencePiece's trainer on the sample file, with the job's options."""
+    start, cpu_start = time.perf_counter(), time.process_time()
     spm.SentencePieceTrainer.train(
         input=str(sample_file), model_prefix=str(prefix), model_type="unigram", vocab_size=vocab_size,
         pad_id=0, unk_id=1, bos_id=-1, eos_id=-1, control_symbols=vocab.CONTROL_SYMBOLS,
         user_defined_symbols=vocab.USER_DEFINED_SYMBOLS, character_coverage=0.99995,
         input_sentence_size=0, shuffle_input_sentence=False, num_threads=threads, minloglevel=2,
     )
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu_start
 
 
 def same_pieces(model_a: Path, model_b: Path) -> bool:
@@ -99,6 +110,7 @@ def main() -> None:
     parser.add_argument("--corpus", help="a segmented corpus directory (default: segment the shared data)")
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="SentencePiece trainer threads")
     parser.add_argument("--scale-sample", type=int, default=20_000, help="sample size of the 1x/4x runs")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of job and direct trainer per size")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="vocab-bench-"))
     result: dict = {"benchmark": "vocab", "threads": args.threads, "cpus": os.cpu_count()}
@@ -109,21 +121,33 @@ def main() -> None:
         result["segment_seconds"] = round(segment_shared_corpus(corpus), 2)
     threads = ["--num-threads", str(args.threads)]
 
+    imports_cpu = min(import_cpu_seconds() for _ in range(args.repeats))
+    result["import_cpu_seconds"] = round(imports_cpu, 2)
     for size in (8000, 30000):
-        stats = run_job(corpus, work / f"vocab{size}", "--vocab-size", str(size), *threads)
         config = vocab.VocabConfig(input=str(corpus), output="unused", vocab_size=size)
         sample_file = work / f"sample{size}.txt"
         sample_file.write_text("".join(s + "\n" for s in job_sample(corpus, config)), encoding="utf-8")
-        direct = direct_training_seconds(sample_file, size, args.threads, work / f"direct{size}")
+        jobs, directs = [], []
+        for repeat in range(args.repeats):
+            jobs.append(run_job(corpus, work / f"vocab{size}-{repeat}", "--vocab-size", str(size), *threads))
+            directs.append(direct_training(sample_file, size, args.threads, work / f"direct{size}"))
+        stats = jobs[0]
+        job_wall = min(job["wall_seconds"] for job in jobs)
+        job_cpu = min(job["cpu_seconds"] for job in jobs) - imports_cpu
+        direct_wall, direct_cpu = min(wall for wall, _ in directs), min(cpu for _, cpu in directs)
         result[f"vocab_{size // 1000}k"] = {
-            "job_seconds": stats["wall_seconds"],
-            "job_process_seconds": stats["process_seconds"],
-            "job_training_seconds": stats["training_seconds"],
-            "direct_training_seconds": round(direct, 2),
-            "overhead_pct": round(100 * (stats["wall_seconds"] - direct) / stats["wall_seconds"], 1),
-            "same_pieces_as_direct": same_pieces(work / f"vocab{size}" / "spiece.model",
+            "job_seconds": [job["wall_seconds"] for job in jobs],
+            "job_process_seconds": [job["process_seconds"] for job in jobs],
+            "job_training_seconds": [job["training_seconds"] for job in jobs],
+            "direct_training_seconds": [round(wall, 2) for wall, _ in directs],
+            "overhead_wall_pct": round(100 * (job_wall - direct_wall) / job_wall, 1),
+            "job_cpu_seconds": round(job_cpu, 2),
+            "direct_cpu_seconds": round(direct_cpu, 2),
+            "overhead_cpu_pct": round(100 * (job_cpu - direct_cpu) / job_cpu, 1),
+            "same_pieces_as_direct": same_pieces(work / f"vocab{size}-0" / "spiece.model",
                                                  work / f"direct{size}.model"),
-            "peak_rss_mb": stats["peak_rss_mb"],
+            "same_model_every_run": len({job["model_sha256"] for job in jobs}) == 1,
+            "peak_rss_mb": max(job["peak_rss_mb"] for job in jobs),
             "corpus_sentences": stats["corpus_sentences"],
             "sample_sentences": stats["sample_sentences"],
             "heldout_sentences": stats["heldout_sentences"],
@@ -144,6 +168,7 @@ def main() -> None:
             "sample_sentences": stats["sample_sentences"],
             "peak_rss_mb": stats["peak_rss_mb"],
             "job_seconds": stats["wall_seconds"],
+            "job_cpu_seconds": round(stats["cpu_seconds"] - imports_cpu, 2),
         }
     fileio.remove(str(work))
     print(json.dumps(result, sort_keys=True))

@@ -2,7 +2,8 @@
 
 Every sentence gets a 64-bit key, a stable hash of the seed and its text. Keys are uniform, so the
 sentences whose key falls below a bound are a uniform sample, whatever the sharding, runner or worker
-count. The held-out slice is the lowest keys; the training sample the next `sample_sentences` keys.
+count. The held-out slice is the lowest keys; the training sample the next `sample_sentences` keys
+(`sample_bounds` leaves a margin; `keep_smallest_keys` cuts to the exact size).
 Identical sentences share a key, so they are all in or all out together: each sentence still appears in
 the sample with probability proportional to its count, and the held-out slice never shares a sentence
 with the training sample.
@@ -10,10 +11,9 @@ with the training sample.
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Literal
 
 from pipelines.shards import stable_hash
 
@@ -38,7 +38,7 @@ def sample_bounds(total: int, sample_sentences: int, heldout_sentences: int) -> 
     """Key bounds that select ~`heldout_sentences` held-out and >= `sample_sentences` candidates of `total`.
 
     At most 5% of the corpus is held out. The candidate range has a margin of several standard
-    deviations so that it holds at least `sample_sentences` keys; `smallest_keys` then cuts it exactly.
+    deviations so that it holds at least `sample_sentences` keys; `keep_smallest_keys` then cuts it exactly.
     """
     if total <= 0:
         return SampleBounds(0, 0)
@@ -58,6 +58,8 @@ def sample_role(key: int, bounds: SampleBounds) -> Role | None:
     return None
 
 
-def smallest_keys(pairs: Iterable[tuple[int, str]], k: int) -> list[tuple[int, str]]:
-    """The `k` (key, sentence) pairs with the smallest keys, in key order (memory: k pairs)."""
-    return heapq.nsmallest(k, pairs)
+def keep_smallest_keys(pairs: list[tuple[int, str]], k: int) -> list[tuple[int, str]]:
+    """Sort (key, sentence) pairs in place and cut them to the `k` smallest keys; returns `pairs`."""
+    pairs.sort()
+    del pairs[k:]
+    return pairs

@@ -16,11 +16,11 @@ import os
 import re
 import sys
 import time
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import apache_beam as beam
-from apache_beam.io import fileio as beam_fileio
 import sentencepiece as spm
+from apache_beam.io import fileio as beam_fileio
 from pydantic import Field
 
 from albert import fileio
@@ -46,7 +46,8 @@ class VocabConfig(StageConfig):
     vocab_size: int = Field(30000, ge=16, description="number of pieces, special symbols included")
     sample_sentences: int = Field(10_000_000, gt=0, description="sentences to train on")
     heldout_sentences: int = Field(
-        10_000, ge=0, description="held-out sentences for unk rate and pieces per word (at most 5 percent of the corpus)"
+        10_000, ge=0,
+        description="held-out sentences for unk rate and pieces per word (at most 5 percent of the corpus)",
     )
     seed: int = Field(0, description="seed of the hash that draws the sample")
     do_lower_case: bool = Field(True, description="lowercase the sample, as the tokenizer will (uncased)")
@@ -200,8 +201,7 @@ def build_vocabulary(
     for chunk in chosen:
         for role, key, sentence in chunk:
             (heldout if role == "heldout" else train).append((key, sentence))
-    sample = sampling.smallest_keys(train, config.sample_sentences)
-    del train
+    sample = sampling.keep_smallest_keys(train, config.sample_sentences)
     start = time.perf_counter()
     num_threads = config.num_threads or os.cpu_count() or 1
     model = train_sentencepiece(

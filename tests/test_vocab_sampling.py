@@ -47,7 +47,7 @@ def test_sample_is_uniform_exact_size_and_independent_of_order():
         roles = [(sampling.sample_role(key, bounds), key, s) for key, s in keyed]
         train = [(key, s) for role, key, s in roles if role == "train"]
         heldout = sorted(s for role, _, s in roles if role == "heldout")
-        return sampling.smallest_keys(train, k), heldout
+        return sampling.keep_smallest_keys(train, k), heldout
 
     sample, heldout = draw(sentences)
     shuffled = list(sentences)
