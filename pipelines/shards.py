@@ -1,19 +1,23 @@
 """Deterministic sharded output: the same elements give byte-identical files on any runner.
 
 Each element is (sort_key, payload). Its shard is a hash of the sort key; each shard's payloads are
-written in sort-key order. Memory per worker is one shard, so choose enough shards for the corpus.
+written in (sort_key, payload) order. Sorting is an external merge sort, so memory stays bounded
+whatever the output size, on the in-process runner too: each bundle spills sorted runs of at most
+`run_bytes` to temporary files, only the run paths are grouped by shard, and each shard is written by
+merging its runs.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import struct
-from typing import Iterable, Literal
+import uuid
+from typing import BinaryIO, Iterable, Iterator, Literal
 
 import apache_beam as beam
 import google_crc32c
 from apache_beam.io.filesystems import FileSystems
-
 Framing = Literal["raw", "tfrecord"]
 
 
@@ -46,42 +50,118 @@ def tfrecord_frame(record: bytes) -> bytes:
     )
 
 
-def encode_shard(payloads: Iterable[tuple[bytes, bytes]], framing: Framing) -> Iterable[bytes]:
-    """Payloads sorted by (sort_key, payload), framed for the file format."""
-    for _, payload in sorted(payloads):
-        yield tfrecord_frame(payload) if framing == "tfrecord" else payload
+def frame(payload: bytes, framing: Framing) -> bytes:
+    return tfrecord_frame(payload) if framing == "tfrecord" else payload
+
+
+_RUN_HEADER = struct.Struct("<II")
+
+
+def write_run(handle: BinaryIO, pairs: list[tuple[bytes, bytes]]) -> None:
+    """Write (sort_key, payload) pairs, sorted, as length-prefixed records."""
+    for key, payload in sorted(pairs):
+        handle.write(_RUN_HEADER.pack(len(key), len(payload)) + key + payload)
+
+
+def read_run(handle: BinaryIO) -> Iterator[tuple[bytes, bytes]]:
+    """The pairs of a run file, in the order written."""
+    while header := handle.read(_RUN_HEADER.size):
+        key_length, payload_length = _RUN_HEADER.unpack(header)
+        yield handle.read(key_length), handle.read(payload_length)
+
+
+def merge_runs(runs: Iterable[Iterable[tuple[bytes, bytes]]]) -> Iterator[tuple[bytes, bytes]]:
+    """All pairs of sorted runs in (sort_key, payload) order: the same however they were split."""
+    return heapq.merge(*runs)
+
+
+class _SpillSortedRuns(beam.DoFn):
+    """Buffers pairs per shard and spills each full buffer as a sorted run file; emits (shard, path)."""
+
+    def __init__(self, run_dir: str, num_shards: int, run_bytes: int):
+        self.run_dir, self.num_shards, self.run_bytes = run_dir, num_shards, run_bytes
+
+    def start_bundle(self):
+        self.buffers: dict[int, list[tuple[bytes, bytes]]] = {}
+        self.buffered = 0
+
+    def process(self, pair: tuple[bytes, bytes]):
+        shard = shard_of(pair[0], self.num_shards)
+        self.buffers.setdefault(shard, []).append(pair)
+        self.buffered += len(pair[0]) + len(pair[1])
+        if self.buffered >= self.run_bytes:
+            yield from self._spill()
+
+    def finish_bundle(self):
+        for shard, path in self._spill():
+            yield beam.transforms.window.GlobalWindows.windowed_value((shard, path))
+
+    def _spill(self) -> Iterator[tuple[int, str]]:
+        for shard, pairs in sorted(self.buffers.items()):
+            path = f"{self.run_dir}/shard-{shard:05d}-{uuid.uuid4().hex}.run"
+            with FileSystems.create(path) as handle:
+                write_run(handle, pairs)
+            yield shard, path
+        self.buffers, self.buffered = {}, 0
+
+
+def _remove_dir_then_list(paths: list[str], directory: str) -> list[str]:
+    """Delete `directory` (if the filesystem has one) and pass the written paths on, sorted."""
+    if FileSystems.exists(directory):
+        FileSystems.delete([directory])
+    return sorted(paths)
 
 
 class WriteShards(beam.PTransform):
     """Write (sort_key, payload) pairs to `num_shards` files `{prefix}-00000-of-0000N{suffix}`.
 
-    Every shard file is written, empty or not. Outputs the written paths.
+    Every shard file is written, empty or not. Temporary run files live in `{prefix}-runs/` and are
+    deleted once their shard is written. Outputs the written paths.
     """
 
-    def __init__(self, prefix: str, num_shards: int, suffix: str, framing: Framing = "raw"):
+    def __init__(
+        self,
+        prefix: str,
+        num_shards: int,
+        suffix: str,
+        framing: Framing = "raw",
+        run_bytes: int = 64 << 20,
+    ):
         super().__init__()
         if num_shards < 1:
             raise ValueError(f"num_shards must be at least 1, got {num_shards}")
         self.prefix, self.num_shards, self.suffix, self.framing = prefix, num_shards, suffix, framing
+        self.run_bytes = run_bytes
 
     def expand(self, pairs):
-        num_shards = self.num_shards
-        keyed = pairs | "KeyByShard" >> beam.Map(lambda kv: (shard_of(kv[0], num_shards), kv))
-        every_shard = (
-            pairs.pipeline
-            | "EveryShard" >> beam.Create([(index, None) for index in range(num_shards)])
+        run_dir = f"{self.prefix}-runs"
+        runs = pairs | "SpillSortedRuns" >> beam.ParDo(
+            _SpillSortedRuns(run_dir, self.num_shards, self.run_bytes)
+        )
+        every_shard = pairs.pipeline | "EveryShard" >> beam.Create(
+            [(index, None) for index in range(self.num_shards)]
         )
         return (
-            (keyed, every_shard)
+            (runs, every_shard)
             | "Flatten" >> beam.Flatten()
-            | "GroupByShard" >> beam.GroupByKey()
-            | "WriteShard" >> beam.Map(self._write)
+            | "GroupRunsByShard" >> beam.GroupByKey()
+            | "MergeShard" >> beam.Map(self._merge)
+            | "AllShards" >> beam.combiners.ToList()
+            | "RemoveRunDir" >> beam.FlatMap(_remove_dir_then_list, run_dir)
         )
 
-    def _write(self, shard: tuple[int, Iterable]) -> str:
-        index, items = shard
+    def _merge(self, shard: tuple[int, Iterable[str | None]]) -> str:
+        index, run_paths = shard
+        run_paths = sorted(path for path in run_paths if path is not None)
         path = shard_name(self.prefix, index, self.num_shards, self.suffix)
-        with FileSystems.create(path) as handle:
-            for chunk in encode_shard((item for item in items if item is not None), self.framing):
-                handle.write(chunk)
+        handles = [FileSystems.open(run_path) for run_path in run_paths]
+        try:
+            with FileSystems.create(path) as output:
+                for _, payload in merge_runs(read_run(handle) for handle in handles):
+                    output.write(frame(payload, self.framing))
+        finally:
+            for handle in handles:
+                handle.close()
+        if run_paths:
+            FileSystems.delete(run_paths)
         return path

@@ -126,3 +126,26 @@ def test_keras_runs_on_the_backend_the_environment_names(keras_backend):
     assert keras_backend == os.environ.get("KERAS_BACKEND", "tensorflow")
     dense = keras.layers.Dense(2, kernel_initializer="ones")
     assert keras.ops.convert_to_numpy(dense(keras.ops.ones((1, 3)))).tolist() == [[3.0, 3.0]]
+
+
+def test_write_shards_merges_spilled_runs_and_cleans_up(tmp_path):
+    import apache_beam as beam
+
+    from pipelines.runner import pipeline_options
+
+    pairs = [(f"k{i:04d}".encode(), f"payload {i}\n".encode()) for i in range(500)]
+    outputs = []
+    for run_bytes in (64, 1 << 20):  # many tiny spilled runs vs. one run per shard
+        out = tmp_path / f"r{run_bytes}"
+        out.mkdir()
+        with beam.Pipeline(options=pipeline_options()) as pipeline:
+            _ = (
+                pipeline
+                | beam.Create(pairs)
+                | shards.WriteShards(str(out / "part"), 2, ".txt", run_bytes=run_bytes)
+            )
+        outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+    assert outputs[0] == outputs[1]
+    assert sorted(outputs[0]) == ["part-00000-of-00002.txt", "part-00001-of-00002.txt"]
+    for content in outputs[0].values():
+        assert content.splitlines() == sorted(content.splitlines(), key=lambda l: int(l.split()[1]))
