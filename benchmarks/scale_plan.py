@@ -62,7 +62,7 @@ def vocab_per_core(workdir: Path, corpus: Path) -> dict:
     from pipelines.vocab import VocabConfig, prepare_sentence
 
     config = VocabConfig(input=str(corpus), output="unused")
-    lines = [line for f in sorted(corpus.glob("*.txt")) for line in open(f, "rb")]
+    lines = [line for f in sorted(corpus.glob("*.txt")) for line in f.read_bytes().splitlines(keepends=True)]
     start = time.process_time()
     for line in lines:
         for _ in prepare_sentence(line, config.seed, config.do_lower_case, config.keep_accents,
@@ -142,7 +142,7 @@ def main() -> None:
     records = tfrecords_per_core(corpus, vocab["model"])
 
     corpus_bytes = sum(os.path.getsize(f) for f in corpus.glob("*.txt"))
-    words = sum(len(line.split()) for f in corpus.glob("*.txt") for line in open(f, encoding="utf-8"))
+    words = sum(len(f.read_text(encoding="utf-8").split()) for f in corpus.glob("*.txt"))
     bytes_per_word = corpus_bytes / words
     records["pieces_per_word"] = round(records["pieces"] / words, 3)
     text_gb = a["corpus_words"] * bytes_per_word / 1e9

@@ -18,8 +18,9 @@ import shlex
 import socket
 import threading
 import typing
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 INFRA_DIR = Path(__file__).resolve().parent
 REPO_ROOT = INFRA_DIR.parent
@@ -88,7 +89,7 @@ def free_port() -> int:
 class _MetadataHandler(http.server.BaseHTTPRequestHandler):
     """The GCE metadata server's credential endpoints, offline: a dummy token for a dummy account."""
 
-    def do_GET(self):  # noqa: N802 (http.server API)
+    def do_GET(self):
         path = self.path
         if "/token" in path:
             body = json.dumps({"access_token": "offline-test-token", "expires_in": 3600, "token_type": "Bearer"})
@@ -111,16 +112,22 @@ class _MetadataHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+_METADATA_SERVER: http.server.ThreadingHTTPServer | None = None
+
+
 @contextlib.contextmanager
 def offline_metadata_server() -> Iterator[str]:
     """Stand in for the GCE metadata server on 127.0.0.1 so google.auth finds credentials at once.
 
     Without credentials Beam retries google.auth.default() with back-off (~20 s) before going on
-    anonymously; with this every credential lookup and token refresh stays on 127.0.0.1.
+    anonymously; with this every credential lookup and token refresh stays on 127.0.0.1. One server
+    serves the whole process (Beam caches the credentials it found), in a daemon thread.
     """
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _MetadataHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    address = f"127.0.0.1:{server.server_address[1]}"
+    global _METADATA_SERVER
+    if _METADATA_SERVER is None:
+        _METADATA_SERVER = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _MetadataHandler)
+        threading.Thread(target=_METADATA_SERVER.serve_forever, daemon=True).start()
+    address = f"127.0.0.1:{_METADATA_SERVER.server_address[1]}"
     names = ("GCE_METADATA_HOST", "GCE_METADATA_IP", "NO_GCE_CHECK", "GOOGLE_APPLICATION_CREDENTIALS")
     saved = {name: os.environ.get(name) for name in names}
     os.environ.update({"GCE_METADATA_HOST": address, "GCE_METADATA_IP": address})
@@ -130,8 +137,6 @@ def offline_metadata_server() -> Iterator[str]:
         yield address
     finally:
         _restore(saved)
-        server.shutdown()
-        server.server_close()
 
 
 def _restore(saved: dict[str, str | None]) -> None:
@@ -245,9 +250,7 @@ def pipeline_dofns(pipeline) -> dict[str, Any]:
     class Visitor(PipelineVisitor):
         def visit_transform(self, node):
             transform = node.transform
-            if isinstance(transform, ParDo):
-                found[node.full_label] = transform.fn
-            elif isinstance(transform, CombinePerKey):
+            if isinstance(transform, (ParDo, CombinePerKey)):
                 found[node.full_label] = transform.fn
 
         def enter_composite_transform(self, node):

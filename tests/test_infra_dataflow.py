@@ -101,14 +101,14 @@ def test_setup_file_route_builds_our_sdist_offline(offline_gcs, tmp_path):
 def test_dockerfile_matches_the_pinned_stack():
     dockerfile = (checks.INFRA_DIR / "dataflow" / "Dockerfile").read_text()
     constraints = (checks.REPO_ROOT / "constraints.txt").read_text()
-    beam_pin = re.search(r"^apache-beam==(\S+)$", constraints, re.M).group(1)
+    beam_pin = re.search(r"^apache-beam==(\S+)$", constraints, re.MULTILINE).group(1)
     requires = re.search(r'requires-python = ">=3\.(\d+)', (checks.REPO_ROOT / "pyproject.toml").read_text()).group(1)
-    base = re.search(r"^FROM (\S+)", dockerfile, re.M).group(1)
+    base = re.search(r"^FROM (\S+)", dockerfile, re.MULTILINE).group(1)
     assert base == f"apache/beam_python3.{requires}_sdk:{beam_pin}"
     assert "pip install --no-cache-dir -c constraints.txt ." in dockerfile
     assert 'ENTRYPOINT ["/opt/apache/beam/boot"]' in dockerfile
     for copied in ("constraints.txt", "pyproject.toml", "albert", "pipelines", "model", "flows", "infra"):
-        assert re.search(rf"^COPY .*\b{copied}\b", dockerfile, re.M), copied
+        assert re.search(rf"^COPY .*\b{copied}\b", dockerfile, re.MULTILINE), copied
     flex_file = re.search(r"FLEX_TEMPLATE_PYTHON_PY_FILE=\$\{WORKDIR\}/(\S+)", dockerfile).group(1)
     assert (checks.REPO_ROOT / flex_file).is_file()
 
@@ -179,3 +179,17 @@ def test_launch_script_command_parses_with_the_stage_and_beam(route, tmp_path):
         assert known["sdk_container_image"] == IMAGE and known["sdk_location"] == "container"
     else:
         assert known["setup_file"] == str(checks.REPO_ROOT / "pyproject.toml")
+
+
+def test_flex_entry_point_dispatches_on_albert_stage(monkeypatch, capsys):
+    import runpy
+
+    flex = runpy.run_path(str(checks.INFRA_DIR / "dataflow" / "flex_main.py"))
+    monkeypatch.delenv("ALBERT_STAGE", raising=False)
+    assert flex["main"]([]) == 2
+    assert "set ALBERT_STAGE" in capsys.readouterr().err
+    monkeypatch.setenv("ALBERT_STAGE", "tfrecords")
+    with pytest.raises(SystemExit) as exit_info:
+        flex["main"](["--help"])
+    assert exit_info.value.code == 0
+    assert "--spm-model" in capsys.readouterr().out

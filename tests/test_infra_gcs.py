@@ -16,10 +16,7 @@ import pytest
 
 from infra import checks
 
-WORDS = (
-    "river stone garden lantern harbour violin meadow copper orchard thunder pebble willow canyon "
-    "signal marble falcon ember glacier compass velvet anchor prairie beacon saddle harvest quartz"
-).split()
+WORDS = ["river", "stone", "garden", "lantern", "harbour", "violin", "meadow", "copper", "orchard", "thunder", "pebble", "willow", "canyon", "signal", "marble", "falcon", "ember", "glacier", "compass", "velvet", "anchor", "prairie", "beacon", "saddle", "harvest", "quartz"]
 
 
 def small_corpus(documents: int, seed: int = 7) -> list[list[str]]:
@@ -86,7 +83,6 @@ def test_stages_read_and_write_gs(gcs_pipeline_outputs):
 
 def test_records_from_gs_feed_the_training_input_pipeline(gcs_pipeline_outputs, tmp_path):
     """The records written to gs:// parse with the features training expects (local copy; see module doc)."""
-    import tensorflow as tf
 
     from albert.tokenization import AlbertTokenizer
 

@@ -64,7 +64,7 @@ def test_vertex_custom_job_spec(path):
 def test_tpu_vm_script_runs_the_same_cli_with_tpu_strategy():
     script = (checks.INFRA_DIR / "tpu" / "pretrain_tpu_vm.sh").read_text()
     assert "gcloud compute tpus tpu-vm create" in script and "gcloud compute tpus tpu-vm ssh" in script
-    train = re.search(r'train="cd albert && nohup \.venv/bin/(python -m model\.pretrain .*?) >', script, re.S).group(1)
+    train = re.search(r'train="cd albert && nohup \.venv/bin/(python -m model\.pretrain .*?) >', script, re.DOTALL).group(1)
     values = {"$BUCKET": "bucket", "$PRESET": "albert-base", "$ACCELERATOR": "v3-8", "$STEPS": "125000",
               "$BATCH": "4096"}
     words = shlex.split(substitute(train.replace("\\\n", " "), values))
@@ -88,8 +88,8 @@ def test_kubernetes_gpu_job_manifest():
 def test_training_dockerfile_installs_the_pinned_stack():
     dockerfile = (checks.INFRA_DIR / "training" / "Dockerfile").read_text()
     requires = re.search(r'requires-python = ">=3\.(\d+)', (checks.REPO_ROOT / "pyproject.toml").read_text()).group(1)
-    assert re.search(rf"^FROM python:3\.{requires}-slim$", dockerfile, re.M)
-    tf_pin = re.search(r"^tensorflow==(\S+)$", (checks.REPO_ROOT / "constraints.txt").read_text(), re.M).group(1)
+    assert re.search(rf"^FROM python:3\.{requires}-slim$", dockerfile, re.MULTILINE)
+    tf_pin = re.search(r"^tensorflow==(\S+)$", (checks.REPO_ROOT / "constraints.txt").read_text(), re.MULTILINE).group(1)
     assert f'pip install --no-cache-dir -c constraints.txt . "tensorflow[and-cuda]=={tf_pin}"' in dockerfile
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the image's /template (repo root)
 
-from infra.checks import DATAFLOW_STAGES, flex_argv  # noqa: E402
+from infra.checks import DATAFLOW_STAGES, flex_argv
 
 
 def main(argv=None) -> int:
