@@ -64,7 +64,8 @@ def atomic_output_dir(url: str) -> Iterator[str]:
     try:
         yield protocol + temp_path
     except BaseException:
-        fs.rm(temp_path, recursive=True)
+        if fs.exists(temp_path):  # object stores have no empty directories
+            fs.rm(temp_path, recursive=True)
         raise
     if fs.exists(path):
         fs.rm(path, recursive=True)

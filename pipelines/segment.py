@@ -317,17 +317,6 @@ def run(config: SegmentConfig, beam_args: list[str] | None = None) -> dict:
     matches nothing; the output directory is then left absent.
     """
     paths = match_inputs(config.input)
-    try:
-        return _run_into(config, paths, beam_args)
-    except FileNotFoundError as error:
-        # On object stores an unwritten temporary directory does not exist, so atomic_output_dir's
-        # clean-up can fail over the StageError it is handling: report the StageError.
-        if isinstance(error.__context__, StageError):
-            raise error.__context__ from None
-        raise
-
-
-def _run_into(config: SegmentConfig, paths: list[str], beam_args: list[str] | None) -> dict:
     options = pipeline_options(beam_args)
     with fileio.atomic_output_dir(config.output) as output_dir:
         pipeline = beam.Pipeline(options=options)
