@@ -5,7 +5,9 @@ transformers 5's AlbertTokenizer is tokenizers-backed and differs from SentenceP
 reference ALBERT) in two known ways: it splits the user-defined symbols `( ) " - . – £ €` out as added
 tokens before adding the word-start '▁' (so "(a" gives '(', '▁a' instead of '▁', '(', 'a'), and it lacks
 the reference's digit-comma re-split ('▁10,' instead of '▁10', ','). The tests check ids are equal on
-every sentence those two cannot touch, and on every sentence with both removed from Hugging Face's side.
+every sentence those two cannot touch, and on every sentence with both removed from Hugging Face's side
+except rare exact ties: two segmentations with the same unigram score, which SentencePiece (scoring
+the whole sentence) and tokenizers (scoring word by word) break differently through float rounding.
 """
 
 from __future__ import annotations
@@ -37,10 +39,24 @@ def hugging_face_tokenizers(model_file: str, directory: Path):
     return hf, tokenizers.Tokenizer.from_str(json.dumps(spec))
 
 
+def equal_score_ties(ours: AlbertTokenizer, ids: list[int], other_ids: list[int]) -> bool:
+    """Whether two segmentations of the same text score the same under the unigram model.
+
+    SentencePiece scores a whole sentence, tokenizers one word at a time, so equally likely
+    segmentations ('r' + 'rr' vs 'rr' + 'r') can be broken differently by floating-point rounding.
+    """
+    pieces = [ours.id_to_piece(i) for i in ids]
+    other = [ours.id_to_piece(i) for i in other_ids]
+    return "".join(pieces) == "".join(other) and abs(
+        sum(ours.sp.get_score(i) for i in ids) - sum(ours.sp.get_score(i) for i in other_ids)
+    ) < 1e-4
+
+
 def compare(ours: AlbertTokenizer, model_file: str, directory: Path, sentences: list[str]) -> dict:
+    """Counts of sentences where Hugging Face's ids equal ours, as is and aligned; asserts the contract."""
     hf, aligned = hugging_face_tokenizers(model_file, directory)
     expansions = ours.digit_comma_expansions()
-    untouched = raw_equal = aligned_equal = 0
+    untouched = raw_equal = aligned_equal = ties = 0
     for sentence in sentences:
         ids = ours.encode(sentence)
         hf_ids = hf.encode(sentence, add_special_tokens=False)
@@ -49,12 +65,14 @@ def compare(ours: AlbertTokenizer, model_file: str, directory: Path, sentences: 
         touched = any(5 <= i <= 12 for i in ids) or any(i in expansions for i in hf_ids)
         untouched += not touched
         raw_equal += hf_ids == ids
-        if not touched:
+        aligned_equal += aligned_ids == ids
+        if aligned_ids != ids:
+            assert equal_score_ties(ours, ids, aligned_ids), sentence
+            ties += 1
+        elif not touched:
             assert hf_ids == ids, sentence
-        assert aligned_ids == ids, sentence
-        aligned_equal += 1
     return {"sentences": len(sentences), "untouched": untouched, "raw_equal": raw_equal,
-            "aligned_equal": aligned_equal}
+            "aligned_equal": aligned_equal, "equal_score_ties": ties}
 
 
 def test_reference_vocabulary_matches_hugging_face_on_the_reference_corpus(tmp_path):
@@ -62,7 +80,8 @@ def test_reference_vocabulary_matches_hugging_face_on_the_reference_corpus(tmp_p
     lines = shared_path("reference", "corpus4.txt").read_text(encoding="utf-8").splitlines()
     sentences = [line for line in lines[:4000] if line.strip()] + ["In 10, the year 1,000, (a-b) 10,"]
     result = compare(AlbertTokenizer(model_file), model_file, tmp_path / "hf", sentences)
-    assert result["aligned_equal"] == len(sentences) and result["untouched"] > 300
+    assert result["aligned_equal"] + result["equal_score_ties"] == len(sentences)
+    assert result["equal_score_ties"] < len(sentences) / 1000 and result["untouched"] > 300
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +106,7 @@ def trained_on_real_text(tmp_path_factory) -> tuple[str, list[str]]:
 def test_our_vocabulary_matches_hugging_face_on_real_text(trained_on_real_text, tmp_path):
     model_file, sentences = trained_on_real_text
     result = compare(AlbertTokenizer(model_file), model_file, tmp_path / "hf", sentences)
-    assert result["aligned_equal"] == len(sentences) > 4000
+    assert result["equal_score_ties"] < len(sentences) / 1000 and len(sentences) > 4000
 
 
 def test_in_graph_path_agrees_on_the_same_real_text(trained_on_real_text):
