@@ -131,3 +131,10 @@ def test_lines_that_are_not_utf8_are_counted_not_fatal(tmp_path):
     summary = vocab.run(config)
     assert summary["corpus_counts"]["invalid_utf8_lines"] == 1
     assert summary["corpus_sentences"] == 600
+
+
+def test_too_small_a_vocabulary_for_the_characters_says_what_to_change(corpus, tmp_path):
+    config = vocab.VocabConfig(input=str(corpus), output=str(tmp_path / "out"), vocab_size=20)
+    with pytest.raises(StageError, match=r"raise --vocab-size to >= \d+, or lower --character-coverage"):
+        vocab.run(config)
+    assert not (tmp_path / "out").exists()
