@@ -154,3 +154,12 @@ def test_readme_documents_each_work_pool_command():
     for name, pool_type in POOLS.items():
         assert re.search(rf"prefect work-pool create \S+ --type {pool_type}\s+\\?\s*--base-job-template infra/prefect/{name}",
                          readme), name
+
+
+@pytest.mark.parametrize("script", sorted(checks.INFRA_DIR.glob("*/*.sh")), ids=lambda p: p.name)
+def test_shell_scripts_are_valid_and_executable(script):
+    import subprocess
+
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    assert script.stat().st_mode & 0o111, f"{script} is not executable"
+    assert "set -euo pipefail" in script.read_text()
