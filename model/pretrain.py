@@ -50,7 +50,9 @@ class PretrainConfig(StageConfig):
     clipnorm: float = Field(1.0, ge=0, description="global-norm gradient clipping (0 = off)")
     gradient_accumulation: int = Field(1, gt=0, description="micro-batches per update (batch-size / this each)")
     precision: Literal["float32", "bfloat16", "float16"] = Field("float32", description="float16 uses loss scaling")
-    jit_compile: bool = Field(True, description="XLA-compile the training step")
+    jit_compile: bool | None = Field(
+        None, description="XLA-compile the training step (default: on with a GPU/TPU, off on CPU where it is slower)"
+    )
     init: str | None = Field(None, description="weights only: a checkpoint dir, .keras, HF dir or TF1 checkpoint")
     masking: Literal["auto", "static", "dynamic"] = Field("auto", description="auto = as metadata.json says")
     seed: int = Field(12345, description="seeds initialisation, shuffling and dynamic masking")
@@ -457,7 +459,10 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
         else:
             import tensorflow as tf
 
-            train_step = tf_train_step(model, optimizer, strategy, config.gradient_accumulation, config.jit_compile)
+            jit = config.jit_compile
+            if jit is None:
+                jit = bool(config.tpu or tf.config.list_physical_devices("GPU"))
+            train_step = tf_train_step(model, optimizer, strategy, config.gradient_accumulation, jit)
 
             def sync():
                 return None
