@@ -165,7 +165,7 @@ def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bo
         )
         return grads, sums
 
-    compiled = tf.function(replica_step, jit_compile=jit_compile)
+    compiled = tf.function(replica_step, jit_compile=jit_compile, autograph=False)
 
     def reduced_replica_step(batch):
         grads, sums = compiled(batch)
@@ -175,7 +175,7 @@ def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bo
     def first(value):
         return strategy.experimental_local_results(value)[0]
 
-    @tf.function
+    @tf.function(autograph=False)
     def step(batch):
         grads, sums = strategy.run(reduced_replica_step, args=(batch,))
         optimizer.apply([first(g) for g in grads], variables)

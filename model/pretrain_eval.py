@@ -78,7 +78,7 @@ def eval_step_fn(model):
         return step
     import tensorflow as tf
 
-    @tf.function
+    @tf.function(autograph=False)
     def step(batch):
         return pretraining_loss(model(model_inputs(batch), training=False), batch, 1.0, 1.0)[1]
 

@@ -10,6 +10,7 @@ keras = pytest.importorskip("keras")
 
 from model import checkpointing, distribute  # noqa: E402
 from model.pretrain import PretrainConfig, main, run  # noqa: E402
+from model.pretrain_eval import evaluate_pretraining  # noqa: E402
 from pretrain_testdata import write_shards  # noqa: E402
 
 TINY = dict(preset="albert-nano", batch_size=8, learning_rate=5e-3, warmup_steps=2, eval_batches=2, progress=False,
@@ -41,6 +42,11 @@ def test_cli_run_writes_every_output_and_learns(data, tmp_path, capsys):
     assert list((output / "tensorboard").glob("events.out.tfevents.*"))
     assert (output / "export" / "model.keras").is_file()
     assert (output / "export" / "hf" / "config.json").is_file()
+
+    # The exported model scores the same on the held-out split through evaluate_pretraining.
+    exported = evaluate_pretraining(str(output / "export" / "model.keras"), data, batch_size=8, max_batches=2)
+    for name in ("masked_lm_accuracy", "masked_lm_loss", "sop_accuracy", "sop_loss", "perplexity"):
+        assert exported[name] == pytest.approx(result["heldout"][name], rel=1e-4)
 
     # --init loads weights only: a fresh output starts at step 0 from the checkpoint's weights.
     further = run(PretrainConfig(**{**TINY, "learning_rate": 1e-9, "warmup_steps": 0}, data=data, steps=1,
