@@ -14,6 +14,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
+
 import numpy as np
 
 from albert import fileio

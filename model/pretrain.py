@@ -18,7 +18,8 @@ import os
 import sys
 import tempfile
 import time
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
@@ -74,10 +75,10 @@ class PretrainConfig(StageConfig):
 
 
 def build_model(config: PretrainConfig, vocab_size: int):
+    import keras
+
     from model.config import get_preset
     from model.pretraining import AlbertPretrainingModel
-
-    import keras
 
     keras.utils.set_random_seed(config.seed)
     return AlbertPretrainingModel(get_preset(config.preset, vocab_size=vocab_size), name="albert_pretraining")
@@ -389,7 +390,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
     import keras
 
     from model import checkpointing, distribute, pretrain_data
-    from model.pretrain_eval import SUM_NAMES, evaluate_batches, eval_step_fn, metrics_from_sums
+    from model.pretrain_eval import SUM_NAMES, eval_step_fn, evaluate_batches, metrics_from_sums
 
     backend = keras.config.backend()
     if backend == "jax":

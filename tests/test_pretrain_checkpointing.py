@@ -5,9 +5,9 @@ import pytest
 
 keras = pytest.importorskip("keras")
 
-from albert.stage import StageError  # noqa: E402
-from model import checkpointing  # noqa: E402
-from model.optimizers import Lamb  # noqa: E402
+from albert.stage import StageError
+from model import checkpointing
+from model.optimizers import Lamb
 
 
 def _model_and_optimizer(seed=0):

@@ -4,10 +4,10 @@ import json
 
 import numpy as np
 import pytest
+from pretrain_testdata import write_shards
 
 from albert.stage import StageError
 from model import pretrain_data
-from pretrain_testdata import write_shards
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,14 @@ import yaml
 
 keras = pytest.importorskip("keras")
 
-from model import checkpointing, distribute  # noqa: E402
-from model.pretrain import PretrainConfig, main, run  # noqa: E402
-from model.pretrain_eval import evaluate_pretraining  # noqa: E402
-from pretrain_testdata import write_shards  # noqa: E402
+from pretrain_testdata import write_shards
 
-TINY = dict(preset="albert-nano", batch_size=8, learning_rate=5e-3, warmup_steps=2, eval_batches=2, progress=False,
-            jit_compile=False)
+from model import checkpointing, distribute
+from model.pretrain import PretrainConfig, main, run
+from model.pretrain_eval import evaluate_pretraining
+
+TINY = {"preset": "albert-nano", "batch_size": 8, "learning_rate": 5e-3, "warmup_steps": 2, "eval_batches": 2, "progress": False,
+            "jit_compile": False}
 
 
 @pytest.fixture(scope="module")
