@@ -141,3 +141,26 @@ class StageCachePolicy(CachePolicy):
     ) -> str | None:
         config = inputs[self.config_parameter]
         return stage_cache_key(task_ctx.task.name, config, self.input_fields, self.packages)
+
+
+STAGE_KEY_FILE = ".stage-key"
+
+
+def claim_output(output: str, key: str) -> None:
+    """Mark `output` as the output of the stage run `key`, clearing a stale one first.
+
+    For stages that write in place and resume (pretraining): an output left by an interrupted run
+    with the same key is kept so the retry resumes; one written under another key (other data or
+    parameters) is removed so the stage starts fresh instead of resuming someone else's run.
+    """
+    marker = fileio.join(output, STAGE_KEY_FILE)
+    if fileio.exists(marker):
+        with fileio.open_file(marker, "r") as handle:
+            if handle.read().strip() == key:
+                return
+        logger.info("%s holds the output of other inputs or parameters: starting it afresh", output)
+        fileio.remove(output)
+    fs, path = fileio.filesystem(output)
+    fs.makedirs(path, exist_ok=True)
+    with fileio.open_file(marker, "w") as handle:
+        handle.write(key + "\n")

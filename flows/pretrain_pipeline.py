@@ -46,6 +46,7 @@ class PretrainPipelineConfig(StageConfig):
     )
     vocab_size: int = Field(8000, gt=5, description="SentencePiece vocabulary size")
     max_seq_length: int = Field(128, gt=8, description="tokens per pretraining instance")
+    num_shards: int = Field(8, gt=1, description="TFRecord shards (the last one is the held-out set)")
     dupe_factor: int = Field(2, gt=0, description="times each document is masked differently")
     seed: int = Field(12345, description="seed of every random choice in the run")
     preset: str = Field("albert-tiny", description="model preset (model.config.get_preset)")
@@ -72,19 +73,23 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
 
     segment_dir, vocab_dir = stage_dir(config, "segment"), stage_dir(config, "vocab")
     tfrecords_dir, pretrain_dir = stage_dir(config, "tfrecords"), stage_dir(config, "pretrain")
-    pretrain_values: dict[str, Any] = {"data": tfrecords_dir, "preset": config.preset, "output": pretrain_dir,
-                                       "steps": config.steps, "batch_size": config.batch_size, "seed": config.seed}
+    pretrain_values: dict[str, Any] = {
+        "data": tfrecords_dir, "preset": config.preset, "output": pretrain_dir, "steps": config.steps,
+        "batch_size": config.batch_size, "seed": config.seed, "warmup_steps": config.steps // 10,
+        "log_every": max(1, config.steps // 50), "eval_every": 0, "eval_batches": config.eval_batches or 20,
+        "spm_model": join(vocab_dir, "spiece.model"),
+    }
     if config.learning_rate is not None:
         pretrain_values["learning_rate"] = config.learning_rate
     return {
         "segment": build_config(SegmentConfig, {"input": config.input or [default_corpus()], "output": segment_dir,
                                                 **config.segment}),
         "vocab": build_config(VocabConfig, {"input": segment_dir, "output": vocab_dir,
-                                            "vocab_size": config.vocab_size, **config.vocab}),
+                                            "vocab_size": config.vocab_size, "seed": config.seed, **config.vocab}),
         "tfrecords": build_config(TFRecordsConfig, {
             "input": segment_dir, "spm_model": join(vocab_dir, "spiece.model"), "output": tfrecords_dir,
             "max_seq_length": config.max_seq_length, "dupe_factor": config.dupe_factor, "seed": config.seed,
-            **config.tfrecords}),
+            "num_shards": config.num_shards, **config.tfrecords}),
         "pretrain": build_config(PretrainConfig, {**pretrain_values, **config.pretrain}),
         "evaluate": build_config(tasks.HeldOutEvalConfig, {
             "model": join(pretrain_dir, "export", "model.keras"), "data": tfrecords_dir,
@@ -99,7 +104,7 @@ def _read_json(path: Path) -> dict:
 
 def write_run_report(config: PretrainPipelineConfig, outcomes: dict[str, tasks.StageOutcome]) -> Path | None:
     """report.md + plots in the run directory and the Prefect artifacts (local run directories)."""
-    from flows.report import Section, publish_report, write_report
+    from flows.report import Section, publish_report, with_sop_labels, write_report
 
     if "://" in config.run_dir:
         return None
@@ -108,7 +113,8 @@ def write_run_report(config: PretrainPipelineConfig, outcomes: dict[str, tasks.S
     sections = [
         Section("Corpus statistics", _read_json(run_dir / "segment" / "stats.json") or outcomes["segment"].result),
         Section("Vocabulary statistics", _read_json(run_dir / "vocab" / "vocab_stats.json") or outcomes["vocab"].result),
-        Section("Instance statistics", _read_json(run_dir / "tfrecords" / "metadata.json") or outcomes["tfrecords"].result),
+        Section("Instance statistics", with_sop_labels(
+            _read_json(run_dir / "tfrecords" / "metadata.json") or outcomes["tfrecords"].result)),
         Section("Stages", {"stages": timing}),
     ]
     evaluation = {"held-out": outcomes["evaluate"].result} if "evaluate" in outcomes else None

@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
-DISTRIBUTION_NAME = re.compile(r"hist|distribution|balance|lengths?$|labels?$|per_|_counts?$")
+DISTRIBUTION_NAME = re.compile(r"hist|distribution|balance|lengths?$|labels?$|per_|^skipped$")
 CURVE_KEYS = ("loss", "masked_lm_loss", "masked_lm_accuracy", "sop_loss", "sop_accuracy", "learning_rate")
 
 
@@ -41,14 +41,16 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def is_distribution(name: str, value: Any) -> bool:
-    """A named mapping of >= 2 counts (a histogram or a label balance) is drawn as a bar chart."""
-    return (
-        isinstance(value, Mapping)
-        and len(value) >= 2
-        and all(_is_number(v) for v in value.values())
-        and bool(DISTRIBUTION_NAME.search(name.rsplit(".", 1)[-1]))
-    )
+def as_distribution(name: str, value: Any) -> dict[str, float] | None:
+    """A named mapping of >= 2 counts (a histogram, a label balance) or a histogram list (bins
+    numbered from 1) as {label: count}, to draw as a bar chart; None for anything else."""
+    if not DISTRIBUTION_NAME.search(name.rsplit(".", 1)[-1]):
+        return None
+    if isinstance(value, Mapping) and len(value) >= 2 and all(_is_number(v) for v in value.values()):
+        return {str(k): v for k, v in value.items()}
+    if "hist" in name and isinstance(value, (list, tuple)) and len(value) >= 2 and all(map(_is_number, value)):
+        return {str(i): v for i, v in enumerate(value, start=1)}
+    return None
 
 
 def split_stats(stats: Mapping[str, Any], prefix: str = "") -> tuple[dict[str, Any], dict[str, dict]]:
@@ -57,14 +59,15 @@ def split_stats(stats: Mapping[str, Any], prefix: str = "") -> tuple[dict[str, A
     distributions: dict[str, dict] = {}
     for key, value in stats.items():
         name = f"{prefix}{key}"
-        if is_distribution(name, value):
-            distributions[name] = dict(value)
+        distribution = as_distribution(name, value)
+        if distribution is not None:
+            distributions[name] = distribution
         elif isinstance(value, Mapping):
             inner_scalars, inner_distributions = split_stats(value, f"{name}.")
             scalars.update(inner_scalars)
             distributions.update(inner_distributions)
         elif isinstance(value, (list, tuple)):
-            scalars[name] = value if len(value) <= 8 else f"[{len(value)} items]"
+            scalars[name] = value if len(value) <= 4 else f"[{len(value)} items]"
         else:
             scalars[name] = value
     return scalars, distributions
@@ -120,20 +123,38 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
 
 
 def plot_curves(records: list[Mapping[str, Any]], path: Path, step_key: str = "step") -> Path | None:
-    """Training curves: one panel per known metric present in the records, against the step."""
+    """Training curves: one panel per known metric, the training log as a line and held-out
+    evaluations (records with split="heldout") as points, against the step."""
     keys = [k for k in CURVE_KEYS if any(_is_number(r.get(k)) for r in records)]
     if not keys:
         return None
-    fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 3), squeeze=False)
-    for ax, key in zip(axes[0], keys):
-        points = [(r.get(step_key, i), r[key]) for i, r in enumerate(records) if _is_number(r.get(key))]
-        ax.plot([p[0] for p in points], [p[1] for p in points], color="#C44E52")
+    columns = min(3, len(keys))
+    rows = math.ceil(len(keys) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(4 * columns, 2.8 * rows), squeeze=False)
+    for ax, key in zip(axes.flat, keys):
+        for split, style in (("train", "-"), ("heldout", "o")):
+            points = [(r.get(step_key, i), r[key]) for i, r in enumerate(records)
+                      if _is_number(r.get(key)) and r.get("split", "train") == split]
+            if points:
+                ax.plot([p[0] for p in points], [p[1] for p in points], style, label=split)
         ax.set_title(key)
         ax.set_xlabel(step_key)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.axis("off")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def with_sop_labels(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """tfrecords metadata plus the sentence-order label balance as a distribution to chart."""
+    counts = metadata.get("counts", {})
+    instances, swapped = counts.get("instances"), counts.get("label_1")
+    if not (_is_number(instances) and _is_number(swapped)):
+        return dict(metadata)
+    return {**metadata, "sop_labels": {"0 (in order)": instances - swapped, "1 (swapped)": swapped}}
 
 
 def _slug(text: str) -> str:
@@ -177,8 +198,8 @@ def write_report(
         image = plot_curves(records, plots_dir / "training-curves.png")
         if image is not None:
             training.append(f"![training curves]({image.relative_to(run_dir).as_posix()})")
-            last = records[-1]
-            training.append(markdown_table([last], [k for k in last if _is_number(last[k])]))
+            training.append(markdown_table(
+                records[-2:], ["split", *[k for k in records[-1] if _is_number(records[-1][k])]]))
         else:
             training.append(f"No training metrics in `{metrics_file}`.")
         parts.append("\n\n".join(training))

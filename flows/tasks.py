@@ -26,7 +26,7 @@ from prefect.tasks import Task, exponential_backoff
 from albert.config import ConfigError, StageConfig
 from albert.fileio import atomic_output_dir, exists, join, open_file
 from albert.stage import StageError
-from flows.caching import StageCachePolicy
+from flows.caching import StageCachePolicy, claim_output, stage_cache_key
 
 JsonDict = Annotated[
     dict[str, Any], BeforeValidator(lambda value: json.loads(value) if isinstance(value, str) else value)
@@ -114,9 +114,17 @@ def tfrecords(config: StageConfig, beam_args: Sequence[str] | None = None) -> di
     return _stage("pipelines.tfrecords").run(config, list(beam_args or []))
 
 
-@stage_task("pretrain", input_fields=["data", "init"], packages=["albert", "model"])
+PRETRAIN_INPUTS, PRETRAIN_PACKAGES = ("data", "init"), ("albert", "model")
+
+
+@stage_task("pretrain", input_fields=PRETRAIN_INPUTS, packages=PRETRAIN_PACKAGES)
 def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = None) -> dict:
-    """model.pretrain: TFRecords -> pretrained model (checkpoints, metrics.jsonl, export/)."""
+    """model.pretrain: TFRecords -> pretrained model (checkpoints, metrics.jsonl, export/).
+
+    Training writes in place and resumes from its newest checkpoint, so a retry after preemption
+    continues where it stopped; an output left by other data or parameters is cleared first.
+    """
+    claim_output(config.output, stage_cache_key("pretrain", config, PRETRAIN_INPUTS, PRETRAIN_PACKAGES))
     return _stage("model.pretrain").run(config, on_metrics=on_metrics)
 
 
