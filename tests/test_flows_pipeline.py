@@ -1,0 +1,60 @@
+"""The whole DAG under prefect_test_harness on a small corpus of our own: second run cached,
+one changed parameter re-runs that stage and the ones after it, a transient failure is retried."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+WORDS = ("river city stone music garden winter light paper forest engine ocean market story "
+         "teacher window bridge mountain village summer letter").split()
+
+
+def write_corpus(path: Path, documents: int = 60) -> Path:
+    rng = np.random.default_rng(0)
+    docs = []
+    for _ in range(documents):
+        sentences = [" ".join(rng.choice(WORDS, size=rng.integers(6, 14))).capitalize() + "."
+                     for _ in range(rng.integers(6, 10))]
+        docs.append("\n".join(sentences))
+    path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
+    return path
+
+
+def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefect.testing.utilities import prefect_test_harness
+
+    import pipelines.tfrecords
+    from flows.pretrain_pipeline import PretrainPipelineConfig, pretrain_pipeline
+
+    config = PretrainPipelineConfig(
+        input=[str(write_corpus(tmp_path / "corpus.txt"))], run_dir=str(tmp_path / "run"),
+        vocab_size=60, max_seq_length=64, num_shards=2, steps=3, batch_size=8, eval_batches=2,
+        segment={"format": "text", "num_shards": 2},
+        pretrain={"jit_compile": False, "progress": False},
+    )
+    with prefect_test_harness(server_startup_timeout=90):
+        first = pretrain_pipeline(config)
+        assert not any(stage["cached"] for stage in first["stages"].values())
+        assert Path(first["report"]).is_file() and (tmp_path / "run" / "plots" / "training-curves.png").is_file()
+        assert 0 <= first["evaluation"]["masked_lm_accuracy"] <= 1
+
+        second = pretrain_pipeline(config)
+        assert all(stage["cached"] for stage in second["stages"].values()), second["stages"]
+        assert second["evaluation"] == first["evaluation"]
+
+        real_run, attempts = pipelines.tfrecords.run, []
+
+        def flaky_run(*args, **kwargs):  # a transient I/O failure on the first attempt only
+            attempts.append(1)
+            if len(attempts) == 1:
+                raise OSError(5, "injected transient I/O error")
+            return real_run(*args, **kwargs)
+
+        monkeypatch.setattr(pipelines.tfrecords, "run", flaky_run)
+        third = pretrain_pipeline(config.model_copy(update={"dupe_factor": 3}))
+        assert len(attempts) == 2
+        assert {name: s["cached"] for name, s in third["stages"].items()} == {
+            "segment": True, "vocab": True, "tfrecords": False, "pretrain": False, "evaluate": False}, third["stages"]
