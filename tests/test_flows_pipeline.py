@@ -58,3 +58,14 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
         assert len(attempts) == 2
         assert {name: s["cached"] for name, s in third["stages"].items()} == {
             "segment": True, "vocab": True, "tfrecords": False, "pretrain": False, "evaluate": False}, third["stages"]
+
+        from flows.domain_adaptive import DomainAdaptiveConfig, domain_adaptive
+
+        adapted = domain_adaptive(DomainAdaptiveConfig(
+            base=str(tmp_path / "run"), input=[str(write_corpus(tmp_path / "domain.txt", documents=40))],
+            run_dir=str(tmp_path / "domain"), max_seq_length=64, num_shards=2, steps=2, batch_size=8,
+            eval_batches=2, segment={"format": "text", "num_shards": 2},
+            pretrain={"jit_compile": False, "progress": False}))
+        assert set(adapted["evaluation"]) == {"base", "adapted"}
+        assert 0 < adapted["evaluation"]["adapted"]["perplexity"]
+        assert Path(adapted["report"]).is_file()
