@@ -1,0 +1,79 @@
+"""`albert deploy`: apply the deployments of prefect.yaml to the Prefect server (PREFECT_API_URL).
+
+Each deployment's work pool is created if missing (type `process` by default, served by
+`prefect worker start --pool NAME`); the flow code is pulled from this repository's directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
+from albert.log import setup_logging
+
+logger = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_deployments(path: Path) -> list[dict[str, Any]]:
+    """The `deployments:` entries of a prefect.yaml file."""
+    spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    deployments = spec.get("deployments") or []
+    if not deployments:
+        raise SystemExit(f"{path}: no deployments")
+    return deployments
+
+
+def ensure_work_pool(name: str, pool_type: str) -> None:
+    """Create the work pool unless it exists."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.exceptions import ObjectAlreadyExists
+
+    with get_client(sync_client=True) as client:
+        try:
+            client.create_work_pool(WorkPoolCreate(name=name, type=pool_type))
+            logger.info("created work pool %s (%s)", name, pool_type)
+        except ObjectAlreadyExists:
+            pass
+
+
+def apply(deployment: dict[str, Any], source: Path) -> str:
+    """Register one deployment (schedule, parameters, work pool); return its id."""
+    from prefect import flow
+    from prefect.client.schemas.schedules import CronSchedule
+
+    pool = deployment["work_pool"]
+    ensure_work_pool(pool["name"], pool.get("type", "process"))
+    schedules = [CronSchedule(cron=s["cron"], timezone=s.get("timezone", "UTC"))
+                 for s in deployment.get("schedules", []) if "cron" in s]
+    remote = flow.from_source(source=str(source), entrypoint=deployment["entrypoint"])
+    runner_deployment = remote.to_deployment(
+        name=deployment["name"], work_pool_name=pool["name"], schedules=schedules,
+        parameters=deployment.get("parameters", {}), description=deployment.get("description"),
+    )
+    return str(runner_deployment.apply())
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.deploy") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    parser.add_argument("--file", default=str(REPO_ROOT / "prefect.yaml"), help="the prefect.yaml to apply")
+    parser.add_argument("--source", default=str(REPO_ROOT), help="directory the worker runs the flow code from")
+    parser.add_argument("--verbose", action="store_true", help="debug logs")
+    args = parser.parse_args(argv)
+    setup_logging(args.verbose)
+    for deployment in load_deployments(Path(args.file)):
+        deployment_id = apply(deployment, Path(args.source))
+        print(f"applied deployment {deployment['name']} ({deployment_id}) to work pool {deployment['work_pool']['name']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

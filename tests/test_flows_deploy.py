@@ -1,0 +1,94 @@
+"""A real `prefect server start` on 127.0.0.1: `albert deploy` applies prefect.yaml, a process worker
+picks up a triggered run of the domain-adaptive flow and completes it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from test_flows_pipeline import write_corpus
+
+REPO = Path(__file__).resolve().parents[1]
+PREFECT = str(Path(sys.executable).with_name("prefect"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "prefect server exited"
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"{url} did not become healthy")
+
+
+@pytest.mark.slow
+def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
+    port = free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_API_URL": api,
+           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PYTHONPATH": str(REPO)}
+    processes = [subprocess.Popen([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        wait_healthy(api, processes[0])
+        base = tmp_path / "base"
+        corpus = write_corpus(tmp_path / "corpus.txt")
+        tiny = ["--max-seq-length", "64", "--num-shards", "2", "--steps", "2", "--batch-size", "8",
+                "--eval-batches", "2", "--segment", '{"format": "text", "num_shards": 2}',
+                "--pretrain", '{"jit_compile": false, "progress": false}']
+        subprocess.run([sys.executable, "-m", "flows.pretrain_pipeline", "--input", str(corpus),
+                        "--run-dir", str(base), "--vocab-size", "60", *tiny], env=env, check=True, cwd=REPO,
+                       stdout=subprocess.DEVNULL)
+        applied = subprocess.run([sys.executable, "-m", "albert.cli", "deploy"], env=env, cwd=REPO,
+                                 capture_output=True, text=True)
+        assert applied.returncode == 0, applied.stderr[-3000:]
+        assert "domain-adaptive-nightly" in applied.stdout
+
+        from prefect.client.orchestration import get_client
+
+        from prefect.settings import PREFECT_API_URL, temporary_settings
+
+        with temporary_settings({PREFECT_API_URL: api}), get_client(sync_client=True) as client:
+            deployment = client.read_deployment_by_name("albert-domain-adaptive/domain-adaptive-nightly")
+            assert deployment.schedules and deployment.schedules[0].schedule.cron == "0 2 * * *"
+            parameters = {"config": {"base": str(base), "input": [str(write_corpus(tmp_path / "d.txt", 40))],
+                                     "run_dir": str(tmp_path / "domain"), "max_seq_length": 64, "num_shards": 2,
+                                     "steps": 2, "batch_size": 8, "eval_batches": 2,
+                                     "segment": {"format": "text", "num_shards": 2},
+                                     "pretrain": {"jit_compile": False, "progress": False}}}
+            flow_run = client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
+            processes.append(subprocess.Popen([PREFECT, "worker", "start", "--pool", "albert-process"],
+                                              env=env, cwd=REPO, stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.DEVNULL))
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline:
+                state = client.read_flow_run(flow_run.id).state
+                if state is not None and state.is_final():
+                    break
+                time.sleep(1)
+            assert state is not None and state.is_completed(), state
+        assert (tmp_path / "domain" / "report.md").is_file()
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
