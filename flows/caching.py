@@ -11,9 +11,10 @@ import hashlib
 import importlib.util
 import json
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from prefect.cache_policies import CachePolicy
 from prefect.context import TaskRunContext

@@ -11,8 +11,12 @@ prefect.yaml runs this flow on a cron schedule (`albert deploy` applies it).
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+
+from prefect import flow
+from pydantic import Field
 
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from albert.config import ConfigError, StageConfig, build_config
@@ -20,8 +24,6 @@ from albert.fileio import exists, join
 from albert.stage import stage_main
 from flows import tasks
 from flows.tasks import JsonDict
-from prefect import flow
-from pydantic import Field
 
 
 class DomainAdaptiveConfig(StageConfig):
@@ -94,7 +96,13 @@ def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
 @flow(name="albert-domain-adaptive", log_prints=True)
 def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """segment -> tfrecords -> evaluate (base) -> pretrain -> evaluate (adapted), then the report."""
-    from flows.report import Section, TrainingProgress, publish_report, with_sop_labels, write_report
+    from flows.report import (
+        Section,
+        TrainingProgress,
+        publish_report,
+        with_sop_labels,
+        write_report,
+    )
 
     configs = stage_configs(config)
     storage = tasks.result_storage_for(config.results or join(config.run_dir, ".prefect"))

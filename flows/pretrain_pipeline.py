@@ -16,18 +16,20 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+
+from prefect import flow
+from pydantic import Field
 
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
-from albert.config import ConfigError, StageConfig, build_config
+from albert.config import StageConfig, build_config
 from albert.fileio import join
 from albert.stage import stage_main
 from flows import tasks
 from flows.default_corpus import default_corpus
-from flows.tasks import JsonDict, result_storage_for
-from pydantic import Field
-from prefect import flow
+from flows.tasks import JsonDict
 
 STAGES = ("segment", "vocab", "tfrecords", "pretrain", "evaluate")
 
@@ -163,7 +165,7 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
     summary["seconds"] = round(time.monotonic() - start, 1)
     print(json.dumps(summary, indent=2, sort_keys=True, default=str))
     print(f"run directory: {Path(config.run_dir).resolve() if '://' not in config.run_dir else config.run_dir}")
-    print(f"report: {summary['report']}")
+    print(f"report: {Path(summary['report']).resolve() if summary['report'] else None}")
     return summary
 
 

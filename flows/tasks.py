@@ -13,15 +13,16 @@ import hashlib
 import importlib
 import json
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Callable, Sequence
+from typing import Annotated, Any
 
 from prefect import task
-from pydantic import BeforeValidator, Field
 from prefect.client.schemas.objects import TaskRun
 from prefect.states import State
 from prefect.tasks import Task, exponential_backoff
+from pydantic import BeforeValidator, Field
 
 from albert.config import ConfigError, StageConfig
 from albert.fileio import atomic_output_dir, exists, join, open_file

@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-WORDS = ("river city stone music garden winter light paper forest engine ocean market story "
-         "teacher window bridge mountain village summer letter").split()
+WORDS = ["river", "city", "stone", "music", "garden", "winter", "light", "paper", "forest", "engine", "ocean", "market", "story", "teacher", "window", "bridge", "mountain", "village", "summer", "letter"]
 
 
 def write_corpus(path: Path, documents: int = 60) -> Path:
