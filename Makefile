@@ -39,7 +39,7 @@ bench: $(VENV)/.installed-test
 	@for script in benchmarks/*.py; do echo "== $$script" >&2; $(PY) $$script || exit 1; done
 
 lint: $(VENV)/.installed-test
-	$(PY) -m ruff check albert pipelines model flows tests benchmarks
+	$(PY) -m ruff check albert pipelines model flows infra tests benchmarks
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 # subcommand -> (module with main(argv), one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -6,7 +6,8 @@ import contextlib
 import logging
 import posixpath
 import uuid
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO
 
 import fsspec
 

@@ -6,7 +6,8 @@ import argparse
 import json
 import logging
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from albert.config import ConfigError, StageConfig, add_config_arguments, config_from_namespace
 from albert.log import setup_logging

@@ -145,9 +145,8 @@ def evaluate(config: HeldOutEvalConfig) -> dict:
     metrics = _stage("model.pretrain_eval").evaluate_pretraining(
         config.model, config.data, config.batch_size, max_batches=config.max_batches
     )
-    with atomic_output_dir(config.output) as out:
-        with open_file(join(out, "metrics.json"), "w") as handle:
-            json.dump(metrics, handle, indent=2, sort_keys=True)
+    with atomic_output_dir(config.output) as out, open_file(join(out, "metrics.json"), "w") as handle:
+        json.dump(metrics, handle, indent=2, sort_keys=True)
     return dict(metrics)
 
 

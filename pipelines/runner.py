@@ -7,7 +7,7 @@ download the Prism binary). Any Beam flag can be passed: `--direct_running_mode=
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter

@@ -13,11 +13,13 @@ import hashlib
 import heapq
 import struct
 import uuid
-from typing import BinaryIO, Iterable, Iterator, Literal
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO, Literal
 
 import apache_beam as beam
 import google_crc32c
 from apache_beam.io.filesystems import FileSystems
+
 Framing = Literal["raw", "tfrecord"]
 
 
@@ -59,8 +61,7 @@ _RUN_HEADER = struct.Struct("<II")
 
 def write_run(handle: BinaryIO, pairs: list[tuple[bytes, bytes]]) -> None:
     """Write (sort_key, payload) pairs, sorted, as length-prefixed records."""
-    for key, payload in sorted(pairs):
-        handle.write(_RUN_HEADER.pack(len(key), len(payload)) + key + payload)
+    handle.writelines(_RUN_HEADER.pack(len(key), len(payload)) + key + payload for key, payload in sorted(pairs))
 
 
 def read_run(handle: BinaryIO) -> Iterator[tuple[bytes, bytes]]:

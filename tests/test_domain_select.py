@@ -61,6 +61,6 @@ def test_top_k_selects_the_target_domain_deterministically(corpus, tmp_path):
 
 def test_config_needs_one_rule_and_a_classifier():
     with pytest.raises(ConfigError, match="exactly one of top_k and threshold"):
-        build_config(DomainSelectConfig, dict(input="i", output="o", spm_model="s", classifier="c"))
+        build_config(DomainSelectConfig, {"input": "i", "output": "o", "spm_model": "s", "classifier": "c"})
     with pytest.raises(ConfigError, match="--classifier, or --target-samples"):
-        build_config(DomainSelectConfig, dict(input="i", output="o", spm_model="s", top_k=3))
+        build_config(DomainSelectConfig, {"input": "i", "output": "o", "spm_model": "s", "top_k": 3})

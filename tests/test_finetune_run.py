@@ -12,8 +12,8 @@ from model.tasks.squad import read_squad
 from tests.fixtures.tasks.tiny_vocab import OBJECTS, SUBJECTS, VERBS, train_tiny_spm
 
 pytestmark = pytest.mark.slow
-SMALL = dict(init="random", preset="albert-nano", max_seq_length=32, train_steps=4, eval_every=2,
-             batch_size=8, max_train_examples=48, max_dev_examples=24)
+SMALL = {"init": "random", "preset": "albert-nano", "max_seq_length": 32, "train_steps": 4, "eval_every": 2,
+             "batch_size": 8, "max_train_examples": 48, "max_dev_examples": 24}
 
 
 @pytest.fixture(scope="module")

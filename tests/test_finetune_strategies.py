@@ -39,9 +39,9 @@ def test_truncation_strategies():
 
 def test_hyperparameters_default_to_table_14_and_lower_lr_overrides():
     config = FinetuneConfig(task="mrpc", init="random", spm_model="x", data_dir="d", output="o")
-    assert hyperparameters(config, get_task("mrpc")) == dict(
-        learning_rate=2e-5, batch_size=32, classifier_dropout=0.0, train_steps=800, warmup_steps=200,
-        max_seq_length=512)
+    assert hyperparameters(config, get_task("mrpc")) == {
+        "learning_rate": 2e-5, "batch_size": 32, "classifier_dropout": 0.0, "train_steps": 800, "warmup_steps": 200,
+        "max_seq_length": 512}
     lower = config.model_copy(update={"learning_rate": 1e-6})
     assert hyperparameters(lower, get_task("mrpc"))["learning_rate"] == 1e-6
 

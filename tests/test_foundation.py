@@ -73,10 +73,9 @@ def test_cli_lists_every_stage():
 
 def test_atomic_output_dir_commits_or_leaves_nothing(tmp_path):
     target = tmp_path / "out"
-    with pytest.raises(RuntimeError):
-        with fileio.atomic_output_dir(str(target)) as temp:
-            Path(temp, "part").write_text("half")
-            raise RuntimeError("stage failed")
+    with pytest.raises(RuntimeError), fileio.atomic_output_dir(str(target)) as temp:
+        Path(temp, "part").write_text("half")
+        raise RuntimeError("stage failed")
     assert not target.exists() and list(tmp_path.iterdir()) == []
     with fileio.atomic_output_dir(str(target)) as temp:
         Path(temp, "part").write_text("done")
