@@ -11,8 +11,28 @@ from model.encoder import AlbertEncoder
 from model.transformer import attention_mask
 
 
+class ConfiguredModel(keras.Model):
+    """A model built from an `AlbertConfig`, serialised with its config and dtype policy."""
+
+    def __init__(self, config: AlbertConfig | dict, **kwargs):
+        super().__init__(**kwargs)
+        self.config = as_config(config)
+
+    def get_config(self):
+        return {"config": self.config.model_dump(), "name": self.name,
+                "dtype": keras.saving.serialize_keras_object(self.dtype_policy)}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        dtype = config.pop("dtype", None)
+        if isinstance(dtype, dict):
+            dtype = keras.saving.deserialize_keras_object(dtype)
+        return cls(**config, dtype=dtype)
+
+
 @keras.saving.register_keras_serializable(package="albert")
-class AlbertBackbone(keras.Model):
+class AlbertBackbone(ConfiguredModel):
     """`call({input_ids, segment_ids, input_mask} int32 [B, T]) -> dict(sequence_output [B, T, H],
     pooled_output [B, H], hidden_states: L+1 x [B, T, H] when output_hidden_states)`.
 
@@ -20,8 +40,7 @@ class AlbertBackbone(keras.Model):
     """
 
     def __init__(self, config: AlbertConfig | dict, **kwargs):
-        super().__init__(**kwargs)
-        self.config = as_config(config)
+        super().__init__(config, **kwargs)
         cfg = self.config
         self.embeddings = AlbertEmbeddings(cfg, dtype=self.dtype_policy, name="embeddings")
         self.encoder = AlbertEncoder(cfg, dtype=self.dtype_policy, name="encoder")
@@ -54,15 +73,3 @@ class AlbertBackbone(keras.Model):
         if output_hidden_states:
             outputs["hidden_states"] = hidden_states
         return outputs
-
-    def get_config(self):
-        return {"config": self.config.model_dump(), "name": self.name,
-                "dtype": keras.saving.serialize_keras_object(self.dtype_policy)}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        dtype = config.pop("dtype", None)
-        if isinstance(dtype, dict):
-            dtype = keras.saving.deserialize_keras_object(dtype)
-        return cls(**config, dtype=dtype)

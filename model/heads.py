@@ -71,43 +71,46 @@ class MaskedLMHead(_ConfigLayer):
         return ops.cast(logits, "float32") + ops.cast(self.bias, "float32")
 
 
+class _PooledDenseHead(_ConfigLayer):
+    """Dropout then a dense layer of `units` over pooled `[.., H]` outputs; float32 scores."""
+
+    def __init__(self, config: AlbertConfig | dict, units: int, dense_name: str, **kwargs):
+        super().__init__(config, **kwargs)
+        self.dense = self._dense(units, dense_name)
+        self.dropout = keras.layers.Dropout(self.config.classifier_dropout_prob,
+                                            dtype=self.dtype_policy, name="dropout")
+
+    def build(self, input_shape=None):
+        self.dense.build((None, self.config.hidden_size))
+        self.built = True
+
+    def scores(self, pooled, training=False):
+        return ops.cast(self.dense(self.dropout(pooled, training=training)), "float32")
+
+
 @keras.saving.register_keras_serializable(package="albert")
-class SentenceOrderHead(_ConfigLayer):
+class SentenceOrderHead(_PooledDenseHead):
     """`pooled [B, H] -> logits [B, 2]` (float32); 0 = original order, 1 = swapped."""
 
     def __init__(self, config: AlbertConfig | dict, **kwargs):
-        super().__init__(config, **kwargs)
-        self.dense = self._dense(2, "seq_relationship")
-        self.dropout = keras.layers.Dropout(self.config.classifier_dropout_prob,
-                                            dtype=self.dtype_policy, name="dropout")
-
-    def build(self, input_shape=None):
-        self.dense.build((None, self.config.hidden_size))
-        self.built = True
+        super().__init__(config, 2, "seq_relationship", **kwargs)
 
     def call(self, pooled, training=False):
-        return ops.cast(self.dense(self.dropout(pooled, training=training)), "float32")
+        return self.scores(pooled, training=training)
 
 
 @keras.saving.register_keras_serializable(package="albert")
-class SequenceClassificationHead(_ConfigLayer):
+class SequenceClassificationHead(_PooledDenseHead):
     """`pooled [B, H] -> [B, num_labels]` float32 logits (or scores when `num_labels == 1`)."""
 
     def __init__(self, config: AlbertConfig | dict, num_labels: int, **kwargs):
-        super().__init__(config, **kwargs)
         if num_labels < 1:
             raise ValueError(f"num_labels must be >= 1, got {num_labels}")
+        super().__init__(config, num_labels, "classifier", **kwargs)
         self.num_labels = num_labels
-        self.dense = self._dense(num_labels, "classifier")
-        self.dropout = keras.layers.Dropout(self.config.classifier_dropout_prob,
-                                            dtype=self.dtype_policy, name="dropout")
-
-    def build(self, input_shape=None):
-        self.dense.build((None, self.config.hidden_size))
-        self.built = True
 
     def call(self, pooled, training=False):
-        return ops.cast(self.dense(self.dropout(pooled, training=training)), "float32")
+        return self.scores(pooled, training=training)
 
     def get_config(self):
         return {**super().get_config(), "num_labels": self.num_labels}
@@ -137,19 +140,11 @@ class SpanExtractionHead(_ConfigLayer):
 
 
 @keras.saving.register_keras_serializable(package="albert")
-class MultipleChoiceHead(_ConfigLayer):
+class MultipleChoiceHead(_PooledDenseHead):
     """`(pooled [B * C, H], num_choices C) -> logits [B, C]` float32 (one score per choice)."""
 
     def __init__(self, config: AlbertConfig | dict, **kwargs):
-        super().__init__(config, **kwargs)
-        self.dense = self._dense(1, "classifier")
-        self.dropout = keras.layers.Dropout(self.config.classifier_dropout_prob,
-                                            dtype=self.dtype_policy, name="dropout")
-
-    def build(self, input_shape=None):
-        self.dense.build((None, self.config.hidden_size))
-        self.built = True
+        super().__init__(config, 1, "classifier", **kwargs)
 
     def call(self, pooled, num_choices: int, training=False):
-        scores = self.dense(self.dropout(pooled, training=training))
-        return ops.reshape(ops.cast(scores, "float32"), (-1, num_choices))
+        return ops.reshape(self.scores(pooled, training=training), (-1, num_choices))

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import keras
 
-from model.backbone import AlbertBackbone
+from model.backbone import AlbertBackbone, ConfiguredModel
 from model.config import AlbertConfig
-from model.embeddings import as_config
 from model.heads import MaskedLMHead, SentenceOrderHead, gather_positions
 
 
 @keras.saving.register_keras_serializable(package="albert")
-class AlbertPretrainingModel(keras.Model):
+class AlbertPretrainingModel(ConfiguredModel):
     """`call({input_ids, segment_ids, input_mask [B, T], masked_lm_positions [B, P]})
     -> dict(mlm_logits [B, P, V], sop_logits [B, 2])`, both float32.
 
@@ -20,8 +19,7 @@ class AlbertPretrainingModel(keras.Model):
     """
 
     def __init__(self, config: AlbertConfig | dict, **kwargs):
-        super().__init__(**kwargs)
-        self.config = as_config(config)
+        super().__init__(config, **kwargs)
         self.backbone = AlbertBackbone(self.config, dtype=self.dtype_policy, name="albert")
         self.mlm_head = MaskedLMHead(self.config, dtype=self.dtype_policy, name="predictions")
         self.sop_head = SentenceOrderHead(self.config, dtype=self.dtype_policy, name="sop_classifier")
@@ -47,15 +45,3 @@ class AlbertPretrainingModel(keras.Model):
             "mlm_logits": self.mlm_head(hidden, self.word_embeddings),
             "sop_logits": self.sop_head(outputs["pooled_output"], training=training),
         }
-
-    def get_config(self):
-        return {"config": self.config.model_dump(), "name": self.name,
-                "dtype": keras.saving.serialize_keras_object(self.dtype_policy)}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        dtype = config.pop("dtype", None)
-        if isinstance(dtype, dict):
-            dtype = keras.saving.deserialize_keras_object(dtype)
-        return cls(**config, dtype=dtype)
