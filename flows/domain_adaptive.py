@@ -46,6 +46,11 @@ class DomainAdaptiveConfig(StageConfig):
     segment: JsonDict = Field(default_factory=dict, description="other SegmentConfig fields")
     tfrecords: JsonDict = Field(default_factory=dict, description="other TFRecordsConfig fields")
     pretrain: JsonDict = Field(default_factory=dict, description="other PretrainConfig fields")
+    select: JsonDict | None = Field(
+        None,
+        description="optional domain-classifier data selection before tfrecords: DomainSelectConfig fields "
+        "(target_samples + source_samples, or classifier; top_k or threshold)",
+    )
 
 
 def resolve_base(config: DomainAdaptiveConfig) -> tuple[str, str]:
@@ -81,10 +86,21 @@ def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
             "model": model, "data": tfrecords_dir, "output": join(config.run_dir, name),
             "batch_size": config.batch_size, "max_batches": config.eval_batches})
 
-    return {
+    configs: dict[str, StageConfig] = {
         "segment": build_config(SegmentConfig, {"input": config.input, "output": segment_dir, **config.segment}),
+    }
+    corpus = segment_dir
+    if config.select is not None:
+        from pipelines.domain_select import DomainSelectConfig
+
+        select_dir = join(config.run_dir, "select")
+        configs["select"] = build_config(DomainSelectConfig, {
+            "input": segment_dir, "output": select_dir, "spm_model": spm, "seed": config.seed,
+            **config.select})
+        corpus = join(select_dir, "selected-*.txt")
+    return configs | {
         "tfrecords": build_config(TFRecordsConfig, {
-            "input": segment_dir, "spm_model": spm, "output": tfrecords_dir, "max_seq_length": config.max_seq_length,
+            "input": corpus, "spm_model": spm, "output": tfrecords_dir, "max_seq_length": config.max_seq_length,
             "dupe_factor": config.dupe_factor, "seed": config.seed, "num_shards": config.num_shards,
             **config.tfrecords}),
         "evaluate-before": evaluation(base_model, "evaluate-before"),
@@ -95,7 +111,7 @@ def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
 
 @flow(name="albert-domain-adaptive", log_prints=True)
 def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
-    """segment -> tfrecords -> evaluate (base) -> pretrain -> evaluate (adapted), then the report."""
+    """segment -> [select] -> tfrecords -> evaluate (base) -> pretrain -> evaluate (adapted), then the report."""
     from flows.report import (
         Section,
         TrainingProgress,
@@ -107,8 +123,10 @@ def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = 
     configs = stage_configs(config)
     storage = tasks.result_storage_for(config.results or join(config.run_dir, ".prefect"))
     beam = {"beam_args": list(beam_args or [])}
+    selection = [(tasks.domain_select, "select", "selection.json", beam)] if "select" in configs else []
     plan = [
         (tasks.segment, "segment", "stats.json", beam),
+        *selection,
         (tasks.tfrecords, "tfrecords", "metadata.json", beam),
         (tasks.evaluate.with_options(name="evaluate-before"), "evaluate-before", "metrics.json", {}),
         (tasks.pretrain, "pretrain", join("export", "model.keras"),
@@ -124,6 +142,7 @@ def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = 
     report = None
     if "://" not in config.run_dir:
         sections = [Section("Corpus statistics", outcomes["segment"].result),
+                    *([Section("Domain-classifier selection", outcomes["select"].result)] if selection else []),
                     Section("Instance statistics", with_sop_labels(outcomes["tfrecords"].result))]
         report, markdown = write_report(config.run_dir, "ALBERT domain-adaptive pretraining", sections,
                                         metrics_file=Path(config.run_dir, "pretrain", "metrics.jsonl"),

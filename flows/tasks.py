@@ -115,6 +115,16 @@ def tfrecords(config: StageConfig, beam_args: Sequence[str] | None = None) -> di
     return _stage("pipelines.tfrecords").run(config, list(beam_args or []))
 
 
+@stage_task(
+    "select",
+    input_fields=["input", "target_samples", "source_samples", "classifier", "spm_model"],
+    packages=["albert", "pipelines", "model"],
+)
+def domain_select(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
+    """pipelines.domain_select: the most target-like documents of a segmented corpus + selection.json."""
+    return _stage("pipelines.domain_select").run(config, list(beam_args or []))
+
+
 PRETRAIN_INPUTS, PRETRAIN_PACKAGES = ("data", "init"), ("albert", "model")
 
 

@@ -137,9 +137,7 @@ def run(config: DomainSelectConfig, beam_args=None) -> dict:
                                               if kv[1]["score"] else [])
                  | "Encode" >> beam.Map(selected_document)
                  | "WriteSelected" >> WriteShards(fileio.join(out, "selected"), config.num_shards, ".txt"))
-            result = pipeline.run()
-        result.wait_until_finish()
-        counts = counter_totals(result, NAMESPACE)
+        counts = counter_totals(pipeline.result, NAMESPACE)
         summary = {"documents": counts.get("documents", 0), "selected": counts.get("selected", 0),
                    "top_k": config.top_k, "threshold": config.threshold,
                    "classifier": classifier if config.classifier else fileio.join(config.output, "classifier.keras"),
