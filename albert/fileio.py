@@ -6,7 +6,7 @@ import contextlib
 import logging
 import posixpath
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO
 
 import fsspec
@@ -43,6 +43,14 @@ def expand(pattern: str) -> list[str]:
         matches = [path] if fs.exists(path) else []
     protocol = pattern.split("://", 1)[0] + "://" if "://" in pattern else ""
     return sorted(protocol + m if protocol and not m.startswith(protocol) else m for m in matches)
+
+
+def expand_files(url: str, directory_patterns: Sequence[str]) -> list[str]:
+    """A directory's files matching any of `directory_patterns` (sorted), else what `url` names."""
+    fs, path = filesystem(url)
+    if fs.isdir(path):
+        return sorted({f for pattern in directory_patterns for f in expand(join(url, pattern))})
+    return expand(url)
 
 
 def remove(url: str) -> None:

@@ -49,8 +49,7 @@ def derive_seed(*parts: int) -> int:
 
 def shard_files(data: str) -> list[str]:
     """The TFRecord shards of a directory (`*.tfrecord*`), or the files a glob/path names."""
-    pattern = data if any(c in data for c in "*?[") or data.endswith((".tfrecord", ".tfrecord.gz")) else None
-    files = fileio.expand(pattern or fileio.join(data, "*.tfrecord*"))
+    files = fileio.expand_files(data, ("*.tfrecord*",))
     if not files:
         raise StageError(f"{data}: no TFRecord shards found (expected *.tfrecord files)")
     return files

@@ -263,16 +263,7 @@ def nsp_buckets(document: tuple[bytes, bytes], count: int, config: TFRecordsConf
 
 def input_files(pattern: str) -> list[str]:
     """The corpus files: every *.txt[.gz|.bz2] of a directory, or a file or glob."""
-    if fileio.exists(pattern) and fileio.filesystem(pattern)[0].isdir(
-        fileio.filesystem(pattern)[1]
-    ):
-        files = [
-            f
-            for suffix in ("*.txt", "*.txt.gz", "*.txt.bz2")
-            for f in fileio.expand(fileio.join(pattern, suffix))
-        ]
-        return sorted(files)
-    return fileio.expand(pattern)
+    return fileio.expand_files(pattern, ("*.txt", "*.txt.gz", "*.txt.bz2"))
 
 
 def load_tokenizer(config: TFRecordsConfig) -> AlbertTokenizer:
