@@ -23,29 +23,18 @@ from albert.config import ConfigError, StageConfig, build_config
 from albert.fileio import exists, join
 from albert.stage import stage_main
 from flows import tasks
+from flows.run_config import RunConfig, run_plan, stage_summary
 from flows.tasks import JsonDict
 
 
-class DomainAdaptiveConfig(StageConfig):
+class DomainAdaptiveConfig(RunConfig):
     """Parameters of the domain-adaptive flow; per-stage dicts set any other stage config field."""
 
     base: str = Field(description="earlier run directory, or a model (.keras / HF dir / TF1 checkpoint)")
     spm_model: str | None = Field(None, description="the base's SentencePiece model (default: BASE/vocab/spiece.model)")
     input: list[str] = Field(min_length=1, description="new-domain corpus files or globs (repeat the flag)")
     run_dir: str = Field("runs/domain-adaptive", description="run directory; one subdirectory per stage")
-    results: str | None = Field(None, description="Prefect result/cache storage (default: RUN_DIR/.prefect)")
-    preset: str = Field("albert-tiny", description="the base model's preset (model.config.get_preset)")
-    max_seq_length: int = Field(128, gt=8, description="tokens per instance")
-    num_shards: int = Field(8, gt=1, description="TFRecord shards (the last one is the held-out set)")
-    dupe_factor: int = Field(2, gt=0, description="times each document is masked differently")
-    seed: int = Field(12345, description="seed of every random choice in the run")
     steps: int = Field(200, gt=0, description="further pretraining steps")
-    batch_size: int = Field(32, gt=0, description="batch size")
-    learning_rate: float | None = Field(None, gt=0, description="peak learning rate (default: the stage's)")
-    eval_batches: int | None = Field(50, gt=0, description="held-out batches to score")
-    segment: JsonDict = Field(default_factory=dict, description="other SegmentConfig fields")
-    tfrecords: JsonDict = Field(default_factory=dict, description="other TFRecordsConfig fields")
-    pretrain: JsonDict = Field(default_factory=dict, description="other PretrainConfig fields")
     select: JsonDict | None = Field(
         None,
         description="optional domain-classifier data selection before tfrecords: DomainSelectConfig fields "
@@ -65,47 +54,21 @@ def resolve_base(config: DomainAdaptiveConfig) -> tuple[str, str]:
 
 def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
     """The validated config of every stage (ConfigError names the stage's bad field)."""
-    from model.pretrain import PretrainConfig
-    from pipelines.segment import SegmentConfig
-    from pipelines.tfrecords import TFRecordsConfig
-
     base_model, spm = resolve_base(config)
-    segment_dir, tfrecords_dir = join(config.run_dir, "segment"), join(config.run_dir, "tfrecords")
-    pretrain_dir = join(config.run_dir, "pretrain")
-    pretrain_values: dict[str, Any] = {
-        "data": tfrecords_dir, "preset": config.preset, "output": pretrain_dir, "init": base_model,
-        "spm_model": spm, "steps": config.steps, "batch_size": config.batch_size, "seed": config.seed,
-        "warmup_steps": config.steps // 10, "log_every": max(1, config.steps // 50), "eval_every": 0,
-        "eval_batches": config.eval_batches or 20,
-    }
-    if config.learning_rate is not None:
-        pretrain_values["learning_rate"] = config.learning_rate
-
-    def evaluation(model: str, name: str) -> StageConfig:
-        return build_config(tasks.HeldOutEvalConfig, {
-            "model": model, "data": tfrecords_dir, "output": join(config.run_dir, name),
-            "batch_size": config.batch_size, "max_batches": config.eval_batches})
-
-    configs: dict[str, StageConfig] = {
-        "segment": build_config(SegmentConfig, {"input": config.input, "output": segment_dir, **config.segment}),
-    }
-    corpus = segment_dir
+    configs: dict[str, StageConfig] = {"segment": config.segment_config(config.input)}
+    corpus = config.stage_dir("segment")
     if config.select is not None:
         from pipelines.domain_select import DomainSelectConfig
 
-        select_dir = join(config.run_dir, "select")
         configs["select"] = build_config(DomainSelectConfig, {
-            "input": segment_dir, "output": select_dir, "spm_model": spm, "seed": config.seed,
+            "input": corpus, "output": config.stage_dir("select"), "spm_model": spm, "seed": config.seed,
             **config.select})
-        corpus = join(select_dir, "selected-*.txt")
+        corpus = join(config.stage_dir("select"), "selected-*.txt")
     return configs | {
-        "tfrecords": build_config(TFRecordsConfig, {
-            "input": corpus, "spm_model": spm, "output": tfrecords_dir, "max_seq_length": config.max_seq_length,
-            "dupe_factor": config.dupe_factor, "seed": config.seed, "num_shards": config.num_shards,
-            **config.tfrecords}),
-        "evaluate-before": evaluation(base_model, "evaluate-before"),
-        "pretrain": build_config(PretrainConfig, {**pretrain_values, **config.pretrain}),
-        "evaluate-after": evaluation(join(pretrain_dir, "export", "model.keras"), "evaluate-after"),
+        "tfrecords": config.tfrecords_config(corpus, spm),
+        "evaluate-before": config.held_out_eval_config(base_model, "evaluate-before"),
+        "pretrain": config.pretrain_config(spm, init=base_model),
+        "evaluate-after": config.held_out_eval_config(config.trained_model(), "evaluate-after"),
     }
 
 
@@ -121,7 +84,6 @@ def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = 
     )
 
     configs = stage_configs(config)
-    storage = tasks.result_storage_for(config.results or join(config.run_dir, ".prefect"))
     beam = {"beam_args": list(beam_args or [])}
     selection = [(tasks.domain_select, "select", "selection.json", beam)] if "select" in configs else []
     plan = [
@@ -133,11 +95,7 @@ def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = 
          {"on_metrics": TrainingProgress("albert-domain-adaptive", configs["pretrain"].steps)}),
         (tasks.evaluate.with_options(name="evaluate-after"), "evaluate-after", "metrics.json", {}),
     ]
-    outcomes = {}
-    for index, (stage, name, marker, kwargs) in enumerate(plan, start=1):
-        outcomes[name] = tasks.run_stage(
-            stage, configs[name], index=index, total=len(plan),
-            output_marker=join(configs[name].output, marker), result_storage=storage, **kwargs)
+    outcomes = run_plan(plan, configs, config.result_storage())
     evaluation = {"base": outcomes["evaluate-before"].result, "adapted": outcomes["evaluate-after"].result}
     report = None
     if "://" not in config.run_dir:
@@ -149,7 +107,7 @@ def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = 
                                         evaluation=evaluation)
         publish_report("albert-domain-adaptive", markdown, evaluation)
     return {"run_dir": config.run_dir, "report": str(report) if report else None, "evaluation": evaluation,
-            "stages": {name: {"cached": o.cached, "seconds": round(o.seconds, 2)} for name, o in outcomes.items()}}
+            "stages": stage_summary(outcomes)}
 
 
 def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:

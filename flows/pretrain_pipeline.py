@@ -29,12 +29,13 @@ from albert.fileio import join
 from albert.stage import stage_main
 from flows import tasks
 from flows.default_corpus import default_corpus
+from flows.run_config import RunConfig, run_plan, stage_summary
 from flows.tasks import JsonDict
 
 STAGES = ("segment", "vocab", "tfrecords", "pretrain", "evaluate")
 
 
-class PretrainPipelineConfig(StageConfig):
+class PretrainPipelineConfig(RunConfig):
     """Parameters of the end-to-end flow; per-stage dicts set any other field of a stage's config."""
 
     input: list[str] = Field(
@@ -43,60 +44,23 @@ class PretrainPipelineConfig(StageConfig):
         "sample shipped in gensim",
     )
     run_dir: str = Field("runs/enwiki-sample", description="run directory (local or gs://); one subdirectory per stage")
-    results: str | None = Field(
-        None, description="where Prefect persists task results and cache records (default: RUN_DIR/.prefect)"
-    )
     vocab_size: int = Field(8000, gt=5, description="SentencePiece vocabulary size")
-    max_seq_length: int = Field(128, gt=8, description="tokens per pretraining instance")
-    num_shards: int = Field(8, gt=1, description="TFRecord shards (the last one is the held-out set)")
-    dupe_factor: int = Field(2, gt=0, description="times each document is masked differently")
-    seed: int = Field(12345, description="seed of every random choice in the run")
-    preset: str = Field("albert-tiny", description="model preset (model.config.get_preset)")
-    steps: int = Field(300, gt=0, description="pretraining steps")
-    batch_size: int = Field(32, gt=0, description="pretraining batch size")
-    learning_rate: float | None = Field(None, gt=0, description="peak learning rate (default: the stage's)")
-    eval_batches: int | None = Field(50, gt=0, description="held-out batches to score (default: all)")
-    segment: JsonDict = Field(default_factory=dict, description="other SegmentConfig fields (YAML or JSON)")
     vocab: JsonDict = Field(default_factory=dict, description="other VocabConfig fields (YAML or JSON)")
-    tfrecords: JsonDict = Field(default_factory=dict, description="other TFRecordsConfig fields (YAML or JSON)")
-    pretrain: JsonDict = Field(default_factory=dict, description="other PretrainConfig fields (YAML or JSON)")
-
-
-def stage_dir(config: PretrainPipelineConfig, stage: str) -> str:
-    return join(config.run_dir, stage)
 
 
 def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     """The validated config of every stage (ConfigError names the stage's bad field)."""
-    from model.pretrain import PretrainConfig
-    from pipelines.segment import SegmentConfig
-    from pipelines.tfrecords import TFRecordsConfig
     from pipelines.vocab import VocabConfig
 
-    segment_dir, vocab_dir = stage_dir(config, "segment"), stage_dir(config, "vocab")
-    tfrecords_dir, pretrain_dir = stage_dir(config, "tfrecords"), stage_dir(config, "pretrain")
-    pretrain_values: dict[str, Any] = {
-        "data": tfrecords_dir, "preset": config.preset, "output": pretrain_dir, "steps": config.steps,
-        "batch_size": config.batch_size, "seed": config.seed, "warmup_steps": config.steps // 10,
-        "log_every": max(1, config.steps // 50), "eval_every": 0, "eval_batches": config.eval_batches or 20,
-        "spm_model": join(vocab_dir, "spiece.model"),
-    }
-    if config.learning_rate is not None:
-        pretrain_values["learning_rate"] = config.learning_rate
+    segment_dir, vocab_dir = config.stage_dir("segment"), config.stage_dir("vocab")
+    spm_model = join(vocab_dir, "spiece.model")
     return {
-        "segment": build_config(SegmentConfig, {"input": config.input or [default_corpus()], "output": segment_dir,
-                                                **config.segment}),
+        "segment": config.segment_config(config.input or [default_corpus()]),
         "vocab": build_config(VocabConfig, {"input": segment_dir, "output": vocab_dir,
                                             "vocab_size": config.vocab_size, "seed": config.seed, **config.vocab}),
-        "tfrecords": build_config(TFRecordsConfig, {
-            "input": segment_dir, "spm_model": join(vocab_dir, "spiece.model"), "output": tfrecords_dir,
-            "max_seq_length": config.max_seq_length, "dupe_factor": config.dupe_factor, "seed": config.seed,
-            "num_shards": config.num_shards, **config.tfrecords}),
-        "pretrain": build_config(PretrainConfig, {**pretrain_values, **config.pretrain}),
-        "evaluate": build_config(tasks.HeldOutEvalConfig, {
-            "model": join(pretrain_dir, "export", "model.keras"), "data": tfrecords_dir,
-            "output": stage_dir(config, "evaluate"), "batch_size": config.batch_size,
-            "max_batches": config.eval_batches}),
+        "tfrecords": config.tfrecords_config(segment_dir, spm_model),
+        "pretrain": config.pretrain_config(spm_model),
+        "evaluate": config.held_out_eval_config(config.trained_model(), "evaluate"),
     }
 
 
@@ -132,28 +96,22 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
     from flows.report import TrainingProgress
 
     configs = stage_configs(config)
-    storage = tasks.result_storage_for(config.results or join(config.run_dir, ".prefect"))
     beam = {"beam_args": list(beam_args or [])}
     plan = [
-        (tasks.segment, "stats.json", beam),
-        (tasks.vocab, "spiece.model", beam),
-        (tasks.tfrecords, "metadata.json", beam),
-        (tasks.pretrain, join("export", "model.keras"),
+        (tasks.segment, "segment", "stats.json", beam),
+        (tasks.vocab, "vocab", "spiece.model", beam),
+        (tasks.tfrecords, "tfrecords", "metadata.json", beam),
+        (tasks.pretrain, "pretrain", join("export", "model.keras"),
          {"on_metrics": TrainingProgress("albert-pretrain", configs["pretrain"].steps)}),
-        (tasks.evaluate, "metrics.json", {}),
+        (tasks.evaluate, "evaluate", "metrics.json", {}),
     ]
-    outcomes: dict[str, tasks.StageOutcome] = {}
-    for index, (stage, marker, kwargs) in enumerate(plan, start=1):
-        stage_config = configs[stage.name]
-        outcomes[stage.name] = tasks.run_stage(
-            stage, stage_config, index=index, total=len(plan), output_marker=join(stage_config.output, marker),
-            result_storage=storage, **kwargs)
+    outcomes = run_plan(plan, configs, config.result_storage())
     report = write_run_report(config, outcomes)
     return {
         "run_dir": config.run_dir,
         "report": str(report) if report else None,
         "evaluation": outcomes["evaluate"].result,
-        "stages": {name: {"cached": o.cached, "seconds": round(o.seconds, 2)} for name, o in outcomes.items()},
+        "stages": stage_summary(outcomes),
     }
 
 

@@ -1,0 +1,100 @@
+"""What the two flows share: the run parameters, the stage configs derived from them, and running a plan.
+
+`RunConfig` holds the parameters of a run that trains on TFRecords it writes itself (run directory,
+instance shape, model and training budget, per-stage overrides); `pretrain_pipeline` and
+`domain_adaptive` subclass it with their own inputs and defaults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from prefect.tasks import Task
+from pydantic import Field
+
+from albert.config import StageConfig, build_config
+from albert.fileio import join
+from flows import tasks
+from flows.tasks import JsonDict
+
+
+class RunConfig(StageConfig):
+    """Parameters shared by the flows; per-stage dicts set any other field of a stage's config."""
+
+    run_dir: str = Field(description="run directory (local or gs://); one subdirectory per stage")
+    results: str | None = Field(
+        None, description="where Prefect persists task results and cache records (default: RUN_DIR/.prefect)"
+    )
+    preset: str = Field("albert-tiny", description="model preset (model.config.get_preset)")
+    max_seq_length: int = Field(128, gt=8, description="tokens per pretraining instance")
+    num_shards: int = Field(8, gt=1, description="TFRecord shards (the last one is the held-out set)")
+    dupe_factor: int = Field(2, gt=0, description="times each document is masked differently")
+    seed: int = Field(12345, description="seed of every random choice in the run")
+    steps: int = Field(300, gt=0, description="pretraining steps")
+    batch_size: int = Field(32, gt=0, description="pretraining batch size")
+    learning_rate: float | None = Field(None, gt=0, description="peak learning rate (default: the stage's)")
+    eval_batches: int | None = Field(50, gt=0, description="held-out batches to score (default: all)")
+    segment: JsonDict = Field(default_factory=dict, description="other SegmentConfig fields (YAML or JSON)")
+    tfrecords: JsonDict = Field(default_factory=dict, description="other TFRecordsConfig fields (YAML or JSON)")
+    pretrain: JsonDict = Field(default_factory=dict, description="other PretrainConfig fields (YAML or JSON)")
+
+    def stage_dir(self, stage: str) -> str:
+        return join(self.run_dir, stage)
+
+    def result_storage(self) -> Any:
+        return tasks.result_storage_for(self.results or join(self.run_dir, ".prefect"))
+
+    def segment_config(self, inputs: list[str]) -> StageConfig:
+        from pipelines.segment import SegmentConfig
+
+        return build_config(SegmentConfig, {"input": inputs, "output": self.stage_dir("segment"), **self.segment})
+
+    def tfrecords_config(self, corpus: str, spm_model: str) -> StageConfig:
+        from pipelines.tfrecords import TFRecordsConfig
+
+        return build_config(TFRecordsConfig, {
+            "input": corpus, "spm_model": spm_model, "output": self.stage_dir("tfrecords"),
+            "max_seq_length": self.max_seq_length, "dupe_factor": self.dupe_factor, "seed": self.seed,
+            "num_shards": self.num_shards, **self.tfrecords})
+
+    def pretrain_config(self, spm_model: str, **values: Any) -> StageConfig:
+        """PretrainConfig on this run's TFRecords, the budget's schedule, `values` and the overrides."""
+        from model.pretrain import PretrainConfig
+
+        defaults: dict[str, Any] = {
+            "data": self.stage_dir("tfrecords"), "preset": self.preset, "output": self.stage_dir("pretrain"),
+            "spm_model": spm_model, "steps": self.steps, "batch_size": self.batch_size, "seed": self.seed,
+            "warmup_steps": self.steps // 10, "log_every": max(1, self.steps // 50), "eval_every": 0,
+            "eval_batches": self.eval_batches or 20,
+        }
+        if self.learning_rate is not None:
+            defaults["learning_rate"] = self.learning_rate
+        return build_config(PretrainConfig, {**defaults, **values, **self.pretrain})
+
+    def trained_model(self) -> str:
+        return join(self.stage_dir("pretrain"), "export", "model.keras")
+
+    def held_out_eval_config(self, model: str, name: str) -> StageConfig:
+        """Held-out metrics of `model` on this run's TFRecords, written to RUN_DIR/`name`."""
+        return build_config(tasks.HeldOutEvalConfig, {
+            "model": model, "data": self.stage_dir("tfrecords"), "output": self.stage_dir(name),
+            "batch_size": self.batch_size, "max_batches": self.eval_batches})
+
+
+PlanStep = tuple[Task[..., Any], str, str, dict[str, Any]]
+"""(task, stage name, output marker relative to the stage's output, extra task arguments)."""
+
+
+def run_plan(plan: Sequence[PlanStep], configs: dict[str, StageConfig], result_storage: Any) -> dict[str, tasks.StageOutcome]:
+    """Run the steps in order with banners and cross-run caching; the outcomes by stage name."""
+    outcomes: dict[str, tasks.StageOutcome] = {}
+    for index, (stage, name, marker, kwargs) in enumerate(plan, start=1):
+        outcomes[name] = tasks.run_stage(
+            stage, configs[name], index=index, total=len(plan),
+            output_marker=join(configs[name].output, marker), result_storage=result_storage, **kwargs)
+    return outcomes
+
+
+def stage_summary(outcomes: dict[str, tasks.StageOutcome]) -> dict[str, dict[str, Any]]:
+    return {name: {"cached": o.cached, "seconds": round(o.seconds, 2)} for name, o in outcomes.items()}
