@@ -67,6 +67,10 @@ def tfrecords(corpus: Path, output: Path, dupe_factor: int, num_shards: int) -> 
     return output
 
 
+def rounded(metrics: dict) -> dict:
+    return {name: round(value, 4) for name, value in metrics.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default="/tmp/albert-pretrain-quality")
@@ -112,7 +116,6 @@ def main() -> None:
         for r in records
         if r["split"] == "heldout"
     }
-    rounded = lambda metrics: {k: round(v, 4) for k, v in metrics.items()}
     unseen_metrics = evaluate_pretraining(result["export"]["keras"], str(unseen), batch_size=64)
     print(
         json.dumps(

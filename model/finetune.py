@@ -261,7 +261,7 @@ class TaskData:
             raise StageError(f"max_query_length {c.max_query_length} leaves no room for the context "
                              f"in max_seq_length {hp['max_seq_length']}")
         window = {"max_seq_length": hp["max_seq_length"], "doc_stride": c.doc_stride,
-                      "max_query_length": c.max_query_length}
+                  "max_query_length": c.max_query_length}
         examples = self._limit(list(read_squad(self.train_path, self.counts["train"])),
                                c.max_train_examples) if self.with_train else []
         self.v2 = self.spec.name == "squad2"

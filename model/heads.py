@@ -72,7 +72,7 @@ class MaskedLMHead(_ConfigLayer):
 
 
 class _PooledDenseHead(_ConfigLayer):
-    """Dropout then a dense layer of `units` over pooled `[.., H]` outputs; float32 scores."""
+    """`pooled [.., H] -> [.., units]`: dropout then a dense layer; float32 scores."""
 
     def __init__(self, config: AlbertConfig | dict, units: int, dense_name: str, **kwargs):
         super().__init__(config, **kwargs)
@@ -84,7 +84,7 @@ class _PooledDenseHead(_ConfigLayer):
         self.dense.build((None, self.config.hidden_size))
         self.built = True
 
-    def scores(self, pooled, training=False):
+    def call(self, pooled, training=False):
         return ops.cast(self.dense(self.dropout(pooled, training=training)), "float32")
 
 
@@ -94,9 +94,6 @@ class SentenceOrderHead(_PooledDenseHead):
 
     def __init__(self, config: AlbertConfig | dict, **kwargs):
         super().__init__(config, 2, "seq_relationship", **kwargs)
-
-    def call(self, pooled, training=False):
-        return self.scores(pooled, training=training)
 
 
 @keras.saving.register_keras_serializable(package="albert")
@@ -108,9 +105,6 @@ class SequenceClassificationHead(_PooledDenseHead):
             raise ValueError(f"num_labels must be >= 1, got {num_labels}")
         super().__init__(config, num_labels, "classifier", **kwargs)
         self.num_labels = num_labels
-
-    def call(self, pooled, training=False):
-        return self.scores(pooled, training=training)
 
     def get_config(self):
         return {**super().get_config(), "num_labels": self.num_labels}
@@ -147,4 +141,4 @@ class MultipleChoiceHead(_PooledDenseHead):
         super().__init__(config, 1, "classifier", **kwargs)
 
     def call(self, pooled, num_choices: int, training=False):
-        return ops.reshape(self.scores(pooled, training=training), (-1, num_choices))
+        return ops.reshape(super().call(pooled, training=training), (-1, num_choices))

@@ -119,9 +119,8 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         return ops.where(ops.less(step, float(self.warmup_steps)), warmup, decayed)
 
     def get_config(self):
-        return {
-            "peak": self.peak, "warmup_steps": self.warmup_steps, "total_steps": self.total_steps, "end": self.end, "power": self.power
-        }
+        return {"peak": self.peak, "warmup_steps": self.warmup_steps, "total_steps": self.total_steps,
+                "end": self.end, "power": self.power}
 
 
 def build_optimizer(

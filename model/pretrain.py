@@ -52,7 +52,7 @@ class PretrainConfig(StageConfig):
     gradient_accumulation: int = Field(1, gt=0, description="micro-batches per update (batch-size / this each)")
     precision: Literal["float32", "bfloat16", "float16"] = Field("float32", description="float16 uses loss scaling")
     jit_compile: bool | None = Field(
-        None, description="XLA-compile the training step (default: on with a GPU/TPU, off on CPU where it is slower)"
+        None, description="XLA-compile the training step (default: on with a GPU/TPU, off on CPU, where it pays off only at batch 32+)"
     )
     init: str | None = Field(None, description="weights only: a checkpoint dir, .keras, HF dir or TF1 checkpoint")
     masking: Literal["auto", "static", "dynamic"] = Field("auto", description="auto = as metadata.json says")

@@ -4,7 +4,6 @@ picks up a triggered run of the domain-adaptive flow and completes it."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,14 +13,10 @@ import httpx
 import pytest
 from test_flows_pipeline import write_corpus
 
+from infra.checks import free_port
+
 REPO = Path(__file__).resolve().parents[1]
 PREFECT = str(Path(sys.executable).with_name("prefect"))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 90) -> None:
