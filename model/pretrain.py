@@ -135,8 +135,8 @@ def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bo
     """
     import tensorflow as tf
 
-    from model.pretrain_data import model_inputs
     from model.pretrain_eval import pretraining_loss
+    from model.pretraining import model_inputs
 
     variables = model.trainable_variables
 
@@ -212,8 +212,8 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
     import jax
     import jax.numpy as jnp
 
-    from model.pretrain_data import model_inputs
     from model.pretrain_eval import pretraining_loss
+    from model.pretraining import model_inputs
 
     def loss_fn(trainable, non_trainable, batch):
         outputs, non_trainable = model.stateless_call(trainable, non_trainable, model_inputs(batch), training=True)

@@ -25,7 +25,6 @@ logger = logging.getLogger(__name__)
 SEQUENCE_FEATURES = ("input_ids", "input_mask", "segment_ids", "token_boundary")
 PREDICTION_FEATURES = ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
 FEATURES = SEQUENCE_FEATURES + PREDICTION_FEATURES + ("next_sentence_labels",)
-MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
 
 
 @dataclass
@@ -261,7 +260,3 @@ def heldout_dataset(spec: DataSpec, batch_size: int, *, seed: int = 0, eval_ever
     if max_batches:
         batches = batches.take(max_batches)
     return batches.prefetch(tf.data.AUTOTUNE)
-
-
-def model_inputs(batch: dict) -> dict:
-    return {name: batch[name] for name in MODEL_INPUTS}

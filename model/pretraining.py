@@ -8,6 +8,13 @@ from model.backbone import AlbertBackbone, ConfiguredModel
 from model.config import AlbertConfig
 from model.heads import MaskedLMHead, SentenceOrderHead, gather_positions
 
+MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
+
+
+def model_inputs(batch: dict) -> dict:
+    """The features of a pretraining batch that `AlbertPretrainingModel` takes (no labels)."""
+    return {name: batch[name] for name in MODEL_INPUTS}
+
 
 @keras.saving.register_keras_serializable(package="albert")
 class AlbertPretrainingModel(ConfiguredModel):

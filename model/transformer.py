@@ -24,13 +24,17 @@ def activation_fn(name: str):
 
 
 def attention_mask(input_mask):
-    """`input_mask [B, T]` (1 = token, 0 = padding) -> boolean `[B, 1, 1, T]` for every query."""
-    return ops.cast(input_mask, "bool")[:, None, None, :]
+    """`input_mask [B, T]` (1 = token, 0 = padding) -> boolean `[B, 1, T, T]`: every query sees the
+    same keys. The query axis is spelled out because cuDNN's fused attention (the flash path of
+    `keras.ops.dot_product_attention` on GPU) rejects a mask that broadcasts over it."""
+    keys = ops.cast(input_mask, "bool")[:, None, None, :]
+    length = ops.shape(input_mask)[1]
+    return ops.broadcast_to(keys, (ops.shape(input_mask)[0], 1, length, length))
 
 
 @keras.saving.register_keras_serializable(package="albert")
 class AttentionBlock(keras.layers.Layer):
-    """`(x [B, T, H], mask [B, 1, 1, T]) -> LayerNorm(x + Dense(attention(x)))`.
+    """`(x [B, T, H], mask [B, 1, T, T]) -> LayerNorm(x + Dense(attention(x)))`.
 
     Uses the fused `keras.ops.dot_product_attention` (flash attention where the backend has it)
     except when attention-probability dropout is active in training, which needs the probabilities.
