@@ -266,47 +266,61 @@ def _scalar_metadata():
     return metadata
 
 
-def read_records(path: str) -> list[str]:
-    """The JSON lines of a metrics log (none if absent); a line that does not parse is dropped, with a warning."""
-    if not fileio.exists(path):
-        return []
-    with fileio.open_file(path, "r") as handle:
-        lines = [line.strip() for line in handle if line.strip()]
-    kept = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            json.loads(line)
-        except ValueError:
-            logger.warning("%s: line %d is not complete JSON (an interrupted write); dropped", path, number)
-            continue
-        kept.append(line)
-    return kept
+class MetricsLog:
+    """metrics.jsonl: one JSON record per line, rewritten whole at each record, never appended.
+
+    Each write goes through `fileio.write_atomic` (a rename on disks, one upload on object stores),
+    so gs:// keeps every record and a kill leaves the previous complete file. On resume it keeps the
+    first `kept` records (those written before the checkpoint being resumed; None: those up to
+    `resume_step`), so a resumed run ends with the same records as one never interrupted. A line
+    that does not parse (a torn write by an older version) is dropped with a warning.
+    """
+
+    def __init__(self, path: str, kept: int | None = 0, resume_step: int = 0):
+        self.path = path
+        lines = self.read(path)
+        if kept is None:  # a checkpoint from before record counts were kept: by step
+            self.lines = [line for line in lines if json.loads(line).get("step", 0) <= resume_step]
+        else:
+            self.lines = lines[:kept]
+
+    @staticmethod
+    def read(path: str) -> list[str]:
+        if not fileio.exists(path):
+            return []
+        with fileio.open_file(path, "r") as handle:
+            lines = [line.strip() for line in handle if line.strip()]
+        kept = []
+        for number, line in enumerate(lines, start=1):
+            try:
+                json.loads(line)
+            except ValueError:
+                logger.warning("%s: line %d is not complete JSON (an interrupted write); dropped", path, number)
+                continue
+            kept.append(line)
+        return kept
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def append(self, record: dict) -> None:
+        self.lines.append(json.dumps(record, sort_keys=True))
+        fileio.write_atomic(self.path, "".join(line + "\n" for line in self.lines).encode())
 
 
 class RunLog:
-    """metrics.jsonl + TensorBoard scalars + progress bar + the caller's `on_metrics` (chief only).
-
-    metrics.jsonl is rewritten whole at each record (`fileio.write_atomic`: rename on disks, one
-    upload on object stores), never appended, so gs:// keeps every record and a kill leaves the
-    previous complete file. On resume it keeps the first `kept_records` records, those written
-    before the checkpoint being resumed, so a resumed run ends with the same records as one that
-    was never interrupted; an unreadable line (a torn write by an older version) is dropped.
-    """
+    """metrics.jsonl (MetricsLog) + TensorBoard scalars + progress bar + the caller's `on_metrics` (chief only)."""
 
     def __init__(self, output: str, total_steps: int, kept_records: int | None, resume_step: int, enabled: bool,
                  progress: bool, on_metrics):
         self.enabled, self.on_metrics = enabled, on_metrics
         self.path = fileio.join(output, "metrics.jsonl")
-        self.lines: list[str] = []
+        self.metrics = None
         self.writer = None
         self.progbar = None
         if not enabled:
             return
-        lines = read_records(self.path)
-        if kept_records is None:  # a checkpoint from before record counts were kept: by step
-            self.lines = [line for line in lines if json.loads(line).get("step", 0) <= resume_step]
-        else:
-            self.lines = lines[:kept_records]
+        self.metrics = MetricsLog(self.path, kept_records, resume_step)
         import tensorflow as tf
 
         self.writer = tf.summary.create_file_writer(fileio.join(output, "tensorboard"))
@@ -315,11 +329,13 @@ class RunLog:
 
             self.progbar = keras.utils.Progbar(total_steps, stateful_metrics=["loss", "mlm_acc", "sop_acc", "steps/s"])
 
+    def __len__(self) -> int:
+        return len(self.metrics) if self.metrics is not None else 0
+
     def record(self, record: dict) -> None:
         if not self.enabled:
             return
-        self.lines.append(json.dumps(record, sort_keys=True))
-        fileio.write_atomic(self.path, "".join(line + "\n" for line in self.lines).encode())
+        self.metrics.append(record)
         import tensorflow as tf
 
         with self.writer.as_default(step=record["step"]):
@@ -587,7 +603,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             sync()
             record = {"step": step, "epoch": epoch, "batch_in_epoch": batch_in_epoch, "seed": config.seed,
                       "batch_size": config.batch_size, "preset": config.preset, "identity": identity,
-                      "records": len(log.lines), "log_window": window.tolist(), "window_steps": window_steps}
+                      "records": len(log), "log_window": window.tolist(), "window_steps": window_steps}
             if chief:
                 return checkpointing.save_checkpoint(
                     checkpoint_dir, step, model, optimizer, record, config.keep_checkpoints
@@ -638,9 +654,12 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
                     raise StageError(f"{config.data}: fewer training records than one batch of {config.batch_size}")
                 epoch, batch_in_epoch = epoch + 1, 0
 
-        final_checkpoint = latest.path if latest is not None and latest.step == step else save()
         heldout = heldout_metrics()
-        log.record({"step": step, "split": "heldout", **heldout})
+        if latest is not None and latest.step == step:  # finished before: its records and checkpoint stand
+            final_checkpoint = latest.path
+        else:  # the final record first, so that the final checkpoint counts it
+            log.record({"step": step, "split": "heldout", **heldout})
+            final_checkpoint = save()
         exports = _export(model, config.output, config.spm_model) if config.export and chief else {}
         return {
             "steps": step,
