@@ -229,3 +229,26 @@ def test_a_killed_run_resumes_to_the_same_weights_and_records_and_extends_withou
     with pytest.raises(IncompatibleOutputError, match="resume is off"):
         run(_config(data, output, steps=9, resume=False))
     assert (output / "checkpoints" / "ckpt-000000007").is_dir()  # nothing was deleted
+
+
+# --------------------------------------------------------------------------------------------
+# No processes left behind
+
+
+def test_a_killed_command_leaves_no_child_processes(tmp_path):
+    import psutil
+
+    code = ("import subprocess, sys, time\nfrom albert import reaper\nreaper.watch()\n"
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+            "print(child.pid, flush=True)\ntime.sleep(300)\n")
+    command = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    child = psutil.Process(int(command.stdout.readline()))
+    time.sleep(2 * 0.5 + 0.5)  # the watchdog notes its descendants every 0.5 s
+    command.send_signal(signal.SIGKILL)
+    command.wait()
+    try:
+        child.wait(timeout=30)
+    except psutil.TimeoutExpired:
+        child.kill()
+        pytest.fail("the killed command's child process was left running")
