@@ -36,6 +36,7 @@ STALE_SECONDS = 300.0
 
 _held: dict[str, tuple[int, int]] = {}  # lock url -> (thread id, depth) of the locks this process holds
 _held_guard = threading.Lock()
+_tokens: set[str] = set()  # tokens of the object-store locks this process holds
 
 
 class OutputBusyError(StageError):
@@ -61,6 +62,8 @@ def describe(holder: dict[str, Any]) -> str:
 def holder_is_dead(holder: dict[str, Any], now: float | None = None) -> bool:
     """A lock's holder is gone: a dead (or since reused) pid on this host, or a heartbeat too old."""
     if holder.get("host") == socket.gethostname():
+        if holder.get("pid") == os.getpid():  # ours, unless this process holds it now (a failed release)
+            return holder.get("token") not in _tokens
         try:
             process = psutil.Process(int(holder["pid"]))
             return process.create_time() > float(holder["started"]) + 1.0  # pid reused by a newer process
@@ -133,6 +136,7 @@ def _object_store_lock(output: str, url: str) -> Iterator[None]:
                 fs.rm(path)
     else:
         raise _busy(output, _read_object(fs, path) or {})
+    _tokens.add(me["token"])
     stop = threading.Event()
 
     def beat() -> None:
@@ -147,6 +151,7 @@ def _object_store_lock(output: str, url: str) -> Iterator[None]:
     finally:
         stop.set()
         thread.join()
+        _tokens.discard(me["token"])
         with contextlib.suppress(FileNotFoundError):
             if (_read_object(fs, path) or {}).get("token") == me["token"]:
                 fs.rm(path)
