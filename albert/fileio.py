@@ -41,8 +41,18 @@ def open_file(url: str, mode: str = "rb", **kwargs) -> IO:
 
 
 def exists(url: str) -> bool:
-    fs, path = filesystem(url)
-    return fs.exists(path)
+    """Whether `url` exists; an I/O error is raised, never taken for "absent"."""
+    return _exists(*filesystem(url))
+
+
+def _exists(fs: fsspec.AbstractFileSystem, path: str) -> bool:
+    # fsspec's own exists() answers False on any error: a transient one would read as "nothing
+    # there" (then a resume would start afresh, a commit would nest one output in another).
+    try:
+        fs.info(path)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def expand(pattern: str) -> list[str]:
@@ -51,7 +61,7 @@ def expand(pattern: str) -> list[str]:
     if any(c in path for c in "*?["):
         matches = fs.glob(path)
     else:
-        matches = [path] if fs.exists(path) else []
+        matches = [path] if _exists(fs, path) else []
     protocol = pattern.split("://", 1)[0] + "://" if "://" in pattern else ""
     return sorted(protocol + m if protocol and not m.startswith(protocol) else m for m in matches)
 
@@ -70,7 +80,7 @@ def listing_digest(url: str) -> str:
     Timestamps are left out: a file rewritten with the same bytes keeps its digest.
     """
     fs, path = filesystem(url)
-    if not fs.exists(path):
+    if not _exists(fs, path):
         return "missing"
     files = fs.find(path, detail=True, withdirs=False) if fs.isdir(path) else {path: fs.info(path)}
     entries = sorted((name[len(path):].lstrip("/"), info.get("size")) for name, info in files.items())
@@ -80,7 +90,7 @@ def listing_digest(url: str) -> str:
 def remove(url: str) -> None:
     """Delete a file or a directory tree if it exists."""
     fs, path = filesystem(url)
-    if fs.exists(path):
+    if _exists(fs, path):
         fs.rm(path, recursive=True)
 
 
@@ -166,13 +176,24 @@ def _commit(fs: fsspec.AbstractFileSystem, temp: str, path: str, local: bool) ->
         os.rename(temp, path)
         shutil.rmtree(old)
         return
-    if fs.exists(path):
+    if _exists(fs, path):
         old = f"{path}.old-{uuid.uuid4().hex[:8]}"
-        fs.mv(path, old, recursive=True)
-        fs.mv(temp, path, recursive=True)
+        _move_tree(fs, path, old)
+        _move_tree(fs, temp, path)
         fs.rm(old, recursive=True)
     else:
-        fs.mv(temp, path, recursive=True)
+        _move_tree(fs, temp, path)
+
+
+def _move_tree(fs: fsspec.AbstractFileSystem, source: str, target: str) -> None:
+    """Move every object under `source` to the same name under `target`, one object at a time.
+
+    Object by object (`cp_file`), not `fs.mv(..., recursive=True)`: that guesses whether the target
+    is an existing folder to move *into*, and a failed guess nests one output inside the other.
+    """
+    for name in fs.find(source):
+        fs.cp_file(name, target + name[len(source):])
+    fs.rm(source, recursive=True)
 
 
 @contextlib.contextmanager
@@ -197,7 +218,7 @@ def atomic_output_dir(url: str, lock: bool = True) -> Iterator[str]:
         try:
             yield protocol + temp_path
         except BaseException:
-            if fs.exists(temp_path):  # object stores have no empty directories
+            if _exists(fs, temp_path):  # object stores have no empty directories
                 fs.rm(temp_path, recursive=True)
             raise
         _commit(fs, temp_path, path, isinstance(fs, LocalFileSystem))
@@ -211,8 +232,11 @@ def move_aside(url: str, label: str) -> str:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     target = f"{path.rstrip('/')}.{label}-{stamp}"
     suffix = 1
-    while fs.exists(target):
+    while _exists(fs, target):
         suffix += 1
         target = f"{path.rstrip('/')}.{label}-{stamp}-{suffix}"
-    fs.mv(path, target, recursive=True)
+    if isinstance(fs, LocalFileSystem):
+        os.rename(path, target)
+    else:
+        _move_tree(fs, path.rstrip("/"), target)
     return protocol + target

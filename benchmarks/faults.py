@@ -83,7 +83,7 @@ def start(command: list[str]) -> subprocess.Popen:
 
 def run(command: list[str]) -> tuple[float, dict]:
     begin = time.monotonic()
-    process = subprocess.run(command, env=ENV, capture_output=True, text=True)
+    process = subprocess.run(command, check=False, env=ENV, capture_output=True, text=True)
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed: {process.stderr[-2000:]}")
     out = process.stdout
@@ -93,10 +93,11 @@ def run(command: list[str]) -> tuple[float, dict]:
 
 def stage_commands(work: Path, out: Path) -> dict[str, list[str]]:
     py = [sys.executable, "-m"]
+    books = [arg for book in CORPUS for arg in ("--input", str(BOOKS / book))]
     return {
-        "segment": py + ["pipelines.segment", *sum((["--input", str(BOOKS / b)] for b in CORPUS), []),
+        "segment": py + ["pipelines.segment", *books,
                          "--output", str(out / "segment"), "--format", "text", "--num-shards", "4"],
-        "segment-2-workers": py + ["pipelines.segment", *sum((["--input", str(BOOKS / b)] for b in CORPUS), []),
+        "segment-2-workers": py + ["pipelines.segment", *books,
                                    "--output", str(out / "segment-2-workers"), "--format", "text", "--num-shards", "4",
                                    "--direct_running_mode=multi_processing", "--direct_num_workers=2"],
         "vocab": py + ["pipelines.vocab", "--input", str(work / "ref" / "segment"), "--output", str(out / "vocab"),

@@ -286,10 +286,11 @@ class MetricsLog:
 
     @staticmethod
     def read(path: str) -> list[str]:
-        if not fileio.exists(path):
+        try:
+            with fileio.open_file(path, "r") as handle:
+                lines = [line.strip() for line in handle if line.strip()]
+        except FileNotFoundError:
             return []
-        with fileio.open_file(path, "r") as handle:
-            lines = [line.strip() for line in handle if line.strip()]
         kept = []
         for number, line in enumerate(lines, start=1):
             try:
