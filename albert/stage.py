@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from albert import reaper
 from albert.config import ConfigError, StageConfig, add_config_arguments, config_from_namespace
 from albert.log import setup_logging
 
@@ -45,6 +46,7 @@ def stage_main(
     else:
         args, beam_args = parser.parse_args(argv), None
     setup_logging(args.verbose)
+    reaper.watch()  # a killed command leaves no server or worker processes behind
     try:
         config = config_from_namespace(config_cls, args)
     except ConfigError as error:

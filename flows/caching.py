@@ -1,12 +1,16 @@
 """Cross-run cache keys for the flows' stage tasks: input manifest + stage parameters + code version.
 
-A stage is skipped when the files it reads, its typed config and the source code of the packages
-that implement it are all unchanged. A downstream stage's inputs are the upstream stage's output
-directory, so changing one parameter re-runs that stage and exactly the stages after it.
+A stage is skipped when the files it reads, its typed config and the source code of the modules it
+runs (its module and everything it imports from our packages, lazily imported modules included)
+are all unchanged. A downstream stage's inputs are the upstream stage's output directory, so
+changing one parameter re-runs that stage and exactly the stages after it. Each finished output
+records the key that produced it (`.stage-key`), so a cached result is only used while the output
+on disk is still the one that result describes.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import json
@@ -29,6 +33,10 @@ SMALL_FILE_BYTES = 1 << 20
 
 _CONTENT_KEYS = ("md5Hash", "crc32c", "md5", "ETag", "etag")
 
+STAGE_KEY_FILE = ".stage-key"
+_NOT_DATA = frozenset({STAGE_KEY_FILE})
+"""Files in an output that are bookkeeping, not data: left out of the manifests."""
+
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -39,7 +47,7 @@ def _local_entries(root: Path) -> Iterable[tuple[str, Any]]:
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
     for path in files:
         name = "." if path == root else path.relative_to(root).as_posix()
-        if ".tmp-" in name:  # an unfinished atomic output is not part of the data
+        if ".tmp-" in name or name.rsplit("/", 1)[-1] in _NOT_DATA:  # unfinished outputs, bookkeeping
             continue
         stat = path.stat()
         if stat.st_size <= SMALL_FILE_BYTES:
@@ -54,6 +62,8 @@ def _remote_entries(url: str) -> Iterable[tuple[str, Any]]:
     details = fs.find(path, detail=True, withdirs=False)
     for name, info in sorted(details.items()):
         relative = name[len(path):].lstrip("/") or "."
+        if ".tmp-" in relative or relative.rsplit("/", 1)[-1] in _NOT_DATA:
+            continue
         content = next((str(info[k]) for k in _CONTENT_KEYS if info.get(k)), None)
         yield relative, [info.get("size"), content or str(info.get("mtime") or info.get("updated"))]
 
@@ -76,21 +86,69 @@ def manifest_digest(urls: Iterable[str]) -> str:
     return _sha256(json.dumps([manifest(u) for u in urls], sort_keys=True).encode())
 
 
-def _package_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
+OUR_PACKAGES = ("albert", "pipelines", "model", "flows")
+"""The packages whose modules count towards a stage's code version."""
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of module `name` in our packages (None for other modules), found without importing it."""
+    top, *rest = name.split(".")
+    if top not in OUR_PACKAGES:
+        return None
+    spec = importlib.util.find_spec(top)
     if spec is None or not spec.submodule_search_locations:
-        raise ValueError(f"{name!r} is not an importable package")
-    return Path(next(iter(spec.submodule_search_locations)))
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))).joinpath(*rest)
+    for candidate in (path / "__init__.py", path.with_suffix(".py")):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
-def code_version(packages: Iterable[str]) -> str:
-    """Hash of the Python sources of `packages`: editing a stage's code invalidates its cache."""
+def _imported_names(path: Path, module: str) -> set[str]:
+    """Every module name `path` imports, at the top or inside functions (`from a import b` gives a and a.b)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def module_closure(modules: Iterable[str]) -> dict[str, Path]:
+    """`modules` and every module of our packages they import, transitively (parent packages too)."""
+    found: dict[str, Path] = {}
+    pending = list(modules)
+    while pending:
+        name = pending.pop()
+        parts = name.split(".")
+        for depth in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
+            prefix = ".".join(parts[:depth])
+            path = _module_file(prefix)
+            if path is None or prefix in found:
+                continue
+            found[prefix] = path
+            pending.extend(_imported_names(path, prefix))
+    return dict(sorted(found.items()))
+
+
+def code_version(modules: Iterable[str]) -> str:
+    """Hash of the sources a stage runs: `modules` and what they import from our packages.
+
+    Editing a stage's code invalidates its cache; editing a module it never imports (say
+    model/finetune.py for pretraining) does not.
+    """
     digest = hashlib.sha256()
-    for package in sorted(set(packages)):
-        root = _package_dir(package)
-        for path in sorted(root.rglob("*.py")):
-            digest.update(f"{package}/{path.relative_to(root).as_posix()}\0".encode())
-            digest.update(path.read_bytes())
+    for name, path in module_closure(modules).items():
+        digest.update(f"{name}\0".encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
@@ -106,14 +164,14 @@ def input_urls(config: StageConfig, input_fields: Iterable[str]) -> list[str]:
 
 
 def stage_cache_key(
-    stage: str, config: StageConfig, input_fields: Iterable[str], packages: Iterable[str]
+    stage: str, config: StageConfig, input_fields: Iterable[str], modules: Iterable[str]
 ) -> str:
     """The cache key of one stage run: sha256 of stage name, config JSON, input manifest, code."""
     parts = {
         "stage": stage,
         "config": config.model_dump(mode="json"),
         "inputs": manifest_digest(input_urls(config, input_fields)),
-        "code": code_version(packages),
+        "code": code_version(modules),
     }
     key = _sha256(json.dumps(parts, sort_keys=True).encode())
     logger.debug("cache key of %s: %s (%s)", stage, key, parts)
@@ -124,13 +182,14 @@ def stage_cache_key(
 class StageCachePolicy(CachePolicy):
     """Prefect cache policy of a stage task whose `config` parameter is its typed stage config.
 
-    `input_fields` name the config fields that point at the stage's input files; `packages` are the
-    packages whose source is the stage's code version. Other task parameters (Beam runner flags,
-    callbacks) do not change the stage's output and are not part of the key.
+    `input_fields` name the config fields that point at the stage's input files; `modules` are the
+    modules the stage runs (their imports within our packages join the code version). Other task
+    parameters (Beam runner flags, callbacks) do not change the stage's output and are not part of
+    the key.
     """
 
     input_fields: tuple[str, ...] = ()
-    packages: tuple[str, ...] = ("albert",)
+    modules: tuple[str, ...] = ()
     config_parameter: str = "config"
 
     def compute_key(
@@ -141,27 +200,18 @@ class StageCachePolicy(CachePolicy):
         **kwargs: Any,
     ) -> str | None:
         config = inputs[self.config_parameter]
-        return stage_cache_key(task_ctx.task.name, config, self.input_fields, self.packages)
+        return stage_cache_key(task_ctx.task.name, config, self.input_fields, self.modules)
 
 
-STAGE_KEY_FILE = ".stage-key"
-
-
-def claim_output(output: str, key: str) -> None:
-    """Mark `output` as the output of the stage run `key`, clearing a stale one first.
-
-    For stages that write in place and resume (pretraining): an output left by an interrupted run
-    with the same key is kept so the retry resumes; one written under another key (other data or
-    parameters) is removed so the stage starts fresh instead of resuming someone else's run.
-    """
+def output_key(output: str) -> str | None:
+    """The cache key recorded in a finished output (None: none recorded)."""
     marker = fileio.join(output, STAGE_KEY_FILE)
-    if fileio.exists(marker):
-        with fileio.open_file(marker, "r") as handle:
-            if handle.read().strip() == key:
-                return
-        logger.info("%s holds the output of other inputs or parameters: starting it afresh", output)
-        fileio.remove(output)
-    fs, path = fileio.filesystem(output)
-    fs.makedirs(path, exist_ok=True)
-    with fileio.open_file(marker, "w") as handle:
-        handle.write(key + "\n")
+    if not fileio.exists(marker):
+        return None
+    with fileio.open_file(marker, "r") as handle:
+        return handle.read().strip() or None
+
+
+def mark_output(output: str, key: str) -> None:
+    """Record in `output` that it is the output of the stage run `key` (written after it finished)."""
+    fileio.write_atomic(fileio.join(output, STAGE_KEY_FILE), (key + "\n").encode())

@@ -76,12 +76,14 @@ def write_run_report(config: PretrainPipelineConfig, outcomes: dict[str, tasks.S
         return None
     run_dir = Path(config.run_dir)
     timing = {name: {"seconds": round(o.seconds, 1), "cached": o.cached} for name, o in outcomes.items()}
+    moved = "".join(f"The previous `{name}` output (another training run) was kept, moved aside to "
+                    f"`{o.result['moved_aside']}`.\n" for name, o in outcomes.items() if o.result.get("moved_aside"))
     sections = [
         Section("Corpus statistics", _read_json(run_dir / "segment" / "stats.json") or outcomes["segment"].result),
         Section("Vocabulary statistics", _read_json(run_dir / "vocab" / "vocab_stats.json") or outcomes["vocab"].result),
         Section("Instance statistics", with_sop_labels(
             _read_json(run_dir / "tfrecords" / "metadata.json") or outcomes["tfrecords"].result)),
-        Section("Stages", {"stages": timing}),
+        Section("Stages", {"stages": timing}, text=moved),
     ]
     evaluation = {"held-out": outcomes["evaluate"].result} if "evaluate" in outcomes else None
     path, markdown = write_report(run_dir, "ALBERT pretraining run", sections,

@@ -97,4 +97,7 @@ def run_plan(plan: Sequence[PlanStep], configs: dict[str, StageConfig], result_s
 
 
 def stage_summary(outcomes: dict[str, tasks.StageOutcome]) -> dict[str, dict[str, Any]]:
-    return {name: {"cached": o.cached, "seconds": round(o.seconds, 2)} for name, o in outcomes.items()}
+    """Per stage: cached or not, seconds, and where a previous output was moved aside (if it was)."""
+    return {name: {"cached": o.cached, "seconds": round(o.seconds, 2),
+                   **({"moved_aside": o.result["moved_aside"]} if o.result.get("moved_aside") else {})}
+            for name, o in outcomes.items()}

@@ -1,7 +1,7 @@
 """Thin Prefect tasks around the stages' `run` functions: cross-run caching, retries, persisted results.
 
 Every task takes the stage's typed config as `config`; its cache key is the manifest of the files the
-config's input fields name + the config + the source of the stage's packages (flows.caching). Tasks
+config's input fields name + the config + the source of the modules the stage runs (flows.caching). Tasks
 retry transient failures (I/O, connection, preemption) with exponential backoff and never retry bad
 input or configuration. The stage modules are imported when a task runs, so that importing the flows
 does not load TensorFlow or Beam.
@@ -25,9 +25,10 @@ from prefect.tasks import Task, exponential_backoff
 from pydantic import BeforeValidator, Field
 
 from albert.config import ConfigError, StageConfig
-from albert.fileio import atomic_output_dir, exists, join, open_file
+from albert.fileio import atomic_output_dir, exists, join, move_aside, open_file
+from albert.locks import output_lock
 from albert.stage import StageError
-from flows.caching import StageCachePolicy, claim_output, stage_cache_key
+from flows.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
 
 JsonDict = Annotated[
     dict[str, Any], BeforeValidator(lambda value: json.loads(value) if isinstance(value, str) else value)
@@ -79,13 +80,13 @@ def retry_if_transient(task: Task[..., Any], task_run: TaskRun, state: State) ->
 
 
 def stage_task(
-    name: str, input_fields: Sequence[str], packages: Sequence[str]
+    name: str, input_fields: Sequence[str], modules: Sequence[str]
 ) -> Callable[[Callable[..., Any]], Task[..., Any]]:
-    """Decorator: a stage task cached on (inputs, config, code) that retries transient failures."""
+    """Decorator: a stage task cached on (inputs, config, code of `modules`) that retries transient failures."""
     return task(
         name=name,
         task_run_name=f"{name}",
-        cache_policy=StageCachePolicy(input_fields=tuple(input_fields), packages=tuple(packages)),
+        cache_policy=StageCachePolicy(input_fields=tuple(input_fields), modules=tuple(modules)),
         persist_result=True,
         retries=RETRIES,
         retry_delay_seconds=exponential_backoff(RETRY_BACKOFF_SECONDS),
@@ -97,19 +98,19 @@ def _stage(module: str) -> Any:
     return importlib.import_module(module)
 
 
-@stage_task("segment", input_fields=["input"], packages=["albert", "pipelines"])
+@stage_task("segment", input_fields=["input"], modules=["pipelines.segment"])
 def segment(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
     """pipelines.segment: raw documents -> sentence-segmented text shards + stats.json."""
     return _stage("pipelines.segment").run(config, list(beam_args or []))
 
 
-@stage_task("vocab", input_fields=["input"], packages=["albert", "pipelines"])
+@stage_task("vocab", input_fields=["input"], modules=["pipelines.vocab"])
 def vocab(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
     """pipelines.vocab: segmented corpus -> SentencePiece model + vocab_stats.json."""
     return _stage("pipelines.vocab").run(config, list(beam_args or []))
 
 
-@stage_task("tfrecords", input_fields=["input", "spm_model"], packages=["albert", "pipelines"])
+@stage_task("tfrecords", input_fields=["input", "spm_model"], modules=["pipelines.tfrecords"])
 def tfrecords(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
     """pipelines.tfrecords: segmented corpus + vocabulary -> masked SOP TFRecords + metadata.json."""
     return _stage("pipelines.tfrecords").run(config, list(beam_args or []))
@@ -118,25 +119,32 @@ def tfrecords(config: StageConfig, beam_args: Sequence[str] | None = None) -> di
 @stage_task(
     "select",
     input_fields=["input", "target_samples", "source_samples", "classifier", "spm_model"],
-    packages=["albert", "pipelines", "model"],
+    modules=["pipelines.domain_select"],
 )
 def domain_select(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
     """pipelines.domain_select: the most target-like documents of a segmented corpus + selection.json."""
     return _stage("pipelines.domain_select").run(config, list(beam_args or []))
 
 
-PRETRAIN_INPUTS, PRETRAIN_PACKAGES = ("data", "init"), ("albert", "model")
-
-
-@stage_task("pretrain", input_fields=PRETRAIN_INPUTS, packages=PRETRAIN_PACKAGES)
+@stage_task("pretrain", input_fields=["data", "init"], modules=["model.pretrain"])
 def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = None) -> dict:
     """model.pretrain: TFRecords -> pretrained model (checkpoints, metrics.jsonl, export/).
 
-    Training writes in place and resumes from its newest checkpoint, so a retry after preemption
-    continues where it stopped; an output left by other data or parameters is cleared first.
+    Training writes in place and resumes from its newest checkpoint: a retry after preemption, a
+    longer --steps, another schedule or new code continue it. An output holding another training
+    run (other model, vocabulary, data, seed ...) is moved aside to a new name, returned as
+    `moved_aside`, never deleted. The output's lock is held throughout (one writer per output).
     """
-    claim_output(config.output, stage_cache_key("pretrain", config, PRETRAIN_INPUTS, PRETRAIN_PACKAGES))
-    return _stage("model.pretrain").run(config, on_metrics=on_metrics)
+    stage = _stage("model.pretrain")
+    moved = None
+    with output_lock(config.output):
+        try:
+            stage.check_output(config)
+        except stage.IncompatibleOutputError as error:
+            moved = move_aside(config.output, "previous")
+            print(f"pretrain: {error}\npretrain: moved the previous output aside to {moved}", flush=True)
+        result = stage.run(config, on_metrics=on_metrics)
+    return {**result, "moved_aside": moved} if moved else result
 
 
 class HeldOutEvalConfig(StageConfig):
@@ -149,7 +157,7 @@ class HeldOutEvalConfig(StageConfig):
     max_batches: int | None = Field(None, gt=0, description="score at most this many batches (default: all)")
 
 
-@stage_task("evaluate", input_fields=["model", "data"], packages=["albert", "model"])
+@stage_task("evaluate", input_fields=["model", "data"], modules=["model.pretrain_eval"])
 def evaluate(config: HeldOutEvalConfig) -> dict:
     """model.pretrain_eval.evaluate_pretraining on held-out data; writes OUTPUT/metrics.json."""
     metrics = _stage("model.pretrain_eval").evaluate_pretraining(
@@ -191,12 +199,15 @@ def run_stage(
     result_storage: Any,
     **kwargs: Any,
 ) -> StageOutcome:
-    """Run one stage task with a banner; a stage whose output marker file is gone re-runs.
+    """Run one stage task with a banner; a stage whose output is gone or not the cached one re-runs.
 
     `output_marker` is the file the stage's finished output always contains (atomic outputs make
-    its presence mean the output is complete); if it is missing, the cached result is refreshed.
+    its presence mean the output is complete); if it is missing, or the output records another
+    cache key (a run with other parameters wrote it since), the cached result is refreshed.
     """
-    refresh = not exists(output_marker)
+    policy = stage.cache_policy
+    key = stage_cache_key(stage.name, config, policy.input_fields, policy.modules)
+    refresh = not exists(output_marker) or output_key(config.output) != key
     print(f"==> [{index}/{total}] {stage.name}", flush=True)
     start = time.monotonic()
     state = stage.with_options(result_storage=result_storage, refresh_cache=refresh or None)(
@@ -205,5 +216,9 @@ def run_stage(
     result = state.result()
     seconds = time.monotonic() - start
     cached = state.name == "Cached"
+    if not cached:
+        mark_output(config.output, key)
+    if (result or {}).get("moved_aside"):
+        print(f"    {stage.name}: the previous output was moved aside to {result['moved_aside']}", flush=True)
     print(f"<== [{index}/{total}] {stage.name}: {'cached' if cached else 'done'} in {seconds:.1f} s", flush=True)
     return StageOutcome(stage.name, dict(result or {}), cached, seconds)

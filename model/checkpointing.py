@@ -1,7 +1,8 @@
 """Training checkpoints: atomic, the last K kept, enough state for an exact resume.
 
 A checkpoint is a directory `ckpt-<step:09d>/` holding `weights.npz` (every model weight, the dropout seed states and every
-optimizer variable — slots, iteration count — in their tracking order) and `state.json` (step, data
+optimizer variable — slots, iteration count — each keyed by its variable path, so a model whose
+variables are created in another order still restores each array into its own variable) and `state.json` (step, data
 position, seed and whatever else the trainer records). It is written to a temporary sibling and
 renamed into place (`albert.fileio.atomic_output_dir`), so a run killed mid-write leaves either the
 previous checkpoints or a complete new one, never a half-written one. Works on local paths and gs://.
@@ -60,17 +61,42 @@ def _rng_states(model) -> list:
     return [v for v in model.variables if id(v) not in weights]
 
 
+def variable_keys(variables, owner_prefix: bool = False) -> list[str]:
+    """A unique key per variable: its path (`layer/.../kernel`); a repeated path gets `#2`, `#3` ...
+
+    `owner_prefix`: drop the path's first part, an optimizer's own name (`adam_1/...`), which
+    changes with the number of optimizers a process has built.
+    """
+    keys, seen = [], {}
+    for variable in variables:
+        path = getattr(variable, "path", None) or variable.name
+        if owner_prefix and "/" in path:
+            path = path.split("/", 1)[1]
+        seen[path] = seen.get(path, 0) + 1
+        keys.append(path if seen[path] == 1 else f"{path}#{seen[path]}")
+    return keys
+
+
+def _keyed(group: str, variables) -> dict[str, np.ndarray]:
+    variables = list(variables)
+    keys = variable_keys(variables, owner_prefix=group == "optimizer")
+    return {f"{group}/{key}": array for key, array in zip(keys, _variable_arrays(variables))}
+
+
 def save_checkpoint(directory: str, step: int, model, optimizer, state: dict, keep: int) -> str:
-    """Write `ckpt-<step>` atomically, then delete all but the newest `keep` checkpoints."""
+    """Write `ckpt-<step>` atomically, then delete all but the newest `keep` checkpoints.
+
+    The caller holds the lock of the run's output (`albert.locks.output_lock`).
+    """
     target = fileio.join(directory, f"ckpt-{step:09d}")
-    arrays = {f"model/{i:05d}": a for i, a in enumerate(_variable_arrays(model.weights))}
+    arrays = {**_keyed("model", model.weights), **_keyed("optimizer", optimizer.variables)}
+    # dropout seed states: auto-named (seed_generator_<n>), interchangeable, kept in order
     arrays.update({f"rng/{i:05d}": a for i, a in enumerate(_variable_arrays(_rng_states(model)))})
-    arrays.update({f"optimizer/{i:05d}": a for i, a in enumerate(_variable_arrays(optimizer.variables))})
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     fs, root = fileio.filesystem(directory)
     fs.makedirs(root, exist_ok=True)
-    with fileio.atomic_output_dir(target) as temp:
+    with fileio.atomic_output_dir(target, lock=False) as temp:
         with fileio.open_file(fileio.join(temp, "weights.npz"), "wb") as handle:
             handle.write(buffer.getvalue())
         with fileio.open_file(fileio.join(temp, "state.json"), "w") as handle:
@@ -81,24 +107,63 @@ def save_checkpoint(directory: str, step: int, model, optimizer, state: dict, ke
     return target
 
 
-def load_checkpoint(path: str, model, optimizer=None) -> dict:
-    """Restore model weights (and optimizer variables, when given) from `path`; return its state."""
-    with fileio.open_file(fileio.join(path, "weights.npz"), "rb") as handle:
-        arrays = np.load(io.BytesIO(handle.read()))
-        model_arrays = [arrays[k] for k in sorted(k for k in arrays.files if k.startswith("model/"))]
-        optimizer_arrays = [arrays[k] for k in sorted(k for k in arrays.files if k.startswith("optimizer/"))]
-        rng_arrays = [arrays[k] for k in sorted(k for k in arrays.files if k.startswith("rng/"))]
-    assign_all(model.weights, model_arrays, f"{path}: model weights")
-    if optimizer is not None:
-        assign_all(optimizer.variables, optimizer_arrays, f"{path}: optimizer variables")
-        rng_states = _rng_states(model)
-        if len(rng_states) == len(rng_arrays):
-            assign_all(rng_states, rng_arrays, f"{path}: dropout seed states")
-        else:
-            logger.warning("%s: dropout seed states not restored (%d saved, %d in the model)", path,
-                           len(rng_arrays), len(rng_states))
+def read_state(path: str) -> dict:
+    """The trainer state (`state.json`) of the checkpoint at `path`."""
     with fileio.open_file(fileio.join(path, "state.json"), "r") as handle:
         return json.load(handle)
+
+
+def load_checkpoint(path: str, model, optimizer=None) -> dict:
+    """Restore model weights (and optimizer variables, when given) from `path`; return its state.
+
+    Arrays are matched to variables by path; checkpoints written before paths were recorded
+    (keys `model/00000` ...) are matched by position, with their shapes checked.
+    """
+    with fileio.open_file(fileio.join(path, "weights.npz"), "rb") as handle:
+        arrays = np.load(io.BytesIO(handle.read()))
+        groups: dict[str, dict[str, np.ndarray]] = {"model": {}, "optimizer": {}, "rng": {}}
+        for name in arrays.files:
+            group, _, key = name.partition("/")
+            if group in groups:
+                groups[group][key] = arrays[name]
+    restore(model.weights, groups["model"], f"{path}: model weights")
+    if optimizer is not None:
+        restore(optimizer.variables, groups["optimizer"], f"{path}: optimizer variables", owner_prefix=True)
+        rng_states = _rng_states(model)
+        if len(rng_states) == len(groups["rng"]):
+            restore(rng_states, groups["rng"], f"{path}: dropout seed states")
+        else:
+            logger.warning("%s: dropout seed states not restored (%d saved, %d in the model)", path,
+                           len(groups["rng"]), len(rng_states))
+    return read_state(path)
+
+
+def _positional(keys) -> bool:
+    return all(key.isdigit() for key in keys)
+
+
+def restore(variables, arrays: dict[str, np.ndarray], what: str, owner_prefix: bool = False) -> None:
+    """Assign `arrays` (keyed by variable path) to `variables`; StageError naming the first mismatch."""
+    variables = list(variables)
+    if arrays and _positional(arrays):
+        assign_all(variables, [arrays[k] for k in sorted(arrays)], what)
+        return
+    keys = variable_keys(variables, owner_prefix)
+    for key, variable in zip(keys, variables):
+        if key not in arrays:
+            raise StageError(f"{what}: the model's {key} {tuple(variable.shape)} is not in the checkpoint")
+        if tuple(variable.shape) != tuple(arrays[key].shape):
+            raise StageError(
+                f"{what}: {key} has shape {tuple(variable.shape)}, checkpoint has {tuple(arrays[key].shape)}"
+            )
+    extra = sorted(set(arrays) - set(keys))
+    if extra:
+        raise StageError(
+            f"{what}: the checkpoint's {extra[0]} {tuple(arrays[extra[0]].shape)} is not in the model"
+            f"{f' (and {len(extra) - 1} more)' if len(extra) > 1 else ''}"
+        )
+    for key, variable in zip(keys, variables):
+        variable.assign(arrays[key])
 
 
 def assign_all(variables, arrays: list[np.ndarray], what: str) -> None:

@@ -26,6 +26,7 @@ from pydantic import Field
 
 from albert import fileio
 from albert.config import StageConfig
+from albert.locks import output_lock
 from albert.stage import StageError, stage_main
 
 logger = logging.getLogger(__name__)
@@ -265,17 +266,62 @@ def _scalar_metadata():
     return metadata
 
 
-class RunLog:
-    """metrics.jsonl + TensorBoard scalars + progress bar + the caller's `on_metrics` (chief only)."""
+class MetricsLog:
+    """metrics.jsonl: one JSON record per line, rewritten whole at each record, never appended.
 
-    def __init__(self, output: str, total_steps: int, start_step: int, enabled: bool, progress: bool, on_metrics):
+    Each write goes through `fileio.write_atomic` (a rename on disks, one upload on object stores),
+    so gs:// keeps every record and a kill leaves the previous complete file. On resume it keeps the
+    first `kept` records (those written before the checkpoint being resumed; None: those up to
+    `resume_step`), so a resumed run ends with the same records as one never interrupted. A line
+    that does not parse (a torn write by an older version) is dropped with a warning.
+    """
+
+    def __init__(self, path: str, kept: int | None = 0, resume_step: int = 0):
+        self.path = path
+        lines = self.read(path)
+        if kept is None:  # a checkpoint from before record counts were kept: by step
+            self.lines = [line for line in lines if json.loads(line).get("step", 0) <= resume_step]
+        else:
+            self.lines = lines[:kept]
+
+    @staticmethod
+    def read(path: str) -> list[str]:
+        try:
+            with fileio.open_file(path, "r") as handle:
+                lines = [line.strip() for line in handle if line.strip()]
+        except FileNotFoundError:
+            return []
+        kept = []
+        for number, line in enumerate(lines, start=1):
+            try:
+                json.loads(line)
+            except ValueError:
+                logger.warning("%s: line %d is not complete JSON (an interrupted write); dropped", path, number)
+                continue
+            kept.append(line)
+        return kept
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def append(self, record: dict) -> None:
+        self.lines.append(json.dumps(record, sort_keys=True))
+        fileio.write_atomic(self.path, "".join(line + "\n" for line in self.lines).encode())
+
+
+class RunLog:
+    """metrics.jsonl (MetricsLog) + TensorBoard scalars + progress bar + the caller's `on_metrics` (chief only)."""
+
+    def __init__(self, output: str, total_steps: int, kept_records: int | None, resume_step: int, enabled: bool,
+                 progress: bool, on_metrics):
         self.enabled, self.on_metrics = enabled, on_metrics
         self.path = fileio.join(output, "metrics.jsonl")
+        self.metrics = None
         self.writer = None
         self.progbar = None
         if not enabled:
             return
-        self._truncate_after(start_step)
+        self.metrics = MetricsLog(self.path, kept_records, resume_step)
         import tensorflow as tf
 
         self.writer = tf.summary.create_file_writer(fileio.join(output, "tensorboard"))
@@ -284,20 +330,13 @@ class RunLog:
 
             self.progbar = keras.utils.Progbar(total_steps, stateful_metrics=["loss", "mlm_acc", "sop_acc", "steps/s"])
 
-    def _truncate_after(self, step: int) -> None:
-        """On resume, drop records of steps after the checkpoint (they will be recomputed)."""
-        if not fileio.exists(self.path):
-            return
-        with fileio.open_file(self.path, "r") as handle:
-            kept = [line for line in handle if line.strip() and json.loads(line).get("step", 0) <= step]
-        with fileio.open_file(self.path, "w") as handle:
-            handle.writelines(kept)
+    def __len__(self) -> int:
+        return len(self.metrics) if self.metrics is not None else 0
 
     def record(self, record: dict) -> None:
         if not self.enabled:
             return
-        with fileio.open_file(self.path, "a") as handle:
-            handle.write(json.dumps(record, sort_keys=True) + "\n")
+        self.metrics.append(record)
         import tensorflow as tf
 
         with self.writer.as_default(step=record["step"]):
@@ -381,6 +420,82 @@ def _resolve_vocab(config: PretrainConfig, spec) -> tuple[int, str | None]:
     return int(size), sha
 
 
+class IncompatibleOutputError(StageError):
+    """OUTPUT holds the checkpoints of another training run: continuing them would not be this run."""
+
+
+IDENTITY_FIELDS = ("preset", "seed", "batch_size", "optimizer", "precision", "shuffle_buffer")
+"""Settings whose change makes a checkpoint another run's (with the vocabulary, the data and --init).
+Everything else (steps, the learning-rate schedule, logging, evaluation, checkpointing, the code)
+may change between a run and its resume: the run continues from its newest checkpoint."""
+
+
+def data_digest(spec) -> str:
+    """The training data's identity: metadata.json and each shard's name and size (no timestamps,
+    so data rewritten byte for byte by a re-run of its stage is the same data)."""
+    digest = hashlib.sha256(json.dumps(spec.metadata, sort_keys=True).encode())
+    for path in spec.files:
+        digest.update(f"{path.rsplit('/', 1)[-1]}\0{fileio.listing_digest(path)}\0".encode())
+    return digest.hexdigest()
+
+
+def training_identity(config: PretrainConfig, spec, vocab_size: int, vocab_sha: str | None) -> dict:
+    """What a checkpoint must share with this run to be resumed by it (recorded in every checkpoint)."""
+    return {
+        **{name: getattr(config, name) for name in IDENTITY_FIELDS},
+        "vocab_size": vocab_size, "vocab_sha256": vocab_sha, "masking": spec.masking,
+        "max_seq_length": spec.max_seq_length, "data": data_digest(spec),
+        "init": fileio.listing_digest(config.init) if config.init else None,
+    }
+
+
+def resumable_checkpoint(config: PretrainConfig, identity: dict):
+    """The checkpoint this run continues (None: a fresh start). Never deletes anything.
+
+    IncompatibleOutputError when OUTPUT's checkpoints belong to another run (or resume is off);
+    StageError when they are already past --steps.
+    """
+    from model import checkpointing
+
+    latest = checkpointing.latest_checkpoint(fileio.join(config.output, "checkpoints"))
+    if latest is None:
+        return None
+    if not config.resume:
+        raise IncompatibleOutputError(
+            f"{config.output} holds a checkpoint at step {latest.step} and resume is off: use a new --output"
+        )
+    saved = checkpointing.read_state(latest.path)
+    recorded = saved.get("identity") or {k: saved[k] for k in ("seed", "batch_size", "preset") if k in saved}
+    changed = [name for name in identity if name in recorded and recorded[name] != identity[name]]
+    if changed:
+        what = ", ".join(f"{name} {_short(recorded[name])} -> {_short(identity[name])}" for name in changed)
+        raise IncompatibleOutputError(
+            f"{config.output} holds the checkpoints of another training run ({what}): use a new --output "
+            f"(the flows move the old output aside)"
+        )
+    if latest.step > config.steps:
+        raise StageError(
+            f"{config.output}: its newest checkpoint is at step {latest.step}, past --steps {config.steps}; "
+            f"pass --steps {latest.step} or more to continue it, or use a new --output"
+        )
+    return latest
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text[:12] + "…" if isinstance(value, str) and len(value) == 64 else text
+
+
+def check_output(config: PretrainConfig) -> None:
+    """Fail as `run(config)` would on an OUTPUT it cannot continue, without building the model."""
+    from model import pretrain_data
+
+    spec = pretrain_data.inspect_data(config.data)
+    if config.masking != "auto":
+        spec.masking = config.masking
+    resumable_checkpoint(config, training_identity(config, spec, *_resolve_vocab(config, spec)))
+
+
 def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None) -> dict:
     """Train per `config`; return final training and held-out metrics, paths and throughput.
 
@@ -405,10 +520,12 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
     if config.masking != "auto":
         spec.masking = config.masking
     vocab_size, vocab_sha = _resolve_vocab(config, spec)
+    identity = training_identity(config, spec, vocab_size, vocab_sha)
     previous_policy = keras.config.dtype_policy()
     keras.config.set_dtype_policy(PRECISION_POLICIES[config.precision])
     if distribution is not None:
         keras.distribution.set_distribution(distribution)
+    held = contextlib.ExitStack()  # the output's lock, held by the chief until the run ends
     try:
         if config.batch_size % (replicas * config.gradient_accumulation):
             raise StageError(
@@ -416,6 +533,11 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
                 f"--gradient-accumulation ({config.gradient_accumulation})"
             )
         chief = distribute.is_chief()
+        if chief:
+            held.enter_context(output_lock(config.output))
+            for name in ("checkpoints/ckpt-*", "export", "metrics.jsonl"):
+                fileio.remove_leftovers(fileio.join(config.output, name))
+        latest = resumable_checkpoint(config, identity)
         scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
         with scope:
             model = build_model(config, vocab_size)
@@ -427,21 +549,15 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             optimizer.build(model.trainable_variables)
 
         checkpoint_dir = fileio.join(config.output, "checkpoints")
-        latest = checkpointing.latest_checkpoint(checkpoint_dir) if config.resume else None
-        state = {"step": 0, "epoch": 0, "batch_in_epoch": 0}
+        state = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "records": 0}
         if latest is not None:
             state = checkpointing.load_checkpoint(latest.path, model, optimizer)
-            if state.get("seed") != config.seed or state.get("batch_size") != config.batch_size:
-                raise StageError(
-                    f"{latest.path}: written with seed={state.get('seed')} batch_size={state.get('batch_size')}; "
-                    f"this run has seed={config.seed} batch_size={config.batch_size} (use a new --output)"
-                )
             logger.info("resumed from %s (step %d)", latest.path, state["step"])
         elif config.init:
             load_initial_weights(model, config.init)
 
         step, epoch, batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
-        log = RunLog(config.output, config.steps, step, chief, config.progress, on_metrics)
+        log = RunLog(config.output, config.steps, state.get("records"), step, chief, config.progress, on_metrics)
         eval_batch_size = config.eval_batch_size or min(config.batch_size, 256)
 
         if backend == "jax":
@@ -487,15 +603,18 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
         def save():
             sync()
             record = {"step": step, "epoch": epoch, "batch_in_epoch": batch_in_epoch, "seed": config.seed,
-                      "batch_size": config.batch_size, "preset": config.preset}
+                      "batch_size": config.batch_size, "preset": config.preset, "identity": identity,
+                      "records": len(log), "log_window": window.tolist(), "window_steps": window_steps}
             if chief:
                 return checkpointing.save_checkpoint(
                     checkpoint_dir, step, model, optimizer, record, config.keep_checkpoints
                 )
             return None
 
-        window = np.zeros(len(SUM_NAMES))
-        window_start, window_steps = time.perf_counter(), 0
+        # the training-metric window in progress (restored on resume: records match an uninterrupted run)
+        window = np.asarray(state.get("log_window", np.zeros(len(SUM_NAMES))), np.float64)
+        window_steps = int(state.get("window_steps", 0))
+        window_start, timed_steps = time.perf_counter(), 0
         train_metrics: dict = {}
         heldout: dict = {}
         total_time, total_steps = 0.0, 0
@@ -509,11 +628,12 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             for batch in batches_of(dataset):
                 window += np.asarray(train_step(batch), np.float64)
                 step, batch_in_epoch, seen, window_steps = step + 1, batch_in_epoch + 1, seen + 1, window_steps + 1
+                timed_steps += 1
                 if step % config.log_every == 0 or step == config.steps:
                     elapsed = time.perf_counter() - window_start
-                    total_time, total_steps = total_time + elapsed, total_steps + window_steps
+                    total_time, total_steps = total_time + elapsed, total_steps + timed_steps
                     train_metrics = metrics_from_sums(window)
-                    steps_per_second = window_steps / max(elapsed, 1e-9)
+                    steps_per_second = timed_steps / max(elapsed, 1e-9)
                     log.record({
                         "step": step, "split": "train", **train_metrics,
                         "learning_rate": float(schedule(step - 1)), "steps_per_second": steps_per_second,
@@ -521,12 +641,12 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
                     })
                     log.progress(step, train_metrics, steps_per_second)
                     window[:] = 0
-                    window_steps = 0
+                    window_steps = timed_steps = 0
                 if config.eval_every and step % config.eval_every == 0 and step < config.steps:
                     log.record({"step": step, "split": "heldout", **heldout_metrics()})
                 if step % config.checkpoint_every == 0 and step < config.steps:
                     save()
-                if window_steps == 0:
+                if timed_steps == 0:
                     window_start = time.perf_counter()
                 if step >= config.steps:
                     break
@@ -535,9 +655,12 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
                     raise StageError(f"{config.data}: fewer training records than one batch of {config.batch_size}")
                 epoch, batch_in_epoch = epoch + 1, 0
 
-        final_checkpoint = save()
         heldout = heldout_metrics()
-        log.record({"step": step, "split": "heldout", **heldout})
+        if latest is not None and latest.step == step:  # finished before: its records and checkpoint stand
+            final_checkpoint = latest.path
+        else:  # the final record first, so that the final checkpoint counts it
+            log.record({"step": step, "split": "heldout", **heldout})
+            final_checkpoint = save()
         exports = _export(model, config.output, config.spm_model) if config.export and chief else {}
         return {
             "steps": step,
@@ -552,6 +675,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             "weights_sha256": weights_digest(model),
         }
     finally:
+        held.close()
         keras.config.set_dtype_policy(previous_policy)
         if backend == "jax":
             keras.distribution.set_distribution(None)

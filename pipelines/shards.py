@@ -117,7 +117,8 @@ class WriteShards(beam.PTransform):
     """Write (sort_key, payload) pairs to `num_shards` files `{prefix}-00000-of-0000N{suffix}`.
 
     Every shard file is written, empty or not. Temporary run files live in `{prefix}-runs/` and are
-    deleted once their shard is written. Outputs the written paths.
+    deleted once every shard is written (not by the shard's own bundle: a runner may retry that
+    bundle, and the retry reads them again). Outputs the written paths.
     """
 
     def __init__(
@@ -163,6 +164,4 @@ class WriteShards(beam.PTransform):
         finally:
             for handle in handles:
                 handle.close()
-        if run_paths:
-            FileSystems.delete(run_paths)
         return path

@@ -9,7 +9,7 @@ from pydantic import Field
 from albert.config import ConfigError, StageConfig
 from albert.fileio import atomic_output_dir
 from albert.stage import StageError
-from flows.caching import code_version, manifest_digest, stage_cache_key
+from flows.caching import code_version, manifest_digest, module_closure, stage_cache_key
 from flows.tasks import is_transient_error, run_stage, stage_task
 
 
@@ -22,7 +22,7 @@ class CopyConfig(StageConfig):
 CALLS: list[str] = []
 
 
-@stage_task("copy", input_fields=["input"], packages=["flows"])
+@stage_task("copy", input_fields=["input"], modules=["flows.caching"])
 def copy_stage(config: CopyConfig) -> dict:
     """A tiny real stage: copies its input into OUTPUT/copy.txt atomically."""
     CALLS.append(config.output)
@@ -54,7 +54,18 @@ def test_cache_key_changes_with_config_inputs_and_stage(tmp_path: Path) -> None:
     assert key != stage_cache_key("other", config, ["input"], ["flows"])
     source.write_text("hellO")
     assert key != stage_cache_key("copy", config, ["input"], ["flows"])
-    assert len(code_version(["flows"])) == 64 and code_version(["flows"]) != code_version(["albert"])
+    assert len(code_version(["flows.caching"])) == 64
+    assert code_version(["flows.caching"]) != code_version(["albert.fileio"])
+
+
+def test_code_version_covers_the_modules_a_stage_runs() -> None:
+    """Lazy imports inside functions count; modules a stage never imports (fine-tuning) do not."""
+    pretrain = module_closure(["model.pretrain"])
+    assert {"model.pretrain", "model.checkpointing", "model.pretrain_data", "model.convert", "albert.fileio",
+            "pipelines.masking", "model", "albert"} <= set(pretrain)
+    assert "model.finetune" not in pretrain and "pipelines.segment" not in pretrain
+    for data_stage in ("pipelines.segment", "pipelines.vocab", "pipelines.tfrecords"):
+        assert not any(name.startswith("model") for name in module_closure([data_stage])), data_stage
 
 
 def test_transient_errors_are_retried_bad_input_is_not() -> None:

@@ -58,6 +58,23 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
         assert len(attempts) == 2
         assert {name: s["cached"] for name, s in third["stages"].items()} == {
             "segment": True, "vocab": True, "tfrecords": False, "pretrain": False, "evaluate": False}, third["stages"]
+        pretrain_dir = tmp_path / "run" / "pretrain"
+        first_run = Path(third["stages"]["pretrain"]["moved_aside"])  # other data: kept under a new name
+        assert (first_run / "checkpoints" / "ckpt-000000003").is_dir() and (first_run / "metrics.jsonl").is_file()
+
+        before = (pretrain_dir / "metrics.jsonl").read_text().splitlines()
+        longer = config.model_copy(update={"dupe_factor": 3, "steps": 5})
+        extended = pretrain_pipeline(longer)  # --steps 3 -> 5 resumes: steps 4 and 5 only
+        assert [n for n, s in extended["stages"].items() if not s["cached"]] == ["pretrain", "evaluate"]
+        assert "moved_aside" not in extended["stages"]["pretrain"]
+        after = [json.loads(line) for line in (pretrain_dir / "metrics.jsonl").read_text().splitlines()]
+        assert (pretrain_dir / "metrics.jsonl").read_text().splitlines()[: len(before)] == before
+        assert [(r["step"], r["split"]) for r in after[len(before):]] == [(4, "train"), (5, "train"), (5, "heldout")]
+
+        nano = pretrain_pipeline(longer.model_copy(update={"preset": "albert-nano"}))  # another model shape
+        moved = Path(nano["stages"]["pretrain"]["moved_aside"])
+        assert (moved / "checkpoints" / "ckpt-000000005").is_dir() and (moved / "export" / "model.keras").is_file()
+        assert f"moved aside to `{moved}`" in Path(nano["report"]).read_text()
 
         from flows.domain_adaptive import DomainAdaptiveConfig, domain_adaptive
 

@@ -10,9 +10,28 @@ from model import checkpointing
 from model.optimizers import Lamb
 
 
-def _model_and_optimizer(seed=0):
+class _Net(keras.Model):
+    """A small model with named layers (checkpoints key variables by path), created in `order`."""
+
+    def __init__(self, width, dense, order):
+        super().__init__(name="net")
+        for key in order:
+            setattr(self, key, keras.layers.Dense(width, name=dense) if key == "dense" else
+                    keras.layers.LayerNormalization(name="norm"))
+
+    def call(self, inputs):
+        return self.norm(self.dense(inputs))
+
+
+def _model(width=2, dense="dense", order=("dense", "norm")):
+    model = _Net(width, dense, order)
+    model(np.zeros((1, 3), "float32"))
+    return model
+
+
+def _model_and_optimizer(seed=0, **kwargs):
     keras.utils.set_random_seed(seed)
-    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2), keras.layers.LayerNormalization()])
+    model = _model(**kwargs)
     optimizer = Lamb(0.01)
     optimizer.build(model.trainable_variables)
     optimizer.apply([keras.ops.ones(v.shape) for v in model.trainable_variables])
@@ -39,9 +58,40 @@ def test_save_keeps_the_last_k_and_restores_weights_slots_and_state(tmp_path):
 def test_mismatched_shapes_name_the_variable(tmp_path):
     model, optimizer = _model_and_optimizer(0)
     path = checkpointing.save_checkpoint(str(tmp_path), 1, model, optimizer, {}, keep=1)
-    wider = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4), keras.layers.LayerNormalization()])
-    with pytest.raises(StageError, match="kernel has shape"):
-        checkpointing.load_checkpoint(path, wider)
+    with pytest.raises(StageError, match=r"net/dense/kernel has shape \(3, 4\), checkpoint has \(3, 2\)"):
+        checkpointing.load_checkpoint(path, _model(width=4))
+    with pytest.raises(StageError, match=r"the model's net/projection/kernel \(3, 2\) is not in the checkpoint"):
+        checkpointing.load_checkpoint(path, _model(dense="projection"))
+
+
+@pytest.mark.keras
+def test_arrays_follow_variable_paths_not_creation_order(tmp_path):
+    """Same-shaped variables (like Q, K, V kernels) created in another order still get their own arrays."""
+    model, optimizer = _model_and_optimizer(0, order=("dense", "norm"))
+    path = checkpointing.save_checkpoint(str(tmp_path), 1, model, optimizer, {}, keep=1)
+    reordered, reordered_optimizer = _model_and_optimizer(1, order=("norm", "dense"))
+    assert [v.path for v in reordered.weights] != [v.path for v in model.weights]
+    checkpointing.load_checkpoint(path, reordered, reordered_optimizer)
+    saved = {v.path: np.asarray(v.numpy()) for v in model.weights}
+    for variable in reordered.weights:
+        np.testing.assert_array_equal(np.asarray(variable.numpy()), saved[variable.path])
+
+
+@pytest.mark.keras
+def test_checkpoints_of_the_positional_format_still_load(tmp_path):
+    import io
+
+    model, _ = _model_and_optimizer(0)
+    path = tmp_path / "ckpt-000000001"
+    path.mkdir()
+    buffer = io.BytesIO()
+    np.savez(buffer, **{f"model/{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(model.weights)})
+    (path / "weights.npz").write_bytes(buffer.getvalue())
+    (path / "state.json").write_text('{"step": 1}')
+    other, _ = _model_and_optimizer(1)
+    assert checkpointing.load_checkpoint(str(path), other) == {"step": 1}
+    for a, b in zip(model.weights, other.weights):
+        np.testing.assert_array_equal(np.asarray(a.numpy()), np.asarray(b.numpy()))
 
 
 def test_no_directory_means_no_checkpoint(tmp_path):

@@ -1,0 +1,254 @@
+"""Never lose a user's work: resume instead of restart, one writer per output, atomic commits,
+metrics logs that survive kills and object stores, retried Beam bundles (real files, real training)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from albert import fileio, locks
+from albert.stage import StageError
+
+TIMING = ("steps_per_second", "sequences_per_second")
+
+
+# --------------------------------------------------------------------------------------------
+# One writer per output
+
+
+def _hold_lock_in_child(output: Path) -> subprocess.Popen:
+    code = ("import sys, time\nfrom albert.locks import output_lock\n"
+            f"with output_lock({str(output)!r}):\n    print('held', flush=True)\n    time.sleep(120)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert child.stdout.readline().strip() == "held"
+    return child
+
+
+def test_a_second_writer_fails_at_once_naming_the_first_and_a_killed_one_frees_the_output(tmp_path):
+    output = tmp_path / "segment"
+    with fileio.atomic_output_dir(str(output)) as temp:
+        Path(temp, "part").write_text("finished")
+    child = _hold_lock_in_child(output)
+    try:
+        busy = rf"being written by another run \(pid {child.pid} on "
+        with pytest.raises(locks.OutputBusyError, match=busy), fileio.atomic_output_dir(str(output)) as temp:
+            Path(temp, "part").write_text("second")
+        assert (output / "part").read_text() == "finished"  # the first run's output is untouched
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    with fileio.atomic_output_dir(str(output)) as temp:  # the kernel released the dead holder's lock
+        Path(temp, "part").write_text("third")
+    assert (output / "part").read_text() == "third"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["segment"]  # no lock, temp or old folder left
+
+
+def test_same_thread_nests_other_threads_wait_their_turn(tmp_path):
+    import threading
+
+    output = str(tmp_path / "pretrain")
+    errors = []
+    with locks.output_lock(output), locks.output_lock(output):  # a task and the stage it calls
+        thread = threading.Thread(target=lambda: errors.append(_try_lock(output)))
+        thread.start()
+        thread.join()
+    assert isinstance(errors[0], locks.OutputBusyError) and f"pid {os.getpid()}" in str(errors[0])
+    assert _try_lock(output) is None
+
+
+def _try_lock(output: str) -> Exception | None:
+    try:
+        with locks.output_lock(output):
+            return None
+    except locks.OutputBusyError as error:
+        return error
+
+
+def test_object_store_lock_is_stale_only_when_its_holder_is_gone():
+    import socket
+
+    fs, _ = fileio.filesystem("memory://")
+    output = "memory://locks-test/pretrain"
+    now = time.time()
+    live_elsewhere = {"pid": 1, "host": "other-host", "started": now, "heartbeat": now, "token": "x"}
+    fs.pipe("/locks-test/pretrain.lock", json.dumps(live_elsewhere).encode())
+    with pytest.raises(locks.OutputBusyError, match="pid 1 on other-host"), locks.output_lock(output):
+        pass
+    silent = dict(live_elsewhere, heartbeat=now - locks.STALE_SECONDS - 1)
+    dead_here = dict(live_elsewhere, host=socket.gethostname(), pid=2**22 + 1)
+    for stale in (silent, dead_here):
+        fs.pipe("/locks-test/pretrain.lock", json.dumps(stale).encode())
+        with locks.output_lock(output):
+            assert json.loads(fs.cat("/locks-test/pretrain.lock"))["pid"] == os.getpid()
+        assert not fs.exists("/locks-test/pretrain.lock")
+
+
+# --------------------------------------------------------------------------------------------
+# Atomic commits, leftovers of killed runs
+
+
+def test_commit_swaps_whole_outputs_and_cleans_what_killed_runs_left(tmp_path):
+    output = tmp_path / "vocab"
+    with fileio.atomic_output_dir(str(output)) as temp:
+        Path(temp, "old-only").write_text("1")
+        Path(temp, "shared").write_text("old")
+    for leftover in ("vocab.tmp-dead0001", "vocab.old-dead0002"):  # a run killed mid-write / mid-commit
+        (tmp_path / leftover).mkdir()
+        (tmp_path / leftover / "spill.run").write_bytes(b"x" * 100)
+    with fileio.atomic_output_dir(str(output)) as temp:
+        Path(temp, "shared").write_text("new")
+    assert sorted(p.name for p in output.iterdir()) == ["shared"] and (output / "shared").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["vocab"]
+
+
+def test_write_atomic_replaces_whole_files(tmp_path):
+    target = tmp_path / "deep" / "state.json"
+    fileio.write_atomic(str(target), b"one")
+    fileio.write_atomic(str(target), b"two")
+    assert target.read_bytes() == b"two" and [p.name for p in target.parent.iterdir()] == ["state.json"]
+
+
+def test_moving_aside_keeps_everything_under_a_new_name(tmp_path):
+    output = tmp_path / "pretrain"
+    (output / "checkpoints" / "ckpt-000000005").mkdir(parents=True)
+    moved = fileio.move_aside(str(output), "previous")
+    assert not output.exists() and Path(moved, "checkpoints", "ckpt-000000005").is_dir()
+    assert Path(moved).name.startswith("pretrain.previous-")
+
+
+def test_a_retried_merge_bundle_finds_its_run_files(tmp_path):
+    from pipelines.shards import WriteShards, write_run
+
+    runs = []
+    for number, pairs in enumerate([[(b"b", b"2"), (b"a", b"1")], [(b"c", b"3")]]):
+        runs.append(str(tmp_path / f"run-{number}.run"))
+        with open(runs[-1], "wb") as handle:
+            write_run(handle, pairs)
+    writer = WriteShards(str(tmp_path / "part"), 1, ".txt")
+    first = Path(writer._merge((0, runs))).read_bytes()
+    assert Path(writer._merge((0, runs))).read_bytes() == first == b"123"  # the runner retried the bundle
+
+
+# --------------------------------------------------------------------------------------------
+# metrics.jsonl: torn lines, exact resume, object stores
+
+
+def test_metrics_log_drops_a_torn_line_and_keeps_the_records_before_the_checkpoint(tmp_path):
+    from model.pretrain import MetricsLog
+
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1}\n{"step": 2}\n{"step": 3}\n{"step": 4, "lo')  # killed mid-line
+    log = MetricsLog(str(path), kept=2)
+    log.append({"step": 3, "loss": 1.0})
+    assert path.read_text() == '{"step": 1}\n{"step": 2}\n{"loss": 1.0, "step": 3}\n'
+    assert [json.loads(line)["step"] for line in MetricsLog(str(path), kept=None, resume_step=2).lines] == [1, 2]
+
+
+def test_metrics_log_keeps_every_record_on_gcs():
+    from infra import checks
+    from model.pretrain import MetricsLog
+
+    with checks.loopback_only(), checks.gcs_emulator("bucket"):
+        path = "gs://bucket/run/pretrain/metrics.jsonl"
+        log = MetricsLog(path)
+        for step in (10, 20, 30):
+            log.append({"step": step, "split": "train"})
+        resumed = MetricsLog(path, kept=2)  # resumed from the checkpoint taken after two records
+        resumed.append({"step": 30, "split": "train", "again": True})
+        fs = checks.gcs_filesystem()
+        lines = fs.cat("bucket/run/pretrain/metrics.jsonl").decode().splitlines()
+        assert [json.loads(line)["step"] for line in lines] == [10, 20, 30] and json.loads(lines[-1])["again"]
+        assert not [p for p in fs.find("bucket/run") if ".tmp-" in p]
+
+
+# --------------------------------------------------------------------------------------------
+# Training: resume to the same weights and records; extend; refuse what cannot be continued
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    pytest.importorskip("keras")
+    from pretrain_testdata import write_shards
+
+    return str(write_shards(tmp_path_factory.mktemp("records"), num_shards=3, per_shard=24))
+
+
+def _config(data, output, **values):
+    from model.pretrain import PretrainConfig
+
+    settings = {"preset": "albert-nano", "batch_size": 8, "learning_rate": 5e-3, "warmup_steps": 1, "eval_batches": 1,
+                "eval_every": 0, "progress": False, "jit_compile": False, "log_every": 1, "checkpoint_every": 2,
+                "export": False, "steps": 5}
+    return PretrainConfig(**{**settings, **values}, data=data, output=str(output))
+
+
+def _records(output: Path) -> list[dict]:
+    lines = (output / "metrics.jsonl").read_text().splitlines()
+    return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
+
+
+@pytest.mark.keras
+def test_a_killed_run_resumes_to_the_same_weights_and_records_and_extends_without_losing_any(data, tmp_path):
+    from model.pretrain import IncompatibleOutputError, run
+
+    whole = run(_config(data, tmp_path / "whole"))
+
+    class Killed(Exception):
+        pass
+
+    def kill_at_step_4(record):  # after the step-4 record is written, before its checkpoint
+        if record["step"] == 4:
+            raise Killed
+
+    output = tmp_path / "interrupted"
+    with pytest.raises(Killed):
+        run(_config(data, output), on_metrics=kill_at_step_4)
+    resumed = run(_config(data, output))
+    assert resumed["weights_sha256"] == whole["weights_sha256"]
+    assert _records(output) == _records(tmp_path / "whole")
+
+    first = (output / "metrics.jsonl").read_text().splitlines()
+    extended = run(_config(data, output, steps=7))  # --steps 5 -> 7 trains steps 6 and 7
+    assert extended["steps"] == 7
+    lines = (output / "metrics.jsonl").read_text().splitlines()
+    assert lines[: len(first)] == first
+    assert [(r["step"], r["split"]) for r in _records(output)[len(first):]] == [(6, "train"), (7, "train"), (7, "heldout")]
+
+    with pytest.raises(StageError, match="newest checkpoint is at step 7, past --steps 3"):
+        run(_config(data, output, steps=3))
+    with pytest.raises(IncompatibleOutputError, match=r"another training run \(seed 12345 -> 1\)"):
+        run(_config(data, output, steps=9, seed=1))
+    with pytest.raises(IncompatibleOutputError, match="resume is off"):
+        run(_config(data, output, steps=9, resume=False))
+    assert (output / "checkpoints" / "ckpt-000000007").is_dir()  # nothing was deleted
+
+
+# --------------------------------------------------------------------------------------------
+# No processes left behind
+
+
+def test_a_killed_command_leaves_no_child_processes(tmp_path):
+    import psutil
+
+    code = ("import subprocess, sys, time\nfrom albert import reaper\nreaper.watch()\n"
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+            "print(child.pid, flush=True)\ntime.sleep(300)\n")
+    command = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    child = psutil.Process(int(command.stdout.readline()))
+    time.sleep(2 * 0.5 + 0.5)  # the watchdog notes its descendants every 0.5 s
+    command.send_signal(signal.SIGKILL)
+    command.wait()
+    try:
+        child.wait(timeout=30)
+    except psutil.TimeoutExpired:
+        child.kill()
+        pytest.fail("the killed command's child process was left running")
