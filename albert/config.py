@@ -24,9 +24,10 @@ class ConfigError(ValueError):
 
 
 class StageConfig(BaseModel):
-    """Base of every stage config: unknown fields are errors, values are validated on assignment."""
+    """Base of every stage config: unknown fields are errors, values are validated on assignment,
+    and float fields reject inf and NaN (a non-finite learning rate or probability is never meant)."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
 
 
 def format_validation_error(cls: type[BaseModel], error: ValidationError) -> str:
