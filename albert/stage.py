@@ -113,7 +113,8 @@ def naming(path: str) -> Iterator[None]:
     except StageError:
         raise
     except (ValueError, OSError) as error:
-        raise StageError(f"{path}: {_first_line(str(error)) or type(error).__name__}") from error
+        reason = _first_line(str(error)) or type(error).__name__
+        raise StageError(reason if reason.startswith(f"{path}:") else f"{path}: {reason}") from error
 
 
 def stage_main(

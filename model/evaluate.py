@@ -24,7 +24,7 @@ from pydantic import Field
 
 from albert import fileio
 from albert.config import StageConfig
-from albert.stage import StageError, stage_main
+from albert.stage import StageError, naming, stage_main
 from model.tasks import get_task
 from model.tasks.glue import LABELS, read_glue
 from model.tasks.metrics import glue_metrics, race_accuracy, squad_v1_scores, squad_v2_scores
@@ -113,7 +113,9 @@ def predict_with_model(config: EvaluateConfig) -> tuple[str, str | None, float |
     hp = results["hyperparameters"]
     data = TaskData(spec, finetune_config, AlbertTokenizer(finetune_config.spm_model), hp, with_train=False,
                     threshold=results["dev"].get("threshold_tuned_on_train_holdout"))
-    model = keras.saving.load_model(fileio.join(config.model, "model.keras"), compile=False)
+    model_path = fileio.join(config.model, "model.keras")
+    with naming(model_path):  # e.g. Keras refusing an unsafe .keras file
+        model = keras.saving.load_model(model_path, compile=False)
     _, predictions = data.score(model, hp["batch_size"])
     directory = config.output or fileio.join(config.model, "eval")
     fs, path = fileio.filesystem(directory)

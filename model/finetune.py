@@ -27,7 +27,7 @@ from pydantic import Field
 
 from albert import fileio
 from albert.config import StageConfig
-from albert.stage import StageError, stage_main
+from albert.stage import StageError, naming, stage_main
 from albert.tokenization import AlbertTokenizer
 from model.backbone import AlbertBackbone
 from model.config import get_preset
@@ -181,7 +181,8 @@ def load_backbone(init: str, tokenizer: AlbertTokenizer, preset: str) -> AlbertB
             return keras.saving.load_model(path, compile=False)
     if not fileio.exists(init):
         raise StageError(f"{init}: pretrained model not found")
-    model = load_pretrained(init)
+    with naming(init):  # e.g. Keras refusing an unsafe .keras file
+        model = load_pretrained(init)
     backbone = model if isinstance(model, AlbertBackbone) else model.backbone
     if backbone.config.vocab_size != tokenizer.vocab_size:
         raise StageError(f"{init}: vocabulary of {backbone.config.vocab_size} pieces, but the SentencePiece "

@@ -26,7 +26,7 @@ from pydantic import Field
 
 from albert import fileio
 from albert.config import StageConfig
-from albert.stage import StageError, stage_main
+from albert.stage import StageError, naming, stage_main
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +105,8 @@ def load_initial_weights(model, path: str) -> None:
         return
     from model.convert import load_pretrained
 
-    source = load_pretrained(path)
+    with naming(path):  # e.g. Keras refusing an unsafe .keras file
+        source = load_pretrained(path)
     assign_all(model.weights, [np.asarray(w) for w in source.get_weights()], f"--init {path}")
     logger.info("initialised weights from %s", path)
 
