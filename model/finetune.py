@@ -233,6 +233,17 @@ class TaskData:
             self._load_race()
         else:
             self._load_glue()
+        if with_train:
+            self._require_examples(train_path, "train", len(self.train["input_ids"]))
+        self._require_examples(dev_path, "dev", len(self.dev_examples))
+
+    def _require_examples(self, path: str, split: str, count: int) -> None:
+        """No examples to train on or score is an error, found before any training."""
+        if count:
+            return
+        skipped = sum(n for name, n in self.counts.get(split, {}).items() if name.startswith("skipped"))
+        why = f"all {skipped} rows were malformed and skipped" if skipped else "the file is empty or has only a header"
+        raise StageError(f"{path}: no {split} examples ({why})")
 
     def _limit(self, examples, limit):
         return examples[:limit] if limit else examples
@@ -547,9 +558,7 @@ def run(config: FinetuneConfig) -> dict:
     tokenizer = AlbertTokenizer(config.spm_model)
     hp = hyperparameters(config, spec)
     init = config.init
-    data = TaskData(spec, config, tokenizer, hp)
-    if not len(data.train["input_ids"]):
-        raise StageError(f"{data.train_path}: no training examples")
+    data = TaskData(spec, config, tokenizer, hp)  # raises if the train or dev file holds no examples
     further = further_pretrain(config, data, hp) if config.further_pretrain_steps else None
     if further:
         init = further["init"]
