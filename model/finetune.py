@@ -241,8 +241,16 @@ class TaskData:
         """No examples to train on or score is an error, found before any training."""
         if count:
             return
-        skipped = sum(n for name, n in self.counts.get(split, {}).items() if name.startswith("skipped"))
-        why = f"all {skipped} rows were malformed and skipped" if skipped else "the file is empty or has only a header"
+        counts = self.counts.get(split, {})
+        skipped = sum(n for name, n in counts.items() if name.startswith("skipped"))
+        if skipped:
+            why = f"all {skipped} rows were malformed and skipped"
+        elif counts.get("questions"):
+            why = f"none of its {counts['questions']} questions could be used"
+        elif self.spec.kind in ("span", "multiple_choice"):
+            why = "it holds no questions"
+        else:
+            why = "the file is empty or has only a header"
         raise StageError(f"{path}: no {split} examples ({why})")
 
     def _limit(self, examples, limit):
