@@ -6,6 +6,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from albert.log import setup_logging
+from albert.stage import guarded, report_failure
+
 # subcommand -> (module with main(argv), one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
     "segment": ("pipelines.segment", "Beam: raw Wikipedia dumps / books / text -> sentence-segmented documents"),
@@ -39,10 +42,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if error.name != module_name:
-            raise
+            return _failed(f"albert {name}", error, rest)
         print(f"albert {name}: not built yet ({module_name} does not exist)", file=sys.stderr)
         return 3
-    return module.main(rest, prog=f"albert {name}")
+    except Exception as error:  # noqa: BLE001  (reported in one line; the exit code says it failed)
+        return _failed(f"albert {name}", error, rest)
+    return guarded(f"albert {name}", "--verbose" in rest, lambda: module.main(rest, prog=f"albert {name}"))
+
+
+def _failed(prog: str, error: BaseException, rest: Sequence[str]) -> int:
+    setup_logging("--verbose" in rest)
+    return report_failure(prog, error, "--verbose" in rest)
 
 
 if __name__ == "__main__":

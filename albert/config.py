@@ -24,16 +24,20 @@ class ConfigError(ValueError):
 
 
 class StageConfig(BaseModel):
-    """Base of every stage config: unknown fields are errors, values are validated on assignment."""
+    """Base of every stage config: unknown fields are errors, values are validated on assignment,
+    and float fields reject inf and NaN (a non-finite learning rate or probability is never meant)."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
 
 
 def format_validation_error(cls: type[BaseModel], error: ValidationError) -> str:
     """One line per bad field: `Config.field: reason (got value)`."""
     lines = []
     for item in error.errors():
-        field = ".".join(str(part) for part in item["loc"]) or "<root>"
+        if not item["loc"]:  # a check across fields: its message names them
+            lines.append(f"{cls.__name__}: {item['msg']}")
+            continue
+        field = ".".join(str(part) for part in item["loc"])
         got = f" (got {item['input']!r})" if "input" in item and item["type"] != "missing" else ""
         lines.append(f"{cls.__name__}.{field}: {item['msg']}{got}")
     return "invalid configuration:\n  " + "\n  ".join(lines)

@@ -5,6 +5,11 @@ config's input fields name + the config + the source of the modules the stage ru
 retry transient failures (I/O, connection, preemption) with exponential backoff and never retry bad
 input or configuration. The stage modules are imported when a task runs, so that importing the flows
 does not load TensorFlow or Beam.
+
+Results are persisted as plain JSON only (`PlainJsonSerializer`): a run directory may sit on a shared
+bucket, so a stored record that names any other serializer (pickle, cloudpickle, Prefect's
+class-importing JSON) is refused unread with a StageError instead of being deserialized — both
+before the task runs (`refuse_unsafe_record`) and in the storage that Prefect reads records through.
 """
 
 from __future__ import annotations
@@ -16,10 +21,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from prefect import task
+from prefect._internal.compatibility.async_dispatch import async_dispatch
 from prefect.client.schemas.objects import TaskRun
+from prefect.filesystems import LocalFileSystem, RemoteFileSystem
+from prefect.serializers import Serializer
 from prefect.states import State
 from prefect.tasks import Task, exponential_backoff
 from pydantic import BeforeValidator, Field
@@ -79,15 +87,80 @@ def retry_if_transient(task: Task[..., Any], task_run: TaskRun, state: State) ->
     return False
 
 
+class PlainJsonSerializer(Serializer):
+    """Task results as plain JSON: no pickle and, unlike Prefect's "json", no class looked up by name."""
+
+    type: Literal["albert-json"] = "albert-json"
+
+    def dumps(self, obj: Any) -> bytes:
+        return json.dumps(obj, sort_keys=True, default=str).encode()
+
+    def loads(self, blob: bytes) -> Any:
+        return json.loads(blob)
+
+
+class UnsafeResultError(StageError):
+    """A stored task result names a serializer other than plain JSON; it is refused, never loaded."""
+
+
+def check_result_record(content: bytes, where: str) -> bytes:
+    """`content` if it is a Prefect result record serialized by `PlainJsonSerializer`; else raise
+    UnsafeResultError naming `where` and the serializer the record names (nothing is deserialized)."""
+    try:
+        record = json.loads(content)
+        serializer = (record.get("metadata") or record).get("serializer")  # old records: at the top
+        kind = serializer.get("type") if isinstance(serializer, dict) else serializer
+    except (ValueError, AttributeError):
+        kind = "none: not a JSON result record"
+    if kind != PlainJsonSerializer.model_fields["type"].default:
+        raise UnsafeResultError(
+            f"{where}: stored task result uses serializer {kind!r}, not plain JSON; refused without "
+            "loading it (it could run code) - delete the file to re-run the stage"
+        )
+    return content
+
+
+class _JsonOnlyReads:
+    """Storage-block mixin: every record Prefect reads passes `check_result_record` first."""
+
+    basepath: str
+
+    def _record_path(self, path: str) -> str:
+        return join(str(self.basepath), path)
+
+    async def aread_path(self, path: str) -> bytes:
+        return check_result_record(await super().aread_path(path), self._record_path(path))  # type: ignore[misc]
+
+    @async_dispatch(aread_path)
+    def read_path(self, path: str) -> bytes:
+        return check_result_record(super().read_path(path, _sync=True), self._record_path(path))  # type: ignore[misc]
+
+
+class JsonOnlyLocalFileSystem(_JsonOnlyReads, LocalFileSystem):
+    """Local result storage that reads plain-JSON result records only."""
+
+    _block_type_name = "Albert JSON-only Local File System"
+    _block_type_slug = "albert-json-only-local-file-system"
+
+
+class JsonOnlyRemoteFileSystem(_JsonOnlyReads, RemoteFileSystem):
+    """Remote (gs://, s3://, ...) result storage that reads plain-JSON result records only."""
+
+    _block_type_name = "Albert JSON-only Remote File System"
+    _block_type_slug = "albert-json-only-remote-file-system"
+
+
 def stage_task(
     name: str, input_fields: Sequence[str], modules: Sequence[str]
 ) -> Callable[[Callable[..., Any]], Task[..., Any]]:
-    """Decorator: a stage task cached on (inputs, config, code of `modules`) that retries transient failures."""
+    """Decorator: a stage task cached on (inputs, config, code of `modules`) that retries transient
+    failures, its result persisted as plain JSON."""
     return task(
         name=name,
         task_run_name=f"{name}",
         cache_policy=StageCachePolicy(input_fields=tuple(input_fields), modules=tuple(modules)),
         persist_result=True,
+        result_serializer=PlainJsonSerializer(),
         retries=RETRIES,
         retry_delay_seconds=exponential_backoff(RETRY_BACKOFF_SECONDS),
         retry_condition_fn=retry_if_transient,
@@ -169,14 +242,35 @@ def evaluate(config: HeldOutEvalConfig) -> dict:
 
 
 def result_storage_for(url: str) -> Any:
-    """Prefect result storage at `url`: a local directory, or a saved remote block for gs:// etc."""
+    """Prefect result storage at `url` (a local directory, or gs:// etc.) that reads plain-JSON
+    records only; a block saved on the Prefect server, as Prefect requires of storage blocks."""
     if "://" not in url or url.startswith("file://"):
-        return Path(url.removeprefix("file://")).resolve()
-    from prefect.filesystems import RemoteFileSystem
-
-    block = RemoteFileSystem(basepath=url)
-    block.save("albert-results-" + hashlib.sha256(url.encode()).hexdigest()[:16], overwrite=True)
+        block: Any = JsonOnlyLocalFileSystem(basepath=str(Path(url.removeprefix("file://")).resolve()))
+    else:
+        block = JsonOnlyRemoteFileSystem(basepath=url)
+    block.save("albert-results-" + hashlib.sha256(block.basepath.encode()).hexdigest()[:16], overwrite=True)
     return block
+
+
+def json_only_storage(storage: Any) -> Any:
+    """`storage` (a local directory, or a block from `result_storage_for`) as a JSON-only block."""
+    if isinstance(storage, _JsonOnlyReads):
+        return storage
+    if isinstance(storage, (str, Path)):
+        return result_storage_for(str(storage))
+    raise TypeError(f"result storage must be a local directory or made by result_storage_for, not {storage!r}")
+
+
+def refuse_unsafe_record(stage: Task[..., Any], config: StageConfig, storage: Any) -> None:
+    """Raise UnsafeResultError if the stored result `stage` would reuse for `config` is not plain JSON.
+
+    Prefect's own existence check deserializes a record and swallows any error (the stage would just
+    re-run); checking here first turns a tampered record into a clear failure.
+    """
+    policy = stage.cache_policy
+    key = stage_cache_key(stage.name, config, policy.input_fields, policy.packages)
+    if exists(join(str(storage.basepath), key)):
+        storage.read_path(key, _sync=True)
 
 
 @dataclass
@@ -209,6 +303,9 @@ def run_stage(
     key = stage_cache_key(stage.name, config, policy.input_fields, policy.modules)
     refresh = not exists(output_marker) or output_key(config.output) != key
     print(f"==> [{index}/{total}] {stage.name}", flush=True)
+    result_storage = json_only_storage(result_storage)
+    if not refresh:
+        refuse_unsafe_record(stage, config, result_storage)
     start = time.monotonic()
     state = stage.with_options(result_storage=result_storage, refresh_cache=refresh or None)(
         config, **kwargs, return_state=True

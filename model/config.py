@@ -27,7 +27,7 @@ Activation = Literal["gelu_new", "gelu", "relu"]
 class AlbertConfig(BaseModel):
     """The architecture. Field names follow Hugging Face's `AlbertConfig` where one exists."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     vocab_size: int = Field(30000, gt=0, description="SentencePiece vocabulary size V")
     embedding_size: int = Field(128, gt=0, description="factorised embedding size E")

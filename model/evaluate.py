@@ -17,6 +17,7 @@ the model predicts the gold file first.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import sys
 
@@ -24,12 +25,14 @@ from pydantic import Field
 
 from albert import fileio
 from albert.config import StageConfig
-from albert.stage import StageError, stage_main
+from albert.stage import StageError, naming, stage_main
 from model.tasks import get_task
 from model.tasks.glue import LABELS, read_glue
 from model.tasks.metrics import glue_metrics, race_accuracy, squad_v1_scores, squad_v2_scores
 from model.tasks.race import ANSWER_LETTERS, read_race
 from model.tasks.squad import gold_answers, is_v2
+
+logger = logging.getLogger(__name__)
 
 
 class EvaluateConfig(StageConfig):
@@ -51,6 +54,8 @@ def _read_json(path: str):
 def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
     split = gold_path.rsplit("/", 1)[-1].split(".")[0]
     gold = {e.guid: e.label for e in read_glue(task, gold_path, split)}
+    if not gold:
+        raise StageError(f"{gold_path}: no examples to score (the file is empty or has only a header)")
     labels = LABELS[task]
     predicted = {}
     with fileio.open_file(predictions_path, "r") as handle:
@@ -74,15 +79,35 @@ def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
 def score_squad(gold_path: str, predictions_path: str, na_probs_path: str | None,
                 threshold: float | None) -> dict:
     gold = gold_answers(gold_path)
+    if not gold:
+        raise StageError(f"{gold_path}: no questions to score")
     predictions = _read_json(predictions_path)
+    if not isinstance(predictions, dict):
+        raise StageError(f"{predictions_path}: expected a JSON object {{question id: answer}}")
+    coverage = prediction_coverage(gold, predictions, predictions_path)
     if not is_v2(gold_path):
-        return squad_v1_scores(gold, predictions)
+        return {**squad_v1_scores(gold, predictions), **coverage}
     na_probs = _read_json(na_probs_path) if na_probs_path else None
-    return squad_v2_scores(gold, predictions, na_probs, math.inf if threshold is None else threshold)
+    return {**squad_v2_scores(gold, predictions, na_probs, math.inf if threshold is None else threshold), **coverage}
+
+
+def prediction_coverage(gold: dict, predictions: dict, predictions_path: str) -> dict[str, int]:
+    """How many gold questions have a prediction. None is an error (the wrong file); some missing is
+    reported: a warning and `missing_predictions` in the scores (they score as unanswered)."""
+    predicted = sum(1 for qid in gold if qid in predictions)
+    if not predicted:
+        raise StageError(f"{predictions_path}: none of the {len(gold)} gold questions has a prediction")
+    missing = len(gold) - predicted
+    if missing:
+        logger.warning("%s: PARTIAL predictions: %d of %d questions have none (scored as unanswered)",
+                       predictions_path, missing, len(gold))
+    return {"predicted": predicted, "missing_predictions": missing}
 
 
 def score_race(gold_dir: str, predictions_path: str) -> dict:
     examples = list(read_race(gold_dir))
+    if not examples:
+        raise StageError(f"{gold_dir}: no questions to score")
     predicted = {}
     with fileio.open_file(predictions_path, "r") as handle:
         for line_number, line in enumerate(handle, start=1):
@@ -113,7 +138,9 @@ def predict_with_model(config: EvaluateConfig) -> tuple[str, str | None, float |
     hp = results["hyperparameters"]
     data = TaskData(spec, finetune_config, AlbertTokenizer(finetune_config.spm_model), hp, with_train=False,
                     threshold=results["dev"].get("threshold_tuned_on_train_holdout"))
-    model = keras.saving.load_model(fileio.join(config.model, "model.keras"), compile=False)
+    model_path = fileio.join(config.model, "model.keras")
+    with naming(model_path):  # e.g. Keras refusing an unsafe .keras file
+        model = keras.saving.load_model(model_path, compile=False)
     _, predictions = data.score(model, hp["batch_size"])
     directory = config.output or fileio.join(config.model, "eval")
     fs, path = fileio.filesystem(directory)

@@ -27,7 +27,7 @@ from pydantic import Field
 
 from albert import fileio
 from albert.config import StageConfig
-from albert.stage import StageError, stage_main
+from albert.stage import StageError, naming, stage_main
 from albert.tokenization import AlbertTokenizer
 from model.backbone import AlbertBackbone
 from model.config import get_preset
@@ -181,7 +181,8 @@ def load_backbone(init: str, tokenizer: AlbertTokenizer, preset: str) -> AlbertB
             return keras.saving.load_model(path, compile=False)
     if not fileio.exists(init):
         raise StageError(f"{init}: pretrained model not found")
-    model = load_pretrained(init)
+    with naming(init):  # e.g. Keras refusing an unsafe .keras file
+        model = load_pretrained(init)
     backbone = model if isinstance(model, AlbertBackbone) else model.backbone
     if backbone.config.vocab_size != tokenizer.vocab_size:
         raise StageError(f"{init}: vocabulary of {backbone.config.vocab_size} pieces, but the SentencePiece "
@@ -232,6 +233,25 @@ class TaskData:
             self._load_race()
         else:
             self._load_glue()
+        if with_train:
+            self._require_examples(train_path, "train", len(self.train["input_ids"]))
+        self._require_examples(dev_path, "dev", len(self.dev_examples))
+
+    def _require_examples(self, path: str, split: str, count: int) -> None:
+        """No examples to train on or score is an error, found before any training."""
+        if count:
+            return
+        counts = self.counts.get(split, {})
+        skipped = sum(n for name, n in counts.items() if name.startswith("skipped"))
+        if skipped:
+            why = f"all {skipped} rows were malformed and skipped"
+        elif counts.get("questions"):
+            why = f"none of its {counts['questions']} questions could be used"
+        elif self.spec.kind in ("span", "multiple_choice"):
+            why = "it holds no questions"
+        else:
+            why = "the file is empty or has only a header"
+        raise StageError(f"{path}: no {split} examples ({why})")
 
     def _limit(self, examples, limit):
         return examples[:limit] if limit else examples
@@ -546,9 +566,7 @@ def run(config: FinetuneConfig) -> dict:
     tokenizer = AlbertTokenizer(config.spm_model)
     hp = hyperparameters(config, spec)
     init = config.init
-    data = TaskData(spec, config, tokenizer, hp)
-    if not len(data.train["input_ids"]):
-        raise StageError(f"{data.train_path}: no training examples")
+    data = TaskData(spec, config, tokenizer, hp)  # raises if the train or dev file holds no examples
     further = further_pretrain(config, data, hp) if config.further_pretrain_steps else None
     if further:
         init = further["init"]

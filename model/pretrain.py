@@ -27,7 +27,7 @@ from pydantic import Field
 from albert import fileio
 from albert.config import StageConfig
 from albert.locks import output_lock
-from albert.stage import StageError, stage_main
+from albert.stage import StageError, naming, stage_main
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +57,7 @@ class PretrainConfig(StageConfig):
     )
     init: str | None = Field(None, description="weights only: a checkpoint dir, .keras, HF dir or TF1 checkpoint")
     masking: Literal["auto", "static", "dynamic"] = Field("auto", description="auto = as metadata.json says")
+    check_data: bool = Field(True, description="scan every shard first: TFRecord framing, CRCs, ids < vocab_size")
     seed: int = Field(12345, description="seeds initialisation, shuffling and dynamic masking")
     shuffle_buffer: int = Field(10_000, gt=0, description="records in the shuffle buffer")
     log_every: int = Field(100, gt=0, description="steps between training-metric records")
@@ -106,9 +107,31 @@ def load_initial_weights(model, path: str) -> None:
         return
     from model.convert import load_pretrained
 
-    source = load_pretrained(path)
+    with naming(path):  # e.g. Keras refusing an unsafe .keras file
+        source = load_pretrained(path)
     assign_all(model.weights, [np.asarray(w) for w in source.get_weights()], f"--init {path}")
     logger.info("initialised weights from %s", path)
+
+
+def weights_finite(model) -> bool:
+    """Whether every floating-point weight of `model` is finite (no NaN or inf)."""
+    for variable in model.weights:
+        value = np.asarray(variable.numpy() if hasattr(variable, "numpy") else variable)
+        if np.issubdtype(value.dtype, np.floating) and not np.isfinite(value).all():
+            return False
+    return True
+
+
+def diverged(config: PretrainConfig, step: int, what: str) -> StageError:
+    """The error that stops a run whose loss or weights became non-finite: names the step and what is kept."""
+    from model.checkpointing import latest_checkpoint
+
+    last = latest_checkpoint(fileio.join(config.output, "checkpoints"))
+    kept = f"the last finite checkpoint {last.path} (step {last.step}) is kept" if last else "no checkpoint was written"
+    return StageError(
+        f"{config.output}: training diverged: the {what} became non-finite at step {step} "
+        f"(--learning-rate {config.learning_rate}); stopped, {kept}, nothing exported"
+    )
 
 
 def weights_digest(model) -> str:
@@ -547,6 +570,9 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             )
             optimizer, schedule = build_training_optimizer(config)
             optimizer.build(model.trainable_variables)
+        if config.check_data:
+            counts = pretrain_data.check_shards(spec.files, vocab_size)
+            pretrain_data.check_heldout_not_empty(spec, counts)
 
         checkpoint_dir = fileio.join(config.output, "checkpoints")
         state = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "records": 0}
@@ -598,10 +624,15 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             sync()
             eval_step = eval_step or eval_step_fn(model)
             heldout = pretrain_data.heldout_dataset(spec, eval_batch_size, seed=config.seed, max_batches=config.eval_batches)
-            return evaluate_batches(model, heldout.as_numpy_iterator(), eval_step)
+            metrics = evaluate_batches(model, heldout.as_numpy_iterator(), eval_step)
+            if not all(np.isfinite(list(metrics.values()))):
+                raise diverged(config, step, "held-out loss")
+            return metrics
 
         def save():
             sync()
+            if not weights_finite(model):  # never let a NaN checkpoint replace the finite ones
+                raise diverged(config, step, "model weights")
             record = {"step": step, "epoch": epoch, "batch_in_epoch": batch_in_epoch, "seed": config.seed,
                       "batch_size": config.batch_size, "preset": config.preset, "identity": identity,
                       "records": len(log), "log_window": window.tolist(), "window_steps": window_steps}
@@ -626,9 +657,12 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             dataset = _with_denominators(dataset, config.batch_size)
             seen = 0
             for batch in batches_of(dataset):
-                window += np.asarray(train_step(batch), np.float64)
+                sums = np.asarray(train_step(batch), np.float64)
                 step, batch_in_epoch, seen, window_steps = step + 1, batch_in_epoch + 1, seen + 1, window_steps + 1
                 timed_steps += 1
+                if not np.isfinite(sums).all():
+                    raise diverged(config, step, "training loss")
+                window += sums
                 if step % config.log_every == 0 or step == config.steps:
                     elapsed = time.perf_counter() - window_start
                     total_time, total_steps = total_time + elapsed, total_steps + timed_steps

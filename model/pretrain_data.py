@@ -8,12 +8,17 @@ where it stopped — the exact batches an uninterrupted run would have seen.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import logging
 import posixpath
+import struct
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import google_crc32c
 import numpy as np
 import tensorflow as tf
 
@@ -134,6 +139,131 @@ def check_compatible(spec: DataSpec, *, vocab_size: int, max_position_embeddings
         raise StageError(
             f"data has max_seq_length={spec.max_seq_length} > the model's max_position_embeddings={max_position_embeddings}"
         )
+
+
+# --------------------------------------------------------------------------------------------
+# Up-front shard check: TFRecord framing + CRCs, and token ids within the vocabulary
+
+_HEADER = struct.Struct("<QI")  # record length, masked crc32c of the length
+_FOOTER = struct.Struct("<I")  # masked crc32c of the data
+SCAN_BATCH = 4096
+
+
+def masked_crc32c(data: bytes) -> int:
+    """TFRecord's checksum: crc32c rotated right by 15 bits plus a constant (mod 2**32)."""
+    crc = google_crc32c.value(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _read_exactly(handle, size: int) -> bytes:
+    data = handle.read(size)
+    while len(data) < size:
+        more = handle.read(size - len(data))
+        if not more:
+            break
+        data += more
+    return data
+
+
+def tfrecord_records(path: str) -> Iterator[bytes]:
+    """The records of one TFRecord file (gzip when it ends in .gz), each framing CRC verified.
+
+    Raises StageError naming the file, the record index and what is wrong (truncated, corrupted).
+    """
+    with fileio.open_file(path, "rb") as raw:
+        handle = gzip.GzipFile(fileobj=raw) if path.endswith(".gz") else raw
+        index = 0
+        while True:
+            try:
+                header = _read_exactly(handle, _HEADER.size)
+            except (OSError, EOFError) as error:  # a corrupt gzip stream
+                raise StageError(f"{path}: record {index}: unreadable ({error})") from None
+            if not header:
+                return
+            if len(header) < _HEADER.size:
+                raise StageError(f"{path}: record {index}: truncated (file ends inside the record header)")
+            length, length_crc = _HEADER.unpack(header)
+            if masked_crc32c(header[:8]) != length_crc:
+                raise StageError(f"{path}: record {index}: corrupted (length CRC mismatch)")
+            try:
+                data = _read_exactly(handle, length)
+                footer = _read_exactly(handle, _FOOTER.size)
+            except (OSError, EOFError) as error:
+                raise StageError(f"{path}: record {index}: unreadable ({error})") from None
+            if len(data) < length or len(footer) < _FOOTER.size:
+                raise StageError(f"{path}: record {index}: truncated (file ends inside the record)")
+            if masked_crc32c(data) != _FOOTER.unpack(footer)[0]:
+                raise StageError(f"{path}: record {index}: corrupted (data CRC mismatch)")
+            yield data
+            index += 1
+
+
+_ID_FEATURES = ("input_ids", "masked_lm_ids")
+
+
+def _unparsable(records: list[bytes], first_index: int, error: Exception) -> str:
+    """Which of `records` is not a tf.Example with int64 ids, and why (for the error message)."""
+    from google.protobuf.message import DecodeError
+
+    for offset, record in enumerate(records):
+        try:
+            example = tf.train.Example.FromString(record)
+        except DecodeError as decode_error:
+            return f"record {first_index + offset}: not a valid tf.Example ({decode_error})"
+        for name in _ID_FEATURES:
+            feature = example.features.feature.get(name)
+            if feature is not None and feature.WhichOneof("kind") != "int64_list":
+                return f"record {first_index + offset}: feature {name} is not an int64 list"
+    reason = str(error).splitlines()[0] if isinstance(error, tf.errors.OpError) else type(error).__name__
+    return f"records {first_index}-{first_index + len(records) - 1}: cannot be parsed ({reason})"
+
+
+def _check_ids(path: str, records: list[bytes], first_index: int, vocab_size: int) -> None:
+    """Every token id of `records` (input_ids, masked_lm_ids) lies in [0, vocab_size)."""
+    spec = {name: tf.io.VarLenFeature(tf.int64) for name in _ID_FEATURES}
+    try:
+        parsed = tf.io.parse_example(tf.constant(records), spec)
+    except (tf.errors.InvalidArgumentError, UnicodeDecodeError) as error:  # TF's message may quote the bytes
+        raise StageError(f"{path}: {_unparsable(records, first_index, error)}") from None
+    for name in _ID_FEATURES:
+        values, rows = parsed[name].values.numpy(), parsed[name].indices.numpy()[:, 0]
+        bad = np.flatnonzero((values < 0) | (values >= vocab_size))
+        if bad.size:
+            raise StageError(
+                f"{path}: record {first_index + int(rows[bad[0]])}: {name} holds id {int(values[bad[0]])}, outside "
+                f"the vocabulary of {vocab_size} pieces (metadata.json / the model's vocab_size)"
+            )
+
+
+def check_shards(files: list[str], vocab_size: int) -> dict[str, int]:
+    """Scan every shard before training: TFRecord framing and CRCs, and token ids < `vocab_size`.
+
+    Returns the number of records of each file; raises StageError naming the file and record index.
+    Costs one sequential read of the data (CRC32C in C, ids parsed in batches by TensorFlow).
+    """
+    start, counts = time.perf_counter(), {}
+    for path in files:
+        batch: list[bytes] = []
+        count = 0
+        for record in tfrecord_records(path):
+            batch.append(record)
+            if len(batch) == SCAN_BATCH:
+                _check_ids(path, batch, count, vocab_size)
+                count, batch = count + len(batch), []
+        if batch:
+            _check_ids(path, batch, count, vocab_size)
+            count += len(batch)
+        counts[path] = count
+    logger.info("checked %d records in %d shards (framing, CRCs, ids < %d) in %.1f s",
+                sum(counts.values()), len(files), vocab_size, time.perf_counter() - start)
+    return counts
+
+
+def check_heldout_not_empty(spec: DataSpec, counts: dict[str, int], eval_every: int = 20) -> None:
+    """Held-out metrics of no records would read as a perfect score: an empty held-out split is an error."""
+    _, heldout, _ = split_files(spec, eval_every)
+    if not sum(counts.get(path, 0) for path in heldout):
+        raise StageError(f"{', '.join(heldout)}: the held-out split has no records (an empty shard?)")
 
 
 def split_files(spec: DataSpec, eval_every: int = 20) -> tuple[list[str], list[str], int]:

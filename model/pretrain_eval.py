@@ -12,6 +12,8 @@ import math
 import numpy as np
 from keras import ops
 
+from albert.stage import StageError, naming
+
 SUM_NAMES = ("mlm_loss_sum", "mlm_correct", "mlm_weight", "sop_loss_sum", "sop_correct", "sop_count")
 
 
@@ -85,12 +87,20 @@ def eval_step_fn(model):
     return step
 
 
-def evaluate_batches(model, batches, step=None) -> dict:
-    """Metrics of `model` over an iterable of batches (dicts of the TFRecord features)."""
+def evaluate_batches(model, batches, step=None, source: str = "held-out data") -> dict:
+    """Metrics of `model` over an iterable of batches (dicts of the TFRecord features).
+
+    Raises StageError naming `source` when there is nothing to score (no records, or no masked
+    token): metrics of nothing would read as loss 0 and perplexity 1.
+    """
     step = step or eval_step_fn(model)
     total = np.zeros(len(SUM_NAMES), np.float64)
     for batch in batches:
         total += np.asarray(step(batch), np.float64)
+    sums = dict(zip(SUM_NAMES, total))
+    if not sums["sop_count"] or not sums["mlm_weight"]:
+        what = "records" if not sums["sop_count"] else "masked tokens"
+        raise StageError(f"{source}: no {what} to evaluate (an empty held-out shard?)")
     return metrics_from_sums(total)
 
 
@@ -106,7 +116,11 @@ def evaluate_pretraining(model_or_path, data_dir: str, batch_size: int = 64, max
     if isinstance(model_or_path, str):
         from model.convert import load_pretrained
 
-        model = load_pretrained(model_or_path)
+        with naming(model_or_path):  # e.g. Keras refusing an unsafe .keras file
+            model = load_pretrained(model_or_path)
     spec = pretrain_data.inspect_data(data_dir)
+    _, heldout_files, _ = pretrain_data.split_files(spec)
+    counts = pretrain_data.check_shards(heldout_files, model.config.vocab_size)
+    pretrain_data.check_heldout_not_empty(spec, counts)
     batches = pretrain_data.heldout_dataset(spec, batch_size, max_batches=max_batches)
-    return evaluate_batches(model, batches.as_numpy_iterator())
+    return evaluate_batches(model, batches.as_numpy_iterator(), source=", ".join(heldout_files))

@@ -11,7 +11,10 @@ from collections.abc import Callable, Sequence
 
 import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.runners.runner import create_runner
+
+from albert.stage import StageError
 
 DEFAULT_RUNNER = "FnApiRunner"
 
@@ -20,11 +23,18 @@ Counter = Callable[[str, int], None]
 
 
 def pipeline_options(beam_args: Sequence[str] | None = None) -> PipelineOptions:
-    """Beam options from command-line style flags, defaulting the runner to FnApiRunner."""
+    """Beam options from command-line style flags, defaulting the runner to FnApiRunner; a runner Beam
+    does not know is a StageError naming it."""
     args = list(beam_args or [])
     if not any(arg == "--runner" or arg.startswith("--runner=") for arg in args):
         args.append(f"--runner={DEFAULT_RUNNER}")
-    return PipelineOptions(args)
+    options = PipelineOptions(args)
+    runner = options.view_as(StandardOptions).runner
+    try:
+        create_runner(runner)
+    except (ValueError, ImportError) as error:
+        raise StageError(f"--runner={runner}: {error}") from None
+    return options
 
 
 def beam_counter(namespace: str) -> Counter:

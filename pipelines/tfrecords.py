@@ -18,7 +18,7 @@ from typing import Literal
 
 import apache_beam as beam
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from albert import fileio
 from albert.config import StageConfig
@@ -75,6 +75,37 @@ class TFRecordsConfig(StageConfig):
         256,
         ge=2,
         description="NSP only: documents per bucket that random B segments are drawn from",
+    )
+
+    @model_validator(mode="after")
+    def _predictions_fit_the_sequence(self) -> TFRecordsConfig:
+        room = self.max_seq_length - SPECIAL_TOKENS
+        if self.max_predictions_per_seq > room:
+            raise ValueError(
+                f"max_predictions_per_seq={self.max_predictions_per_seq} is more than a sequence can hold: "
+                f"max_seq_length={self.max_seq_length} leaves {room} maskable tokens after [CLS] and two [SEP]"
+            )
+        return self
+
+
+SPECIAL_TOKENS = 3
+"""[CLS] A [SEP] B [SEP]: the tokens of an instance that are not text."""
+
+TRUNCATION_WARN_FRACTION = 0.10
+
+
+def truncation_warning(config: TFRecordsConfig, counts: dict[str, int]) -> str | None:
+    """A warning with numbers when instances keep much less text than the corpus holds (sentences
+    longer than `max_seq_length` are truncated); None when less than 10% is cut (SOP counts are exact)."""
+    passes = config.dupe_factor if config.masking == "static" else 1
+    corpus = counts.get("document_tokens", 0) * passes
+    kept = counts.get("tokens", 0) - SPECIAL_TOKENS * counts.get("instances", 0)
+    if not corpus or config.objective != "sop" or kept >= corpus * (1 - TRUNCATION_WARN_FRACTION):
+        return None
+    return (
+        f"{config.input}: --max-seq-length {config.max_seq_length} dropped {1 - kept / corpus:.0%} of the corpus's "
+        f"tokens ({corpus - kept:,} of {corpus:,} over {passes} pass(es)): text beyond "
+        f"{config.max_seq_length - SPECIAL_TOKENS} pieces per instance is truncated; raise --max-seq-length"
     )
 
 
@@ -360,6 +391,9 @@ def run(config: TFRecordsConfig, beam_args: list[str] | None = None) -> dict:
                 f"{config.input}: no instances: the corpus is empty ({counts.get('documents', 0)} documents, "
                 f"{counts.get('document_tokens', 0)} tokens)"
             )
+        warning = truncation_warning(config, counts)
+        if warning:
+            logger.warning("%s", warning)
         shard_files = sorted(
             os.path.basename(p) for p in fileio.expand(fileio.join(temp_dir, "*.tfrecord"))
         )
