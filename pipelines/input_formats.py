@@ -11,6 +11,7 @@ import gzip
 import io
 import json
 import xml.etree.ElementTree as ET
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Literal
@@ -20,6 +21,9 @@ from pipelines.runner import Counter
 
 Format = Literal["auto", "wikipedia", "books", "text", "jsonl"]
 SNIFF_BYTES = 1 << 16
+# How far past a parse error a compressed file is read to find a corrupt block (bz2 blocks hold
+# at most 900 kB before run-length encoding).
+FAULT_CHECK_BYTES = 16 << 20
 
 
 class BadInput(ValueError):
@@ -106,20 +110,28 @@ def decoded_lines(stream: IO[bytes], fallback_encoding: str | None, inc: Counter
         yield text.rstrip("\r\n")
 
 
-def read_wikipedia(stream: IO[bytes], inc: Counter) -> Iterator[RawDocument]:
-    """Main-namespace article pages; redirects, other namespaces and disambiguation pages are counted."""
+def read_wikipedia(stream: IO[bytes], on_error: str, inc: Counter) -> Iterator[RawDocument]:
+    """Main-namespace article pages, namespace prefixes of links made canonical (see wikipedia.SiteInfo).
+
+    Redirects, other namespaces and disambiguation pages are counted; a page whose `<ns>` is not a
+    number fails (naming it) or, with on_error='skip', is counted as a bad record.
+    """
     try:
         for page in wikipedia.iter_pages(stream):
             inc("documents_in", 1)
             inc("characters_in", len(page.text))
-            if page.namespace != wikipedia.MAIN_NAMESPACE:
+            if page.problem:
+                if on_error == "fail":
+                    raise BadInput(f"page {page.page_id} ({page.title!r}): {page.problem}")
+                inc("skipped_bad_record", 1)
+            elif page.namespace != wikipedia.MAIN_NAMESPACE:
                 inc("skipped_namespace", 1)
             elif wikipedia.is_redirect(page):
                 inc("skipped_redirect", 1)
             elif wikipedia.is_disambiguation(page):
                 inc("skipped_disambiguation", 1)
             else:
-                yield RawDocument("wikipedia", page.page_id, page.text)
+                yield RawDocument("wikipedia", page.page_id, page.site.canonical_links(page.text))
     except ET.ParseError as error:
         raise BadInput(f"malformed XML ({error})") from None
 
@@ -186,25 +198,54 @@ def read_documents(
         fmt = detect_format(path, head)
     inc(f"files_{fmt}", 1)
     if fmt == "wikipedia":
-        documents = read_wikipedia(stream, inc)
+        documents = read_wikipedia(stream, on_error, inc)
     elif fmt == "books":
         documents = read_book(stream, fallback_encoding, inc)
     elif fmt == "text":
         documents = read_text(stream, fallback_encoding, inc)
     else:
         documents = read_jsonl(stream, fallback_encoding, jsonl_field, on_error, inc)
-    yield from documents
+    try:
+        yield from documents
+    except BadInput:
+        # Corrupt compressed blocks decompress to garbage before their checksum is verified, so the
+        # parser may fail first: a compression fault found soon after is the real reason.
+        if archive_kind(path):
+            fault = compression_fault(stream)
+            if fault is not None:
+                raise fault from None
+        raise
     inc("bytes_in", stream.bytes_read)
 
 
-def describe_error(error: BaseException) -> str:
-    """A short reason for a read failure: corrupt/truncated compression, bad XML, bad bytes."""
+def archive_kind(path: str) -> str | None:
+    """'bz2' or 'gzip' for a file decompressed by its name, else None."""
+    return "bz2" if path.endswith(".bz2") else "gzip" if path.endswith(".gz") else None
+
+
+def compression_fault(stream: IO[bytes], limit: int = FAULT_CHECK_BYTES) -> BaseException | None:
+    """The decompression error raised within the next `limit` bytes of `stream`, if any."""
+    try:
+        while limit > 0 and (chunk := stream.read(min(limit, 1 << 20))):
+            limit -= len(chunk)
+    except (OSError, EOFError, zlib.error) as error:
+        return error
+    return None
+
+
+def describe_error(error: BaseException, path: str = "") -> str:
+    """A short reason for a read failure: corrupt/truncated archive, bad XML, bad bytes."""
     if isinstance(error, BadInput):
         return str(error)
+    archive = archive_kind(path) or "compressed"
     if isinstance(error, EOFError):
-        return f"truncated compressed file ({error})"
-    if isinstance(error, (OSError, gzip.BadGzipFile)):
-        return f"corrupt compressed data or unreadable file ({error})"
+        return f"truncated {archive} archive ({error})"
+    if isinstance(error, IsADirectoryError):
+        return "a directory, not a file"
+    if isinstance(error, (zlib.error, gzip.BadGzipFile)) or (isinstance(error, OSError) and archive_kind(path)):
+        return f"corrupt {archive} archive ({error})"
+    if isinstance(error, OSError):
+        return f"unreadable file ({error})"
     return f"{type(error).__name__}: {error}"
 
 

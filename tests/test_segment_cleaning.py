@@ -104,10 +104,10 @@ def test_empty_truncated_and_corrupt_compressed_files():
     whole = bz2.compress((FIXTURES / "articles.xml").read_bytes())
     with pytest.raises(EOFError) as truncated:
         read_all("cut.xml.bz2", whole[: len(whole) // 2])
-    assert "truncated compressed file" in input_formats.describe_error(truncated.value)
+    assert "truncated bz2 archive" in input_formats.describe_error(truncated.value, "cut.xml.bz2")
     with pytest.raises(OSError) as corrupt:
         read_all("bad.xml.bz2", whole[:10] + b"\x00" * 64 + whole[74:])
-    assert "corrupt compressed data" in input_formats.describe_error(corrupt.value)
+    assert "corrupt bz2 archive" in input_formats.describe_error(corrupt.value, "bad.xml.bz2")
 
 
 def test_malformed_xml_is_bad_input():
