@@ -321,7 +321,7 @@ def summarize(counters: dict[str, int], bad_files: list[dict], paths: list[str],
     figures = (
         "documents_in", "documents_out", "sentences_in", "sentences_out", "characters_in",
         "characters_out", "bytes_in", "paragraphs_duplicate", "sentences_cut",
-        "lines_fallback_encoding", "files_read",
+        "lines_fallback_encoding", "lines_cut", "documents_cut", "files_read",
     )
     stats: dict = {"input_files": len(paths)}
     stats.update({name: counters.get(name, 0) for name in figures})
