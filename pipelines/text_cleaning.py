@@ -45,10 +45,13 @@ _LOWER_CASE_START = re.compile(r"^[\"'“”‘’(\[]*[a-z]")
 # a bracketed clause or list label ("(3)", "(b)", "(iv)") or a citation marker ("[12]").
 _INLINE_NUMBER = r"(?:\d{1,3}(?::\d{1,3})?[a-z]?[.):]?|\((?:\d{1,3}[a-z]?|[a-z]|[ivxlc]{1,6})\)|\[\d{1,3}\])"
 _OPENING = r"[\"'“‘(\[]?"
-# A sentence end, an inline number, then a word: split before the number (if the word is capitalised).
-_END_THEN_NUMBER = re.compile(rf"[.!?][\"'”’)\]]?(?=\s+{_INLINE_NUMBER}\s+{_OPENING}([^\W\d_]))")
-# A citation number glued to a sentence end ("approved.12 The"): split after it.
-_GLUED_CITATION = re.compile(rf"(?<=[^\W\d_][.!?])\d{{1,3}}(?:[,–-]\d{{1,3}})*(?=\s+{_OPENING}([^\W\d_]))")
+# A sentence end followed by an inline number and a word (split before the number: group 1 is the
+# word's first letter), or by a citation number glued to it ("approved.12 The": split after the
+# number, group 3 is the next word's first letter).
+_NUMBER_BOUNDARY = re.compile(
+    rf"[.!?](?:[\"'”’)\]]?(?=\s+{_INLINE_NUMBER}\s+{_OPENING}([^\W\d_]))"
+    rf"|(\d{{1,3}}(?:[,–-]\d{{1,3}})*)(?=\s+{_OPENING}([^\W\d_])))"
+)
 # "No. 5", "vol. 2", "p. 12", "art. 3": a number after these abbreviations belongs to them.
 _NUMBERING_ABBREVIATION = re.compile(
     r"(?:^|[\s(])(?:no|nos|nr|vol|vols|p|pp|fig|figs|art|arts|sec|secs|sect|ch|chap|para|par|v|vs|c|ca|cf|ed|"
@@ -58,7 +61,7 @@ _NUMBERING_ABBREVIATION = re.compile(
 _LONE_NUMBER = re.compile(rf"{_INLINE_NUMBER}")
 _LABEL_START = re.compile(rf"{_INLINE_NUMBER}\s")  # "(a) The ..." starts a sentence despite its "a"
 # A list number left at the end of the sentence before its item ("as follows: 1." | "The first ...").
-_TRAILING_NUMBER = re.compile(r"(?<=[:;.!?])\s+(\d{1,3}[.)])$")
+_TRAILING_NUMBER = re.compile(r"[:;.!?]\s+(\d{1,3}[.)])$")
 
 
 def normalize_text(text: str, form: UnicodeForm = "NFKC") -> str:
@@ -85,11 +88,14 @@ def split_inline_numbers(sentence: str) -> list[str]:
     """Cut a sentence before inline numbering that starts the next one: verse and clause numbers
     ("… was approved. 12 The committee …"), "(3)", "3:16", and after glued citation numbers
     ("… approved.12 The …"). Only where a capitalised word follows, never after "No.", "p." ..."""
-    cuts = [
-        match.end() for match in _END_THEN_NUMBER.finditer(sentence)
-        if match.group(1).isupper() and not _NUMBERING_ABBREVIATION.search(sentence, 0, match.start() + 1)
-    ]
-    cuts += [match.end() for match in _GLUED_CITATION.finditer(sentence) if match.group(1).isupper()]
+    cuts = []
+    for match in _NUMBER_BOUNDARY.finditer(sentence):
+        start = match.start()
+        if match.group(2):  # a glued citation number, after a word
+            if match.group(3).isupper() and start > 0 and sentence[start - 1].isalpha():
+                cuts.append(match.end())
+        elif match.group(1).isupper() and not _NUMBERING_ABBREVIATION.search(sentence, 0, start + 1):
+            cuts.append(match.end())
     if not cuts:
         return [sentence]
     bounds = [0, *sorted(set(cuts)), len(sentence)]
@@ -102,12 +108,12 @@ def attach_list_numbers(sentences: list[str]) -> list[str]:
     attached: list[str] = []
     pending = ""
     for sentence in sentences:
-        if _LONE_NUMBER.fullmatch(sentence):
+        if len(sentence) <= 12 and _LONE_NUMBER.fullmatch(sentence):
             pending = f"{pending} {sentence}".strip()
             continue
-        trailing = _TRAILING_NUMBER.search(sentence)
+        trailing = _TRAILING_NUMBER.search(sentence, len(sentence) - 8) if sentence[-2:-1].isdigit() else None
         if trailing and trailing.start() > 0:
-            attached.append(f"{pending} {sentence[: trailing.start()]}".strip())
+            attached.append(f"{pending} {sentence[: trailing.start() + 1]}".strip())
             pending = trailing.group(1)
             continue
         attached.append(f"{pending} {sentence}".strip())

@@ -145,6 +145,7 @@ def test_gs_input_and_output_with_a_bad_file(tmp_path):
         fs.pipe("bucket/in/bad.txt", b"\xff\xfe not UTF-8\n")
         stats = segment.run(SegmentConfig(
             input=["gs://bucket/in/*.txt"], output="gs://bucket/corpus", on_error="skip", num_shards=2,
+            min_document_chars=0,
         ))
         assert stats["bad_files"] == [{
             "file": "gs://bucket/in/bad.txt",
