@@ -1,7 +1,8 @@
 """Reading one input file as raw documents: decompression, format detection, streaming readers.
 
 Every reader takes a binary stream and yields `RawDocument`s one at a time (a Wikipedia dump is
-never held whole; a book is one document). Bad input raises `BadInput` with the reason.
+never held whole; a book is one document); lines and documents of text are bounded (MAX_LINE_BYTES,
+MAX_DOCUMENT_CHARS). Bad input raises `BadInput` with the reason.
 """
 
 from __future__ import annotations
@@ -330,7 +331,7 @@ def describe_error(error: BaseException, path: str = "") -> str:
 
 
 def raw_paragraphs(document: RawDocument) -> list[str]:
-    """The document's paragraphs before normalisation, by format."""
+    """The document's paragraphs before normalisation, by format (text lines re-joined if hard-wrapped)."""
     if document.format == "wikipedia":
         return wikipedia.wikitext_to_paragraphs(document.text)
     if document.format == "books":

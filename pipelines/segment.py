@@ -46,7 +46,9 @@ _READ_ERRORS = (input_formats.BadInput, OSError, EOFError, zlib.error)
 class SegmentConfig(StageConfig):
     """Inputs, format, error policy and cleaning bounds of the segmentation stage."""
 
-    input: list[str] = Field(min_length=1, description="input file pattern, local or gs:// (repeat the flag)")
+    input: list[str] = Field(
+        min_length=1, description="input file, directory or glob pattern, local or gs:// (repeat the flag)"
+    )
     output: str = Field(description="output directory for the *.txt shards and stats.json")
     format: input_formats.Format = Field(
         "auto", description="input format; auto picks per file by extension and content"
