@@ -105,7 +105,8 @@ def text_kind(sample: str, complete: bool) -> tuple[str, str]:
         return "books", "a Project Gutenberg header"
     lines = [line for line in sample.split("\n") if line.strip()]
     if not is_hard_wrapped(lines if complete else lines[:-1]):
-        return "text", f"{len(lines)} lines, not hard-wrapped: one paragraph per line"
+        count = f"{len(lines)} line" + ("s" if len(lines) != 1 else "")
+        return "text", f"{count}, not hard-wrapped: one paragraph per line"
     blocks = [block for block in _BLANK_LINES.split(sample) if block.strip()]
     per_block = sum(len(block) for block in blocks) / len(blocks)
     evidence = f"hard-wrapped lines in blank-line blocks of {per_block:,.0f} characters on average"
