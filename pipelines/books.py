@@ -1,4 +1,6 @@
-"""Books as plain text: Project Gutenberg header/footer removal and re-joining of hard-wrapped lines."""
+"""Books and plain text: Project Gutenberg header/footer removal, hard-wrapped lines re-joined, and the
+evidence that tells a book (one document of blank-line separated paragraphs) from blank-line separated
+documents."""
 
 from __future__ import annotations
 
@@ -61,17 +63,55 @@ def book_paragraphs(text: str) -> list[str]:
     return paragraphs
 
 
-def looks_like_book(sample: str) -> bool:
-    """Whether a text sample is a hard-wrapped book rather than one-paragraph-per-line text.
+# Average characters per blank-line block from which the blocks are documents, not paragraphs: book
+# paragraphs average a few hundred characters (the shared Gutenberg books: 190 to 790).
+DOCUMENT_BLOCK_CHARS = 4000
+_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*$")
 
-    A Gutenberg marker decides; otherwise most lines are at most 80 characters and paragraphs span
-    several lines.
-    """
-    if "project gutenberg" in sample.lower():
-        return True
-    lines = [line for line in sample.split("\n") if line.strip()]
-    if len(lines) < 10:
+
+def is_hard_wrapped(lines: list[str]) -> bool:
+    """Whether non-blank `lines` are hard-wrapped prose: nearly all at most 80 characters and at least
+    a third of them ending mid-sentence (one-paragraph-per-line text ends almost every line a sentence)."""
+    if len(lines) < 4:
         return False
     short = sum(len(line) <= 80 for line in lines) / len(lines)
+    open_ended = sum(not _SENTENCE_END.search(line.rstrip()) for line in lines[:-1]) / (len(lines) - 1)
+    return short >= 0.95 and open_ended >= 1 / 3
+
+
+def unwrap(lines: list[str]) -> list[str]:
+    """Paragraphs of hard-wrapped `lines` without blank lines between paragraphs: a line ends its
+    paragraph when it ends a sentence well short of the wrap width, or the next line is indented."""
+    width = max(len(line.rstrip()) for line in lines)
+    paragraphs, current = [], []
+    for line, following in zip(lines, [*lines[1:], ""]):
+        current.append(line)
+        ends = _SENTENCE_END.search(line.rstrip()) and len(line.rstrip()) < 0.8 * width
+        if ends or not following or (following[:1].isspace() and not line[:1].isspace()):
+            paragraphs.append(join_wrapped_lines(current))
+            current = []
+    return [paragraph for paragraph in paragraphs if paragraph]
+
+
+def text_kind(sample: str, complete: bool) -> tuple[str, str]:
+    """('books' or 'text', the evidence) for a text file from its first characters (`complete`: all of it).
+
+    A Project Gutenberg header decides for a book. Otherwise hard-wrapped lines in blank-line blocks of
+    paragraph size are a book; blocks of DOCUMENT_BLOCK_CHARS or more on average (an unfinished last
+    block counted with what the sample holds of it) are documents; lines that are not hard-wrapped are
+    one paragraph per line.
+    """
+    if "project gutenberg" in sample.lower():
+        return "books", "a Project Gutenberg header"
+    lines = [line for line in sample.split("\n") if line.strip()]
+    if not is_hard_wrapped(lines if complete else lines[:-1]):
+        count = f"{len(lines)} line" + ("s" if len(lines) != 1 else "")
+        return "text", f"{count}, not hard-wrapped: one paragraph per line"
     blocks = [block for block in _BLANK_LINES.split(sample) if block.strip()]
-    return short >= 0.95 and len(lines) / max(len(blocks), 1) >= 2
+    per_block = sum(len(block) for block in blocks) / len(blocks)
+    evidence = f"hard-wrapped lines in blank-line blocks of {per_block:,.0f} characters on average"
+    if not complete:
+        evidence += f" in the first {len(sample.encode()) >> 10} KB"
+    if per_block >= DOCUMENT_BLOCK_CHARS:
+        return "text", evidence + ": too long for a book's paragraphs"
+    return "books", evidence + ": paragraph-sized"

@@ -1,7 +1,8 @@
 """Reading one input file as raw documents: decompression, format detection, streaming readers.
 
 Every reader takes a binary stream and yields `RawDocument`s one at a time (a Wikipedia dump is
-never held whole; a book is one document). Bad input raises `BadInput` with the reason.
+never held whole; a book is one document); lines and documents of text are bounded (MAX_LINE_BYTES,
+MAX_DOCUMENT_CHARS). Bad input raises `BadInput` with the reason.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ import bz2
 import gzip
 import io
 import json
+import logging
 import xml.etree.ElementTree as ET
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Literal
@@ -19,7 +22,21 @@ from pipelines import books, wikipedia
 from pipelines.runner import Counter
 
 Format = Literal["auto", "wikipedia", "books", "text", "jsonl"]
+FORMAT_NAMES = {
+    "wikipedia": "a Wikipedia dump", "books": "one book", "text": "blank-line separated documents",
+    "jsonl": "JSONL",
+}
+logger = logging.getLogger(__name__)
 SNIFF_BYTES = 1 << 16
+# How far past a parse error a compressed file is read to find a corrupt block (bz2 blocks hold
+# at most 900 kB before run-length encoding).
+FAULT_CHECK_BYTES = 16 << 20
+# Lines of text and books longer than this are cut into pieces (a line is a paragraph: no real one
+# comes near it, and one unbounded line would be held, normalised and split whole).
+MAX_LINE_BYTES = 1 << 20
+# Longer text documents and books are cut into parts (each its own document) so that no single
+# element of the pipeline is unbounded; every shared Gutenberg book is far below it.
+MAX_DOCUMENT_CHARS = 4 << 20
 
 
 class BadInput(ValueError):
@@ -74,25 +91,70 @@ def open_counting(path: str, raw: IO[bytes]) -> tuple[_CountingReader, bytes]:
     return _CountingReader(head, stream), head
 
 
-def detect_format(path: str, head: bytes) -> str:
-    """The format of a file from its name and first bytes (see docs/segment.md for the rules)."""
+def detect_format(path: str, head: bytes) -> tuple[str, str]:
+    """(format, the evidence) of a file from its name and first bytes (rules in docs/segment.md)."""
     name = path.lower().removesuffix(".bz2").removesuffix(".gz")
     if name.endswith(".xml"):
-        return "wikipedia"
+        return "wikipedia", "an .xml name"
     if name.endswith((".jsonl", ".ndjson", ".json")):
-        return "jsonl"
+        return "jsonl", "a .jsonl/.ndjson/.json name"
     start = head.lstrip()
     if start.startswith(b"<mediawiki") or (start.startswith(b"<?xml") and b"<mediawiki" in start[:2000]):
-        return "wikipedia"
+        return "wikipedia", "a <mediawiki> root element"
     if start.startswith(b"{"):
-        return "jsonl"
+        return "jsonl", "a JSON object at the start"
     sample = head.decode("utf-8", errors="replace")
-    return "books" if books.looks_like_book(sample) else "text"
+    return books.text_kind(sample, complete=len(head) < SNIFF_BYTES)
 
 
-def decoded_lines(stream: IO[bytes], fallback_encoding: str | None, inc: Counter) -> Iterator[str]:
-    """Lines of a byte stream decoded as UTF-8 (or `fallback_encoding`, counted), without newlines."""
-    for number, line in enumerate(io.BufferedReader(stream, 1 << 20), start=1):
+def bounded_lines(stream: IO[bytes], max_bytes: int, inc: Counter) -> Iterator[bytes]:
+    """Lines of a byte stream (newline kept), a line longer than `max_bytes` cut into pieces.
+
+    A piece ends at the last space within the bound (else at a UTF-8 character boundary), so no
+    line, however long, is held whole; each line cut is counted as `lines_cut`.
+    """
+    reader = io.BufferedReader(stream, 1 << 20)
+    carry = b""
+    while True:
+        line = carry + reader.readline(max_bytes - len(carry))
+        carry = b""
+        if not line:
+            return
+        if len(line) < max_bytes or line.endswith(b"\n"):
+            yield line
+            continue
+        following = reader.peek(2)[:2]
+        if not following or following.startswith(b"\n") or following == b"\r\n":  # ends just at the bound
+            yield line + reader.readline(2)
+            continue
+        cut = line.rfind(b" ") + 1 or _whole_characters(line)
+        inc("lines_cut", 1)
+        yield line[:cut] + b"\n"
+        carry = line[cut:]
+
+
+def _whole_characters(data: bytes) -> int:
+    """The length of `data` without a UTF-8 character cut off at its end."""
+    start = max(len(data) - 4, 0)
+    while start < len(data) and data[start] & 0xC0 == 0x80:  # continuation bytes of an earlier character
+        start += 1
+    try:
+        data[start:].decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.reason == "unexpected end of data":
+            return start + error.start
+    return len(data)
+
+
+def decoded_lines(
+    stream: IO[bytes], fallback_encoding: str | None, inc: Counter, max_line_bytes: int | None = MAX_LINE_BYTES
+) -> Iterator[str]:
+    """Lines of a byte stream decoded as UTF-8 (or `fallback_encoding`, counted), without newlines.
+
+    Lines longer than `max_line_bytes` are cut into pieces (see `bounded_lines`); None keeps them whole.
+    """
+    lines = io.BufferedReader(stream, 1 << 20) if max_line_bytes is None else bounded_lines(stream, max_line_bytes, inc)
+    for number, line in enumerate(lines, start=1):
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -106,52 +168,82 @@ def decoded_lines(stream: IO[bytes], fallback_encoding: str | None, inc: Counter
         yield text.rstrip("\r\n")
 
 
-def read_wikipedia(stream: IO[bytes], inc: Counter) -> Iterator[RawDocument]:
-    """Main-namespace article pages; redirects, other namespaces and disambiguation pages are counted."""
+def read_wikipedia(stream: IO[bytes], on_error: str, inc: Counter) -> Iterator[RawDocument]:
+    """Main-namespace article pages, namespace prefixes of links made canonical (see wikipedia.SiteInfo).
+
+    Redirects, other namespaces and disambiguation pages are counted; a page whose `<ns>` is not a
+    number fails (naming it) or, with on_error='skip', is counted as a bad record.
+    """
     try:
         for page in wikipedia.iter_pages(stream):
             inc("documents_in", 1)
             inc("characters_in", len(page.text))
-            if page.namespace != wikipedia.MAIN_NAMESPACE:
+            if page.problem:
+                if on_error == "fail":
+                    raise BadInput(f"page {page.page_id} ({page.title!r}): {page.problem}")
+                inc("skipped_bad_record", 1)
+            elif page.namespace != wikipedia.MAIN_NAMESPACE:
                 inc("skipped_namespace", 1)
             elif wikipedia.is_redirect(page):
                 inc("skipped_redirect", 1)
             elif wikipedia.is_disambiguation(page):
                 inc("skipped_disambiguation", 1)
             else:
-                yield RawDocument("wikipedia", page.page_id, page.text)
+                yield RawDocument("wikipedia", page.page_id, page.site.canonical_links(page.text))
     except ET.ParseError as error:
         raise BadInput(f"malformed XML ({error})") from None
 
 
-def read_book(stream: IO[bytes], fallback_encoding: str | None, inc: Counter) -> Iterator[RawDocument]:
-    """The whole file as one book."""
-    text = "\n".join(decoded_lines(stream, fallback_encoding, inc))
+def _document(fmt: str, index: int, lines: list[str], inc: Counter) -> RawDocument:
+    text = "\n".join(lines)
     inc("documents_in", 1)
     inc("characters_in", len(text))
-    yield RawDocument("books", "0", text)
+    return RawDocument(fmt, str(index), text)
+
+
+def read_book(stream: IO[bytes], fallback_encoding: str | None, inc: Counter) -> Iterator[RawDocument]:
+    """The whole file as one book; a book longer than MAX_DOCUMENT_CHARS is cut into parts.
+
+    A part ends at the first blank line (paragraph break) after MAX_DOCUMENT_CHARS, or at the
+    latest at twice that; each extra part is counted as `documents_cut`.
+    """
+    lines: list[str] = []
+    size, index = 0, 0
+    for line in decoded_lines(stream, fallback_encoding, inc):
+        if size >= MAX_DOCUMENT_CHARS and (not line.strip() or size >= 2 * MAX_DOCUMENT_CHARS):
+            yield _document("books", index, lines, inc)
+            inc("documents_cut", 1)
+            lines, size, index = [], 0, index + 1
+        lines.append(line)
+        size += len(line) + 1
+    yield _document("books", index, lines, inc)
 
 
 def read_text(stream: IO[bytes], fallback_encoding: str | None, inc: Counter) -> Iterator[RawDocument]:
-    """Documents separated by blank lines; each line is a paragraph."""
+    """Documents separated by blank lines; each line is a paragraph.
+
+    A document longer than MAX_DOCUMENT_CHARS is cut into parts between lines (`documents_cut`).
+    """
     lines: list[str] = []
-    index = 0
+    size, index = 0, 0
     for line in [*decoded_lines(stream, fallback_encoding, inc), ""]:
-        if line.strip():
+        if line.strip() and size < MAX_DOCUMENT_CHARS:
             lines.append(line)
-        elif lines:
-            text = "\n".join(lines)
-            inc("documents_in", 1)
-            inc("characters_in", len(text))
-            yield RawDocument("text", str(index), text)
-            index, lines = index + 1, []
+            size += len(line) + 1
+            continue
+        if lines:
+            yield _document("text", index, lines, inc)
+            index, lines, size = index + 1, [], 0
+        if line.strip():  # the document went on past the bound
+            inc("documents_cut", 1)
+            lines, size = [line], len(line) + 1
 
 
 def read_jsonl(
     stream: IO[bytes], fallback_encoding: str | None, field: str, on_error: str, inc: Counter
 ) -> Iterator[RawDocument]:
     """One `{"text": ...}` object per line; a bad line fails or (on_error='skip') is counted."""
-    for number, line in enumerate(decoded_lines(stream, fallback_encoding, inc), start=1):
+    for number, line in enumerate(decoded_lines(stream, fallback_encoding, inc, None), start=1):
         if not line.strip():
             continue
         inc("documents_in", 1)
@@ -183,35 +275,66 @@ def read_documents(
     """Stream the raw documents of one file. Raises BadInput (or the stream's OSError/EOFError)."""
     stream, head = open_counting(path, raw)
     if fmt == "auto":
-        fmt = detect_format(path, head)
+        fmt, evidence = detect_format(path, head)
+        logger.info("%s: read as %s (%s)", path, FORMAT_NAMES[fmt], evidence)
     inc(f"files_{fmt}", 1)
     if fmt == "wikipedia":
-        documents = read_wikipedia(stream, inc)
+        documents = read_wikipedia(stream, on_error, inc)
     elif fmt == "books":
         documents = read_book(stream, fallback_encoding, inc)
     elif fmt == "text":
         documents = read_text(stream, fallback_encoding, inc)
     else:
         documents = read_jsonl(stream, fallback_encoding, jsonl_field, on_error, inc)
-    yield from documents
+    try:
+        yield from documents
+    except BadInput:
+        # Corrupt compressed blocks decompress to garbage before their checksum is verified, so the
+        # parser may fail first: a compression fault found soon after is the real reason.
+        if archive_kind(path):
+            fault = compression_fault(stream)
+            if fault is not None:
+                raise fault from None
+        raise
     inc("bytes_in", stream.bytes_read)
 
 
-def describe_error(error: BaseException) -> str:
-    """A short reason for a read failure: corrupt/truncated compression, bad XML, bad bytes."""
+def archive_kind(path: str) -> str | None:
+    """'bz2' or 'gzip' for a file decompressed by its name, else None."""
+    return "bz2" if path.endswith(".bz2") else "gzip" if path.endswith(".gz") else None
+
+
+def compression_fault(stream: IO[bytes], limit: int = FAULT_CHECK_BYTES) -> BaseException | None:
+    """The decompression error raised within the next `limit` bytes of `stream`, if any."""
+    try:
+        while limit > 0 and (chunk := stream.read(min(limit, 1 << 20))):
+            limit -= len(chunk)
+    except (OSError, EOFError, zlib.error) as error:
+        return error
+    return None
+
+
+def describe_error(error: BaseException, path: str = "") -> str:
+    """A short reason for a read failure: corrupt/truncated archive, bad XML, bad bytes."""
     if isinstance(error, BadInput):
         return str(error)
+    archive = archive_kind(path) or "compressed"
     if isinstance(error, EOFError):
-        return f"truncated compressed file ({error})"
-    if isinstance(error, (OSError, gzip.BadGzipFile)):
-        return f"corrupt compressed data or unreadable file ({error})"
+        return f"truncated {archive} archive ({error})"
+    if isinstance(error, IsADirectoryError):
+        return "a directory, not a file"
+    if isinstance(error, (zlib.error, gzip.BadGzipFile)) or (isinstance(error, OSError) and archive_kind(path)):
+        return f"corrupt {archive} archive ({error})"
+    if isinstance(error, OSError):
+        return f"unreadable file ({error})"
     return f"{type(error).__name__}: {error}"
 
 
 def raw_paragraphs(document: RawDocument) -> list[str]:
-    """The document's paragraphs before normalisation, by format."""
+    """The document's paragraphs before normalisation, by format (text lines re-joined if hard-wrapped)."""
     if document.format == "wikipedia":
         return wikipedia.wikitext_to_paragraphs(document.text)
     if document.format == "books":
         return books.book_paragraphs(document.text)
-    return [line for line in document.text.split("\n") if line.strip()]
+    lines = [line for line in document.text.split("\n") if line.strip()]
+    return books.unwrap(lines) if books.is_hard_wrapped(lines) else lines

@@ -46,7 +46,9 @@ _READ_ERRORS = (input_formats.BadInput, OSError, EOFError, zlib.error)
 class SegmentConfig(StageConfig):
     """Inputs, format, error policy and cleaning bounds of the segmentation stage."""
 
-    input: list[str] = Field(min_length=1, description="input file pattern, local or gs:// (repeat the flag)")
+    input: list[str] = Field(
+        min_length=1, description="input file, directory or glob pattern, local or gs:// (repeat the flag)"
+    )
     output: str = Field(description="output directory for the *.txt shards and stats.json")
     format: input_formats.Format = Field(
         "auto", description="input format; auto picks per file by extension and content"
@@ -82,14 +84,38 @@ class SegmentConfig(StageConfig):
 
 
 def match_inputs(patterns: Iterable[str]) -> list[str]:
-    """Every file matching the patterns, sorted; a pattern matching nothing is an error in any mode."""
+    """Every file the patterns name (a directory: the files in it), sorted.
+
+    A pattern matching no file is an error in any mode; sub-directories are not descended into.
+    """
     paths: set[str] = set()
     for pattern in patterns:
-        matched = [m.path for result in FileSystems.match([pattern]) for m in result.metadata_list]
+        matched = [path for path in fileio.expand_files(pattern, ("*",)) if not _is_directory(path)]
         if not matched:
             raise StageError(f"{pattern}: no file matches this input pattern")
         paths.update(matched)
     return sorted(paths)
+
+
+def _is_directory(url: str) -> bool:
+    fs, path = fileio.filesystem(url)
+    return fs.isdir(path)
+
+
+def check_not_empty(stats: dict) -> None:
+    """Refuse a corpus with nothing in it: every input file skipped, or no document left."""
+    if stats["files_read"] == 0 and stats["bad_files"]:
+        first = stats["bad_files"][0]
+        raise StageError(
+            f"every input file was skipped as bad ({len(stats['bad_files'])} of {stats['input_files']}), "
+            f"e.g. {first['file']}: {first['reason']}"
+        )
+    if stats["documents_out"] == 0:
+        skipped = ", ".join(f"{reason} {count}" for reason, count in stats["skipped"].items() if count)
+        raise StageError(
+            f"no document left: {stats['documents_in']} read from {stats['files_read']} file(s), "
+            f"all skipped ({skipped or 'nothing readable'})"
+        )
 
 
 def document_key(path: str, doc_id: str) -> bytes:
@@ -124,7 +150,7 @@ class ReadFiles(beam.DoFn):
                     yield document_key(path, document.doc_id), document.format, document.text
             self.inc("files_read", 1)
         except _READ_ERRORS as error:
-            reason = input_formats.describe_error(error)
+            reason = input_formats.describe_error(error, path)
             if self.on_error == "fail":
                 raise StageError(f"{path}: {reason}") from None
             self.inc("skipped_bad_file", 1)
@@ -283,6 +309,8 @@ def build_pipeline(pipeline: beam.Pipeline, paths: list[str], config: SegmentCon
 
 def stage_error_message(error: BaseException) -> str:
     """The `path: reason` a DoFn raised, recovered from the runner's wrapped exception."""
+    if isinstance(error, StageError):
+        return re.sub(r"\s*\[while running '[^']*'\]$", "", str(error))
     found = re.findall(r"StageError: (.+?)(?: \[while running '[^']*'\])?$", str(error), re.MULTILINE)
     if found:
         return found[-1].strip()
@@ -295,7 +323,7 @@ def summarize(counters: dict[str, int], bad_files: list[dict], paths: list[str],
     figures = (
         "documents_in", "documents_out", "sentences_in", "sentences_out", "characters_in",
         "characters_out", "bytes_in", "paragraphs_duplicate", "sentences_cut",
-        "lines_fallback_encoding", "files_read",
+        "lines_fallback_encoding", "lines_cut", "documents_cut", "files_read",
     )
     stats: dict = {"input_files": len(paths)}
     stats.update({name: counters.get(name, 0) for name in figures})
@@ -324,9 +352,7 @@ def run(config: SegmentConfig, beam_args: list[str] | None = None) -> dict:
         try:
             result = pipeline.run()
             result.wait_until_finish()
-        except StageError:
-            raise
-        except Exception as error:  # the runner wraps what a DoFn raised
+        except Exception as error:  # the runner wraps what a DoFn raised, or re-raises it with a suffix
             raise StageError(stage_error_message(error)) from error
         counters = counter_totals(result, NAMESPACE)
         bad_files_path = fileio.join(output_dir, "_bad_files.json")
@@ -338,6 +364,7 @@ def run(config: SegmentConfig, beam_args: list[str] | None = None) -> dict:
             for m in FileSystems.match([fileio.join(output_dir, "part-*.txt")])[0].metadata_list
         )
         stats = summarize(counters, bad_files, paths, shards)
+        check_not_empty(stats)
         with fileio.open_file(fileio.join(output_dir, "stats.json"), "w", encoding="utf-8") as handle:
             handle.write(json.dumps(stats, indent=2, sort_keys=True) + "\n")
     return stats

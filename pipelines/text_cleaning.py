@@ -5,6 +5,7 @@ Pure functions: the Beam job (pipelines.segment) calls them and injects its coun
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -40,6 +41,29 @@ _TITLE_AT_END = re.compile(r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|
 _LOWER_CASE_START = re.compile(r"^[\"'“”‘’(\[]*[a-z]")
 
 
+# An inline number that starts a sentence: a verse or clause number ("12", "12a", "3:16", "12.", "4)"),
+# a bracketed clause or list label ("(3)", "(b)", "(iv)") or a citation marker ("[12]").
+_INLINE_NUMBER = r"(?:\d{1,3}(?::\d{1,3})?[a-z]?[.):]?|\((?:\d{1,3}[a-z]?|[a-z]|[ivxlc]{1,6})\)|\[\d{1,3}\])"
+_OPENING = r"[\"'“‘(\[]?"
+# A sentence end followed by an inline number and a word (split before the number: group 1 is the
+# word's first letter), or by a citation number glued to it ("approved.12 The": split after the
+# number, group 3 is the next word's first letter).
+_NUMBER_BOUNDARY = re.compile(
+    rf"[.!?](?:[\"'”’)\]]?(?=\s+{_INLINE_NUMBER}\s+{_OPENING}([^\W\d_]))"
+    rf"|(\d{{1,3}}(?:[,–-]\d{{1,3}})*)(?=\s+{_OPENING}([^\W\d_])))"
+)
+# "No. 5", "vol. 2", "p. 12", "art. 3": a number after these abbreviations belongs to them.
+_NUMBERING_ABBREVIATION = re.compile(
+    r"(?:^|[\s(])(?:no|nos|nr|vol|vols|p|pp|fig|figs|art|arts|sec|secs|sect|ch|chap|para|par|v|vs|c|ca|cf|ed|"
+    r"eds|op|ref|refs|eq|eqs|tab|ver|pt|bk|col|ex|ibid|id|loc|cit|sq)\.$",
+    re.IGNORECASE,
+)
+_LONE_NUMBER = re.compile(rf"{_INLINE_NUMBER}")
+_LABEL_START = re.compile(rf"{_INLINE_NUMBER}\s")  # "(a) The ..." starts a sentence despite its "a"
+# A list number left at the end of the sentence before its item ("as follows: 1." | "The first ...").
+_TRAILING_NUMBER = re.compile(r"[:;.!?]\s+(\d{1,3}[.)])$")
+
+
 def normalize_text(text: str, form: UnicodeForm = "NFKC") -> str:
     """Unicode-normalise, drop control/format characters and collapse all whitespace to single spaces."""
     text = unicodedata.normalize(form, text)
@@ -48,14 +72,58 @@ def normalize_text(text: str, form: UnicodeForm = "NFKC") -> str:
 
 
 def repair_splits(sentences: list[str]) -> list[str]:
-    """Re-join a sentence to the previous one after a title abbreviation or before a lower-case start."""
+    """Re-join a sentence to the previous one after a title abbreviation or before a lower-case start
+    (a list label such as "(a)" is not one)."""
     repaired: list[str] = []
     for sentence in sentences:
-        if repaired and (_TITLE_AT_END.search(repaired[-1]) or _LOWER_CASE_START.match(sentence)):
+        lower_case = _LOWER_CASE_START.match(sentence) and not _LABEL_START.match(sentence)
+        if repaired and (_TITLE_AT_END.search(repaired[-1]) or lower_case):
             repaired[-1] += " " + sentence
         else:
             repaired.append(sentence)
     return repaired
+
+
+def split_inline_numbers(sentence: str) -> list[str]:
+    """Cut a sentence before inline numbering that starts the next one: verse and clause numbers
+    ("… was approved. 12 The committee …"), "(3)", "3:16", and after glued citation numbers
+    ("… approved.12 The …"). Only where a capitalised word follows, never after "No.", "p." ..."""
+    cuts = []
+    for match in _NUMBER_BOUNDARY.finditer(sentence):
+        start = match.start()
+        if match.group(2):  # a glued citation number, after a word
+            if match.group(3).isupper() and start > 0 and sentence[start - 1].isalpha():
+                cuts.append(match.end())
+        elif match.group(1).isupper() and not _NUMBERING_ABBREVIATION.search(sentence, 0, start + 1):
+            cuts.append(match.end())
+    if not cuts:
+        return [sentence]
+    bounds = [0, *sorted(set(cuts)), len(sentence)]
+    return [piece for a, b in itertools.pairwise(bounds) if (piece := sentence[a:b].strip())]
+
+
+def attach_list_numbers(sentences: list[str]) -> list[str]:
+    """Move list numbers that a splitter left alone ("2.") or at a sentence's end ("as follows: 1.")
+    to the start of the sentence they number."""
+    attached: list[str] = []
+    pending = ""
+    for sentence in sentences:
+        if len(sentence) <= 12 and _LONE_NUMBER.fullmatch(sentence):
+            pending = f"{pending} {sentence}".strip()
+            continue
+        trailing = _TRAILING_NUMBER.search(sentence, len(sentence) - 8) if sentence[-2:-1].isdigit() else None
+        if trailing and trailing.start() > 0:
+            attached.append(f"{pending} {sentence[: trailing.start() + 1]}".strip())
+            pending = trailing.group(1)
+            continue
+        attached.append(f"{pending} {sentence}".strip())
+        pending = ""
+    if pending:
+        if attached:
+            attached[-1] += " " + pending
+        else:
+            attached.append(pending)
+    return attached
 
 
 def split_long_sentence(sentence: str, max_chars: int) -> list[str]:
@@ -73,7 +141,9 @@ def split_long_sentence(sentence: str, max_chars: int) -> list[str]:
 
 
 class SentenceSplitter:
-    """Splits a paragraph into sentences with BlingFire plus `repair_splits` (see docs/segment.md).
+    """Splits a paragraph into sentences with BlingFire, then cuts before inline numbering, re-attaches
+    list numbers and re-joins false splits (`split_inline_numbers`, `attach_list_numbers`,
+    `repair_splits`; see docs/segment.md).
 
     Create one per worker (DoFn.setup): the library is loaded once.
     """
@@ -86,8 +156,9 @@ class SentenceSplitter:
 
     def split(self, paragraph: str, inc: Counter | None = None) -> list[str]:
         """Sentences of one normalised paragraph; over-long ones are cut (counted as `sentences_cut`)."""
+        pieces = [p for s in self._split(paragraph).split("\n") if s.strip() for p in split_inline_numbers(s)]
         sentences = []
-        for sentence in repair_splits([s for s in self._split(paragraph).split("\n") if s.strip()]):
+        for sentence in repair_splits(attach_list_numbers(pieces)):
             sentence = sentence.strip()
             if len(sentence) > self.max_sentence_chars:
                 pieces = split_long_sentence(sentence, self.max_sentence_chars)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -60,15 +61,22 @@ def test_book_header_footer_headings_and_wrapped_lines():
 
 
 def test_format_detection_by_name_and_content():
-    assert input_formats.detect_format("dump.xml.bz2", b"") == "wikipedia"
-    assert input_formats.detect_format("part-1", b"  <mediawiki xmlns=...") == "wikipedia"
-    assert input_formats.detect_format("x.jsonl", b"") == "jsonl"
-    assert input_formats.detect_format("x.data", b'{"text": "a"}') == "jsonl"
+    def detect(name, head):
+        return input_formats.detect_format(name, head)[0]
+
+    assert detect("dump.xml.bz2", b"") == "wikipedia"
+    assert detect("part-1", b"  <mediawiki xmlns=...") == "wikipedia"
+    assert detect("x.jsonl", b"") == "jsonl"
+    assert detect("x.data", b'{"text": "a"}') == "jsonl"
     book = (FIXTURES / "book.txt").read_bytes()
-    assert input_formats.detect_format("book.txt", book) == "books"
-    assert input_formats.detect_format("notes.txt", (FIXTURES / "notes.txt").read_bytes()) == "text"
+    assert input_formats.detect_format("book.txt", book) == ("books", "a Project Gutenberg header")
+    assert input_formats.detect_format("notes.txt", (FIXTURES / "notes.txt").read_bytes()) == (
+        "text", "5 lines, not hard-wrapped: one paragraph per line"
+    )
     wrapped = ("a line of a hard-wrapped novel that goes on\n" * 5 + "\n") * 4
-    assert input_formats.detect_format("novel.txt", wrapped.encode()) == "books"
+    assert input_formats.detect_format("novel.txt", wrapped.encode()) == (
+        "books", "hard-wrapped lines in blank-line blocks of 219 characters on average: paragraph-sized"
+    )
 
 
 def read_all(name: str, data: bytes, fmt: str = "auto", **kwargs) -> tuple[list, Counts]:
@@ -104,10 +112,10 @@ def test_empty_truncated_and_corrupt_compressed_files():
     whole = bz2.compress((FIXTURES / "articles.xml").read_bytes())
     with pytest.raises(EOFError) as truncated:
         read_all("cut.xml.bz2", whole[: len(whole) // 2])
-    assert "truncated compressed file" in input_formats.describe_error(truncated.value)
+    assert "truncated bz2 archive" in input_formats.describe_error(truncated.value, "cut.xml.bz2")
     with pytest.raises(OSError) as corrupt:
         read_all("bad.xml.bz2", whole[:10] + b"\x00" * 64 + whole[74:])
-    assert "corrupt compressed data" in input_formats.describe_error(corrupt.value)
+    assert "corrupt bz2 archive" in input_formats.describe_error(corrupt.value, "bad.xml.bz2")
 
 
 def test_malformed_xml_is_bad_input():
@@ -116,3 +124,69 @@ def test_malformed_xml_is_bad_input():
         read_all("cut.xml", xml[: len(xml) // 2])
     with pytest.raises(input_formats.BadInput, match="not a MediaWiki export"):
         read_all("other.xml", b"<html><body>hi</body></html>")
+
+
+def test_an_over_long_line_is_read_in_bounded_pieces_and_counted(monkeypatch):
+    words = (FIXTURES / "book.txt").read_text().split()
+    line = " ".join(words * (3 * input_formats.MAX_LINE_BYTES // len(" ".join(words)) + 1))
+    documents, counts = read_all("one-line.txt", line.encode() + b"\n", "text")
+    pieces = documents[0].text.split("\n")
+    assert "".join(pieces) == line and counts["lines_cut"] == len(pieces) - 1 == 3
+    assert max(len(piece.encode()) for piece in pieces) <= input_formats.MAX_LINE_BYTES
+    # a character is never cut in two, even in a line without spaces
+    documents, counts = read_all("x.txt", "é".encode() * input_formats.MAX_LINE_BYTES, "text")
+    assert set(documents[0].text) == {"é", "\n"} and counts["lines_cut"] == 1
+    # documents (and books) longer than the bound become several documents
+    monkeypatch.setattr(input_formats, "MAX_DOCUMENT_CHARS", 1000)
+    documents, counts = read_all("long.txt", ("A sentence of the long document.\n" * 100).encode(), "text")
+    assert len(documents) == 4 and counts["documents_cut"] == 3 and counts["documents_in"] == 4
+    book = (FIXTURES / "book.txt").read_bytes() * 3
+    documents, counts = read_all("book.txt", book, "books")
+    assert len(documents) == counts["documents_cut"] + 1 > 1
+    assert all(document.text.split("\n")[0].strip() == "" for document in documents[1:])  # cut at blank lines
+
+
+@pytest.mark.parametrize("paragraph, sentences", [
+    ("The plan was approved. 12 The committee then met. 13 It adjourned.",
+     ["The plan was approved.", "12 The committee then met.", "13 It adjourned."]),
+    ("God created the heaven and the earth. 3:2 And the earth was without form.",
+     ["God created the heaven and the earth.", "3:2 And the earth was without form."]),
+    ("It was approved.12 The committee then met.", ["It was approved.12", "The committee then met."]),
+    ("This section applies. (3) The Secretary shall report. (a) Nothing else applies.",
+     ["This section applies.", "(3) The Secretary shall report.", "(a) Nothing else applies."]),
+    ("The rules are as follows: 1. The first item applies. 2. The second item applies.",
+     ["The rules are as follows:", "1. The first item applies.", "2. The second item applies."]),
+    # not numbering: a number after "No."/"vol."/"p.", or followed by a lower-case word
+    ("See No. 5 Squadron and vol. 2 The Return, p. 12 Table. He was born in 1990. 3 children survived.",
+     ["See No. 5 Squadron and vol. 2 The Return, p. 12 Table.", "He was born in 1990. 3 children survived."]),
+])
+def test_sentences_are_split_before_inline_numbering(paragraph, sentences):
+    assert text_cleaning.SentenceSplitter().split(paragraph) == sentences
+
+
+def test_domain_text_with_numbered_clauses_is_read_as_documents_and_split(caplog):
+    """Real paragraphs (Persuasion) as a domain corpus: 6 chapters separated by blank lines, hard-wrapped
+    lines, an inline number after every sentence end."""
+    import statistics
+
+    from conftest import shared_path
+    from segment_testdata import numbered_chapters, source_paragraphs
+
+    book = shared_path("books", "austen-persuasion.txt").read_text(encoding="utf-8")
+    corpus = numbered_chapters(book, chapters=6, paragraphs_per_chapter=25)
+    with caplog.at_level("INFO", logger="pipelines.input_formats"):
+        documents, counts = read_all("domain.txt", corpus.encode())
+    assert re.search(
+        r"domain.txt: read as blank-line separated documents \(hard-wrapped lines in blank-line blocks of "
+        r"[\d,]+ characters on average in the first 64 KB: too long for a book's paragraphs\)", caplog.text
+    )
+    assert len(documents) == counts["documents_in"] == 6 and counts["files_text"] == 1
+    splitter = text_cleaning.SentenceSplitter()
+    found = [s for d in documents for p in input_formats.raw_paragraphs(d) for s in splitter.split(p)]
+    numbered = sum(bool(re.match(r"\d+ [A-Z]", s)) for s in found)
+    inserted = len(re.findall(r"[.!?] \d+ [A-Z]", " ".join(corpus.split())))
+    assert numbered >= 0.95 * inserted
+    source = source_paragraphs(book)[:150]
+    source_median = statistics.median(len(s) for p in source for s in splitter.split(p))
+    assert statistics.median(len(s) for s in found) <= 1.1 * source_median  # 549 characters before
+    assert not any(s.endswith((" the", " and", " of")) for s in found)  # no sentence ends at a line end

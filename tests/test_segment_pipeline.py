@@ -76,8 +76,8 @@ def test_same_output_bytes_whatever_the_number_of_workers(tmp_path):
 @pytest.mark.parametrize(
     "name, make, reason",
     [
-        ("cut.xml.bz2", lambda xml: bz2.compress(xml)[:-200], "truncated compressed file"),
-        ("bad.xml.bz2", lambda xml: bz2.compress(xml)[:10] + b"\0" * 100, "corrupt compressed data"),
+        ("cut.xml.bz2", lambda xml: bz2.compress(xml)[:-200], "truncated bz2 archive"),
+        ("bad.xml.bz2", lambda xml: bz2.compress(xml)[:10] + b"\0" * 100, "corrupt bz2 archive"),
         ("cut.xml", lambda xml: xml[:-400], "malformed XML"),
         ("latin.txt", lambda xml: "Déjà vu, here.\n".encode("latin-1"), "line 1: not UTF-8"),
         ("empty.txt", lambda xml: b"", "empty file"),
@@ -145,6 +145,7 @@ def test_gs_input_and_output_with_a_bad_file(tmp_path):
         fs.pipe("bucket/in/bad.txt", b"\xff\xfe not UTF-8\n")
         stats = segment.run(SegmentConfig(
             input=["gs://bucket/in/*.txt"], output="gs://bucket/corpus", on_error="skip", num_shards=2,
+            min_document_chars=0,
         ))
         assert stats["bad_files"] == [{
             "file": "gs://bucket/in/bad.txt",
@@ -157,3 +158,51 @@ def test_gs_input_and_output_with_a_bad_file(tmp_path):
         with pytest.raises(StageError, match=r"^gs://bucket/in/bad.txt: line 1: not UTF-8 \(byte 0xff"):
             segment.run(SegmentConfig(input=["gs://bucket/in/*.txt"], output="gs://bucket/failed"))
         assert sorted(fs.ls("bucket")) == ["bucket/corpus", "bucket/in"]
+
+
+def test_a_directory_input_reads_the_files_in_it(tmp_path):
+    folder = tmp_path / "in"
+    (folder / "nested").mkdir(parents=True)
+    for name in ("articles.xml", "notes.txt"):
+        shutil.copy(FIXTURES / name, folder / name)
+    shutil.copy(FIXTURES / "book.txt", folder / "nested" / "book.txt")  # sub-directories are not read
+    stats, _out = run(tmp_path, [str(folder)], min_document_chars=0)
+    assert stats["input_files"] == stats["files_read"] == 2
+    assert stats["formats"] == {"wikipedia": 1, "text": 1}
+
+
+def test_every_file_skipped_or_no_document_left_is_an_error(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"\xff\xfe not UTF-8\n")
+    (folder / "b.txt").write_bytes(b"")
+    with pytest.raises(StageError, match=(
+        rf"^every input file was skipped as bad \(2 of 2\), e.g. {folder / 'a.txt'}: line 1: not UTF-8"
+    )):
+        run(tmp_path, [str(folder)], on_error="skip")
+    (folder / "a.txt").write_text("Too short.\n")
+    with pytest.raises(StageError, match=r"^no document left: 1 read from 1 file\(s\), all skipped \(bad_file 1, too_short 1\)"):
+        run(tmp_path, [str(folder)], on_error="skip")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+def test_a_corrupt_block_in_a_real_dump_is_a_corrupt_archive_not_malformed_xml(tmp_path):
+    data = bytearray(shared_path(
+        "wikipedia", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2").read_bytes())
+    data[300_000] ^= 0xFF  # in the second bz2 block: its text is decompressed before its CRC is checked
+    bad = tmp_path / "dump.xml.bz2"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(StageError, match=rf"^{bad}: corrupt bz2 archive \(Invalid data stream\)$"):
+        run(tmp_path, [str(bad)])
+
+
+def test_a_page_whose_ns_is_not_a_number_names_the_file_and_page_or_is_skipped(tmp_path):
+    bad = tmp_path / "in" / "dump.xml"
+    bad.parent.mkdir()
+    bad.write_bytes((FIXTURES / "articles.xml").read_bytes().replace(b"<ns>1</ns>", b"<ns>talk</ns>", 1))
+    with pytest.raises(StageError, match=(
+        rf"^{bad}: page 12 \('Talk:Lighthouse'\): <ns> is not a number \('talk'\)$"
+    )):
+        run(tmp_path, [str(bad)])
+    stats, _out = run(tmp_path, [str(bad)], on_error="skip", min_document_chars=0)
+    assert stats["skipped"]["bad_record"] == 1 and stats["documents_out"] == 3

@@ -6,9 +6,10 @@ import bz2
 import io
 from pathlib import Path
 
+import pytest
 from conftest import shared_path
 
-from pipelines import wikipedia
+from pipelines import input_formats, wikipedia
 
 FIXTURES = Path(__file__).parent / "fixtures" / "segment"
 
@@ -85,3 +86,48 @@ def test_multistream_dump_parts_are_read_as_one_stream():
     data = bz2.compress(xml[:middle]) + bz2.compress(xml[middle:])
     with bz2.open(io.BytesIO(data)) as stream:
         assert [p.page_id for p in wikipedia.iter_pages(stream)] == [str(i) for i in range(10, 18)]
+
+
+def test_localized_namespace_links_are_dropped_using_the_dumps_own_names():
+    """bgwiki.xml: Bulgarian <namespaces> and the opening of Vazov's "Под игото" (1894, public domain)."""
+    counts: dict[str, int] = {}
+    with open(FIXTURES / "bgwiki.xml", "rb") as stream:
+        documents = list(input_formats.read_documents(
+            "bgwiki.xml", stream, "auto", inc=lambda name, n: counts.update({name: counts.get(name, 0) + n}),
+        ))
+    assert len(documents) == 1 and counts["skipped_namespace"] == 1
+    assert input_formats.raw_paragraphs(documents[0]) == [
+        "„Под игото“ е роман от Иван Вазов.",
+        ("Тая прохладна майска вечер чорбаджи Марко, гологлав, по халат, вечеряше с челядта си на двора. "
+         "Трапезата беше сложена, по обичаят, под асмата, между чешмата и розовия храст."),
+    ]
+
+
+def test_german_names_and_the_local_image_alias():
+    """The opening of the Grimms' "Der Froschkönig" (1857, public domain) with German namespace links."""
+    site = wikipedia.SiteInfo("de", {6: "Datei", 14: "Kategorie", 10: "Vorlage", 4: "Wikipedia"})
+    text = (
+        "[[Datei:Froschkönig.jpg|mini|Illustration]]\n"
+        "In den alten Zeiten, wo das Wünschen noch geholfen hat, lebte ein [[König]], dessen Töchter waren alle "
+        "schön.\n[[Bild:Grimm.jpg|Die Brüder Grimm]]\n[[ kategorie : Märchen]]\n[[Wikipedia:Lesenswert|lesenswert]]\n"
+        "[[Image:Frog.jpg|frog]]\n[[en:The Frog Prince]]"
+    )
+    assert wikipedia.wikitext_to_paragraphs(site.canonical_links(text)) == [
+        "In den alten Zeiten, wo das Wünschen noch geholfen hat, lebte ein König, dessen Töchter waren alle schön."
+    ]
+    # an English dump has no "Bild" alias: there it is an ordinary (article) link
+    assert wikipedia.SiteInfo("en").canonical_links("[[Bild:X]]") == "[[Bild:X]]"
+
+
+def test_page_whose_ns_is_not_a_number_is_named_or_skipped():
+    xml = (FIXTURES / "articles.xml").read_bytes().replace(b"<ns>1</ns>", b"<ns>talk</ns>", 1)
+    found = list(wikipedia.iter_pages(io.BytesIO(xml)))
+    assert (found[2].namespace, found[2].problem) == (None, "<ns> is not a number ('talk')")
+    with pytest.raises(input_formats.BadInput, match=r"^page 12 \('Talk:Lighthouse'\): <ns> is not a number"):
+        list(input_formats.read_documents("a.xml", io.BytesIO(xml), "auto", inc=lambda *a: None))
+    counts: dict[str, int] = {}
+    documents = list(input_formats.read_documents(
+        "a.xml", io.BytesIO(xml), "auto", on_error="skip",
+        inc=lambda name, n: counts.update({name: counts.get(name, 0) + n}),
+    ))
+    assert counts["skipped_bad_record"] == 1 and len(documents) == 5
