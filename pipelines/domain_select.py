@@ -152,4 +152,8 @@ def main(argv=None, prog="python -m pipelines.domain_select") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the importable module's main: DoFns are then pickled as pipelines.domain_select.X, which
+    # worker processes can import, not as __main__.X, which they cannot.
+    from pipelines.domain_select import main as importable_main
+
+    sys.exit(importable_main())

@@ -35,7 +35,14 @@ from albert import fileio
 from albert.config import StageConfig
 from albert.stage import StageError, stage_main
 from pipelines import input_formats, spill, text_cleaning
-from pipelines.runner import COUNTS, CountingDoFn, counted, pipeline_options, run_pipeline, sum_counts
+from pipelines.runner import (
+    COUNTS,
+    CountingDoFn,
+    counted,
+    pipeline_options,
+    run_pipeline,
+    sum_counts,
+)
 from pipelines.shards import WriteShards, stable_hash
 
 logger = logging.getLogger(__name__)
@@ -213,11 +220,13 @@ def content_pair(element) -> tuple[bytes, bytes]:
 def first_of_each_content(pairs, inc):
     """(key, paragraphs) of the smallest key of each content; the other copies are counted."""
     for _, group in itertools.groupby(pairs, key=lambda pair: pair[0][:_KEY_BYTES]):
-        sort_key, payload = next(group)
-        yield sort_key[_KEY_BYTES:], _decode_paragraphs(payload)
-        duplicates = sum(1 for _ in group)
-        if duplicates:
-            inc("skipped_duplicate_document", duplicates)
+        copies = 0
+        for sort_key, payload in group:
+            if not copies:
+                yield sort_key[_KEY_BYTES:], _decode_paragraphs(payload)
+            copies += 1
+        if copies > 1:
+            inc("skipped_duplicate_document", copies - 1)
 
 
 def paragraph_refs(element, min_chars: int):
@@ -231,9 +240,9 @@ def paragraph_refs(element, min_chars: int):
 def repeated_paragraphs(pairs, inc):
     """(key + 0 + index, b"") of every repeat of a paragraph after its first occurrence by (key, index)."""
     for _, group in itertools.groupby(pairs, key=lambda pair: pair[0][:_KEY_BYTES]):
-        next(group)
-        for sort_key, _ in group:
-            yield sort_key[_KEY_BYTES:2 * _KEY_BYTES] + b"\x00" + sort_key[2 * _KEY_BYTES:], b""
+        for position, (sort_key, _) in enumerate(group):
+            if position:
+                yield sort_key[_KEY_BYTES:2 * _KEY_BYTES] + b"\x00" + sort_key[2 * _KEY_BYTES:], b""
 
 
 def document_pair(element) -> tuple[bytes, bytes]:
@@ -294,10 +303,10 @@ def sentence_length_warnings(histogram: list[dict]) -> list[str]:
             if bucket["min_chars"] < LONG_MEDIAN_CHARS:
                 return []
             high = "more" if bucket["max_chars"] is None else bucket["max_chars"]
-            return [
+            return [(
                 f"the median sentence is {bucket['min_chars']}-{high} characters long (typical prose: "
                 "60-200): sentences were probably not split; check the input format and the text"
-            ]
+            )]
     return []
 
 
@@ -412,6 +421,8 @@ def main(argv=None, prog="python -m pipelines.segment") -> int:
 
 
 if __name__ == "__main__":
-    from pipelines.segment import main as importable_main  # DoFns pickled by module name, not __main__
+    # Run the importable module's main: DoFns are then pickled as pipelines.segment.X, which worker
+    # processes can import, not as __main__.X, which they cannot.
+    from pipelines.segment import main as importable_main
 
     sys.exit(importable_main())
