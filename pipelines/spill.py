@@ -29,7 +29,7 @@ Reduce = Callable[[Iterator[Pair], Counter], Iterable]
 class _SpillRuns(beam.DoFn):
     """Buffers pairs per partition; spills them as sorted run files; emits (partition, run path)."""
 
-    def __init__(self, run_dir: str, partitions: int, group_bytes: int, run_bytes: int):
+    def __init__(self, run_dir: str, partitions: int, group_bytes: int | None, run_bytes: int):
         self.run_dir, self.partitions = run_dir, partitions
         self.group_bytes, self.run_bytes = group_bytes, run_bytes
 
@@ -79,7 +79,8 @@ class _MergeAndReduce(CountingDoFn):
 class MergeSorted(beam.PTransform):
     """(sort_key, payload) pairs -> what `reduce` yields for each partition's pairs in sorted order.
 
-    `group_bytes`: the key prefix that picks the partition (pairs sharing it are reduced together).
+    `group_bytes`: the key prefix that picks the partition (pairs sharing it are reduced together;
+    None: the whole key).
     `run_dir`: where run files live until their partition is merged (on the output's filesystem, so
     that every worker sees them). `counts`: the list `reduce`'s counts (namespace `namespace`) join.
     """
@@ -89,7 +90,7 @@ class MergeSorted(beam.PTransform):
         run_dir: str,
         reduce: Reduce,
         *,
-        group_bytes: int,
+        group_bytes: int | None,
         counts: list,
         namespace: str,
         partitions: int = 32,

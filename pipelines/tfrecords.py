@@ -23,7 +23,7 @@ from albert import fileio
 from albert.config import StageConfig
 from albert.stage import StageError, stage_main
 from albert.tokenization import AlbertTokenizer
-from pipelines import features, instances, masking
+from pipelines import features, instances, masking, spill
 from pipelines.runner import CountingDoFn, counted, pipeline_options, run_pipeline, sum_counts
 from pipelines.shards import WriteShards, stable_hash
 
@@ -69,7 +69,7 @@ class TFRecordsConfig(StageConfig):
         True, description="lowercase before tokenizing (must match the vocabulary)"
     )
     num_shards: int = Field(
-        64, ge=1, description="output shards (a shard is held in memory when written)"
+        64, ge=1, description="output shards (written by merging sorted runs from disk, memory stays flat)"
     )
     nsp_bucket_documents: int = Field(
         256,
@@ -203,8 +203,17 @@ class _WriterDoFn(CountingDoFn):
 
 
 class ReadDocuments(beam.DoFn):
+    """path -> (key, text) of each document, its lines joined (the spread's payload)."""
+
     def process(self, path: str):
-        yield from read_documents(path)
+        for key, lines in read_documents(path):
+            yield key, "".join(lines).encode("utf-8")
+
+
+def spread_documents(pairs, inc) -> Iterator[tuple[bytes, list[str]]]:
+    """(key, lines) of a partition's documents, after the spread over workers."""
+    for key, text in pairs:
+        yield key, text.decode("utf-8").splitlines(keepends=True)
 
 
 class SopExamples(_WriterDoFn):
@@ -279,7 +288,13 @@ def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsC
     """Add the transforms that write the shards and metadata.json (counts summed in the pipeline)."""
     counts: list = []
     documents = (
-        pipeline | "Files" >> beam.Create(files) | "ReadDocuments" >> beam.ParDo(ReadDocuments())
+        pipeline
+        | "Files" >> beam.Create(files)
+        | "ReadDocuments" >> beam.ParDo(ReadDocuments())
+        | "SpreadDocuments" >> spill.MergeSorted(
+            fileio.join(output_dir, "_spread-runs"), spread_documents, group_bytes=None,
+            counts=counts, namespace=NAMESPACE,
+        )
     )
     if config.objective == "sop":
         examples = counted(documents, "SopExamples", SopExamples(config), counts)
@@ -356,6 +371,7 @@ def summarize(
 
 def write_metadata(_, counts: dict[str, int], shards: list[str], config: TFRecordsConfig, output_dir: str):
     """Write metadata.json from the pipeline's counts once every shard is written; no instances is an error."""
+    spill.remove_run_dirs([fileio.join(output_dir, "_spread-runs")])
     if not counts.get("instances"):
         raise StageError(
             f"{config.input}: no instances: the corpus is empty ({counts.get('documents', 0)} documents, "
