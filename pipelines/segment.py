@@ -283,28 +283,24 @@ def sentence_length_counts(sentences: Iterable[str]) -> dict[str, int]:
     return counts
 
 
-def sentence_length_histogram(counters: dict[str, int]) -> list[dict]:
-    """[{min_chars, max_chars (None: unbounded), sentences}] over every bucket, from the counts."""
-    bounds = [*SENTENCE_LENGTH_BUCKETS[1:], None]
-    return [
-        {"min_chars": low, "max_chars": None if high is None else high - 1,
-         "sentences": counters.get(f"sentence_chars_{low}", 0)}
-        for low, high in zip(SENTENCE_LENGTH_BUCKETS, bounds, strict=True)
-    ]
+def sentence_length_histogram(counters: dict[str, int]) -> dict[str, int]:
+    """Output sentences per length bucket, keyed by the bucket's lower bound in characters (a bucket
+    runs to the next bound; the last has none)."""
+    return {str(low): counters.get(f"sentence_chars_{low}", 0) for low in SENTENCE_LENGTH_BUCKETS}
 
 
-def sentence_length_warnings(histogram: list[dict]) -> list[str]:
+def sentence_length_warnings(histogram: dict[str, int]) -> list[str]:
     """A warning when the median output sentence is implausibly long (sentence splitting failed)."""
-    total = sum(bucket["sentences"] for bucket in histogram)
+    total = sum(histogram.values())
     seen = 0
-    for bucket in histogram:
-        seen += bucket["sentences"]
+    for index, low in enumerate(SENTENCE_LENGTH_BUCKETS):
+        seen += histogram.get(str(low), 0)
         if total and 2 * seen >= total:
-            if bucket["min_chars"] < LONG_MEDIAN_CHARS:
+            if low < LONG_MEDIAN_CHARS:
                 return []
-            high = "more" if bucket["max_chars"] is None else bucket["max_chars"]
+            high = SENTENCE_LENGTH_BUCKETS[index + 1] - 1 if index + 1 < len(SENTENCE_LENGTH_BUCKETS) else "more"
             return [(
-                f"the median sentence is {bucket['min_chars']}-{high} characters long (typical prose: "
+                f"the median sentence is {low}-{high} characters long (typical prose: "
                 "60-200): sentences were probably not split; check the input format and the text"
             )]
     return []
