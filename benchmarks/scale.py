@@ -20,9 +20,9 @@ dupe pass at 512 tokens. `rss_ratio`: each stage's peak RSS at the largest size 
 (goal: <= 1.2).
 
 `--reference DIR` (a checkout of google-research/albert) also runs its create_pretraining_data.py
-side by side with `pipelines.tfrecords` on one worker, on the same sample (the first 4 MB of the
-smallest corpus's segmented shards, same vocabulary, dupe 1, 512 tokens): MB per CPU second of each
-and their ratio. The reference imports tensorflow_hub only for TF-Hub vocabularies; where that is not
+side by side with `pipelines.tfrecords` on one worker, on the same samples (the first 3 MB and 9 MB
+of the smallest corpus's segmented shards, same vocabulary, dupe 1, 512 tokens): MB per CPU second
+of each, their marginal rate (start-up left out) and the ratios. The reference imports tensorflow_hub only for TF-Hub vocabularies; where that is not
 installed a blank stand-in module is put on its path. Prints ONE JSON line (progress on stderr).
 """
 
@@ -48,7 +48,7 @@ sys.path.insert(0, str(REPO))
 SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", REPO.parent / "shared" / "data"))
 WIKI = SHARED / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 FILES_PER_CORPUS = 16
-SAMPLE_MB = 4
+SAMPLE_MB = 3
 
 
 def cpu_model() -> str:
@@ -189,19 +189,26 @@ def run_stages(workdir: Path, corpus: Path, name: str, workers: int) -> dict:
     }
 
 
-def reference_side_by_side(workdir: Path, reference: Path, name: str) -> dict:
-    """create_pretraining_data.py and pipelines.tfrecords (1 worker) on the same segmented sample."""
-    sample = workdir / "sample"
+def segmented_sample(workdir: Path, name: str, megabytes_wanted: float) -> Path:
+    """The first documents of a segmented corpus, about `megabytes_wanted` MB, in one file."""
+    sample = workdir / f"sample-{megabytes_wanted:g}mb"
     shutil.rmtree(sample, ignore_errors=True)
     sample.mkdir()
-    remaining = int(SAMPLE_MB * 1e6)
+    remaining = int(megabytes_wanted * 1e6)
     with open(sample / "sample.txt", "wb") as out:
         for shard in sorted((workdir / f"seg-{name}").glob("*.txt")):
             for block in shard.read_bytes().split(b"\n\n"):
-                if remaining <= 0 or not block.strip():
-                    continue
-                out.write(block.strip(b"\n") + b"\n\n")
-                remaining -= len(block) + 2
+                if remaining > 0 and block.strip():
+                    out.write(block.strip(b"\n") + b"\n\n")
+                    remaining -= len(block) + 2
+    return sample
+
+
+def reference_side_by_side(workdir: Path, reference: Path, name: str) -> dict:
+    """create_pretraining_data.py and pipelines.tfrecords (1 worker) on the same segmented samples.
+
+    Each runs on SAMPLE_MB and 3 x SAMPLE_MB; `marginal_mb_per_cpu_s` (the extra MB over the extra
+    CPU seconds) leaves out both tools' start-up (TensorFlow or Beam imports)."""
     model = workdir / f"vocab-{name}" / "spiece.model"
     package = workdir / "reference-path"
     shutil.rmtree(package, ignore_errors=True)
@@ -213,29 +220,43 @@ def reference_side_by_side(workdir: Path, reference: Path, name: str) -> dict:
     except ImportError:
         (package / "tensorflow_hub.py").write_text('"""Blank stand-in: unused with --spm_model_file."""\n')
     env = {**os.environ, "PYTHONPATH": str(package), "TF_CPP_MIN_LOG_LEVEL": "2"}
-    theirs = measure(
-        [sys.executable, "-m", "albert.create_pretraining_data", f"--input_file={sample / 'sample.txt'}",
-         f"--output_file={workdir / 'reference.tfrecord'}", f"--spm_model_file={model}", "--vocab_file=unused",
-         "--max_seq_length=512", "--max_predictions_per_seq=20", "--masked_lm_prob=0.15", "--dupe_factor=1",
-         "--do_lower_case=true", "--random_seed=12345"],
-        workdir, env,
+    runs: dict[str, dict] = {"reference": {}, "ours_one_worker": {}}
+    for size in (SAMPLE_MB, 3 * SAMPLE_MB):
+        sample = segmented_sample(workdir, name, size)
+        print(f"scale: reference side by side on {size} MB ...", file=sys.stderr, flush=True)
+        runs["reference"][size] = measure(
+            [sys.executable, "-m", "albert.create_pretraining_data", f"--input_file={sample / 'sample.txt'}",
+             f"--output_file={workdir / 'reference.tfrecord'}", f"--spm_model_file={model}", "--vocab_file=unused",
+             "--max_seq_length=512", "--max_predictions_per_seq=20", "--masked_lm_prob=0.15", "--dupe_factor=1",
+             "--do_lower_case=true", "--random_seed=12345"],
+            workdir, env,
+        )
+        output = workdir / "ours-sample"
+        shutil.rmtree(output, ignore_errors=True)
+        runs["ours_one_worker"][size] = measure(
+            [sys.executable, "-m", "pipelines.tfrecords", "--input", str(sample), "--spm-model", str(model),
+             "--output", str(output), "--dupe-factor", "1", "--max-seq-length", "512", "--num-shards", "4"],
+            REPO,
+        )
+        for tool in runs.values():
+            tool[size]["sample_mb"] = round(megabytes(sample, "*.txt"), 2)
+    figures: dict = {}
+    for tool, by_size in runs.items():
+        small, large = by_size[SAMPLE_MB], by_size[3 * SAMPLE_MB]
+        figures[tool] = {
+            "runs": list(by_size.values()),
+            "mb_per_cpu_s": round(large["sample_mb"] / large["cpu_s"], 3),
+            "marginal_mb_per_cpu_s": round(
+                (large["sample_mb"] - small["sample_mb"]) / (large["cpu_s"] - small["cpu_s"]), 3
+            ),
+        }
+    figures["ratio_per_core"] = round(
+        figures["ours_one_worker"]["mb_per_cpu_s"] / figures["reference"]["mb_per_cpu_s"], 1
     )
-    output = workdir / "ours-sample"
-    shutil.rmtree(output, ignore_errors=True)
-    ours = measure(
-        [sys.executable, "-m", "pipelines.tfrecords", "--input", str(sample), "--spm-model", str(model),
-         "--output", str(output), "--dupe-factor", "1", "--max-seq-length", "512", "--num-shards", "4"],
-        REPO,
+    figures["marginal_ratio_per_core"] = round(
+        figures["ours_one_worker"]["marginal_mb_per_cpu_s"] / figures["reference"]["marginal_mb_per_cpu_s"], 1
     )
-    sample_mb = megabytes(sample, "*.txt")
-    for figures in (theirs, ours):
-        figures["mb_per_cpu_s"] = round(sample_mb / figures["cpu_s"], 3)
-    return {
-        "sample_mb": round(sample_mb, 2),
-        "reference": theirs,
-        "ours_one_worker": ours,
-        "ratio_per_core": round(ours["mb_per_cpu_s"] / theirs["mb_per_cpu_s"], 1),
-    }
+    return figures
 
 
 def main() -> None:
