@@ -29,7 +29,7 @@ from albert.config import StageConfig
 from albert.stage import StageError, stage_main
 from albert.tokenization import AlbertTokenizer
 from pipelines.domain_classifier import DomainModelHandler, train_classifier
-from pipelines.runner import beam_counter, counter_totals, pipeline_options
+from pipelines.runner import CountingDoFn, counted, pipeline_options, sum_counts
 from pipelines.shards import WriteShards
 from pipelines.tfrecords import input_files, read_documents
 
@@ -67,11 +67,11 @@ def documents_of(pattern: str) -> Iterator[tuple[str, str]]:
             yield key.decode(), " ".join(line.strip() for line in lines)
 
 
-class ReadDocuments(beam.DoFn):
+class ReadDocuments(CountingDoFn):
     """A corpus file -> (key, document text with its line breaks), counted."""
 
-    def setup(self):
-        self.inc = beam_counter(NAMESPACE)
+    def __init__(self):
+        super().__init__(NAMESPACE)
 
     def process(self, path: str):
         for key, lines in read_documents(path):
@@ -88,13 +88,20 @@ def selected_document(item: tuple[str, tuple[str, float]]) -> tuple[bytes, bytes
     return key.encode(), (document.rstrip("\n") + "\n\n").encode()
 
 
-class CountSelected(beam.DoFn):
-    def setup(self):
-        self.inc = beam_counter(NAMESPACE)
+class CountSelected(CountingDoFn):
+    def __init__(self):
+        super().__init__(NAMESPACE)
 
     def process(self, element):
         self.inc("selected")
         yield element
+
+
+def write_selection(_, counts: dict[str, int], summary: dict, output_dir: str) -> None:
+    """selection.json, with the counts summed in the pipeline."""
+    summary = {**summary, "documents": counts.get("documents", 0), "selected": counts.get("selected", 0)}
+    with fileio.open_file(fileio.join(output_dir, "selection.json"), "w") as handle:
+        json.dump(summary, handle, indent=2, sort_keys=True)
 
 
 def run(config: DomainSelectConfig, beam_args=None) -> dict:
@@ -114,9 +121,12 @@ def run(config: DomainSelectConfig, beam_args=None) -> dict:
                                         config.max_seq_length, config.epochs, seed=config.seed)
         handler = KeyedModelHandler(DomainModelHandler(classifier, config.spm_model, config.max_seq_length,
                                                        config.batch_size))
+        summary = {"top_k": config.top_k, "threshold": config.threshold,
+                   "classifier": classifier if config.classifier else fileio.join(config.output, "classifier.keras"),
+                   "classifier_training": training, "output": config.output}
+        counts: list = []
         with beam.Pipeline(options=pipeline_options(beam_args)) as pipeline:
-            documents = (pipeline | "Files" >> beam.Create(files)
-                         | "Read" >> beam.ParDo(ReadDocuments()))
+            documents = counted(pipeline | "Files" >> beam.Create(files), "Read", ReadDocuments(), counts)
             scores = (documents
                       | "Text" >> beam.MapTuple(lambda key, doc: (key, " ".join(doc.split("\n"))))
                       | "Score" >> RunInference(handler)
@@ -131,19 +141,17 @@ def run(config: DomainSelectConfig, beam_args=None) -> dict:
             else:
                 threshold = config.threshold
                 chosen = scores | "AboveThreshold" >> beam.Filter(lambda kv: kv[1] >= threshold)
-            _ = ({"document": documents, "score": chosen | "Count" >> beam.ParDo(CountSelected())}
+            _ = ({"document": documents, "score": counted(chosen, "Count", CountSelected(), counts)}
                  | "Join" >> beam.CoGroupByKey()
                  | "Selected" >> beam.FlatMap(lambda kv: [(kv[0], (kv[1]["document"][0], kv[1]["score"][0]))]
                                               if kv[1]["score"] else [])
                  | "Encode" >> beam.Map(selected_document)
                  | "WriteSelected" >> WriteShards(fileio.join(out, "selected"), config.num_shards, ".txt"))
-        counts = counter_totals(pipeline.result, NAMESPACE)
-        summary = {"documents": counts.get("documents", 0), "selected": counts.get("selected", 0),
-                   "top_k": config.top_k, "threshold": config.threshold,
-                   "classifier": classifier if config.classifier else fileio.join(config.output, "classifier.keras"),
-                   "classifier_training": training, "output": config.output}
-        with fileio.open_file(fileio.join(out, "selection.json"), "w") as handle:
-            json.dump(summary, handle, indent=2, sort_keys=True)
+            _ = (pipeline | "SelectionTrigger" >> beam.Create([None])
+                 | "WriteSelection" >> beam.Map(write_selection, counts=beam.pvalue.AsSingleton(sum_counts(counts)),
+                                                summary=summary, output_dir=out))
+        with fileio.open_file(fileio.join(out, "selection.json"), "r") as handle:
+            summary = json.load(handle)
     return summary
 
 
@@ -152,4 +160,8 @@ def main(argv=None, prog="python -m pipelines.domain_select") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the importable module's main: DoFns are then pickled as pipelines.domain_select.X, which
+    # worker processes can import, not as __main__.X, which they cannot.
+    from pipelines.domain_select import main as importable_main
+
+    sys.exit(importable_main())

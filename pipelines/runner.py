@@ -1,25 +1,51 @@
-"""Beam pipeline options and metrics shared by every pipeline.
+"""Beam pipeline options, running, counts as pipeline data and metrics shared by every pipeline.
 
 With no `--runner`, pipelines run on Beam's in-process FnApiRunner (DirectRunner would first try to
 download the Prism binary). Any Beam flag can be passed: `--direct_running_mode=multi_processing
 --direct_num_workers=2`, or `--runner=DataflowRunner --project=... --region=... --temp_location=gs://...`.
+
+Statistics are pipeline data, not metrics: a `CountingDoFn` adds its counts up per bundle and emits
+them on its COUNTS output, `SumCounts` combines them into one dict, and the stage writes its
+statistics file from the pipeline, so the file is complete on any runner, whether or not the driver
+reads metrics or even stays alive. Every count also increments a Beam counter, for monitoring only.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 
 import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
-from apache_beam.runners.runner import create_runner
+from apache_beam.transforms.window import GlobalWindows
 
-from albert.stage import StageError
+from albert.stage import StageError, describe_error
 
 DEFAULT_RUNNER = "FnApiRunner"
+COUNTS = "counts"
 
 Counter = Callable[[str, int], None]
 """inc(name, amount): how pure functions report counts without depending on Beam."""
+
+
+def check_runner(name: str) -> None:
+    """A StageError (one line) for a runner Beam cannot create: an unknown short name or a bad class path."""
+    known = {runner.lower() for runner in StandardOptions.KNOWN_RUNNER_NAMES}
+    if "." not in name:
+        if name.lower() in known or f"{name.lower()}runner" in known:
+            return
+        raise StageError(
+            f"--runner={name}: Beam knows no runner by this name; use one of "
+            f"{', '.join(sorted(StandardOptions.KNOWN_RUNNER_NAMES))} or a runner's full class path"
+        )
+    module, attribute = name.rsplit(".", 1)
+    try:
+        found = hasattr(importlib.import_module(module), attribute)
+    except ImportError as error:
+        raise StageError(f"--runner={name}: cannot import {module}: {error}") from None
+    if not found:
+        raise StageError(f"--runner={name}: {module} has no {attribute}")
 
 
 def pipeline_options(beam_args: Sequence[str] | None = None) -> PipelineOptions:
@@ -29,12 +55,20 @@ def pipeline_options(beam_args: Sequence[str] | None = None) -> PipelineOptions:
     if not any(arg == "--runner" or arg.startswith("--runner=") for arg in args):
         args.append(f"--runner={DEFAULT_RUNNER}")
     options = PipelineOptions(args)
-    runner = options.view_as(StandardOptions).runner
-    try:
-        create_runner(runner)
-    except (ValueError, ImportError) as error:
-        raise StageError(f"--runner={runner}: {error}") from None
+    check_runner(options.view_as(StandardOptions).runner)
     return options
+
+
+def run_pipeline(pipeline: beam.Pipeline) -> beam.runners.runner.PipelineResult:
+    """Run `pipeline` to the end; what a DoFn raised as StageError comes back as one StageError."""
+    try:
+        result = pipeline.run()
+        result.wait_until_finish()
+    except StageError:
+        raise
+    except Exception as error:  # the runner wraps what a DoFn raised
+        raise StageError(describe_error(error)[0]) from error
+    return result
 
 
 def beam_counter(namespace: str) -> Counter:
@@ -49,8 +83,77 @@ def beam_counter(namespace: str) -> Counter:
     return inc
 
 
+class CountingDoFn(beam.DoFn):
+    """A DoFn whose `self.inc(name, amount)` counts are pipeline data.
+
+    Each bundle's totals go out on the COUNTS output when the bundle ends (apply it with
+    `counted`), so a retried bundle's counts are dropped with its outputs; each count also
+    increments the Beam counter `namespace:name`, for monitoring. Subclasses that override
+    start_bundle or finish_bundle call the base methods.
+    """
+
+    def __init__(self, namespace: str):
+        self.namespace = namespace
+
+    def start_bundle(self):
+        if not hasattr(self, "_monitor"):
+            self._monitor = beam_counter(self.namespace)
+        self._counts: dict[str, int] = {}
+
+    def inc(self, name: str, amount: int = 1) -> None:
+        self._counts[name] = self._counts.get(name, 0) + amount
+        self._monitor(name, amount)
+
+    def finish_bundle(self):
+        if self._counts:
+            yield beam.pvalue.TaggedOutput(COUNTS, GlobalWindows.windowed_value(self._counts))
+
+
+def counted(pcoll, label: str, dofn: CountingDoFn, counts: list, *side_inputs, **kwargs):
+    """`pcoll | label >> ParDo(dofn)`: returns the main output; appends the COUNTS output to `counts`."""
+    outputs = pcoll | label >> beam.ParDo(dofn, *side_inputs, **kwargs).with_outputs(COUNTS, main="main")
+    counts.append(outputs[COUNTS])
+    return outputs.main
+
+
+def add_counts(totals: dict[str, int], counts: dict[str, int]) -> dict[str, int]:
+    for name, amount in counts.items():
+        totals[name] = totals.get(name, 0) + amount
+    return totals
+
+
+class _SumCountsFn(beam.CombineFn):
+    def create_accumulator(self):
+        return {}
+
+    def add_input(self, accumulator, counts):
+        return add_counts(accumulator, counts)
+
+    def merge_accumulators(self, accumulators):
+        totals: dict[str, int] = {}
+        for accumulator in accumulators:
+            add_counts(totals, accumulator)
+        return totals
+
+    def extract_output(self, accumulator):
+        return dict(sorted(accumulator.items()))
+
+
+def sum_counts(counts: list, label: str = "SumCounts"):
+    """The COUNTS outputs of a pipeline's counting DoFns -> one dict of totals, sorted by name.
+
+    A name appears once it was counted, amount 0 included, as with Beam counters."""
+    return (
+        tuple(counts)
+        | f"{label}Flatten" >> beam.Flatten()
+        | label >> beam.CombineGlobally(_SumCountsFn())
+    )
+
+
 def counter_totals(result: beam.runners.runner.PipelineResult, namespace: str) -> dict[str, int]:
-    """Committed (or attempted, where a runner has no committed values) counters of `namespace`."""
+    """Committed (or attempted, where a runner has no committed values) counters of `namespace`.
+
+    For monitoring and tests: the stages' statistics are computed in the pipeline (SumCounts)."""
     query = result.metrics().query(MetricsFilter().with_namespace(namespace))
     totals: dict[str, int] = {}
     for counter in query["counters"]:

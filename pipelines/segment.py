@@ -2,21 +2,25 @@
 
 Output: `OUTPUT/part-NNNNN-of-NNNNN.txt` in the BERT/ALBERT pretraining input format (one sentence per
 line, a blank line after each document) and `OUTPUT/stats.json` (documents, sentences and characters
-in and out, a count per skip reason, the bad files). The same input gives byte-identical files
-whatever the runner or number of workers.
+in and out, a count per skip reason, the bad files, a sentence-length histogram and warnings),
+computed and written by the pipeline itself. The same input gives byte-identical files whatever the
+runner or number of workers.
 
-Pipeline: match files -> read each file streaming (one DoFn per file) -> reshuffle pages/documents ->
-wikitext/book/text to normalised paragraphs -> drop exact-duplicate documents (smallest key kept) ->
-drop repeated paragraphs (first occurrence by key kept) -> split sentences -> drop short documents ->
-deterministic shards.
+Pipeline: match files -> read each file streaming (one DoFn per file) -> spread documents over the
+workers -> wikitext/book/text to normalised paragraphs -> drop exact-duplicate documents (smallest
+key kept) -> drop repeated paragraphs (first occurrence by key kept) -> split sentences -> drop short
+documents -> deterministic shards. Spreading and both de-duplications group through sorted spill
+files (pipelines.spill), so memory stays bounded on the in-process runner too.
 """
 
 from __future__ import annotations
 
+import bisect
 import codecs
+import itertools
 import json
+import logging
 import posixpath
-import re
 import sys
 import zlib
 from collections.abc import Iterable
@@ -30,12 +34,22 @@ from pydantic import Field, field_validator
 from albert import fileio
 from albert.config import StageConfig
 from albert.stage import StageError, stage_main
-from pipelines import input_formats, text_cleaning
-from pipelines.runner import beam_counter, counter_totals, pipeline_options
+from pipelines import input_formats, spill, text_cleaning
+from pipelines.runner import (
+    COUNTS,
+    CountingDoFn,
+    counted,
+    pipeline_options,
+    run_pipeline,
+    sum_counts,
+)
 from pipelines.shards import WriteShards, stable_hash
+
+logger = logging.getLogger(__name__)
 
 NAMESPACE = "segment"
 BAD_FILES = "bad_files"
+STATS_FILE = "stats.json"
 SKIP_REASONS = (
     "bad_file", "bad_record", "namespace", "redirect", "disambiguation", "empty",
     "duplicate_document", "too_short",
@@ -130,15 +144,13 @@ def clean_paragraphs(fmt: str, text: str, form: text_cleaning.UnicodeForm) -> tu
     return tuple(p for p in (text_cleaning.normalize_text(p, form) for p in raw) if p)
 
 
-class ReadFiles(beam.DoFn):
+class ReadFiles(CountingDoFn):
     """path -> (key, format, text) per raw document; bad files fail the job or go to BAD_FILES."""
 
     def __init__(self, config: SegmentConfig):
+        super().__init__(NAMESPACE)
         self.format, self.on_error = config.format, config.on_error
         self.fallback_encoding, self.jsonl_field = config.fallback_encoding, config.jsonl_field
-
-    def setup(self):
-        self.inc = beam_counter(NAMESPACE)
 
     def process(self, path: str):
         try:
@@ -157,14 +169,12 @@ class ReadFiles(beam.DoFn):
             yield beam.pvalue.TaggedOutput(BAD_FILES, {"file": path, "reason": reason})
 
 
-class CleanDocuments(beam.DoFn):
+class CleanDocuments(CountingDoFn):
     """(key, format, text) -> (key, normalised paragraphs); documents left empty are counted."""
 
     def __init__(self, form: text_cleaning.UnicodeForm):
+        super().__init__(NAMESPACE)
         self.form = form
-
-    def setup(self):
-        self.inc = beam_counter(NAMESPACE)
 
     def process(self, element):
         key, fmt, text = element
@@ -175,66 +185,14 @@ class CleanDocuments(beam.DoFn):
         yield key, paragraphs
 
 
-class SmallestWithCount(beam.CombineFn):
-    """(smallest element, number of elements): keeps the duplicate with the smallest key."""
-
-    def create_accumulator(self):
-        return None, 0
-
-    def add_input(self, accumulator, element):
-        best, count = accumulator
-        return (element if best is None or element < best else best), count + 1
-
-    def merge_accumulators(self, accumulators):
-        best, total = None, 0
-        for candidate, count in accumulators:
-            total += count
-            if candidate is not None and (best is None or candidate < best):
-                best = candidate
-        return best, total
-
-    def extract_output(self, accumulator):
-        return accumulator
-
-
-class KeepFirstDocument(beam.DoFn):
-    def setup(self):
-        self.inc = beam_counter(NAMESPACE)
-
-    def process(self, element):
-        _, (document, count) = element
-        if count > 1:
-            self.inc("skipped_duplicate_document", count - 1)
-        yield document
-
-
-class DropRepeatedParagraphs(beam.DoFn):
-    """(key, {doc: [paragraphs], drop: [indices]}) -> (key, paragraphs without the repeats)."""
-
-    def setup(self):
-        self.inc = beam_counter(NAMESPACE)
-
-    def process(self, element):
-        key, grouped = element
-        for paragraphs in grouped["doc"]:
-            drop = set(grouped["drop"])
-            if drop:
-                self.inc("paragraphs_duplicate", len(drop))
-                paragraphs = tuple(p for i, p in enumerate(paragraphs) if i not in drop)
-            if not paragraphs:
-                self.inc("skipped_empty", 1)
-                continue
-            yield key, paragraphs
-
-
-class SegmentDocuments(beam.DoFn):
+class SegmentDocuments(CountingDoFn):
     """(key, paragraphs) -> (key, document block bytes); short documents are counted and dropped."""
 
     def __init__(self, max_sentence_chars: int, min_document_chars: int):
+        super().__init__(NAMESPACE)
         self.max_sentence_chars, self.min_document_chars = max_sentence_chars, min_document_chars
 
     def setup(self):
-        self.inc = beam_counter(NAMESPACE)
         self.splitter = text_cleaning.SentenceSplitter(self.max_sentence_chars)
 
     def process(self, element):
@@ -248,78 +206,134 @@ class SegmentDocuments(beam.DoFn):
         self.inc("documents_out", 1)
         self.inc("sentences_out", len(sentences))
         self.inc("characters_out", characters)
+        for bucket, count in sentence_length_counts(sentences).items():
+            self.inc(bucket, count)
         yield key, text_cleaning.document_block(sentences).encode("utf-8")
 
 
-def _repeated_paragraphs(documents, min_chars: int):
-    """(doc key, paragraph index) of every repeat of a paragraph after its first occurrence by key."""
-
-    def references(element):
-        key, paragraphs = element
-        for index, paragraph in enumerate(paragraphs):
-            if len(paragraph) >= min_chars:
-                yield text_cleaning.paragraph_hash(paragraph), (key, index)
-
-    return (
-        documents
-        | "ParagraphRefs" >> beam.FlatMap(references)
-        | "GroupParagraphs" >> beam.GroupByKey()
-        | "AllButFirst" >> beam.FlatMap(lambda kv: sorted(kv[1])[1:])
-    )
+# De-duplication through sorted spill files (pipelines.spill): every key below starts with a fixed-size
+# group (content hash, paragraph hash or document key), so a reduce sees each group's records in order.
+_KEY_BYTES = 8
 
 
-def _write_json(items: list, path: str) -> None:
-    with FileSystems.create(path) as handle:
-        handle.write(json.dumps(sorted(items, key=lambda item: item["file"])).encode("utf-8"))
+def _encode_paragraphs(paragraphs: tuple[str, ...]) -> bytes:
+    return "\n".join(paragraphs).encode("utf-8")  # normalised paragraphs hold no line break
 
 
-def build_pipeline(pipeline: beam.Pipeline, paths: list[str], config: SegmentConfig, output_dir: str):
-    """Add the segmentation transforms to `pipeline`, writing shards into `output_dir`."""
-    read = (
-        pipeline
-        | "Files" >> beam.Create(paths)
-        | "SpreadFiles" >> beam.Reshuffle()
-        | "Read" >> beam.ParDo(ReadFiles(config)).with_outputs(BAD_FILES, main="documents")
-    )
-    _ = (
-        read[BAD_FILES]
-        | "BadFileList" >> beam.combiners.ToList()
-        | "WriteBadFiles" >> beam.Map(_write_json, fileio.join(output_dir, "_bad_files.json"))
-    )
-    documents = (
-        read.documents
-        | "SpreadDocuments" >> beam.Reshuffle()
-        | "Clean" >> beam.ParDo(CleanDocuments(config.unicode_form))
-    )
-    unique = (
-        documents
-        | "ByContent" >> beam.Map(lambda kv: (text_cleaning.content_hash(kv[1]), kv))
-        | "SmallestKey" >> beam.CombinePerKey(SmallestWithCount())
-        | "KeepFirst" >> beam.ParDo(KeepFirstDocument())
-    )
-    repeats = _repeated_paragraphs(unique, config.min_dedup_paragraph_chars)
-    _ = (
-        {"doc": unique, "drop": repeats}
-        | "JoinRepeats" >> beam.CoGroupByKey()
-        | "DropRepeats" >> beam.ParDo(DropRepeatedParagraphs())
-        | "Segment" >> beam.ParDo(SegmentDocuments(config.max_sentence_chars, config.min_document_chars))
-        | "Write" >> WriteShards(fileio.join(output_dir, "part"), config.num_shards, ".txt")
-    )
+def _decode_paragraphs(data: bytes) -> tuple[str, ...]:
+    return tuple(data.decode("utf-8").split("\n"))
 
 
-def stage_error_message(error: BaseException) -> str:
-    """The `path: reason` a DoFn raised, recovered from the runner's wrapped exception."""
-    if isinstance(error, StageError):
-        return re.sub(r"\s*\[while running '[^']*'\]$", "", str(error))
-    found = re.findall(r"StageError: (.+?)(?: \[while running '[^']*'\])?$", str(error), re.MULTILINE)
-    if found:
-        return found[-1].strip()
-    first_line = (str(error).strip().splitlines() or [""])[0]
-    return f"pipeline failed: {type(error).__name__}: {first_line}"
+def raw_document_pair(element) -> tuple[bytes, bytes]:
+    """(key, format, text) -> (key, format NUL text), for spreading documents over workers."""
+    key, fmt, text = element
+    return key, fmt.encode() + b"\x00" + text.encode("utf-8", "surrogatepass")
+
+
+def raw_documents(pairs, inc):
+    """The inverse of raw_document_pair, for a partition's sorted pairs."""
+    for key, payload in pairs:
+        fmt, _, text = payload.partition(b"\x00")
+        yield key, fmt.decode(), text.decode("utf-8", "surrogatepass")
+
+
+def content_pair(element) -> tuple[bytes, bytes]:
+    """(key, paragraphs) -> (content hash + key, paragraphs): duplicates meet, smallest key first."""
+    key, paragraphs = element
+    return text_cleaning.content_hash(paragraphs).to_bytes(_KEY_BYTES, "big") + key, _encode_paragraphs(paragraphs)
+
+
+def first_of_each_content(pairs, inc):
+    """(key, paragraphs) of the smallest key of each content; the other copies are counted."""
+    for _, group in itertools.groupby(pairs, key=lambda pair: pair[0][:_KEY_BYTES]):
+        copies = 0
+        for sort_key, payload in group:
+            if not copies:
+                yield sort_key[_KEY_BYTES:], _decode_paragraphs(payload)
+            copies += 1
+        if copies > 1:
+            inc("skipped_duplicate_document", copies - 1)
+
+
+def paragraph_refs(element, min_chars: int):
+    """(paragraph hash + key + index, b"") of every paragraph of a document long enough to de-duplicate."""
+    key, paragraphs = element
+    for index, paragraph in enumerate(paragraphs):
+        if len(paragraph) >= min_chars:
+            yield text_cleaning.paragraph_hash(paragraph).to_bytes(_KEY_BYTES, "big") + key + index.to_bytes(4, "big"), b""
+
+
+def repeated_paragraphs(pairs, inc):
+    """(key + 0 + index, b"") of every repeat of a paragraph after its first occurrence by (key, index)."""
+    for _, group in itertools.groupby(pairs, key=lambda pair: pair[0][:_KEY_BYTES]):
+        for position, (sort_key, _) in enumerate(group):
+            if position:
+                yield sort_key[_KEY_BYTES:2 * _KEY_BYTES] + b"\x00" + sort_key[2 * _KEY_BYTES:], b""
+
+
+def document_pair(element) -> tuple[bytes, bytes]:
+    """(key, paragraphs) -> (key + 1, paragraphs): sorts after the key's repeats (key + 0 + index)."""
+    key, paragraphs = element
+    return key + b"\x01", _encode_paragraphs(paragraphs)
+
+
+def drop_repeated_paragraphs(pairs, inc):
+    """(key, paragraphs without the repeats) per document; documents left empty are counted."""
+    for key, group in itertools.groupby(pairs, key=lambda pair: pair[0][:_KEY_BYTES]):
+        drop: set[int] = set()
+        for sort_key, payload in group:
+            if sort_key[_KEY_BYTES] == 0:
+                drop.add(int.from_bytes(sort_key[_KEY_BYTES + 1:], "big"))
+                continue
+            paragraphs = _decode_paragraphs(payload)
+            if drop:
+                inc("paragraphs_duplicate", len(drop))
+                paragraphs = tuple(p for i, p in enumerate(paragraphs) if i not in drop)
+            if not paragraphs:
+                inc("skipped_empty", 1)
+                continue
+            yield key, paragraphs
+
+
+SENTENCE_LENGTH_BUCKETS = (0, 25, 50, 100, 150, 200, 300, 500, 1000, 2000)
+LONG_MEDIAN_CHARS = 300
+"""A median sentence at least this long means sentences were not split (typical prose: 60-200)."""
+
+
+def sentence_length_counts(sentences: Iterable[str]) -> dict[str, int]:
+    """Counts per length bucket, named `sentence_chars_<bucket's lower bound>`."""
+    counts: dict[str, int] = {}
+    for sentence in sentences:
+        low = SENTENCE_LENGTH_BUCKETS[bisect.bisect_right(SENTENCE_LENGTH_BUCKETS, len(sentence)) - 1]
+        counts[f"sentence_chars_{low}"] = counts.get(f"sentence_chars_{low}", 0) + 1
+    return counts
+
+
+def sentence_length_histogram(counters: dict[str, int]) -> dict[str, int]:
+    """Output sentences per length bucket, keyed by the bucket's lower bound in characters (a bucket
+    runs to the next bound; the last has none)."""
+    return {str(low): counters.get(f"sentence_chars_{low}", 0) for low in SENTENCE_LENGTH_BUCKETS}
+
+
+def sentence_length_warnings(histogram: dict[str, int]) -> list[str]:
+    """A warning when the median output sentence is implausibly long (sentence splitting failed)."""
+    total = sum(histogram.values())
+    seen = 0
+    for index, low in enumerate(SENTENCE_LENGTH_BUCKETS):
+        seen += histogram.get(str(low), 0)
+        if total and 2 * seen >= total:
+            if low < LONG_MEDIAN_CHARS:
+                return []
+            high = SENTENCE_LENGTH_BUCKETS[index + 1] - 1 if index + 1 < len(SENTENCE_LENGTH_BUCKETS) else "more"
+            return [(
+                f"the median sentence is {low}-{high} characters long (typical prose: "
+                "60-200): sentences were probably not split; check the input format and the text"
+            )]
+    return []
 
 
 def summarize(counters: dict[str, int], bad_files: list[dict], paths: list[str], shards: list[str]) -> dict:
-    """stats.json: figures from the Beam counters, a count per skip reason, the bad files."""
+    """stats.json: figures from the counts, a count per skip reason, the bad files, sentence lengths."""
     figures = (
         "documents_in", "documents_out", "sentences_in", "sentences_out", "characters_in",
         "characters_out", "bytes_in", "paragraphs_duplicate", "sentences_cut",
@@ -333,13 +347,80 @@ def summarize(counters: dict[str, int], bad_files: list[dict], paths: list[str],
         if name in ("files_wikipedia", "files_books", "files_text", "files_jsonl")
     }
     stats["skipped"] = {reason: counters.get(f"skipped_{reason}", 0) for reason in SKIP_REASONS}
-    stats["bad_files"] = bad_files
-    stats["shards"] = shards
+    stats["bad_files"] = sorted(bad_files, key=lambda item: item["file"])
+    stats["shards"] = sorted(posixpath.basename(path) for path in shards)
+    stats["sentence_length_histogram"] = sentence_length_histogram(counters)
+    stats["warnings"] = sentence_length_warnings(stats["sentence_length_histogram"])
     return stats
 
 
+def write_stats(_, counters: dict, bad_files: list[dict], shards: list[str], paths: list[str],
+                output_dir: str, run_dirs: list[str]) -> None:
+    """Write stats.json from the pipeline's data, once everything else is written."""
+    spill.remove_run_dirs(run_dirs)
+    stats = summarize(counters, bad_files, paths, shards)
+    with FileSystems.create(fileio.join(output_dir, STATS_FILE)) as handle:
+        handle.write((json.dumps(stats, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def build_pipeline(pipeline: beam.Pipeline, paths: list[str], config: SegmentConfig, output_dir: str):
+    """Add the segmentation transforms to `pipeline`, writing shards and stats.json into `output_dir`."""
+    counts: list = []
+    run_dirs = [fileio.join(output_dir, f"_{name}-runs") for name in ("spread", "documents", "paragraphs", "repeats")]
+    spread_runs, document_runs, paragraph_runs, repeat_runs = run_dirs
+
+    def merge_sorted(run_dir, reduce, group_bytes=_KEY_BYTES):
+        return spill.MergeSorted(run_dir, reduce, group_bytes=group_bytes, counts=counts, namespace=NAMESPACE)
+
+    read = (
+        pipeline
+        | "Files" >> beam.Create(paths)
+        | "SpreadFiles" >> beam.Reshuffle()
+        | "Read" >> beam.ParDo(ReadFiles(config)).with_outputs(BAD_FILES, COUNTS, main="documents")
+    )
+    counts.append(read[COUNTS])
+    documents = counted(
+        read.documents
+        | "RawPairs" >> beam.Map(raw_document_pair)
+        | "SpreadDocuments" >> merge_sorted(spread_runs, raw_documents),
+        "Clean", CleanDocuments(config.unicode_form), counts,
+    )
+    unique = (
+        documents
+        | "ByContent" >> beam.Map(content_pair)
+        | "KeepFirstDocument" >> merge_sorted(document_runs, first_of_each_content)
+    )
+    repeats = (
+        unique
+        | "ParagraphRefs" >> beam.FlatMap(paragraph_refs, config.min_dedup_paragraph_chars)
+        | "FindRepeats" >> merge_sorted(paragraph_runs, repeated_paragraphs)
+    )
+    kept = (
+        (repeats, unique | "DocumentPairs" >> beam.Map(document_pair))
+        | "RepeatsThenDocument" >> beam.Flatten()
+        | "DropRepeats" >> merge_sorted(repeat_runs, drop_repeated_paragraphs)
+    )
+    segmented = counted(
+        kept, "Segment", SegmentDocuments(config.max_sentence_chars, config.min_document_chars), counts
+    )
+    shards = segmented | "Write" >> WriteShards(fileio.join(output_dir, "part"), config.num_shards, ".txt")
+    _ = (
+        pipeline
+        | "StatsTrigger" >> beam.Create([None])
+        | "WriteStats" >> beam.Map(
+            write_stats,
+            counters=beam.pvalue.AsSingleton(sum_counts(counts)),
+            bad_files=beam.pvalue.AsList(read[BAD_FILES]),
+            shards=beam.pvalue.AsList(shards),
+            paths=paths,
+            output_dir=output_dir,
+            run_dirs=run_dirs,
+        )
+    )
+
+
 def run(config: SegmentConfig, beam_args: list[str] | None = None) -> dict:
-    """Segment the inputs into `config.output`; returns the stats also written to stats.json.
+    """Segment the inputs into `config.output`; returns the stats the pipeline wrote to stats.json.
 
     Raises StageError naming the file and reason for bad input (on_error='fail') or a pattern that
     matches nothing; the output directory is then left absent.
@@ -349,24 +430,12 @@ def run(config: SegmentConfig, beam_args: list[str] | None = None) -> dict:
     with fileio.atomic_output_dir(config.output) as output_dir:
         pipeline = beam.Pipeline(options=options)
         build_pipeline(pipeline, paths, config, output_dir)
-        try:
-            result = pipeline.run()
-            result.wait_until_finish()
-        except Exception as error:  # the runner wraps what a DoFn raised, or re-raises it with a suffix
-            raise StageError(stage_error_message(error)) from error
-        counters = counter_totals(result, NAMESPACE)
-        bad_files_path = fileio.join(output_dir, "_bad_files.json")
-        with fileio.open_file(bad_files_path, "rb") as handle:
-            bad_files = json.loads(handle.read())
-        fileio.remove(bad_files_path)
-        shards = sorted(
-            posixpath.basename(m.path)
-            for m in FileSystems.match([fileio.join(output_dir, "part-*.txt")])[0].metadata_list
-        )
-        stats = summarize(counters, bad_files, paths, shards)
+        run_pipeline(pipeline)
+        with fileio.open_file(fileio.join(output_dir, STATS_FILE), "r", encoding="utf-8") as handle:
+            stats = json.load(handle)
         check_not_empty(stats)
-        with fileio.open_file(fileio.join(output_dir, "stats.json"), "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(stats, indent=2, sort_keys=True) + "\n")
+    for warning in stats["warnings"]:
+        logger.warning("%s: %s", config.output, warning)
     return stats
 
 
@@ -375,4 +444,8 @@ def main(argv=None, prog="python -m pipelines.segment") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the importable module's main: DoFns are then pickled as pipelines.segment.X, which worker
+    # processes can import, not as __main__.X, which they cannot.
+    from pipelines.segment import main as importable_main
+
+    sys.exit(importable_main())

@@ -8,7 +8,6 @@ byte-identical for any runner and worker count; instances are shuffled across sh
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -24,14 +23,15 @@ from albert import fileio
 from albert.config import StageConfig
 from albert.stage import StageError, stage_main
 from albert.tokenization import AlbertTokenizer
-from pipelines import features, instances, masking
-from pipelines.runner import beam_counter, counter_totals, pipeline_options
+from pipelines import features, instances, masking, spill
+from pipelines.runner import CountingDoFn, counted, pipeline_options, run_pipeline, sum_counts
 from pipelines.shards import WriteShards, stable_hash
 
 logger = logging.getLogger(__name__)
 
 NAMESPACE = "tfrecords"
 FORMAT = "albert-pretraining-tfrecord-v1"
+METADATA_FILE = "metadata.json"
 
 
 class TFRecordsConfig(StageConfig):
@@ -69,7 +69,7 @@ class TFRecordsConfig(StageConfig):
         True, description="lowercase before tokenizing (must match the vocabulary)"
     )
     num_shards: int = Field(
-        64, ge=1, description="output shards (a shard is held in memory when written)"
+        64, ge=1, description="output shards (written by merging sorted runs from disk, memory stays flat)"
     )
     nsp_bucket_documents: int = Field(
         256,
@@ -222,23 +222,29 @@ class InstanceWriter:
                 self.inc(f"masked_ngrams_{n}", int(ngram_counts[n]))
 
 
-@functools.lru_cache(maxsize=4)
-def _shared_writer(config_json: str) -> InstanceWriter:
-    """One InstanceWriter (tokenizer, tables) per process and config, shared by the DoFns."""
-    return InstanceWriter(TFRecordsConfig.model_validate_json(config_json), beam_counter(NAMESPACE))
+class _WriterDoFn(CountingDoFn):
+    """A DoFn with an InstanceWriter (tokenizer, tables) made once per DoFn instance, counting into it."""
 
-
-class _WriterDoFn(beam.DoFn):
     def __init__(self, config: TFRecordsConfig):
-        self.config_json = config.model_dump_json()
+        super().__init__(NAMESPACE)
+        self.config = config
 
     def setup(self):
-        self.writer = _shared_writer(self.config_json)
+        self.writer = InstanceWriter(self.config, self.inc)
 
 
 class ReadDocuments(beam.DoFn):
+    """path -> (key, text) of each document, its lines joined (the spread's payload)."""
+
     def process(self, path: str):
-        yield from read_documents(path)
+        for key, lines in read_documents(path):
+            yield key, "".join(lines).encode("utf-8")
+
+
+def spread_documents(pairs, inc) -> Iterator[tuple[bytes, list[str]]]:
+    """(key, lines) of a partition's documents, after the spread over workers."""
+    for key, text in pairs:
+        yield key, text.decode("utf-8").splitlines(keepends=True)
 
 
 class SopExamples(_WriterDoFn):
@@ -309,24 +315,43 @@ def load_tokenizer(config: TFRecordsConfig) -> AlbertTokenizer:
         raise StageError(f"{config.spm_model}: cannot load SentencePiece model: {error}") from None
 
 
-def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsConfig, prefix: str):
+def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsConfig, output_dir: str):
+    """Add the transforms that write the shards and metadata.json (counts summed in the pipeline)."""
+    counts: list = []
     documents = (
-        pipeline | "Files" >> beam.Create(files) | "ReadDocuments" >> beam.ParDo(ReadDocuments())
+        pipeline
+        | "Files" >> beam.Create(files)
+        | "ReadDocuments" >> beam.ParDo(ReadDocuments())
+        | "SpreadDocuments" >> spill.MergeSorted(
+            fileio.join(output_dir, "_spread-runs"), spread_documents, group_bytes=None,
+            counts=counts, namespace=NAMESPACE,
+        )
     )
     if config.objective == "sop":
-        examples = documents | "SopExamples" >> beam.ParDo(SopExamples(config))
+        examples = counted(documents, "SopExamples", SopExamples(config), counts)
     else:
-        encoded = documents | "Encode" >> beam.ParDo(EncodeDocuments(config))
+        encoded = counted(documents, "Encode", EncodeDocuments(config), counts)
         count = encoded | "CountDocuments" >> beam.combiners.Count.Globally()
-        examples = (
+        examples = counted(
             encoded
             | "Bucket"
             >> beam.FlatMap(nsp_buckets, count=beam.pvalue.AsSingleton(count), config=config)
-            | "GroupBuckets" >> beam.GroupByKey()
-            | "NspExamples" >> beam.ParDo(NspExamples(config))
+            | "GroupBuckets" >> beam.GroupByKey(),
+            "NspExamples", NspExamples(config), counts,
         )
-    return examples | "Write" >> WriteShards(
-        prefix, config.num_shards, ".tfrecord", framing="tfrecord"
+    shards = examples | "Write" >> WriteShards(
+        fileio.join(output_dir, "data"), config.num_shards, ".tfrecord", framing="tfrecord"
+    )
+    _ = (
+        pipeline
+        | "MetadataTrigger" >> beam.Create([None])
+        | "WriteMetadata" >> beam.Map(
+            write_metadata,
+            counts=beam.pvalue.AsSingleton(sum_counts(counts)),
+            shards=beam.pvalue.AsList(shards),
+            config=config,
+            output_dir=output_dir,
+        )
     )
 
 
@@ -375,32 +400,36 @@ def summarize(
     }
 
 
+def write_metadata(_, counts: dict[str, int], shards: list[str], config: TFRecordsConfig, output_dir: str):
+    """Write metadata.json from the pipeline's counts once every shard is written; no instances is an error."""
+    spill.remove_run_dirs([fileio.join(output_dir, "_spread-runs")])
+    if not counts.get("instances"):
+        raise StageError(
+            f"{config.input}: no instances: the corpus is empty ({counts.get('documents', 0)} documents, "
+            f"{counts.get('document_tokens', 0)} tokens)"
+        )
+    tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
+    metadata = summarize(config, counts, tokenizer, sorted(os.path.basename(path) for path in shards))
+    with fileio.open_file(fileio.join(output_dir, METADATA_FILE), "w") as handle:
+        json.dump(metadata, handle, indent=2, sort_keys=True)
+
+
 def run(config: TFRecordsConfig, beam_args: list[str] | None = None) -> dict:
     """Write the TFRecords and metadata.json; returns the metadata (without the file list)."""
-    tokenizer = load_tokenizer(config)
+    load_tokenizer(config)
     files = input_files(config.input)
     if not files:
         raise StageError(f"{config.input}: no corpus files (expected *.txt, *.txt.gz or *.txt.bz2)")
     with fileio.atomic_output_dir(config.output) as temp_dir:
-        with beam.Pipeline(options=pipeline_options(beam_args)) as pipeline:
-            build_pipeline(pipeline, files, config, fileio.join(temp_dir, "data"))
-        result = pipeline.result
-        counts = counter_totals(result, NAMESPACE)
-        if not counts.get("instances"):
-            raise StageError(
-                f"{config.input}: no instances: the corpus is empty ({counts.get('documents', 0)} documents, "
-                f"{counts.get('document_tokens', 0)} tokens)"
-            )
-        warning = truncation_warning(config, counts)
-        if warning:
-            logger.warning("%s", warning)
-        shard_files = sorted(
-            os.path.basename(p) for p in fileio.expand(fileio.join(temp_dir, "*.tfrecord"))
-        )
-        metadata = summarize(config, counts, tokenizer, shard_files)
-        with fileio.open_file(fileio.join(temp_dir, "metadata.json"), "w") as handle:
-            json.dump(metadata, handle, indent=2, sort_keys=True)
-    logger.info("wrote %d instances to %s", counts["instances"], config.output)
+        pipeline = beam.Pipeline(options=pipeline_options(beam_args))
+        build_pipeline(pipeline, files, config, temp_dir)
+        run_pipeline(pipeline)
+        with fileio.open_file(fileio.join(temp_dir, METADATA_FILE), "r") as handle:
+            metadata = json.load(handle)
+    warning = truncation_warning(config, metadata["counts"])
+    if warning:
+        logger.warning("%s", warning)
+    logger.info("wrote %d instances to %s", metadata["counts"]["instances"], config.output)
     return {key: value for key, value in metadata.items() if key not in ("files", "features")}
 
 
@@ -409,4 +438,8 @@ def main(argv=None, prog="python -m pipelines.tfrecords") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the importable module's main: DoFns are then pickled as pipelines.tfrecords.X, which worker
+    # processes can import, not as __main__.X, which they cannot.
+    from pipelines.tfrecords import main as importable_main
+
+    sys.exit(importable_main())

@@ -28,7 +28,14 @@ from albert.config import StageConfig
 from albert.stage import StageError, stage_main
 from albert.tokenization import AlbertTokenizer, preprocess_text
 from pipelines import sampling
-from pipelines.runner import Counter, beam_counter, counter_totals, pipeline_options
+from pipelines.runner import (
+    Counter,
+    CountingDoFn,
+    counted,
+    pipeline_options,
+    run_pipeline,
+    sum_counts,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +43,6 @@ COUNTER_NAMESPACE = "vocab"
 CONTROL_SYMBOLS = ["[CLS]", "[SEP]", "[MASK]"]
 # A list, not the reference README's quoted "(,),\",-,.,–,£,€", which current sentencepiece mis-parses.
 USER_DEFINED_SYMBOLS = ["(", ")", '"', "-", ".", "–", "£", "€"]
-ERROR_FILE = "vocab_error.txt"
 STATS_FILE = "vocab_stats.json"
 
 
@@ -195,7 +201,7 @@ def heldout_metrics(tokenizer: AlbertTokenizer, sentences: Iterable[str]) -> dic
 def build_vocabulary(
     config: VocabConfig, corpus_sentences: int, chosen: Iterable, output_dir: str
 ) -> dict:
-    """Train on the chosen sentences and write model, vocab and stats to `output_dir`; return stats."""
+    """Train on the chosen sentences, write model and vocab to `output_dir`; return their stats."""
     train: list[tuple[int, str]] = []
     heldout: list[tuple[int, str]] = []
     for chunk in chosen:
@@ -229,24 +235,27 @@ def build_vocabulary(
         "model_sha256": tokenizer.model_sha256,
         **heldout_metrics(tokenizer, (sentence for _, sentence in heldout)),
     }
-    with fileio.open_file(fileio.join(output_dir, STATS_FILE), "w", encoding="utf-8") as handle:
-        json.dump(stats, handle, indent=2, sort_keys=True)
     return stats
 
 
 class _BuildVocabulary(beam.DoFn):
-    """Runs `build_vocabulary` on one worker; bad input is recorded in ERROR_FILE, not retried."""
+    """Runs `build_vocabulary` on one worker and writes vocab_stats.json, corpus counts included.
 
-    def __init__(self, config: VocabConfig, output_dir: str):
-        self.config, self.output_dir = config, output_dir
+    Bad input raises a StageError naming the corpus and what to change (the job fails with it)."""
 
-    def process(self, group, corpus_sentences):
+    def __init__(self, config: VocabConfig, output_dir: str, start_time: float):
+        self.config, self.output_dir, self.start_time = config, output_dir, start_time
+
+    def process(self, group, corpus_sentences, corpus_counts):
         _, chosen = group
         try:
-            build_vocabulary(self.config, corpus_sentences, chosen, self.output_dir)
+            stats = build_vocabulary(self.config, corpus_sentences, chosen, self.output_dir)
         except StageError as error:
-            with fileio.open_file(fileio.join(self.output_dir, ERROR_FILE), "w") as handle:
-                handle.write(str(error))
+            raise StageError(f"{self.config.input}: {error}") from None
+        stats["corpus_counts"] = corpus_counts
+        stats["wall_seconds"] = round(time.time() - self.start_time, 3)
+        with fileio.open_file(fileio.join(self.output_dir, STATS_FILE), "w", encoding="utf-8") as handle:
+            json.dump(stats, handle, indent=2, sort_keys=True)
         yield self.output_dir
 
 
@@ -269,29 +278,30 @@ def choose_sentences(
                 yield role, key, sentence
 
 
-class _ChooseFromFile(beam.DoFn):
+class _ChooseFromFile(CountingDoFn):
     """One corpus file -> its chosen sentences, in lists of CHUNK (few, large elements to group)."""
 
     CHUNK = 10_000
 
     def __init__(self, config: VocabConfig):
+        super().__init__(COUNTER_NAMESPACE)
         self.config = config
 
     def process(self, readable_file, total):
         bounds = sampling.sample_bounds(total, self.config.sample_sentences, self.config.heldout_sentences)
-        chosen = choose_sentences(
-            file_lines(readable_file), self.config, bounds, beam_counter(COUNTER_NAMESPACE)
-        )
+        chosen = choose_sentences(file_lines(readable_file), self.config, bounds, self.inc)
         while chunk := list(itertools.islice(chosen, self.CHUNK)):
             yield 0, chunk
 
 
-def build_pipeline(pipeline: beam.Pipeline, config: VocabConfig, output_dir: str) -> None:
+def build_pipeline(pipeline: beam.Pipeline, config: VocabConfig, output_dir: str, start_time: float) -> None:
     """Match files; count their sentences; read them again choosing by key; one group -> train, evaluate.
 
     Files are read whole by one DoFn each and only counts and the chosen sentences become Beam
     elements, so memory follows the sample, not the corpus, and per-element overhead stays small.
+    The training step writes vocab_stats.json, with the corpus counts summed in the pipeline.
     """
+    counts: list = []
     files = (
         pipeline
         | "Match" >> beam_fileio.MatchFiles(input_pattern(config.input))
@@ -304,43 +314,37 @@ def build_pipeline(pipeline: beam.Pipeline, config: VocabConfig, output_dir: str
         )
         | "Total" >> beam.CombineGlobally(sum)
     )
-    chosen = files | "Choose" >> beam.ParDo(_ChooseFromFile(config), beam.pvalue.AsSingleton(total))
+    chosen = counted(files, "Choose", _ChooseFromFile(config), counts, beam.pvalue.AsSingleton(total))
     always = pipeline | "AlwaysOneGroup" >> beam.Create([(0, [])])
     (
         (chosen, always)
         | "Flatten" >> beam.Flatten()
         | "OneGroup" >> beam.GroupByKey()
-        | "Train" >> beam.ParDo(_BuildVocabulary(config, output_dir), beam.pvalue.AsSingleton(total))
+        | "Train" >> beam.ParDo(
+            _BuildVocabulary(config, output_dir, start_time),
+            beam.pvalue.AsSingleton(total),
+            beam.pvalue.AsSingleton(sum_counts(counts)),
+        )
     )
 
 
 def run(config: VocabConfig, beam_args: list[str] | None = None) -> dict:
-    """Run the vocabulary job; return the stats written to vocab_stats.json."""
+    """Run the vocabulary job; return the stats it wrote to vocab_stats.json."""
     pattern = input_pattern(config.input)
     if not fileio.expand(pattern):
         raise StageError(f"no corpus shards match {pattern}: run pipelines.segment first or fix --input")
-    start = time.perf_counter()
+    start_time = time.time()
     with fileio.atomic_output_dir(config.output) as output_dir:
         pipeline = beam.Pipeline(options=pipeline_options(beam_args))
-        build_pipeline(pipeline, config, output_dir)
-        result = pipeline.run()
-        result.wait_until_finish()
-        error_path = fileio.join(output_dir, ERROR_FILE)
-        if fileio.exists(error_path):
-            with fileio.open_file(error_path, "r") as handle:
-                raise StageError(f"{config.input}: {handle.read()}")
-        stats_path = fileio.join(output_dir, STATS_FILE)
-        with fileio.open_file(stats_path, "r", encoding="utf-8") as handle:
+        build_pipeline(pipeline, config, output_dir, start_time)
+        run_pipeline(pipeline)
+        with fileio.open_file(fileio.join(output_dir, STATS_FILE), "r", encoding="utf-8") as handle:
             stats = json.load(handle)
-        stats["corpus_counts"] = counter_totals(result, COUNTER_NAMESPACE)
-        if stats["corpus_counts"].get("invalid_utf8_lines"):
-            logger.warning(
-                "%s: skipped %d lines that are not UTF-8 (segment the corpus with pipelines.segment)",
-                config.input, stats["corpus_counts"]["invalid_utf8_lines"],
-            )
-        stats["wall_seconds"] = round(time.perf_counter() - start, 3)
-        with fileio.open_file(stats_path, "w", encoding="utf-8") as handle:
-            json.dump(stats, handle, indent=2, sort_keys=True)
+    if stats["corpus_counts"].get("invalid_utf8_lines"):
+        logger.warning(
+            "%s: skipped %d lines that are not UTF-8 (segment the corpus with pipelines.segment)",
+            config.input, stats["corpus_counts"]["invalid_utf8_lines"],
+        )
     logger.info("wrote %s (%d pieces, unk rate %s)", config.output, stats["vocab_size"], stats["unk_rate"])
     return {"output": config.output, **stats}
 
@@ -350,4 +354,8 @@ def main(argv=None, prog="python -m pipelines.vocab") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the importable module's main: DoFns are then pickled as pipelines.vocab.X, which worker
+    # processes can import, not as __main__.X, which they cannot.
+    from pipelines.vocab import main as importable_main
+
+    sys.exit(importable_main())

@@ -90,7 +90,7 @@ def test_unknown_beam_runner_is_one_line_through_the_cli(tmp_path, capsys):
                      "--runner=DaskRunner"])
     assert code == 2
     [message] = error_lines(capsys)
-    assert message.startswith("albert segment failed: --runner=DaskRunner: Unexpected pipeline runner: DaskRunner.")
+    assert message.startswith("albert segment failed: --runner=DaskRunner: Beam knows no runner by this name")
     assert not (tmp_path / "out").exists()
 
 

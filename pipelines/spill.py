@@ -1,0 +1,116 @@
+"""Grouping by key through sorted spill files: memory bounded by a setting, not by the data.
+
+`MergeSorted` hash-partitions (sort_key, payload) pairs by a prefix of the key, spills each bundle's
+pairs as sorted run files (`pipelines.shards`' run format) whenever `run_bytes` are buffered, sends
+only the run paths through the shuffle, and hands each partition's pairs, merged in (sort_key,
+payload) order, to a pure `reduce(pairs, inc)` whose outputs become the transform's output. Pairs
+with the same key prefix meet in one partition, in order, so a reduce groups them with
+`itertools.groupby` and streams. On Beam's in-process runner, whose shuffles live in memory, this
+keeps duplicate detection and redistribution flat; on any runner the result is the same bytes
+whatever the bundles, workers or retries (a run is written whole or not at all).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
+
+from pipelines.runner import Counter, CountingDoFn, counted
+from pipelines.shards import merge_runs, read_run, shard_of, write_run
+
+Pair = tuple[bytes, bytes]
+Reduce = Callable[[Iterator[Pair], Counter], Iterable]
+
+
+class _SpillRuns(beam.DoFn):
+    """Buffers pairs per partition; spills them as sorted run files; emits (partition, run path)."""
+
+    def __init__(self, run_dir: str, partitions: int, group_bytes: int | None, run_bytes: int):
+        self.run_dir, self.partitions = run_dir, partitions
+        self.group_bytes, self.run_bytes = group_bytes, run_bytes
+
+    def start_bundle(self):
+        self.buffers: dict[int, list[Pair]] = {}
+        self.buffered = 0
+
+    def process(self, pair: Pair):
+        partition = shard_of(pair[0][: self.group_bytes], self.partitions)
+        self.buffers.setdefault(partition, []).append(pair)
+        self.buffered += len(pair[0]) + len(pair[1]) + 100  # + the tuple's own bytes
+        if self.buffered >= self.run_bytes:
+            yield from self._spill()
+
+    def finish_bundle(self):
+        for element in self._spill():
+            yield GlobalWindows.windowed_value(element)
+
+    def _spill(self) -> Iterator[tuple[int, str]]:
+        for partition, pairs in sorted(self.buffers.items()):
+            path = f"{self.run_dir}/part-{partition:05d}-{uuid.uuid4().hex}.run"
+            with FileSystems.create(path) as handle:
+                write_run(handle, pairs)
+            yield partition, path
+        self.buffers, self.buffered = {}, 0
+
+
+class _MergeAndReduce(CountingDoFn):
+    """(partition, run paths) -> reduce(the partition's pairs in sorted order); runs deleted after."""
+
+    def __init__(self, reduce: Reduce, namespace: str):
+        super().__init__(namespace)
+        self.reduce = reduce
+
+    def process(self, element):
+        _, paths = element
+        paths = sorted(paths)
+        handles = [FileSystems.open(path) for path in paths]
+        try:
+            yield from self.reduce(merge_runs(read_run(handle) for handle in handles), self.inc)
+        finally:
+            for handle in handles:
+                handle.close()
+        FileSystems.delete(paths)
+
+
+class MergeSorted(beam.PTransform):
+    """(sort_key, payload) pairs -> what `reduce` yields for each partition's pairs in sorted order.
+
+    `group_bytes`: the key prefix that picks the partition (pairs sharing it are reduced together;
+    None: the whole key).
+    `run_dir`: where run files live until their partition is merged (on the output's filesystem, so
+    that every worker sees them). `counts`: the list `reduce`'s counts (namespace `namespace`) join.
+    """
+
+    def __init__(
+        self,
+        run_dir: str,
+        reduce: Reduce,
+        *,
+        group_bytes: int | None,
+        counts: list,
+        namespace: str,
+        partitions: int = 32,
+        run_bytes: int = 32 << 20,
+    ):
+        super().__init__()
+        self.run_dir, self.reduce, self.group_bytes = run_dir, reduce, group_bytes
+        self.counts, self.namespace = counts, namespace
+        self.partitions, self.run_bytes = partitions, run_bytes
+
+    def expand(self, pairs):
+        runs = pairs | "Spill" >> beam.ParDo(
+            _SpillRuns(self.run_dir, self.partitions, self.group_bytes, self.run_bytes)
+        )
+        grouped = runs | "GroupRuns" >> beam.GroupByKey()
+        return counted(grouped, "MergeReduce", _MergeAndReduce(self.reduce, self.namespace), self.counts)
+
+
+def remove_run_dirs(directories: Iterable[str]) -> None:
+    """Delete the (by then empty) run directories, where the filesystem has directories."""
+    existing = [directory for directory in directories if FileSystems.exists(directory)]
+    if existing:
+        FileSystems.delete(existing)

@@ -1,0 +1,139 @@
+"""Each Beam stage run the ways the README documents gives the same bytes, statistics included.
+
+`python -m pipelines.X` and `albert X`, in-process and with `--direct_running_mode=multi_processing
+--direct_num_workers=2` (where worker processes unpickle the DoFns), against the stage's `run()` in
+this process with Beam metrics made unavailable (as on runners without metrics support): the
+statistics files are computed and written by the pipelines, so they are complete anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from apache_beam.runners.portability.fn_api_runner.fn_runner import RunnerResult
+
+from albert.stage import StageError
+from pipelines import segment, tfrecords, vocab
+from pipelines.runner import check_runner, counter_totals, pipeline_options, run_pipeline
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures" / "segment"
+TWO_PROCESSES = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+TIMINGS = ("training_seconds", "wall_seconds")
+
+
+def stage_flags(stage: str, inputs: dict[str, Path]) -> list[str]:
+    """The flags of one stage on the tiny chain: fixtures -> segment -> vocab -> tfrecords."""
+    return {
+        "segment": ["--input", str(FIXTURES / "*"), "--on-error", "skip", "--min-document-chars", "50",
+                    "--num-shards", "2"],
+        "vocab": ["--input", str(inputs.get("segment")), "--vocab-size", "120", "--heldout-sentences", "3",
+                  "--num-threads", "1"],
+        "tfrecords": ["--input", str(inputs.get("segment")), "--spm-model", f"{inputs.get('vocab')}/spiece.model",
+                      "--max-seq-length", "32", "--max-predictions-per-seq", "5", "--dupe-factor", "2",
+                      "--num-shards", "2"],
+    }[stage]
+
+
+def comparable(directory: Path) -> dict[str, object]:
+    """Every output file's bytes; statistics files parsed, without timings and the output path."""
+    files: dict[str, object] = {}
+    for path in sorted(directory.iterdir()):
+        if path.suffix == ".json":
+            data = json.loads(path.read_text())
+            for key in TIMINGS:
+                data.pop(key, None)
+            data.get("options", {}).pop("output", None)
+            files[path.name] = data
+        else:
+            files[path.name] = path.read_bytes()
+    return files
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> dict[str, Path]:
+    """The chain run in this process by each stage's `run()`, with Beam metrics unavailable."""
+    root = tmp_path_factory.mktemp("reference")
+    outputs: dict[str, Path] = {}
+    modules = {"segment": segment, "vocab": vocab, "tfrecords": tfrecords}
+
+    def no_metrics(self):
+        raise NotImplementedError("collecting metrics will come later!")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RunnerResult, "metrics", no_metrics)
+        for stage, module in modules.items():
+            outputs[stage] = root / stage
+            assert module.main([*stage_flags(stage, outputs), "--output", str(outputs[stage])]) == 0
+    return outputs
+
+
+@pytest.mark.parametrize("stage", ["segment", "vocab", "tfrecords"])
+def test_python_m_and_albert_in_process_and_on_two_processes_give_the_same_bytes(stage, reference, tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    albert = str(Path(sys.executable).parent / "albert")
+    ways = {
+        "python -m, 2 processes": [sys.executable, "-m", f"pipelines.{stage}", *TWO_PROCESSES],
+        "albert, 2 processes": [albert, stage, *TWO_PROCESSES],
+        "albert, in-process": [albert, stage],
+    }
+    expected = comparable(reference[stage])
+    for index, (way, command) in enumerate(ways.items()):
+        output = tmp_path / f"way{index}"
+        done = subprocess.run(
+            [*command, *stage_flags(stage, reference), "--output", str(output)],
+            check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        )
+        assert done.returncode == 0, f"{way}: {done.stderr[-3000:]}"
+        assert comparable(output) == expected, way
+
+
+def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(reference, tmp_path):
+    """The files equal what the counters (the stages' former source) give, on the same input."""
+    config = segment.SegmentConfig(input=[str(FIXTURES / "*")], output=str(tmp_path), on_error="skip",
+                                   min_document_chars=50, num_shards=2)
+    paths = segment.match_inputs(config.input)
+    pipeline = segment.beam.Pipeline(options=pipeline_options([]))
+    segment.build_pipeline(pipeline, paths, config, str(tmp_path / "segment"))
+    counters = counter_totals(run_pipeline(pipeline), segment.NAMESPACE)
+    written = (reference["segment"] / "stats.json").read_text()
+    stats = json.loads(written)
+    assert written == json.dumps(
+        segment.summarize(counters, stats["bad_files"], paths, stats["shards"]), indent=2, sort_keys=True
+    ) + "\n"
+    assert stats["documents_out"] > 0 and stats["warnings"] == []
+    assert sum(stats["sentence_length_histogram"].values()) == stats["sentences_out"]
+
+    metadata_path = reference["tfrecords"] / "metadata.json"
+    config = tfrecords.TFRecordsConfig.model_validate(json.loads(metadata_path.read_text())["options"])
+    pipeline = tfrecords.beam.Pipeline(options=pipeline_options([]))
+    tfrecords.build_pipeline(pipeline, tfrecords.input_files(config.input), config, str(tmp_path / "tfrecords"))
+    counts = counter_totals(run_pipeline(pipeline), tfrecords.NAMESPACE)
+    metadata = json.loads(metadata_path.read_text())
+    assert metadata["counts"] == counts and counts["instances"] > 0
+    with open(metadata_path) as handle:
+        assert handle.read() == json.dumps(
+            tfrecords.summarize(config, counts, tfrecords.load_tokenizer(config), metadata["files"]),
+            indent=2, sort_keys=True,
+        )
+    vocab_stats = json.loads((reference["vocab"] / "vocab_stats.json").read_text())
+    assert vocab_stats["corpus_counts"]["sentences"] == vocab_stats["corpus_sentences"] > 0
+
+
+def test_an_unknown_runner_is_a_one_line_error(tmp_path, capsys):
+    with pytest.raises(StageError, match=r"^--runner=DaskRunner: Beam knows no runner by this name; use one of"):
+        check_runner("DaskRunner")
+    with pytest.raises(StageError, match=r"^--runner=no.such.Runner: cannot import no.such"):
+        check_runner("no.such.Runner")
+    check_runner("FnApiRunner")
+    check_runner("direct")
+    argv = [*stage_flags("segment", {}), "--output", str(tmp_path / "out"), "--runner=DaskRunner"]
+    assert segment.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--runner=DaskRunner: Beam knows no runner by this name" in err[0]
+    assert not (tmp_path / "out").exists()
