@@ -9,6 +9,7 @@ and equal-score segmentations that a word-by-word Unigram breaks differently fro
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import sys
@@ -105,6 +106,7 @@ def write_hf_tokenizer(tokenizer: AlbertTokenizer, directory: str,
     # The generic fast class: transformers' AlbertTokenizer would rebuild its own normalizer (``
     # and '' to ", StripAccents) instead of using tokenizer.json's.
     config = {"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False,
+              "model_input_names": ["input_ids", "token_type_ids", "attention_mask"],
               **special_tokens_map()}
     if model_max_length:
         config["model_max_length"] = model_max_length
@@ -120,19 +122,19 @@ def write_hf_tokenizer(tokenizer: AlbertTokenizer, directory: str,
         handle.write(tokenizer.model_proto)
 
 
-def _normalization_rules(tokenizer: AlbertTokenizer) -> dict[str, str]:
+@functools.lru_cache(maxsize=4)
+def _normalization_rules(model_proto: bytes, lower: bool, keep_accents: bool) -> dict[str, str]:
     """Source -> target strings that make the vocabulary's SentencePiece normalizer do
-    `tokenizer.preprocess` followed by its own charsmap: one rule per character it changes, plus
-    one per canonical decomposition so that decomposed text composes as NFKC would."""
+    `preprocess_text` followed by its own charsmap: one rule per character it changes, plus one
+    per canonical decomposition so that decomposed text composes as NFKC would."""
     import sentencepiece as spm
 
-    charsmap = spm.SentencePieceNormalizer(model_proto=tokenizer.model_proto)
+    charsmap = spm.SentencePieceNormalizer(model_proto=model_proto)
 
     def target(text: str) -> str:
         if text.isspace():  # SentencePiece collapses and strips the spaces, as preprocess does
             return " "
-        return charsmap.normalize(preprocess_text(text, tokenizer.do_lower_case,
-                                                  tokenizer.keep_accents))
+        return charsmap.normalize(preprocess_text(text, lower, keep_accents))
 
     rules = {}
     for code in range(1, sys.maxunicode + 1):
@@ -162,7 +164,9 @@ def sentencepiece_with_preprocessing(tokenizer: AlbertTokenizer) -> bytes:
         return " ".join(f"{ord(char):X}" for char in text)
 
     with tempfile.NamedTemporaryFile("w", suffix=".tsv", encoding="utf-8") as rules_file:
-        for source, target in sorted(_normalization_rules(tokenizer).items()):
+        rules = _normalization_rules(tokenizer.model_proto, tokenizer.do_lower_case,
+                                     tokenizer.keep_accents)
+        for source, target in sorted(rules.items()):
             rules_file.write(f"{hex_codes(source)}\t{hex_codes(target)}\n")
         rules_file.flush()
         compiled = io.BytesIO()  # SentencePiece compiles rules only while training: a 3-piece model

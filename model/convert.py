@@ -317,7 +317,8 @@ def export_keras_hub(model: AlbertPretrainingModel, directory: str, spm_model: s
     with tempfile.TemporaryDirectory() as local:
         hf_dir, preset_dir = os.path.join(local, "hf"), os.path.join(local, "preset")
         export_huggingface(model, hf_dir)
-        keras_hub.models.AlbertBackbone.from_preset(hf_dir).save_to_preset(preset_dir)
+        keras_hub.models.AlbertBackbone.from_preset(hf_dir, dtype="float32").save_to_preset(
+            preset_dir)
         if spm_model:
             from albert.tokenization import AlbertTokenizer
             from albert.tokenizer_export import sentencepiece_with_preprocessing
