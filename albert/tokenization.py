@@ -20,9 +20,10 @@ SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]"
 
 
 def preprocess_text(text: str, lower: bool = True, keep_accents: bool = False) -> str:
-    """ALBERT's text normalisation: collapse whitespace, `` and '' to ", strip accents, lowercase."""
+    """google-research/albert's `preprocess_text`: collapse whitespace, strip accents (NFKD, then drop
+    combining marks), lowercase. Like the reference (and unlike Hugging Face's slow tokenizer and
+    XLNet), quotes are left as they are: `` and '' are not mapped to "."""
     text = " ".join(text.strip().split())
-    text = text.replace("``", '"').replace("''", '"')
     if not keep_accents and not text.isascii():  # NFKD changes no ASCII text
         text = _combining_marks().sub("", unicodedata.normalize("NFKD", text))
     return text.lower() if lower else text
@@ -193,7 +194,6 @@ class InGraphAlbertTokenizer:
         tf, tf_text = self._tf, self._tf_text
         texts = tf.strings.regex_replace(texts, self._whitespace, " ")
         texts = tf.strings.regex_replace(texts, "^ | $", "")
-        texts = tf.strings.regex_replace(texts, "``|''", '"')
         if not self.keep_accents:
             texts = tf_text.normalize_utf8(texts, "NFKD")
             texts = tf.strings.regex_replace(texts, self._combining, "")

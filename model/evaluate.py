@@ -7,9 +7,10 @@
 
 Prediction formats are those `model.finetune` writes: GLUE `predictions.tsv` (`index`, then the
 label as in the task's files, or the STS-B score), SQuAD `predictions.json` (`{id: answer}`, with
-`null_odds.json` for the official v2 threshold sweep; with `--threshold T` a question also scores as
-unanswered when its null odds exceed T, as the official script's `--na-prob-thresh`; by default the
-answers are scored as given, since `model.finetune` has already applied its tuned threshold), RACE `predictions.jsonl`
+`null_odds.json` (`--na-probs`) for the official v2 threshold sweep; a question then also scores as
+unanswered when its null odds exceed `--threshold`, the official script's `--na-prob-thresh`, whose
+default 1.0 applies when it is not given; with `--model` the threshold `model.finetune` tuned on its
+held-out training articles is used), RACE `predictions.jsonl`
 (`{"id": "middle/13-0", "answer": "A"}`). With `--model` (a `model.finetune` output directory),
 the model predicts the gold file first.
 """
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import sys
 
 from pydantic import Field
@@ -34,6 +34,8 @@ from model.tasks.squad import gold_answers, is_v2
 
 logger = logging.getLogger(__name__)
 
+OFFICIAL_NA_PROB_THRESHOLD = 1.0  # the SQuAD v2.0 evaluation script's --na-prob-thresh default
+
 
 class EvaluateConfig(StageConfig):
     task: str = Field(description="task name (as model.finetune)")
@@ -42,7 +44,7 @@ class EvaluateConfig(StageConfig):
     model: str | None = Field(None, description="model.finetune output directory to predict with")
     na_probs: str | None = Field(None, description="SQuAD v2: null odds JSON {id: score}")
     threshold: float | None = Field(None, description="SQuAD v2: null odds above this mean 'no answer' "
-                                    "(default: answers as given)")
+                                    "(default: the official script's 1.0; with --model, the tuned one)")
     output: str | None = Field(None, description="write the scores here as JSON")
 
 
@@ -88,7 +90,8 @@ def score_squad(gold_path: str, predictions_path: str, na_probs_path: str | None
     if not is_v2(gold_path):
         return {**squad_v1_scores(gold, predictions), **coverage}
     na_probs = _read_json(na_probs_path) if na_probs_path else None
-    return {**squad_v2_scores(gold, predictions, na_probs, math.inf if threshold is None else threshold), **coverage}
+    return {**squad_v2_scores(gold, predictions, na_probs,
+                              OFFICIAL_NA_PROB_THRESHOLD if threshold is None else threshold), **coverage}
 
 
 def prediction_coverage(gold: dict, predictions: dict, predictions_path: str) -> dict[str, int]:
@@ -147,7 +150,7 @@ def predict_with_model(config: EvaluateConfig) -> tuple[str, str | None, float |
     fs.makedirs(path, exist_ok=True)
     predictions_path = write_predictions(directory, data, predictions)
     null_odds = fileio.join(directory, "null_odds.json") if spec.kind == "span" else None
-    return predictions_path, null_odds, None
+    return predictions_path, null_odds, results["dev"].get("threshold_tuned_on_train_holdout")
 
 
 def run(config: EvaluateConfig) -> dict:

@@ -68,7 +68,8 @@ class PretrainConfig(StageConfig):
     keep_checkpoints: int = Field(3, gt=0, description="checkpoints kept (the newest)")
     resume: bool = Field(True, description="continue from the newest checkpoint in OUTPUT/checkpoints")
     tpu: str | None = Field(None, description="TPU name or 'local' (TensorFlow backend)")
-    export: bool = Field(True, description="export OUTPUT/export/model.keras and export/hf at the end")
+    export: bool = Field(True, description="export OUTPUT/export/model.keras, export/hf and export/keras_hub at the end")
+    data_license: str | None = Field(None, description="licence of the training text, for the model card")
     progress: bool = Field(True, description="show a progress bar with steps/s and ETA")
 
 
@@ -401,9 +402,11 @@ def _with_denominators(dataset, batch_size: int):
     return dataset.map(add)
 
 
-def _export(model, output: str, spm_model: str | None) -> dict:
-    """export/model.keras and export/hf (Hugging Face), written atomically."""
-    export_dir = fileio.join(output, "export")
+def _export(model, config: PretrainConfig, spec, heldout: dict) -> dict:
+    """export/model.keras, export/hf (Hugging Face) and export/keras_hub, written atomically."""
+    from model.exports import write_exports
+
+    export_dir = fileio.join(config.output, "export")
     paths = {}
     with fileio.atomic_output_dir(export_dir) as temp:
         with tempfile.TemporaryDirectory() as local:
@@ -412,18 +415,9 @@ def _export(model, output: str, spm_model: str | None) -> dict:
             fs, target = fileio.filesystem(fileio.join(temp, "model.keras"))
             fs.put(keras_path, target)
         paths["keras"] = fileio.join(export_dir, "model.keras")
-        try:
-            from model.convert import export_huggingface
-        except ImportError as error:  # model.convert is built separately
-            logger.warning("Hugging Face export skipped: %s", error)
-        else:
-            hf_dir = fileio.join(temp, "hf")
-            export_huggingface(model, hf_dir)
-            if spm_model:
-                fs, target = fileio.filesystem(fileio.join(hf_dir, "spiece.model"))
-                with fileio.open_file(spm_model, "rb") as src:
-                    fs.pipe(target, src.read())
-            paths["huggingface"] = fileio.join(export_dir, "hf")
+        names = write_exports(model, temp, config.model_dump(), spec.metadata, heldout, config.spm_model,
+                              config.data_license)
+        paths.update({kind: fileio.join(export_dir, name) for kind, name in names.items()})
     return paths
 
 
@@ -695,7 +689,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
         else:  # the final record first, so that the final checkpoint counts it
             log.record({"step": step, "split": "heldout", **heldout})
             final_checkpoint = save()
-        exports = _export(model, config.output, config.spm_model) if config.export and chief else {}
+        exports = _export(model, config, spec, heldout) if config.export and chief else {}
         return {
             "steps": step,
             "train": train_metrics,

@@ -69,7 +69,7 @@ def encode_sentences(tokenizer, lines: Sequence[str]) -> list[np.ndarray]:
 
 def _preprocess_ascii(line: str, lower: bool) -> str:
     """`AlbertTokenizer.preprocess` for ASCII text (accent stripping is then a no-op)."""
-    text = " ".join(line.split()).replace("``", '"').replace("''", '"')
+    text = " ".join(line.split())
     return text.lower() if lower else text
 
 

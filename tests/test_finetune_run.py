@@ -8,7 +8,8 @@ import pytest
 from conftest import shared_path
 
 from model import evaluate, finetune
-from model.tasks.squad import read_squad
+from model.tasks.metrics import squad_v2_scores
+from model.tasks.squad import gold_answers, read_squad
 from tests.fixtures.tasks.tiny_vocab import OBJECTS, SUBJECTS, VERBS, train_tiny_spm
 
 pytestmark = pytest.mark.slow
@@ -82,11 +83,16 @@ def test_squad2_threshold_tuned_on_training_holdout(spm_model, tmp_path):
     assert 0 < held < 40 and results["counts"]["train"]["examples"] == 40 - held
     predictions = json.loads((tmp_path / "sq" / "predictions.json").read_text())
     assert set(predictions) == {e.qas_id for e in read_squad(data)}
-    scored = evaluate.run(evaluate.EvaluateConfig(
-        task="squad2", gold=data, predictions=str(tmp_path / "sq" / "predictions.json"),
-        na_probs=str(tmp_path / "sq" / "null_odds.json")))
+    files = {"task": "squad2", "gold": data, "predictions": str(tmp_path / "sq" / "predictions.json"),
+             "na_probs": str(tmp_path / "sq" / "null_odds.json")}
+    tuned = dev["threshold_tuned_on_train_holdout"]
+    scored = evaluate.run(evaluate.EvaluateConfig(**files, threshold=tuned))
     assert scored["scores"]["best_f1"] == pytest.approx(dev["best_f1"])
     assert scored["scores"]["f1"] == pytest.approx(dev["f1"])  # thresholded answers, no second cut
+    official = evaluate.run(evaluate.EvaluateConfig(**files))  # no --threshold: the official 1.0
+    null_odds = json.loads((tmp_path / "sq" / "null_odds.json").read_text())
+    assert official["scores"] == pytest.approx(squad_v2_scores(
+        gold_answers(data), predictions, null_odds, threshold=1.0))
 
 
 def test_race_end_to_end(spm_model, tmp_path):

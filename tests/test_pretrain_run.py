@@ -43,6 +43,8 @@ def test_cli_run_writes_every_output_and_learns(data, tmp_path, capsys):
     assert list((output / "tensorboard").glob("events.out.tfevents.*"))
     assert (output / "export" / "model.keras").is_file()
     assert (output / "export" / "hf" / "config.json").is_file()
+    assert "held-out masked_lm_accuracy" in (output / "export" / "hf" / "README.md").read_text()
+    assert (output / "export" / "keras_hub" / "model.weights.h5").is_file()
 
     # The exported model scores the same on the held-out split through evaluate_pretraining.
     exported = evaluate_pretraining(str(output / "export" / "model.keras"), data, batch_size=8, max_batches=2)

@@ -1,6 +1,7 @@
 """Task metrics as officially defined (GLUE, the SQuAD v1.1/v2.0 evaluation scripts, RACE).
 
-Pure NumPy; the test suite checks them against SciPy and hand-computed cases.
+GLUE's correlations and classification scores are SciPy's and scikit-learn's (as GLUE's own
+evaluation computes them); SQuAD and RACE follow the official scripts, checked on hand-worked cases.
 """
 
 from __future__ import annotations
@@ -8,9 +9,12 @@ from __future__ import annotations
 import collections
 import re
 import string
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from scipy import stats
+from sklearn import metrics as sklearn_metrics
 
 # ---------------------------------------------------------------------------------------- GLUE
 
@@ -22,57 +26,31 @@ def accuracy(predictions: Sequence[int], labels: Sequence[int]) -> float:
 
 def binary_f1(predictions: Sequence[int], labels: Sequence[int], positive: int = 1) -> float:
     """F1 of the positive class (GLUE's MRPC and QQP F1); 0 when there are no true positives."""
-    predictions, labels = np.asarray(predictions) == positive, np.asarray(labels) == positive
-    true_positive = float(np.sum(predictions & labels))
-    if true_positive == 0:
-        return 0.0
-    precision = true_positive / float(np.sum(predictions))
-    recall = true_positive / float(np.sum(labels))
-    return 2 * precision * recall / (precision + recall)
+    return float(sklearn_metrics.f1_score(labels, predictions, pos_label=positive, average="binary",
+                                          zero_division=0.0))
 
 
 def matthews_corrcoef(predictions: Sequence[int], labels: Sequence[int]) -> float:
     """Matthews correlation of two label sequences (multi-class form; 0 when undefined)."""
-    predictions, labels = np.asarray(predictions), np.asarray(labels)
-    classes = np.union1d(predictions, labels)
-    index = {c: i for i, c in enumerate(classes)}
-    confusion = np.zeros((len(classes), len(classes)), dtype=np.float64)
-    for p, t in zip(predictions, labels):
-        confusion[index[t], index[p]] += 1
-    t_sum, p_sum = confusion.sum(axis=1), confusion.sum(axis=0)
-    correct, n = np.trace(confusion), confusion.sum()
-    cov_ytyp = correct * n - np.dot(t_sum, p_sum)
-    cov_ypyp = n * n - np.dot(p_sum, p_sum)
-    cov_ytyt = n * n - np.dot(t_sum, t_sum)
-    denominator = np.sqrt(cov_ytyt * cov_ypyp)
-    return float(cov_ytyp / denominator) if denominator > 0 else 0.0
+    return float(sklearn_metrics.matthews_corrcoef(labels, predictions))
+
+
+def _defined(value: float) -> float:
+    """SciPy's correlation of a constant input is NaN (with a warning); we report 0, no correlation,
+    so that scores stay comparable for model selection and valid JSON."""
+    return 0.0 if np.isnan(value) else float(value)
 
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> float:
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    x, y = x - x.mean(), y - y.mean()
-    denominator = np.sqrt(np.sum(x * x) * np.sum(y * y))
-    return float(np.sum(x * y) / denominator) if denominator > 0 else 0.0
-
-
-def rank_average(values: Sequence[float]) -> np.ndarray:
-    """1-based ranks with ties given their average rank (scipy.stats.rankdata 'average')."""
-    values = np.asarray(values, dtype=np.float64)
-    order = np.argsort(values, kind="mergesort")
-    sorted_values = values[order]
-    ranks = np.empty(len(values), dtype=np.float64)
-    start = 0
-    while start < len(values):
-        end = start
-        while end + 1 < len(values) and sorted_values[end + 1] == sorted_values[start]:
-            end += 1
-        ranks[order[start:end + 1]] = (start + end) / 2.0 + 1.0
-        start = end + 1
-    return ranks
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        return _defined(stats.pearsonr(np.asarray(x, np.float64), np.asarray(y, np.float64))[0])
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    return pearson(rank_average(x), rank_average(y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        return _defined(stats.spearmanr(np.asarray(x, np.float64), np.asarray(y, np.float64))[0])
 
 
 def glue_metrics(task: str, predictions: Sequence, labels: Sequence) -> dict[str, float]:

@@ -4,7 +4,7 @@ Alignment. The context is split on whitespace into words and each word is tokeni
 (SentencePiece splits on whitespace too, so the pieces are those of the whole text). Each piece gets
 the character span it covers in the *original* context: exact when the word's pieces, without the
 `▁` marker, spell the preprocessed word with the same length as the original word; otherwise (NFKD
-ligatures, ``quotes'') every piece of the word spans the whole word (`fallback_words`). An answer
+ligatures and fractions) every piece of the word spans the whole word (`fallback_words`). An answer
 maps to the pieces containing its first and last character; `boundary_misaligned` counts answers
 whose boundaries fall inside a piece, `offset_repaired` answers whose `answer_start` did not point
 at their text but the text was found elsewhere in the context (nearest occurrence), and

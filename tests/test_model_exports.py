@@ -1,0 +1,112 @@
+"""The exports other tools load: a keras-hub preset (backbone equal to ours on this backend, for every
+sharing layout keras-hub represents; the classifier and the tokenizer load) and the pretraining
+export set (Hugging Face weights + fast tokenizer + model card, keras-hub preset)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+from conftest import shared_path
+
+from albert.tokenization import AlbertTokenizer
+from model.config import get_preset
+from model.convert import ConversionError, export_keras_hub
+from model.exports import write_exports
+from model.pretraining import AlbertPretrainingModel
+
+keras_hub = pytest.importorskip("keras_hub")
+
+VOCAB = 16000  # the reference vocabulary's size, so its tokenizer fits the models
+LAYOUTS = {
+    "one-group": {},
+    "groups-x-inner": {"num_hidden_layers": 4, "num_hidden_groups": 2, "inner_group_num": 2},
+    "no-sharing-E-equals-H": {"num_hidden_layers": 3, "sharing": "none", "embedding_size": 32},
+}
+TEXTS = ["The Year 10, CAFÉ naïve (a-b)", "``Quoted'' text\u00a0and  spaces", "Москва İstanbul ½"]
+
+
+def backbone_inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(5, VOCAB, (3, 12)).astype("int32")
+    mask = np.ones_like(ids)
+    mask[1, 7:] = 0
+    mask[2, 3:] = 0
+    segments = np.zeros_like(ids)
+    segments[:, 5:] = 1
+    return ids * mask, segments * mask, mask
+
+
+@pytest.mark.keras
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_keras_hub_backbone_matches_ours(layout, keras_backend, tmp_path):
+    model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=VOCAB, **LAYOUTS[layout]))
+    export_keras_hub(model, str(tmp_path / "preset"))
+    backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "preset"))
+    ids, segments, mask = backbone_inputs()
+    ours = model.backbone({"input_ids": ids, "segment_ids": segments, "input_mask": mask})
+    theirs = backbone({"token_ids": ids, "segment_ids": segments, "padding_mask": mask})
+    diff = float(np.abs(np.asarray(ours["sequence_output"]) - np.asarray(theirs["sequence_output"]))
+                 .max())
+    print({"backend": keras_backend, "layout": layout, "max_abs_diff": diff})
+    assert diff <= 1e-4
+    np.testing.assert_allclose(np.asarray(theirs["pooled_output"]),
+                               np.asarray(ours["pooled_output"]), atol=1e-4)
+
+
+@pytest.mark.keras
+@pytest.mark.parametrize("overrides,message", [({"sharing": "attention"}, "no equivalent"),
+                                               ({"sharing": "ffn"}, "no equivalent"),
+                                               ({"hidden_act": "gelu"}, "tanh GELU")])
+def test_keras_hub_refuses_what_it_cannot_represent(overrides, message, tmp_path):
+    model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=101, **overrides))
+    with pytest.raises(ConversionError, match=message):
+        export_keras_hub(model, str(tmp_path / "preset"))
+    assert not (tmp_path / "preset").exists()
+
+
+@pytest.mark.keras
+def test_pretraining_exports_with_model_card_and_keras_hub_tokenizer(tmp_path):
+    pytest.importorskip("transformers")
+    from transformers import AlbertForPreTraining, AutoTokenizer
+
+    spm_model = str(shared_path("reference", "sp16k.model"))
+    model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=VOCAB))
+    run = {"data": "records/", "preset": "albert-nano", "steps": 40, "batch_size": 8,
+           "learning_rate": 0.005, "optimizer": "lamb", "seed": 1}
+    data = {"files": ["records/part-0.tfrecord", "records/part-1.tfrecord"], "max_seq_length": 128,
+            "masking": "static", "objective": "sop", "do_lower_case": True,
+            "counts": {"documents": 12, "sentences": 345, "tokens": 6789, "instances": 90},
+            "options": {"input": "corpus/"}}
+    heldout = {"masked_lm_accuracy": 0.25, "sop_accuracy": 0.75, "perplexity": 123.4}
+    names = write_exports(model, str(tmp_path), run, data, heldout, spm_model, "CC-BY-SA-4.0")
+    assert names == {"huggingface": "hf", "keras_hub": "keras_hub"}
+    hf = tmp_path / "hf"
+    assert AlbertForPreTraining.from_pretrained(hf) is not None
+    tokenizer = AutoTokenizer.from_pretrained(str(hf))
+    assert tokenizer("CAFÉ 10, x", add_special_tokens=False)["input_ids"] == AlbertTokenizer(
+        spm_model).encode("CAFÉ 10, x")
+    assert json.loads((hf / "special_tokens_map.json").read_text())["mask_token"] == "[MASK]"
+    card = (hf / "README.md").read_text()
+    front = yaml.safe_load(card.split("---\n")[1])
+    assert front["library_name"] == "transformers" and front["pipeline_tag"] == "fill-mask"
+    metrics = front["model-index"][0]["results"][0]["metrics"]
+    assert {m["type"]: m["value"] for m in metrics} == heldout
+    for fact in ("| steps | 40 |", "| batch_size | 8 |", "- documents: 12", "- tokens: 6,789",
+                 "2 files", "CC-BY-SA-4.0", "16,000 pieces", "| num_hidden_layers | 2 |"):
+        assert fact in card, fact
+
+    # The keras-hub preset: its tokenizer lowercases and strips accents through its own vocabulary,
+    # and the classifier loads with its preprocessor.
+    preset = str(tmp_path / "keras_hub")
+    preset_tokenizer = keras_hub.models.AlbertTokenizer.from_preset(preset)
+    ours = AlbertTokenizer(spm_model)
+    for text in TEXTS:
+        assert np.asarray(preset_tokenizer(text)).tolist() == ours.encode(text), text
+    classifier = keras_hub.models.AlbertTextClassifier.from_preset(preset, num_classes=2)
+    assert classifier.predict(TEXTS, verbose=0).shape == (3, 2)
+    expected = [ours.cls_id, *ours.encode("Hello there"), ours.sep_id]
+    features = classifier.preprocessor(["Hello there"])
+    assert np.asarray(features["token_ids"])[0, :len(expected)].tolist() == expected
