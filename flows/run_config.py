@@ -28,7 +28,7 @@ class RunConfig(StageConfig):
     )
     preset: str = Field("albert-tiny", description="model preset (model.config.get_preset)")
     max_seq_length: int = Field(128, gt=8, description="tokens per pretraining instance")
-    num_shards: int = Field(8, gt=1, description="TFRecord shards (the last one is the held-out set)")
+    num_shards: int = Field(8, gt=1, description="TFRecord training shards")
     dupe_factor: int = Field(2, gt=0, description="times each document is masked differently")
     seed: int = Field(12345, description="seed of every random choice in the run")
     steps: int = Field(300, gt=0, description="pretraining steps")

@@ -4,6 +4,13 @@ Reads the segmented corpus format (one sentence per line, a blank line between d
 `OUTPUT/data-0000i-of-0000N.tfrecord` in google-research/albert's format plus `OUTPUT/metadata.json`.
 Deterministic: every random choice is seeded from (seed, document key, dupe index), so the output is
 byte-identical for any runner and worker count; instances are shuffled across shards by a hash.
+
+Held-out documents: whole documents, chosen by a stable hash of their text (independent of the seed,
+so every run on the same corpus holds out the same documents), go to `OUTPUT/heldout-*.tfrecord` and
+never into the training shards. A document is held out when its hash is below a cutoff: the
+`heldout_fraction` quantile of the hash space, raised if needed so that at least
+`heldout_min_documents` documents are held out (while at least one is left for training).
+`heldout-documents-*.txt` lists them (hash, key), and metadata.json's `heldout` block names the files.
 """
 
 from __future__ import annotations
@@ -76,6 +83,35 @@ class TFRecordsConfig(StageConfig):
         ge=2,
         description="NSP only: documents per bucket that random B segments are drawn from",
     )
+    heldout_fraction: float = Field(
+        0.05, ge=0, le=1,
+        description="fraction of documents held out whole (by a stable hash of their text); 1 = all",
+    )
+    heldout_min_documents: int = Field(
+        2, ge=0, description="hold out at least this many documents (the hash-smallest ones)"
+    )
+
+
+HASH_SPACE = 1 << 63
+HELDOUT_PREFIX = "heldout"
+HELDOUT_LIST_PREFIX = "heldout-documents"
+
+
+def document_hash(lines: list[str]) -> int:
+    """The stable 63-bit hash of a document's text (its segmented lines, UTF-8); 63 bits so that
+    Beam encodes it as a signed 64-bit integer."""
+    return stable_hash(b"document:" + "".join(lines).encode("utf-8")) >> 1
+
+
+def heldout_cutoff(smallest: list[int], count: int, fraction: float, min_documents: int) -> int:
+    """The hash below which a document is held out, from the corpus's `min_documents` smallest
+    document hashes (sorted or not) and its document count: the `fraction` quantile of the hash
+    space, raised to take in the `min_documents` smallest hashes while one document stays in training."""
+    cutoff = HASH_SPACE if fraction >= 1 else int(fraction * HASH_SPACE)
+    needed = min(min_documents, count - 1)
+    if needed > 0:
+        cutoff = max(cutoff, sorted(smallest)[needed - 1] + 1)
+    return cutoff
 
 
 def document_rng(seed: int, doc_hash: int, dupe: int) -> np.random.Generator:
@@ -207,14 +243,35 @@ class _WriterDoFn(beam.DoFn):
 
 class ReadDocuments(beam.DoFn):
     def process(self, path: str):
-        yield from read_documents(path)
+        for doc_key, lines in read_documents(path):
+            yield document_hash(lines), doc_key, lines
+
+
+def document_hash_of(document: tuple[int, bytes, list[str]]) -> int:
+    return document[0]
+
+
+def is_heldout(document: tuple[int, bytes, list[str]], cutoff: int) -> bool:
+    return document[0] < cutoff
+
+
+def is_training(document: tuple[int, bytes, list[str]], cutoff: int) -> bool:
+    return document[0] >= cutoff
+
+
+def heldout_list_line(document: tuple[int, bytes, list[str]]) -> tuple[bytes, bytes]:
+    """(sort key, line) of the held-out documents' list: '<hash as 16 hex digits>\t<document key>'."""
+    doc_hash, doc_key, _ = document
+    line = b"%016x\t%s\n" % (doc_hash, doc_key)
+    return line, line
 
 
 class SopExamples(_WriterDoFn):
-    """(key, lines) -> (sort key, example) for every dupe pass; documents with no tokens are counted."""
+    """(hash, key, lines) -> (sort key, example) for every dupe pass; documents with no tokens are
+    counted."""
 
     def process(self, element):
-        doc_key, lines = element
+        _, doc_key, lines = element
         sentences = self.writer.encode(lines)
         if not sentences:
             self.writer.inc("empty_documents")
@@ -223,10 +280,10 @@ class SopExamples(_WriterDoFn):
 
 
 class EncodeDocuments(_WriterDoFn):
-    """(key, lines) -> (key, packed sentence ids); documents with no tokens are dropped and counted."""
+    """(hash, key, lines) -> (key, packed sentence ids); documents with no tokens are dropped and counted."""
 
     def process(self, element):
-        doc_key, lines = element
+        _, doc_key, lines = element
         sentences = self.writer.encode(lines)
         if sentences:
             yield doc_key, instances.pack_document(sentences)
@@ -278,25 +335,72 @@ def load_tokenizer(config: TFRecordsConfig) -> AlbertTokenizer:
         raise StageError(f"{config.spm_model}: cannot load SentencePiece model: {error}") from None
 
 
-def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsConfig, prefix: str):
+def count_as(name: str):
+    """A pass-through map that counts its elements as `tfrecords:name` (call inside a pipeline)."""
+    inc = beam_counter(NAMESPACE)
+
+    def count(element):
+        inc(name)
+        return element
+
+    return count
+
+
+def build_examples(documents, config: TFRecordsConfig, label: str):
+    """(sort key, example) pairs of one split's documents; NSP draws random B segments within it."""
+    if config.objective == "sop":
+        return documents | f"SopExamples{label}" >> beam.ParDo(SopExamples(config))
+    encoded = documents | f"Encode{label}" >> beam.ParDo(EncodeDocuments(config))
+    count = encoded | f"CountDocuments{label}" >> beam.combiners.Count.Globally()
+    return (
+        encoded
+        | f"Bucket{label}"
+        >> beam.FlatMap(nsp_buckets, count=beam.pvalue.AsSingleton(count), config=config)
+        | f"GroupBuckets{label}" >> beam.GroupByKey()
+        | f"NspExamples{label}" >> beam.ParDo(NspExamples(config))
+    )
+
+
+def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsConfig, directory: str):
+    """Training shards `data-*`, held-out shard `heldout-*` and the held-out documents' list."""
     documents = (
         pipeline | "Files" >> beam.Create(files) | "ReadDocuments" >> beam.ParDo(ReadDocuments())
     )
-    if config.objective == "sop":
-        examples = documents | "SopExamples" >> beam.ParDo(SopExamples(config))
-    else:
-        encoded = documents | "Encode" >> beam.ParDo(EncodeDocuments(config))
-        count = encoded | "CountDocuments" >> beam.combiners.Count.Globally()
-        examples = (
-            encoded
-            | "Bucket"
-            >> beam.FlatMap(nsp_buckets, count=beam.pvalue.AsSingleton(count), config=config)
-            | "GroupBuckets" >> beam.GroupByKey()
-            | "NspExamples" >> beam.ParDo(NspExamples(config))
+    hashes = documents | "Hashes" >> beam.Map(document_hash_of)
+    cutoff = beam.pvalue.AsSingleton(
+        (
+            hashes | "Smallest" >> beam.combiners.Top.Smallest(max(1, config.heldout_min_documents)),
+            hashes | "Count" >> beam.combiners.Count.Globally(),
         )
-    return examples | "Write" >> WriteShards(
-        prefix, config.num_shards, ".tfrecord", framing="tfrecord"
+        | "Together" >> beam.Flatten()
+        | "Gather" >> beam.combiners.ToList()
+        | "Cutoff" >> beam.Map(_cutoff_of, config)
     )
+    train = documents | "Train" >> beam.Filter(is_training, cutoff)
+    heldout = (
+        documents
+        | "Heldout" >> beam.Filter(is_heldout, cutoff)
+        | "CountHeldout" >> beam.Map(count_as("heldout_documents"))
+    )
+    heldout_examples = build_examples(heldout, config, "Heldout") | "CountHeldoutInstances" >> beam.Map(
+        count_as("heldout_instances")
+    )
+    return (
+        build_examples(train, config, "")
+        | "Write" >> WriteShards(fileio.join(directory, "data"), config.num_shards, ".tfrecord", framing="tfrecord"),
+        heldout_examples
+        | "WriteHeldout" >> WriteShards(fileio.join(directory, HELDOUT_PREFIX), 1, ".tfrecord", framing="tfrecord"),
+        heldout
+        | "HeldoutList" >> beam.Map(heldout_list_line)
+        | "WriteHeldoutList" >> WriteShards(fileio.join(directory, HELDOUT_LIST_PREFIX), 1, ".txt"),
+    )
+
+
+def _cutoff_of(parts: list, config: TFRecordsConfig) -> int:
+    """heldout_cutoff from the gathered [smallest hashes (a list), document count (an int)]."""
+    smallest = next(part for part in parts if isinstance(part, list))
+    count = next(part for part in parts if not isinstance(part, list))
+    return heldout_cutoff(smallest, count, config.heldout_fraction, config.heldout_min_documents)
 
 
 def summarize(
@@ -341,6 +445,15 @@ def summarize(
         "spm_model_sha256": tokenizer.model_sha256,
         "options": config.model_dump(),
         "files": shard_files,
+        "heldout": {
+            "selection": "whole documents: sha256 of the document's text below the cutoff",
+            "fraction": config.heldout_fraction,
+            "min_documents": config.heldout_min_documents,
+            "documents": counts.get("heldout_documents", 0),
+            "instances": counts.get("heldout_instances", 0),
+            "files": [name for name in shard_files if name.startswith(HELDOUT_PREFIX + "-")],
+            "document_list": f"{HELDOUT_LIST_PREFIX}-00000-of-00001.txt",
+        },
     }
 
 
@@ -352,7 +465,7 @@ def run(config: TFRecordsConfig, beam_args: list[str] | None = None) -> dict:
         raise StageError(f"{config.input}: no corpus files (expected *.txt, *.txt.gz or *.txt.bz2)")
     with fileio.atomic_output_dir(config.output) as temp_dir:
         with beam.Pipeline(options=pipeline_options(beam_args)) as pipeline:
-            build_pipeline(pipeline, files, config, fileio.join(temp_dir, "data"))
+            build_pipeline(pipeline, files, config, temp_dir)
         result = pipeline.result
         counts = counter_totals(result, NAMESPACE)
         if not counts.get("instances"):
