@@ -6,8 +6,8 @@ ends with RUN_DIR/report.md (+ plots) and a Prefect markdown artifact. Stages ar
 on (input manifest, stage config, code version): re-running with nothing changed skips every stage,
 changing one parameter re-runs that stage and the ones after it. Transient failures are retried.
 
-With no --input, the corpus is the real Wikipedia dump sample shipped inside gensim (see
-flows.default_corpus), so `make run` works offline on a fresh machine. With no Prefect server
+With no --input, the corpus is the demo corpus shipped with the package (a real Wikipedia dump
+sample, see flows.default_corpus), so `make run` works offline on a fresh machine. With no Prefect server
 configured, the flow runs against Prefect's temporary local server.
 """
 
@@ -40,8 +40,8 @@ class PretrainPipelineConfig(RunConfig):
 
     input: list[str] = Field(
         default_factory=list,
-        description="raw corpus files or globs (Wikipedia dumps, books, text); default: the Wikipedia "
-        "sample shipped in gensim",
+        description="raw corpus files or globs (Wikipedia dumps, books, text); default: the demo corpus "
+        "shipped with the package (flows/demo_corpus)",
     )
     run_dir: str = Field("runs/enwiki-sample", description="run directory (local or gs://); one subdirectory per stage")
     vocab_size: int = Field(8000, gt=5, description="SentencePiece vocabulary size")
@@ -55,7 +55,7 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     segment_dir, vocab_dir = config.stage_dir("segment"), config.stage_dir("vocab")
     spm_model = join(vocab_dir, "spiece.model")
     return {
-        "segment": config.segment_config(config.input or [default_corpus()]),
+        "segment": config.segment_config(config.input or default_corpus()),
         "vocab": build_config(VocabConfig, {"input": segment_dir, "output": vocab_dir,
                                             "vocab_size": config.vocab_size, "seed": config.seed, **config.vocab}),
         "tfrecords": config.tfrecords_config(segment_dir, spm_model),
