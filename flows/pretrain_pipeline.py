@@ -46,6 +46,12 @@ class PretrainPipelineConfig(RunConfig):
         "shipped with the package (flows/demo_corpus)",
     )
     run_dir: str = Field("runs/enwiki-sample", description="run directory (local or gs://); one subdirectory per stage")
+    # The demo's budget (docs/flows.md, "The demo learns"): ~32k sequences that never repeat a
+    # sentence-order pair (dupe factor 10 gives ~39k training pairs), XLA at batch 32, LAMB at 0.004.
+    dupe_factor: int = Field(10, gt=0, description="times each document is masked differently")
+    steps: int = Field(1000, gt=0, description="pretraining steps")
+    learning_rate: float | None = Field(0.004, gt=0, description="peak learning rate (default: the stage's)")
+    jit_compile: bool = Field(True, description="XLA-compile the training step (faster on CPU at batch 32+)")
     vocab_size: int = Field(8000, gt=5, description="SentencePiece vocabulary size")
     vocab: JsonDict = Field(default_factory=dict, description="other VocabConfig fields (YAML or JSON)")
     downstream: list[str] = Field(
@@ -67,7 +73,8 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
         "vocab": build_config(VocabConfig, {"input": segment_dir, "output": vocab_dir,
                                             "vocab_size": config.vocab_size, "seed": config.seed, **config.vocab}),
         "tfrecords": config.tfrecords_config(segment_dir, spm_model),
-        "pretrain": config.pretrain_config(spm_model),
+        "pretrain": config.pretrain_config(spm_model, jit_compile=config.jit_compile,
+                                           eval_every=max(1, config.steps // 4)),
         "evaluate": config.held_out_eval_config(config.trained_model(), "evaluate"),
     }
 
