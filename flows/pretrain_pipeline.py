@@ -1,8 +1,11 @@
 """End-to-end ALBERT pretraining as a Prefect flow: segment -> vocab -> tfrecords -> pretrain -> evaluate.
 
 Each stage is a Prefect task that calls the stage's library `run` function and writes its own
-directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, evaluate); the run
-ends with RUN_DIR/report.md (+ plots) and a Prefect markdown artifact. Stages are cached across runs
+directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, evaluate); `--downstream TASK=DIR` adds
+fine-tuning of the pretrained model and of a randomly initialised twin (RUN_DIR/finetune-TASK[-random]).
+Held-out figures are on whole documents training never reads (pipelines.tfrecords). The run ends with
+RUN_DIR/report.md + report.html + plots (flows.run_report: a headline block, then one section per
+stage) and a Prefect markdown artifact, and prints the held-out scores beside their baselines. Stages are cached across runs
 on (input manifest, stage config, code version): re-running with nothing changed skips every stage,
 changing one parameter re-runs that stage and the ones after it. Transient failures are retried.
 
@@ -31,7 +34,7 @@ from albert.stage import stage_main
 from flows import tasks
 from flows.default_corpus import default_corpus
 from flows.run_config import RunConfig, run_plan, stage_summary
-from flows.run_report import finetune_command
+from flows.run_report import finetune_command, format_headline_line
 from flows.tasks import JsonDict
 
 STAGES = ("segment", "vocab", "tfrecords", "pretrain", "evaluate")
@@ -188,7 +191,6 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
     """segment -> vocab -> tfrecords -> pretrain -> evaluate [-> fine-tune pretrained and random twins],
     then the report; returns the summary."""
     from flows.report import TrainingProgress
-    from flows.run_report import format_headline_line
 
     start, cpu_start = time.monotonic(), _cpu_seconds()
     configs = stage_configs(config)
@@ -242,6 +244,7 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
     summary = pretrain_pipeline(config, list(beam_args or []))
     summary["seconds"] = round(time.monotonic() - start, 1)
     print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    print(format_headline_line(summary))
     print(f"run directory: {Path(config.run_dir).resolve() if '://' not in config.run_dir else config.run_dir}")
     print(f"report: {Path(summary['report']).resolve() if summary['report'] else None}")
     return summary

@@ -238,7 +238,8 @@ def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
 
 
 def format_headline_line(facts: Mapping[str, Any]) -> str:
-    """One line for the terminal: the final held-out scores beside their baselines."""
+    """One line for the terminal: the final held-out scores beside their baselines (from the facts
+    or the flow's summary: both have `evaluation` and `baseline`)."""
     heldout, baseline = facts.get("evaluation") or {}, facts.get("baseline") or {}
     return (f"held-out documents: masked-LM accuracy {format_value(heldout.get('masked_lm_accuracy'))} "
             f"(baseline {format_value(baseline.get('masked_lm_accuracy'))}), SOP accuracy "
