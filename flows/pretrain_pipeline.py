@@ -1,13 +1,14 @@
 """End-to-end ALBERT pretraining as a Prefect flow: segment -> vocab -> tfrecords -> pretrain -> evaluate.
 
 Each stage is a Prefect task that calls the stage's library `run` function and writes its own
-directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, evaluate); `--downstream TASK=DIR` adds
-fine-tuning of the pretrained model and of a randomly initialised twin (RUN_DIR/finetune-TASK[-random]).
-Held-out figures are on whole documents training never reads (pipelines.tfrecords). The run ends with
-RUN_DIR/report.md + report.html + plots (flows.run_report: a headline block, then one section per
-stage) and a Prefect markdown artifact, and prints the held-out scores beside their baselines. Stages are cached across runs
-on (input manifest, stage config, code version): re-running with nothing changed skips every stage,
-changing one parameter re-runs that stage and the ones after it. Transient failures are retried.
+directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, evaluate);
+`--downstream TASK=DIR` adds fine-tuning of the pretrained model and of a randomly initialised twin
+(RUN_DIR/finetune-TASK[-random]). Held-out figures are on whole documents training never reads
+(pipelines.tfrecords). The run ends with RUN_DIR/report.md + report.html + plots (flows.run_report:
+a headline block, then one section per stage) and a Prefect markdown artifact, and prints the
+held-out scores beside their baselines. Stages are cached across runs on (input manifest, stage
+config, code version): re-running with nothing changed skips every stage, changing one parameter
+re-runs that stage and the ones after it. Transient failures are retried.
 
 With no --input, the corpus is the demo corpus shipped with the package (a real Wikipedia dump
 sample, see flows.default_corpus), so `make run` works offline on a fresh machine. With no Prefect server
