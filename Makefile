@@ -7,7 +7,7 @@ PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 PYTEST_ARGS ?= -n 2 --dist loadfile
 ARGS ?=
 
-.PHONY: run test test-tf test-jax bench lint clean
+.PHONY: run test test-tf test-jax browser bench lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,14 @@ run: $(VENV)/.installed-run
 	$(PY) -m flows.pretrain_pipeline $(ARGS)
 
 ## make test: the whole suite on the TensorFlow backend, then the Keras tests again on JAX
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test browser
 	$(MAKE) --no-print-directory test-tf test-jax
+
+# The report test looks at the HTML report in a real headless browser: Debian's chromium, installed
+# once when missing and run as root (CI on a fresh machine); elsewhere that test skips with a reason.
+browser:
+	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
 test-tf:
 	$(PY) -m pytest $(PYTEST_ARGS) || [ $$? -eq 5 ]

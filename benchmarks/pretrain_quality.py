@@ -5,12 +5,13 @@
 Segments ../shared/data's books and Wikipedia sample with pipelines.segment, writes static-masking
 TFRecords (seq 128, `--dupe-factor 20`: every pass re-chunks the documents and re-draws the swaps, so the
 run sees no SOP pair twice) with the reference's sp16k vocabulary, and trains `python -m model.pretrain
---preset albert-tiny --jit-compile` in a fresh process. The held-out shard of that data holds other
-pairs of the *same* documents, so the trained model is also scored on documents it never saw: the 48
-articles of SQuAD dev v1.1 (Wikipedia), put through the same two stages. Prints ONE JSON line:
-- `heldout_curve`: {step: [masked-LM accuracy, SOP accuracy]} on the held-out shard;
-- `heldout`, `train`, `unseen_documents`: the final metrics on the held-out shard, the last training
-  batches, and the unseen articles;
+--preset albert-tiny --jit-compile` in a fresh process. The held-out split of that data is whole
+documents the training never reads (`--heldout-fraction` of them, by a stable hash of their text); the
+trained model is also scored on another corpus altogether: the 48 articles of SQuAD dev v1.1
+(Wikipedia), put through the same two stages with every document held out. Prints ONE JSON line:
+- `heldout_curve`: {step: [masked-LM accuracy, SOP accuracy]} on the held-out documents;
+- `heldout`, `train`, `unseen_documents`: the final metrics on the held-out documents, the last
+  training batches, and the SQuAD articles;
 - `train_seconds`, `sequences_per_second`: wall time of the training process and its throughput.
 """
 
@@ -49,7 +50,7 @@ def unseen_corpus(workdir: Path) -> Path:
     return output
 
 
-def tfrecords(corpus: Path, output: Path, dupe_factor: int, num_shards: int) -> Path:
+def tfrecords(corpus: Path, output: Path, dupe_factor: int, num_shards: int, heldout_fraction: float) -> Path:
     from pipelines import tfrecords as stage
 
     if not output.exists():
@@ -62,6 +63,8 @@ def tfrecords(corpus: Path, output: Path, dupe_factor: int, num_shards: int) -> 
                 dupe_factor=dupe_factor,
                 num_shards=num_shards,
                 masking="static",
+                heldout_fraction=heldout_fraction,
+                heldout_min_documents=8,
             )
         )
     return output
@@ -80,17 +83,19 @@ def main() -> None:
     parser.add_argument("--warmup-steps", type=int, default=600)
     parser.add_argument("--dupe-factor", type=int, default=20)
     parser.add_argument("--eval-every", type=int, default=500)
+    parser.add_argument("--heldout-fraction", type=float, default=0.1)
     args = parser.parse_args()
 
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     data = tfrecords(
         segmented_corpus(workdir),
-        workdir / f"tfrecords-dupe{args.dupe_factor}",
+        workdir / f"tfrecords-dupe{args.dupe_factor}-heldout{args.heldout_fraction}",
         args.dupe_factor,
         8,
+        args.heldout_fraction,
     )
-    unseen = tfrecords(unseen_corpus(workdir), workdir / "unseen-tfrecords", 2, 2)
+    unseen = tfrecords(unseen_corpus(workdir), workdir / "unseen-tfrecords-all-heldout", 2, 1, 1.0)
 
     run = workdir / f"run-{args.steps}x{args.batch_size}-lr{args.learning_rate}"
     shutil.rmtree(run, ignore_errors=True)

@@ -1,28 +1,26 @@
-"""The corpus `make run` uses when none is given: a real Wikipedia dump sample that ships offline.
+"""The corpus `make run` uses when none is given: the demo corpus shipped with the package.
 
-gensim (a pinned dependency for this reason) ships `enwiki-latest-pages-articles1.xml-p000000010p000030302
--shortened.bz2` in its wheel: 206 real English Wikipedia pages (~5.7M characters of wikitext, CC BY-SA)
-in the dump's own XML + bz2 format. It therefore exercises the real Wikipedia path of the segment stage
-(XML streaming, wikitext cleaning, redirects and non-article pages skipped), is small enough for an
-end-to-end run on a laptop CPU in minutes, and needs neither the network nor `../shared`.
+`flows/demo_corpus/` (package data; its README.md gives the sources, attribution and licences) holds a
+real English Wikipedia dump sample in the dump's own XML + bz2 format, so the demo exercises the real
+Wikipedia path of the segment stage (XML streaming, wikitext cleaning, redirects and non-article pages
+skipped), is small enough for an end-to-end run on a laptop CPU in minutes, and needs neither the
+network nor `../shared`.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 from albert.stage import StageError
 
-DEFAULT_CORPUS_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+DEMO_CORPUS_DIR = Path(__file__).resolve().parent / "demo_corpus"
+DEMO_CORPUS_FILES = ("enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2",)
 
 
-def default_corpus() -> str:
-    """Path of the Wikipedia sample inside the installed gensim package (gensim is not imported)."""
-    spec = importlib.util.find_spec("gensim")
-    if spec is None or not spec.submodule_search_locations:
-        raise StageError("the default corpus ships with gensim==4.4.0, which is not installed; pass --input")
-    path = Path(next(iter(spec.submodule_search_locations))) / "test" / "test_data" / DEFAULT_CORPUS_FILE
-    if not path.is_file():
-        raise StageError(f"{path}: the Wikipedia sample is missing from the gensim install; pass --input")
-    return str(path)
+def default_corpus() -> list[str]:
+    """Paths of the demo corpus files inside the installed package."""
+    paths = [DEMO_CORPUS_DIR / name for name in DEMO_CORPUS_FILES]
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        raise StageError(f"{missing[0]}: the demo corpus is missing from the install; pass --input")
+    return [str(path) for path in paths]

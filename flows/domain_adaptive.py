@@ -3,8 +3,8 @@ segment -> tfrecords (the base vocabulary) -> evaluate the base -> further pretr
 
 The base is an earlier run directory of flows.pretrain_pipeline (its pretrain/export/model.keras and
 vocab/spiece.model) or an imported model (.keras, Hugging Face dir, TF1 checkpoint) with --spm-model.
-Before/after figures are held-out in-domain masked-LM accuracy and perplexity (the last TFRecord
-shard is held out). Stages are cached and retried as in flows.pretrain_pipeline. The deployment in
+Before/after figures are held-out in-domain masked-LM accuracy and perplexity (on whole documents
+of the new corpus that further pretraining never sees: pipelines.tfrecords' held-out split). Stages are cached and retried as in flows.pretrain_pipeline. The deployment in
 prefect.yaml runs this flow on a cron schedule (`albert deploy` applies it).
 """
 

@@ -1,19 +1,24 @@
 """End-to-end ALBERT pretraining as a Prefect flow: segment -> vocab -> tfrecords -> pretrain -> evaluate.
 
 Each stage is a Prefect task that calls the stage's library `run` function and writes its own
-directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, evaluate); the run
-ends with RUN_DIR/report.md (+ plots) and a Prefect markdown artifact. Stages are cached across runs
-on (input manifest, stage config, code version): re-running with nothing changed skips every stage,
-changing one parameter re-runs that stage and the ones after it. Transient failures are retried.
+directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, evaluate);
+`--downstream TASK=DIR` adds fine-tuning of the pretrained model and of a randomly initialised twin
+(RUN_DIR/finetune-TASK[-random]). Held-out figures are on whole documents training never reads
+(pipelines.tfrecords). The run ends with RUN_DIR/report.md + report.html + plots (flows.run_report:
+a headline block, then one section per stage) and a Prefect markdown artifact, and prints the
+held-out scores beside their baselines. Stages are cached across runs on (input manifest, stage
+config, code version): re-running with nothing changed skips every stage, changing one parameter
+re-runs that stage and the ones after it. Transient failures are retried.
 
-With no --input, the corpus is the real Wikipedia dump sample shipped inside gensim (see
-flows.default_corpus), so `make run` works offline on a fresh machine. With no Prefect server
+With no --input, the corpus is the demo corpus shipped with the package (a real Wikipedia dump
+sample, see flows.default_corpus), so `make run` works offline on a fresh machine. With no Prefect server
 configured, the flow runs against Prefect's temporary local server.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -24,12 +29,13 @@ from prefect import flow
 from pydantic import Field
 
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
-from albert.config import StageConfig, build_config
+from albert.config import ConfigError, StageConfig, build_config
 from albert.fileio import join
 from albert.stage import stage_main
 from flows import tasks
 from flows.default_corpus import default_corpus
 from flows.run_config import RunConfig, run_plan, stage_summary
+from flows.run_report import finetune_command, format_headline_line
 from flows.tasks import JsonDict
 
 STAGES = ("segment", "vocab", "tfrecords", "pretrain", "evaluate")
@@ -40,12 +46,24 @@ class PretrainPipelineConfig(RunConfig):
 
     input: list[str] = Field(
         default_factory=list,
-        description="raw corpus files or globs (Wikipedia dumps, books, text); default: the Wikipedia "
-        "sample shipped in gensim",
+        description="raw corpus files or globs (Wikipedia dumps, books, text); default: the demo corpus "
+        "shipped with the package (flows/demo_corpus)",
     )
     run_dir: str = Field("runs/enwiki-sample", description="run directory (local or gs://); one subdirectory per stage")
+    # The demo's budget (docs/flows.md, "The demo learns"): ~32k sequences that never repeat a
+    # sentence-order pair (dupe factor 10 gives ~39k training pairs), XLA at batch 32, LAMB at 0.004.
+    dupe_factor: int = Field(10, gt=0, description="times each document is masked differently")
+    steps: int = Field(1000, gt=0, description="pretraining steps")
+    learning_rate: float | None = Field(0.004, gt=0, description="peak learning rate (default: the stage's)")
+    jit_compile: bool = Field(True, description="XLA-compile the training step (faster on CPU at batch 32+)")
     vocab_size: int = Field(8000, gt=5, description="SentencePiece vocabulary size")
     vocab: JsonDict = Field(default_factory=dict, description="other VocabConfig fields (YAML or JSON)")
+    downstream: list[str] = Field(
+        default_factory=list,
+        description="TASK=DIR (any task `albert finetune` knows): fine-tune the pretrained model and a randomly "
+        "initialised twin with the same budget and seed, side by side in the report",
+    )
+    finetune: JsonDict = Field(default_factory=dict, description="other FinetuneConfig fields for --downstream")
 
 
 def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
@@ -55,11 +73,12 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     segment_dir, vocab_dir = config.stage_dir("segment"), config.stage_dir("vocab")
     spm_model = join(vocab_dir, "spiece.model")
     return {
-        "segment": config.segment_config(config.input or [default_corpus()]),
+        "segment": config.segment_config(config.input or default_corpus()),
         "vocab": build_config(VocabConfig, {"input": segment_dir, "output": vocab_dir,
                                             "vocab_size": config.vocab_size, "seed": config.seed, **config.vocab}),
         "tfrecords": config.tfrecords_config(segment_dir, spm_model),
-        "pretrain": config.pretrain_config(spm_model),
+        "pretrain": config.pretrain_config(spm_model, jit_compile=config.jit_compile,
+                                           eval_every=max(1, config.steps // 4)),
         "evaluate": config.held_out_eval_config(config.trained_model(), "evaluate"),
     }
 
@@ -68,36 +87,116 @@ def _read_json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-def write_run_report(config: PretrainPipelineConfig, outcomes: dict[str, tasks.StageOutcome]) -> Path | None:
-    """report.md + plots in the run directory and the Prefect artifacts (local run directories)."""
-    from flows.report import Section, publish_report, with_sop_labels, write_report
+def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
+    """Per `--downstream TASK=DIR`: fine-tuning of the pretrained model and of a randomly initialised
+    twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and finetune-TASK-random."""
+    from model.finetune import FinetuneConfig
+
+    configs: dict[str, StageConfig] = {}
+    for item in config.downstream:
+        task, separator, data_dir = item.partition("=")
+        if not separator or not task or not data_dir:
+            raise ConfigError(f"--downstream {item!r}: expected TASK=DIR, e.g. sst2=../shared/data/glue/SST-2")
+        common = {"task": task, "data_dir": data_dir, "spm_model": join(config.stage_dir("vocab"), "spiece.model"),
+                  "preset": config.preset, "seed": config.seed, **config.finetune}
+        for name, init in ((f"finetune-{task}", config.trained_model()), (f"finetune-{task}-random", "random")):
+            configs[name] = build_config(FinetuneConfig, {**common, "init": init, "output": config.stage_dir(name)})
+    return configs
+
+
+def downstream_results(configs: dict[str, StageConfig], outcomes: dict[str, tasks.StageOutcome]) -> list[dict]:
+    """[{task, metric, pretrained, random, steps, …}] from the fine-tuning outcomes, for the report."""
+    from model.tasks import get_task
+
+    results = []
+    for name, stage_config in configs.items():
+        if name.endswith("-random"):
+            continue
+        random_name = f"{name}-random"
+        metric = get_task(stage_config.task).primary_metric
+        results.append({
+            "task": stage_config.task, "metric": metric,
+            "pretrained": outcomes[name].result.get("dev", {}), "random": outcomes[random_name].result.get("dev", {}),
+            "steps": stage_config.train_steps, "pretrained_output": name, "random_output": random_name,
+        })
+    return results
+
+
+def run_facts(config: PretrainPipelineConfig, outcomes: dict[str, tasks.StageOutcome], *, wall_seconds: float,
+              cpu_seconds: float, baseline: dict, downstream: list[dict]) -> dict[str, Any]:
+    """What the report's headline says, from the run directory and the outcomes."""
+    from model.config import get_preset, parameter_counts
+
+    run_dir = Path(config.run_dir)
+    segment = _read_json(run_dir / "segment" / "stats.json")
+    metadata = _read_json(run_dir / "tfrecords" / "metadata.json")
+    vocab_size = metadata.get("vocab_size") or config.vocab_size
+    counts, heldout = metadata.get("counts") or {}, metadata.get("heldout") or {}
+    pretrain_result = outcomes["pretrain"].result
+    export = pretrain_result.get("export") or {}
+    files = config.input or [Path(path).name for path in default_corpus()]
+    inputs = (f"{len(files)} file{'s' if len(files) > 1 else ''} ({', '.join(f'`{f}`' for f in files[:3])}"
+              f"{', …' if len(files) > 3 else ''}{'' if config.input else '; the demo corpus'})")
+    heldout_sequences = min(heldout.get("instances") or 0, (config.eval_batches or 10**12) * config.batch_size)
+    return {
+        "inputs": inputs, "documents": segment.get("documents_out", counts.get("documents")),
+        "sentences": segment.get("sentences_out", counts.get("sentences")), "tokens": counts.get("document_tokens"),
+        "vocab_size": vocab_size, "preset": config.preset,
+        "parameters": parameter_counts(get_preset(config.preset, vocab_size=vocab_size)).get("pretraining"),
+        "steps": pretrain_result.get("steps", config.steps), "batch_size": config.batch_size,
+        "max_seq_length": config.max_seq_length, "sequences_per_second": pretrain_result.get("sequences_per_second"),
+        "export": export.get("keras", config.trained_model()),
+        "export_hf": export.get("hf", join(config.stage_dir("pretrain"), "export", "hf")),
+        "heldout_documents": heldout.get("documents"), "heldout_sequences": heldout_sequences,
+        "evaluation": outcomes["evaluate"].result, "baseline": baseline,
+        "stages": {name: {"seconds": o.seconds, "cached": o.cached} for name, o in outcomes.items()},
+        "moved_aside": {name: o.result["moved_aside"] for name, o in outcomes.items() if o.result.get("moved_aside")},
+        "wall_seconds": wall_seconds, "cpu_seconds": cpu_seconds, "downstream": downstream,
+        "next_command": finetune_command(config.run_dir),
+    }
+
+
+def piece_baseline(config: PretrainPipelineConfig) -> dict:
+    """The unigram baseline on this run's held-out batches, with the predicted piece's text."""
+    import sentencepiece
+
+    from model.baselines import unigram_baseline
+
+    baseline = unigram_baseline(config.stage_dir("tfrecords"), batch_size=config.batch_size,
+                                heldout_batches=config.eval_batches, seed=config.seed)
+    processor = sentencepiece.SentencePieceProcessor(model_file=join(config.stage_dir("vocab"), "spiece.model"))
+    return {**baseline, "piece": processor.id_to_piece(baseline["piece_id"])}
+
+
+def write_run_report(config: PretrainPipelineConfig, facts: dict[str, Any]) -> Path | None:
+    """RUN_DIR/report.md + report.html + plots, and the Prefect artifacts (local run directories)."""
+    from flows.report import publish_report, render_html
+    from flows.run_report import run_report_markdown
 
     if "://" in config.run_dir:
         return None
     run_dir = Path(config.run_dir)
-    timing = {name: {"seconds": round(o.seconds, 1), "cached": o.cached} for name, o in outcomes.items()}
-    moved = "".join(f"The previous `{name}` output (another training run) was kept, moved aside to "
-                    f"`{o.result['moved_aside']}`.\n" for name, o in outcomes.items() if o.result.get("moved_aside"))
-    sections = [
-        Section("Corpus statistics", _read_json(run_dir / "segment" / "stats.json") or outcomes["segment"].result),
-        Section("Vocabulary statistics", _read_json(run_dir / "vocab" / "vocab_stats.json") or outcomes["vocab"].result),
-        Section("Instance statistics", with_sop_labels(
-            _read_json(run_dir / "tfrecords" / "metadata.json") or outcomes["tfrecords"].result)),
-        Section("Stages", {"stages": timing}, text=moved),
-    ]
-    evaluation = {"held-out": outcomes["evaluate"].result} if "evaluate" in outcomes else None
-    path, markdown = write_report(run_dir, "ALBERT pretraining run", sections,
-                                  metrics_file=run_dir / "pretrain" / "metrics.jsonl", evaluation=evaluation)
+    markdown = run_report_markdown(run_dir, facts)
+    path = run_dir / "report.md"
+    path.write_text(markdown, encoding="utf-8")
+    (run_dir / "report.html").write_text(render_html(markdown, f"ALBERT pretraining run {run_dir.name}"),
+                                         encoding="utf-8")
+    evaluation = {"held-out documents": facts["evaluation"],
+                  "baseline (most frequent piece; SOP majority)": {
+                      k: facts["baseline"].get(k) for k in ("masked_lm_accuracy", "sop_accuracy")}}
     publish_report("albert-pretrain", markdown, evaluation)
     return path
 
 
 @flow(name="albert-pretrain-pipeline", log_prints=True)
 def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
-    """segment -> vocab -> tfrecords -> pretrain -> evaluate, then the report; returns the summary."""
+    """segment -> vocab -> tfrecords -> pretrain -> evaluate [-> fine-tune pretrained and random twins],
+    then the report; returns the summary."""
     from flows.report import TrainingProgress
 
+    start, cpu_start = time.monotonic(), _cpu_seconds()
     configs = stage_configs(config)
+    extra = downstream_configs(config)
     beam = {"beam_args": list(beam_args or [])}
     plan = [
         (tasks.segment, "segment", "stats.json", beam),
@@ -106,24 +205,48 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
         (tasks.pretrain, "pretrain", join("export", "model.keras"),
          {"on_metrics": TrainingProgress("albert-pretrain", configs["pretrain"].steps)}),
         (tasks.evaluate, "evaluate", "metrics.json", {}),
+        *[(finetune.with_options(name=name), name, "results.json", {}) for name in extra],
     ]
-    outcomes = run_plan(plan, configs, config.result_storage())
-    report = write_run_report(config, outcomes)
+    outcomes = run_plan(plan, {**configs, **extra}, config.result_storage())
+    baseline = piece_baseline(config)
+    facts = run_facts(config, outcomes, wall_seconds=time.monotonic() - start,
+                      cpu_seconds=_cpu_seconds() - cpu_start, baseline=baseline,
+                      downstream=downstream_results(extra, outcomes))
+    report = write_run_report(config, facts)
+    print(format_headline_line(facts), flush=True)
     return {
         "run_dir": config.run_dir,
         "report": str(report) if report else None,
         "evaluation": outcomes["evaluate"].result,
+        "baseline": {k: baseline[k] for k in ("masked_lm_accuracy", "sop_accuracy", "piece")},
+        "downstream": facts["downstream"],
         "stages": stage_summary(outcomes),
     }
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (the stages run in-process)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+@tasks.stage_task("finetune", input_fields=["init", "spm_model", "data_dir"], packages=["albert", "model"])
+def finetune(config: StageConfig) -> dict:
+    """model.finetune: fine-tune a model on a task and score its dev set (OUTPUT/results.json)."""
+    from model import finetune as stage
+
+    return stage.run(config)
 
 
 def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
     """Validate every stage's config, run the flow, print where the run directory and report are."""
     stage_configs(config)  # bad values fail here, before Prefect starts
+    downstream_configs(config)
     start = time.monotonic()
     summary = pretrain_pipeline(config, list(beam_args or []))
     summary["seconds"] = round(time.monotonic() - start, 1)
     print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    print(format_headline_line(summary))
     print(f"run directory: {Path(config.run_dir).resolve() if '://' not in config.run_dir else config.run_dir}")
     print(f"report: {Path(summary['report']).resolve() if summary['report'] else None}")
     return summary

@@ -101,15 +101,19 @@ def _sort_labels(mapping: Mapping[str, Any]) -> list[tuple[str, float]]:
     return sorted(((str(k), float(v)) for k, v in mapping.items()), key=order)
 
 
-def plot_distribution(name: str, mapping: Mapping[str, Any], path: Path) -> Path:
-    """A bar chart of one count distribution."""
+def plot_distribution(name: str, mapping: Mapping[str, Any], path: Path, xlabel: str = "count") -> Path:
+    """A horizontal bar chart of one count distribution: labels read on the left, values on the bars."""
     items = _sort_labels(mapping)
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    ax.bar([label for label, _ in items], [count for _, count in items], color="#4C72B0")
+    fig, ax = plt.subplots(figsize=(6.4, 0.9 + 0.32 * len(items)))
+    labels, values = [label for label, _ in items], [count for _, count in items]
+    bars = ax.barh(labels, values, color="#4C72B0")
+    ax.invert_yaxis()  # first label on top
+    ax.bar_label(bars, labels=[format_value(int(v) if float(v).is_integer() else v) for v in values],
+                 padding=3, fontsize=8)
     ax.set_title(name)
-    ax.set_ylabel("count")
-    if len(items) > 12:
-        ax.tick_params(axis="x", labelrotation=90, labelsize=7)
+    ax.set_xlabel(xlabel)
+    ax.margins(x=0.15)
+    ax.tick_params(axis="y", labelsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -123,23 +127,34 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def plot_curves(records: list[Mapping[str, Any]], path: Path, step_key: str = "step") -> Path | None:
+CURVE_LABELS = {
+    "loss": "total loss", "masked_lm_loss": "masked-LM loss", "masked_lm_accuracy": "masked-LM accuracy",
+    "sop_loss": "sentence-order loss", "sop_accuracy": "sentence-order accuracy", "learning_rate": "learning rate",
+}
+
+
+def plot_curves(records: list[Mapping[str, Any]], path: Path, step_key: str = "step",
+                baselines: Mapping[str, float] | None = None) -> Path | None:
     """Training curves: one panel per known metric, the training log as a line and held-out
-    evaluations (records with split="heldout") as points, against the step."""
+    evaluations (records with split="heldout") as points, against the step; `baselines` draws a
+    dashed line per metric (e.g. the unigram baseline of masked-LM accuracy)."""
     keys = [k for k in CURVE_KEYS if any(_is_number(r.get(k)) for r in records)]
     if not keys:
         return None
     columns = min(3, len(keys))
     rows = math.ceil(len(keys) / columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(4 * columns, 2.8 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.0 * rows), squeeze=False)
     for ax, key in zip(axes.flat, keys):
-        for split, style in (("train", "-"), ("heldout", "o")):
+        for split, style, label in (("train", "-", "training batches"), ("heldout", "o", "held-out documents")):
             points = [(r.get(step_key, i), r[key]) for i, r in enumerate(records)
                       if _is_number(r.get(key)) and r.get("split", "train") == split]
             if points:
-                ax.plot([p[0] for p in points], [p[1] for p in points], style, label=split)
-        ax.set_title(key)
-        ax.set_xlabel(step_key)
+                ax.plot([p[0] for p in points], [p[1] for p in points], style, label=label)
+        if baselines and _is_number(baselines.get(key)):
+            ax.axhline(baselines[key], linestyle="--", color="grey", label="baseline")
+        ax.set_title(CURVE_LABELS.get(key, key))
+        ax.set_xlabel("training step")
+        ax.set_ylabel(CURVE_LABELS.get(key, key))
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(keys):]:
         ax.axis("off")
@@ -171,7 +186,8 @@ def render_section(section: Section, plots_dir: Path, report_dir: Path) -> str:
     if scalars:
         parts.append(markdown_table(({"figure": k, "value": v} for k, v in scalars.items()), ["figure", "value"]))
     for name, mapping in distributions.items():
-        image = plot_distribution(name, mapping, plots_dir / f"{_slug(section.title)}-{_slug(name)}.png")
+        image = plot_distribution(name.replace("_", " "), mapping,
+                                  plots_dir / f"{_slug(section.title)}-{_slug(name)}.png")
         parts.append(f"![{name}]({image.relative_to(report_dir).as_posix()})")
     return "\n\n".join(parts)
 
@@ -254,3 +270,19 @@ class TrainingProgress:
         self._last_update = now
         update_progress_artifact(self._progress_id, progress=min(100.0, 100.0 * step / self.total_steps))
         create_table_artifact(table=self.rows[-20:], key=f"{self.key}-metrics", description="latest training metrics")
+
+
+HTML_STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
+table{border-collapse:collapse;margin:.5rem 0}th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}
+th{background:#f3f3f3}img{max-width:100%}code,pre{background:#f6f6f6}pre{padding:.6rem;overflow-x:auto}"""
+
+
+def render_html(markdown_text: str, title: str) -> str:
+    """The report as a standalone HTML page (the `markdown` package: tables, fenced code)."""
+    import html
+
+    import markdown
+
+    body = markdown.markdown(markdown_text, extensions=["tables", "fenced_code"])
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+            f"<style>{HTML_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")

@@ -28,8 +28,11 @@ class RunConfig(StageConfig):
     )
     preset: str = Field("albert-tiny", description="model preset (model.config.get_preset)")
     max_seq_length: int = Field(128, gt=8, description="tokens per pretraining instance")
-    num_shards: int = Field(8, gt=1, description="TFRecord shards (the last one is the held-out set)")
+    num_shards: int = Field(8, gt=1, description="TFRecord training shards")
     dupe_factor: int = Field(2, gt=0, description="times each document is masked differently")
+    heldout_fraction: float = Field(
+        0.1, ge=0, lt=1, description="fraction of documents held out whole for evaluation (stable hash of the text)")
+    heldout_min_documents: int = Field(8, ge=0, description="hold out at least this many documents")
     seed: int = Field(12345, description="seed of every random choice in the run")
     steps: int = Field(300, gt=0, description="pretraining steps")
     batch_size: int = Field(32, gt=0, description="pretraining batch size")
@@ -56,7 +59,8 @@ class RunConfig(StageConfig):
         return build_config(TFRecordsConfig, {
             "input": corpus, "spm_model": spm_model, "output": self.stage_dir("tfrecords"),
             "max_seq_length": self.max_seq_length, "dupe_factor": self.dupe_factor, "seed": self.seed,
-            "num_shards": self.num_shards, **self.tfrecords})
+            "num_shards": self.num_shards, "heldout_fraction": self.heldout_fraction,
+            "heldout_min_documents": self.heldout_min_documents, **self.tfrecords})
 
     def pretrain_config(self, spm_model: str, **values: Any) -> StageConfig:
         """PretrainConfig on this run's TFRecords, the budget's schedule, `values` and the overrides."""

@@ -267,8 +267,14 @@ def check_heldout_not_empty(spec: DataSpec, counts: dict[str, int], eval_every: 
 
 
 def split_files(spec: DataSpec, eval_every: int = 20) -> tuple[list[str], list[str], int]:
-    """(train files, held-out files, record modulus): the last shard is held out when there are
-    several; a single shard holds out every `eval_every`-th record instead (modulus > 0)."""
+    """(train files, held-out files, record modulus). Data from `pipelines.tfrecords` names its
+    held-out shards (whole documents never trained on) in metadata.json's `heldout.files`. Without
+    them (e.g. the reference's own files), the last shard is held out when there are several, and a
+    single shard holds out every `eval_every`-th record instead (modulus > 0)."""
+    named = set((spec.metadata.get("heldout") or {}).get("files") or ())
+    heldout = [f for f in spec.files if posixpath.basename(f) in named]
+    if heldout:
+        return [f for f in spec.files if posixpath.basename(f) not in named], heldout, 0
     if len(spec.files) > 1:
         return spec.files[:-1], spec.files[-1:], 0
     return spec.files, spec.files, eval_every
@@ -364,6 +370,8 @@ def train_dataset(
 ) -> tf.data.Dataset:
     """One epoch of training batches (drop_remainder), starting `skip_batches` into the epoch."""
     files, _, modulus = split_files(spec, eval_every)
+    if not files:
+        raise StageError(f"{spec.files[0]}: the data holds only held-out documents (heldout_fraction 1)")
     epoch_seed = derive_seed(seed, epoch)
     records = _records(files, epoch_seed, modulus, False, cycle_length)
     examples = records.shuffle(shuffle_buffer, seed=epoch_seed, reshuffle_each_iteration=False)

@@ -106,7 +106,8 @@ def evaluate_batches(model, batches, step=None, source: str = "held-out data") -
 
 def evaluate_pretraining(model_or_path, data_dir: str, batch_size: int = 64, max_batches: int | None = None) -> dict:
     """Held-out masked-LM and SOP metrics of a model (or a path `load_pretrained` accepts) on the
-    held-out split of `data_dir` (its last shard, or every 20th record of a single shard).
+    held-out split of `data_dir` (pretrain_data.split_files: the held-out documents' shard named in
+    metadata.json, else the last shard, or every 20th record of a single shard).
 
     Returns dict(masked_lm_accuracy, masked_lm_loss, perplexity, sop_accuracy, sop_loss, loss).
     """

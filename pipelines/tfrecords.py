@@ -4,6 +4,13 @@ Reads the segmented corpus format (one sentence per line, a blank line between d
 `OUTPUT/data-0000i-of-0000N.tfrecord` in google-research/albert's format plus `OUTPUT/metadata.json`.
 Deterministic: every random choice is seeded from (seed, document key, dupe index), so the output is
 byte-identical for any runner and worker count; instances are shuffled across shards by a hash.
+
+Held-out documents: whole documents, chosen by a stable hash of their text (independent of the seed,
+so every run on the same corpus holds out the same documents), go to `OUTPUT/heldout-*.tfrecord` and
+never into the training shards. A document is held out when its hash is below a cutoff: the
+`heldout_fraction` quantile of the hash space, raised if needed so that at least
+`heldout_min_documents` documents are held out (while at least one is left for training).
+`heldout-documents-*.txt` lists them (hash, key), and metadata.json's `heldout` block names the files.
 """
 
 from __future__ import annotations
@@ -76,6 +83,35 @@ class TFRecordsConfig(StageConfig):
         ge=2,
         description="NSP only: documents per bucket that random B segments are drawn from",
     )
+    heldout_fraction: float = Field(
+        0.05, ge=0, le=1,
+        description="fraction of documents held out whole (by a stable hash of their text); 1 = all",
+    )
+    heldout_min_documents: int = Field(
+        2, ge=0, description="hold out at least this many documents (the hash-smallest ones)"
+    )
+
+
+HASH_SPACE = 1 << 63
+HELDOUT_PREFIX = "heldout"
+HELDOUT_LIST_PREFIX = "heldout-documents"
+
+
+def document_hash(lines: list[str]) -> int:
+    """The stable 63-bit hash of a document's text (its segmented lines, UTF-8); 63 bits so that
+    Beam encodes it as a signed 64-bit integer."""
+    return stable_hash(b"document:" + "".join(lines).encode("utf-8")) >> 1
+
+
+def heldout_cutoff(smallest: list[int], count: int, fraction: float, min_documents: int) -> int:
+    """The hash below which a document is held out, from the corpus's `min_documents` smallest
+    document hashes (sorted or not) and its document count: the `fraction` quantile of the hash
+    space, raised to take in the `min_documents` smallest hashes while one document stays in training."""
+    cutoff = HASH_SPACE if fraction >= 1 else int(fraction * HASH_SPACE)
+    needed = min(min_documents, count - 1)
+    if needed > 0:
+        cutoff = max(cutoff, sorted(smallest)[needed - 1] + 1)
+    return cutoff
 
     @model_validator(mode="after")
     def _predictions_fit_the_sequence(self) -> TFRecordsConfig:
@@ -241,17 +277,38 @@ class ReadDocuments(beam.DoFn):
             yield key, "".join(lines).encode("utf-8")
 
 
-def spread_documents(pairs, inc) -> Iterator[tuple[bytes, list[str]]]:
-    """(key, lines) of a partition's documents, after the spread over workers."""
+def spread_documents(pairs, inc) -> Iterator[tuple[int, bytes, list[str]]]:
+    """(document hash, key, lines) of a partition's documents, after the spread over workers."""
     for key, text in pairs:
-        yield key, text.decode("utf-8").splitlines(keepends=True)
+        lines = text.decode("utf-8").splitlines(keepends=True)
+        yield document_hash(lines), key, lines
+
+
+def document_hash_of(document: tuple[int, bytes, list[str]]) -> int:
+    return document[0]
+
+
+def is_heldout(document: tuple[int, bytes, list[str]], cutoff: int) -> bool:
+    return document[0] < cutoff
+
+
+def is_training(document: tuple[int, bytes, list[str]], cutoff: int) -> bool:
+    return document[0] >= cutoff
+
+
+def heldout_list_line(document: tuple[int, bytes, list[str]]) -> tuple[bytes, bytes]:
+    """(sort key, line) of the held-out documents' list: '<hash as 16 hex digits>\t<document key>'."""
+    doc_hash, doc_key, _ = document
+    line = b"%016x\t%s\n" % (doc_hash, doc_key)
+    return line, line
 
 
 class SopExamples(_WriterDoFn):
-    """(key, lines) -> (sort key, example) for every dupe pass; documents with no tokens are counted."""
+    """(hash, key, lines) -> (sort key, example) for every dupe pass; documents with no tokens are
+    counted."""
 
     def process(self, element):
-        doc_key, lines = element
+        _, doc_key, lines = element
         sentences = self.writer.encode(lines)
         if not sentences:
             self.writer.inc("empty_documents")
@@ -260,10 +317,10 @@ class SopExamples(_WriterDoFn):
 
 
 class EncodeDocuments(_WriterDoFn):
-    """(key, lines) -> (key, packed sentence ids); documents with no tokens are dropped and counted."""
+    """(hash, key, lines) -> (key, packed sentence ids); documents with no tokens are dropped and counted."""
 
     def process(self, element):
-        doc_key, lines = element
+        _, doc_key, lines = element
         sentences = self.writer.encode(lines)
         if sentences:
             yield doc_key, instances.pack_document(sentences)
@@ -315,8 +372,36 @@ def load_tokenizer(config: TFRecordsConfig) -> AlbertTokenizer:
         raise StageError(f"{config.spm_model}: cannot load SentencePiece model: {error}") from None
 
 
+class CountElements(CountingDoFn):
+    """A pass-through that counts its elements as `name`."""
+
+    def __init__(self, name: str):
+        super().__init__(NAMESPACE)
+        self.name = name
+
+    def process(self, element):
+        self.inc(self.name)
+        yield element
+
+
+def build_examples(documents, config: TFRecordsConfig, label: str, counts: list):
+    """(sort key, example) pairs of one split's documents; NSP draws random B segments within it."""
+    if config.objective == "sop":
+        return counted(documents, f"SopExamples{label}", SopExamples(config), counts)
+    encoded = counted(documents, f"Encode{label}", EncodeDocuments(config), counts)
+    count = encoded | f"CountDocuments{label}" >> beam.combiners.Count.Globally()
+    return counted(
+        encoded
+        | f"Bucket{label}"
+        >> beam.FlatMap(nsp_buckets, count=beam.pvalue.AsSingleton(count), config=config)
+        | f"GroupBuckets{label}" >> beam.GroupByKey(),
+        f"NspExamples{label}", NspExamples(config), counts,
+    )
+
+
 def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsConfig, output_dir: str):
-    """Add the transforms that write the shards and metadata.json (counts summed in the pipeline)."""
+    """Training shards `data-*`, held-out shard `heldout-*`, the held-out documents' list and
+    metadata.json (counts summed in the pipeline)."""
     counts: list = []
     documents = (
         pipeline
@@ -327,20 +412,31 @@ def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsC
             counts=counts, namespace=NAMESPACE,
         )
     )
-    if config.objective == "sop":
-        examples = counted(documents, "SopExamples", SopExamples(config), counts)
-    else:
-        encoded = counted(documents, "Encode", EncodeDocuments(config), counts)
-        count = encoded | "CountDocuments" >> beam.combiners.Count.Globally()
-        examples = counted(
-            encoded
-            | "Bucket"
-            >> beam.FlatMap(nsp_buckets, count=beam.pvalue.AsSingleton(count), config=config)
-            | "GroupBuckets" >> beam.GroupByKey(),
-            "NspExamples", NspExamples(config), counts,
+    hashes = documents | "Hashes" >> beam.Map(document_hash_of)
+    cutoff = beam.pvalue.AsSingleton(
+        (
+            hashes | "Smallest" >> beam.combiners.Top.Smallest(max(1, config.heldout_min_documents)),
+            hashes | "Count" >> beam.combiners.Count.Globally(),
         )
-    shards = examples | "Write" >> WriteShards(
-        fileio.join(output_dir, "data"), config.num_shards, ".tfrecord", framing="tfrecord"
+        | "Together" >> beam.Flatten()
+        | "Gather" >> beam.combiners.ToList()
+        | "Cutoff" >> beam.Map(_cutoff_of, config)
+    )
+    train = documents | "Train" >> beam.Filter(is_training, cutoff)
+    heldout = counted(documents | "Heldout" >> beam.Filter(is_heldout, cutoff), "CountHeldoutDocuments",
+                      CountElements("heldout_documents"), counts)
+    heldout_examples = counted(build_examples(heldout, config, "Heldout", counts), "CountHeldoutInstances",
+                               CountElements("heldout_instances"), counts)
+    shards = (
+        build_examples(train, config, "", counts)
+        | "Write" >> WriteShards(fileio.join(output_dir, "data"), config.num_shards, ".tfrecord", framing="tfrecord"),
+        heldout_examples
+        | "WriteHeldout" >> WriteShards(fileio.join(output_dir, HELDOUT_PREFIX), 1, ".tfrecord", framing="tfrecord"),
+    ) | "AllShards" >> beam.Flatten()
+    document_list = (
+        heldout
+        | "HeldoutList" >> beam.Map(heldout_list_line)
+        | "WriteHeldoutList" >> WriteShards(fileio.join(output_dir, HELDOUT_LIST_PREFIX), 1, ".txt")
     )
     _ = (
         pipeline
@@ -349,10 +445,18 @@ def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsC
             write_metadata,
             counts=beam.pvalue.AsSingleton(sum_counts(counts)),
             shards=beam.pvalue.AsList(shards),
+            written=beam.pvalue.AsList(document_list),
             config=config,
             output_dir=output_dir,
         )
     )
+
+
+def _cutoff_of(parts: list, config: TFRecordsConfig) -> int:
+    """heldout_cutoff from the gathered [smallest hashes (a list), document count (an int)]."""
+    smallest = next(part for part in parts if isinstance(part, list))
+    count = next(part for part in parts if not isinstance(part, list))
+    return heldout_cutoff(smallest, count, config.heldout_fraction, config.heldout_min_documents)
 
 
 def summarize(
@@ -360,9 +464,10 @@ def summarize(
     counts: dict[str, int],
     tokenizer: AlbertTokenizer,
     shard_files: list[str],
+    document_list: str,
 ) -> dict:
     """metadata.json: format, the facts a trainer needs at top level, feature spec, counts, statistics,
-    options."""
+    options, the held-out split (its shard files and `document_list`, the held-out documents' list)."""
     ngram_counts = [counts.get(f"masked_ngrams_{n}", 0) for n in range(1, config.ngram + 1)]
     total_ngrams = sum(ngram_counts)
     instances_count = counts.get("instances", 0)
@@ -397,11 +502,22 @@ def summarize(
         "spm_model_sha256": tokenizer.model_sha256,
         "options": config.model_dump(),
         "files": shard_files,
+        "heldout": {
+            "selection": "whole documents: sha256 of the document's text below the cutoff",
+            "fraction": config.heldout_fraction,
+            "min_documents": config.heldout_min_documents,
+            "documents": counts.get("heldout_documents", 0),
+            "instances": counts.get("heldout_instances", 0),
+            "files": [name for name in shard_files if name.startswith(HELDOUT_PREFIX + "-")],
+            "document_list": document_list,
+        },
     }
 
 
-def write_metadata(_, counts: dict[str, int], shards: list[str], config: TFRecordsConfig, output_dir: str):
-    """Write metadata.json from the pipeline's counts once every shard is written; no instances is an error."""
+def write_metadata(_, counts: dict[str, int], shards: list[str], written: list[str], config: TFRecordsConfig,
+                   output_dir: str):
+    """Write metadata.json from the pipeline's counts once every shard and the held-out documents'
+    list (`written`) are written; no instances is an error."""
     spill.remove_run_dirs([fileio.join(output_dir, "_spread-runs")])
     if not counts.get("instances"):
         raise StageError(
@@ -409,7 +525,8 @@ def write_metadata(_, counts: dict[str, int], shards: list[str], config: TFRecor
             f"{counts.get('document_tokens', 0)} tokens)"
         )
     tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
-    metadata = summarize(config, counts, tokenizer, sorted(os.path.basename(path) for path in shards))
+    metadata = summarize(config, counts, tokenizer, sorted(os.path.basename(path) for path in shards),
+                         os.path.basename(written[0]))
     with fileio.open_file(fileio.join(output_dir, METADATA_FILE), "w") as handle:
         json.dump(metadata, handle, indent=2, sort_keys=True)
 

@@ -4,11 +4,14 @@ one changed parameter re-runs that stage and the ones after it, a transient fail
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from browser import image_widths
 
+RTE = Path(__file__).parent / "fixtures" / "tasks" / "glue" / "RTE"
 WORDS = ["river", "city", "stone", "music", "garden", "winter", "light", "paper", "forest", "engine", "ocean", "market", "story", "teacher", "window", "bridge", "mountain", "village", "summer", "letter"]
 
 
@@ -40,6 +43,11 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
         assert not any(stage["cached"] for stage in first["stages"].values())
         assert Path(first["report"]).is_file() and (tmp_path / "run" / "plots" / "training-curves.png").is_file()
         assert 0 <= first["evaluation"]["masked_lm_accuracy"] <= 1
+        assert 0 <= first["baseline"]["masked_lm_accuracy"] <= 1  # the unigram baseline beside it
+        report = Path(first["report"]).read_text()
+        assert "held-out score" in report and "whole documents the model never trained on" in report
+        if shutil.which("chromium"):  # tests/test_flows_report.py skips with the reason where it is absent
+            assert all(width > 0 for _, width in image_widths(tmp_path / "run" / "report.html"))
 
         second = pretrain_pipeline(config)
         assert all(stage["cached"] for stage in second["stages"].values()), second["stages"]
@@ -54,10 +62,15 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
             return real_run(*args, **kwargs)
 
         monkeypatch.setattr(pipelines.tfrecords, "run", flaky_run)
-        third = pretrain_pipeline(config.model_copy(update={"dupe_factor": 3}))
+        downstream = {"downstream": [f"rte={RTE}"], "finetune": {
+            "train_file": str(RTE / "dev.tsv"), "train_steps": 2, "max_seq_length": 32, "batch_size": 2}}
+        third = pretrain_pipeline(config.model_copy(update={"dupe_factor": 3, **downstream}))
         assert len(attempts) == 2
         assert {name: s["cached"] for name, s in third["stages"].items()} == {
-            "segment": True, "vocab": True, "tfrecords": False, "pretrain": False, "evaluate": False}, third["stages"]
+            "segment": True, "vocab": True, "tfrecords": False, "pretrain": False, "evaluate": False,
+            "finetune-rte": False, "finetune-rte-random": False}, third["stages"]
+        [rte] = third["downstream"]  # the pretrained model and its random twin, same budget and seed
+        assert rte["metric"] == "accuracy" and "accuracy" in rte["pretrained"] and "accuracy" in rte["random"]
         pretrain_dir = tmp_path / "run" / "pretrain"
         first_run = Path(third["stages"]["pretrain"]["moved_aside"])  # other data: kept under a new name
         assert (first_run / "checkpoints" / "ckpt-000000003").is_dir() and (first_run / "metrics.jsonl").is_file()

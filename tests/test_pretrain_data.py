@@ -77,6 +77,22 @@ def test_heldout_is_the_last_shard_or_every_20th_record(shards, tmp_path):
     assert not {tuple(r) for r in heldout} & {tuple(r) for r in train}
 
 
+def test_heldout_shards_named_in_metadata_are_the_heldout_split(tmp_path):
+    data = write_shards(tmp_path / "d", num_shards=3, per_shard=8)
+    meta = json.loads((data / "metadata.json").read_text())
+    middle = sorted(p.name for p in data.glob("*.tfrecord"))[1]
+    meta["heldout"] = {"files": [middle], "documents": 2}
+    (data / "metadata.json").write_text(json.dumps(meta))
+    spec = pretrain_data.inspect_data(str(data))
+    train_files, heldout_files, modulus = pretrain_data.split_files(spec)
+    assert [f.rsplit("/", 1)[-1] for f in heldout_files] == [middle] and modulus == 0
+    assert len(train_files) == 2 and heldout_files[0] not in train_files
+    meta["heldout"]["files"] = [p.name for p in data.glob("*.tfrecord")]  # an evaluation-only set
+    (data / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(StageError, match="only held-out documents"):
+        pretrain_data.train_dataset(pretrain_data.inspect_data(str(data)), 4, epoch=0, seed=0)
+
+
 def test_reference_records_parse(shared_data):
     from conftest import shared_path
 

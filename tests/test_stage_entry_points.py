@@ -118,7 +118,8 @@ def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(refer
     assert metadata["counts"] == counts and counts["instances"] > 0
     with open(metadata_path) as handle:
         assert handle.read() == json.dumps(
-            tfrecords.summarize(config, counts, tfrecords.load_tokenizer(config), metadata["files"]),
+            tfrecords.summarize(config, counts, tfrecords.load_tokenizer(config), metadata["files"],
+                                metadata["heldout"]["document_list"]),
             indent=2, sort_keys=True,
         )
     vocab_stats = json.loads((reference["vocab"] / "vocab_stats.json").read_text())

@@ -143,7 +143,7 @@ def test_features_metadata_and_statistics(static_output, spm_model):
     ] == {"dtype": "float32", "shape": [10]}
     assert sum(metadata["masked_ngram_histogram"]) == pytest.approx(1)
     assert 0.35 < metadata["sop_label_balance"] < 0.65
-    assert len(metadata["files"]) == 3
+    assert len(metadata["files"]) == 4 and metadata["heldout"]["files"] == ["heldout-00000-of-00001.tfrecord"]
     # padding is 0 everywhere past the input mask / weights
     pad = records["input_mask"] == 0
     assert not records["input_ids"][pad].any() and not records["segment_ids"][pad].any()
@@ -292,3 +292,48 @@ def test_invalid_utf8_names_the_file(tmp_path, spm_model):
     (tmp_path / "bad.txt").write_bytes(b"Fine.\n\nNot \xe8 UTF-8.\n")
     with pytest.raises(StageError, match="bad.txt: not UTF-8"):
         list(tfrecords.read_documents(str(tmp_path / "bad.txt")))
+
+
+def test_heldout_cutoff_takes_the_fraction_then_the_minimum_count():
+    space = tfrecords.HASH_SPACE
+    hashes = [space // 10, space // 2, space // 100, space - 1]
+    assert tfrecords.heldout_cutoff(sorted(hashes)[:2], 4, 0.2, 2) == int(0.2 * space)  # the fraction covers 2
+    assert tfrecords.heldout_cutoff(sorted(hashes)[:3], 4, 0.0, 3) == space // 2 + 1
+    assert tfrecords.heldout_cutoff(hashes, 4, 0.0, 9) == space // 2 + 1  # one document stays to train
+    assert tfrecords.heldout_cutoff([], 0, 0.0, 2) == 0 and tfrecords.heldout_cutoff([5], 1, 1.0, 0) == space
+
+
+def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model, tmp_path):
+    out = tmp_path / "split"
+    tfrecords.run(config(corpus, spm_model, out, masking="dynamic", heldout_fraction=0.1, heldout_min_documents=6))
+    metadata = json.loads((out / "metadata.json").read_text())
+    listed = (out / metadata["heldout"]["document_list"]).read_text().splitlines()
+    held_keys = {line.split("\t")[1] for line in listed}
+    assert metadata["heldout"]["documents"] == len(listed) >= 6
+    tokenizer = AlbertTokenizer(spm_model)
+    streams = {}
+    for path in sorted(corpus.glob("*.txt")):
+        for index, doc in enumerate(path.read_text().split("\n\n")):
+            ids = np.concatenate(instances.encode_sentences(tokenizer, doc.splitlines()))
+            streams[f"{path.name}:{index}"] = ids.astype(np.int64).tobytes()
+
+    def homes(files) -> list[set[str]]:
+        """Per instance, the documents holding both its segments."""
+        import tensorflow as tf
+
+        found = []
+        for raw in tf.data.TFRecordDataset([str(p) for p in files]):
+            example = tf.io.parse_single_example(raw, feature_spec(64, 10))
+            ids = example["input_ids"].numpy()[example["input_mask"].numpy() == 1]
+            seps = np.flatnonzero(ids == tokenizer.sep_id)
+            a, b = ids[1 : seps[0]].tobytes(), ids[seps[0] + 1 : seps[1]].tobytes()
+            found.append({key for key, stream in streams.items() if a in stream and b in stream})
+        return found
+
+    assert all(keys & held_keys for keys in homes(out.glob("heldout-*.tfrecord")))
+    assert all(keys - held_keys for keys in homes(out.glob("data-*.tfrecord")))
+    assert metadata["heldout"]["instances"] > 0
+    # the same documents are held out whatever the seed: the choice hashes the text only
+    tfrecords.run(config(corpus, spm_model, tmp_path / "seed", masking="dynamic", seed=7,
+                         heldout_fraction=0.1, heldout_min_documents=6))
+    assert (tmp_path / "seed" / metadata["heldout"]["document_list"]).read_text().splitlines() == listed

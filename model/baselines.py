@@ -1,0 +1,51 @@
+"""Baselines a pretrained model's held-out figures are read against.
+
+Masked-LM: always predict the piece most often masked in the training data (the unigram-frequency
+baseline); sentence order: always predict the training data's majority label (0.5 by construction
+of SOP data, up to sampling).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from model import pretrain_data
+
+
+def unigram_baseline(data: str, *, batch_size: int = 64, train_batches: int = 200,
+                     heldout_batches: int | None = None, seed: int = 0) -> dict:
+    """Accuracy of the majority predictions on `data`'s held-out split (the batches the held-out
+    evaluation scores when `heldout_batches` and `batch_size` match it), with the counts learned
+    from the first `train_batches` training batches of epoch 0.
+
+    Returns {masked_lm_accuracy, sop_accuracy, piece_id, train_masked_tokens, heldout_masked_tokens}.
+    """
+    spec = pretrain_data.inspect_data(data)
+    counts = np.zeros(0, np.int64)
+    order = np.zeros(2, np.int64)
+    for batch in pretrain_data.train_dataset(spec, batch_size, epoch=0, seed=seed).take(train_batches):
+        labels = batch["masked_lm_ids"].numpy()[batch["masked_lm_weights"].numpy() > 0]
+        counts = _add_counts(counts, labels)
+        order += np.bincount(batch["next_sentence_labels"].numpy().ravel(), minlength=2)[:2]
+    piece = int(np.argmax(counts)) if counts.any() else 0
+    majority = int(np.argmax(order))
+    hits = masked = sop_hits = pairs = 0
+    for batch in pretrain_data.heldout_dataset(spec, batch_size, seed=seed, max_batches=heldout_batches):
+        labels = batch["masked_lm_ids"].numpy()[batch["masked_lm_weights"].numpy() > 0]
+        hits, masked = hits + int((labels == piece).sum()), masked + labels.size
+        sop = batch["next_sentence_labels"].numpy().ravel()
+        sop_hits, pairs = sop_hits + int((sop == majority).sum()), pairs + sop.size
+    return {
+        "masked_lm_accuracy": hits / masked if masked else None,
+        "sop_accuracy": sop_hits / pairs if pairs else None,
+        "piece_id": piece,
+        "train_masked_tokens": int(counts.sum()),
+        "heldout_masked_tokens": masked,
+    }
+
+
+def _add_counts(counts: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    new = np.bincount(labels.astype(np.int64), minlength=len(counts))
+    if len(new) > len(counts):
+        counts = np.pad(counts, (0, len(new) - len(counts)))
+    return counts + new

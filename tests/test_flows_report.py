@@ -1,0 +1,79 @@
+"""The run report: curated headline and tables from the stages' files, readable plots, and the
+rendered HTML looked at in a real headless browser (every image loads)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from browser import image_widths
+
+from flows.report import render_html
+from flows.run_report import downstream_table, duration, number, run_report_markdown
+
+
+def write_stage_files(run_dir: Path) -> None:
+    """Stage outputs shaped as the stages write them (figures from a demo run)."""
+    for stage in ("segment", "vocab", "tfrecords", "pretrain", "evaluate"):
+        (run_dir / stage).mkdir(parents=True)
+    (run_dir / "segment" / "stats.json").write_text(json.dumps({
+        "files_read": 1, "documents_in": 206, "documents_out": 97, "characters_in": 5733844,
+        "characters_out": 2525116, "sentences_out": 18234, "paragraphs_duplicate": 0, "bad_files": [],
+        "skipped": {"redirect": 99, "disambiguation": 8, "empty": 1, "namespace": 1, "too_short": 0}}))
+    (run_dir / "vocab" / "vocab_stats.json").write_text(json.dumps({
+        "vocab_size": 8000, "sample_sentences": 17318, "corpus_sentences": 18234, "unk_rate": 0.000165,
+        "pieces_per_word": 1.506, "training_seconds": 14.6}))
+    (run_dir / "tfrecords" / "metadata.json").write_text(json.dumps({
+        "counts": {"documents": 97, "instances": 8559, "document_tokens": 594947}, "dupe_factor": 2,
+        "max_seq_length": 128, "max_predictions_per_seq": 20, "mean_tokens_per_instance": 123.8,
+        "mean_predictions_per_instance": 18.4, "sop_label_balance": 0.498, "masking": "static", "ngram": 3,
+        "masked_ngram_histogram": [0.597, 0.26, 0.143], "options": {"output": "x"},
+        "heldout": {"documents": 4, "instances": 548, "document_list": "heldout-documents-00000-of-00001.txt"}}))
+    (run_dir / "tfrecords" / "heldout-documents-00000-of-00001.txt").write_text("00ab\tpart-00000.txt:3\n")
+    records = [{"step": s, "split": "train", "loss": 9 - s / 100, "masked_lm_accuracy": s / 2000,
+                "sop_accuracy": 0.5 + s / 4000, "learning_rate": 1e-3} for s in range(10, 301, 10)]
+    records += [{"step": 300, "split": "heldout", "masked_lm_accuracy": 0.14, "sop_accuracy": 0.55}]
+    (run_dir / "pretrain" / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    (run_dir / "evaluate" / "metrics.json").write_text(json.dumps({"masked_lm_accuracy": 0.14}))
+
+
+FACTS = {
+    "inputs": "1 file (`enwiki.xml.bz2`; the demo corpus)", "documents": 97, "sentences": 18234,
+    "tokens": 594947, "vocab_size": 8000, "preset": "albert-tiny", "parameters": 4_170_000, "steps": 300,
+    "batch_size": 32, "max_seq_length": 128, "sequences_per_second": 151.2, "export": "run/pretrain/export/model.keras",
+    "export_hf": "run/pretrain/export/hf", "heldout_documents": 4, "heldout_sequences": 548,
+    "evaluation": {"masked_lm_accuracy": 0.1412, "sop_accuracy": 0.552, "perplexity": 412.0, "sop_loss": 0.69},
+    "baseline": {"masked_lm_accuracy": 0.0612, "sop_accuracy": 0.5, "piece": "▁the"},
+    "stages": {"segment": {"seconds": 19.0, "cached": False}, "vocab": {"seconds": 18.8, "cached": True},
+               "tfrecords": {"seconds": 18.0, "cached": False}, "pretrain": {"seconds": 150.2, "cached": False},
+               "evaluate": {"seconds": 9.1, "cached": False}},
+    "wall_seconds": 281.0, "cpu_seconds": 430.0, "next_command": "albert finetune --task sst2 …",
+    "downstream": [{"task": "mrpc", "metric": "f1", "pretrained": {"f1": 0.81}, "random": {"f1": 0.8},
+                    "steps": 300, "pretrained_output": "finetune-mrpc", "random_output": "finetune-mrpc-random"}],
+}
+
+
+def test_numbers_and_durations_read_as_a_person_writes_them():
+    assert number(2525116) == "2,525,116" and number(12_000_000) == "12 M" and number(0.18234) == "0.182"
+    assert number(None) == "–" and duration(19.04) == "19.0 s" and duration(252) == "4 min 12 s"
+    assert "| mrpc | F1 | **0.81** | 0.8 | +0.010 | 300 |" in downstream_table(FACTS["downstream"])
+
+
+def test_report_headline_tables_and_images_load_in_a_browser(tmp_path):
+    run_dir = tmp_path / "demo"
+    write_stage_files(run_dir)
+    markdown = run_report_markdown(run_dir, FACTS)
+    head = markdown.split("## ", 1)[0]
+    assert "**0.141**" in head and "0.0612" in head and "`▁the`" in head and "0.5 (chance)" in head
+    assert "97 documents, 18,234 sentences, 594,947 tokens" in head and "4 whole documents" in head
+    assert "4 min 41 s wall, 7 min 10 s CPU" in head and "vocab 18.8 s (cached)" in head
+    assert "albert-tiny, 4.17 M parameters" in head and "albert finetune --task sst2" in head and "| mrpc | F1 |" in head
+    assert "options" not in markdown and "counts." not in markdown  # curated, no raw key dumps
+    assert "[tfrecords/metadata.json](tfrecords/metadata.json)" in markdown
+    assert "[tfrecords/heldout-documents-00000-of-00001.txt]" in markdown
+    page = run_dir / "report.html"
+    page.write_text(render_html(markdown, "demo"), encoding="utf-8")
+    assert "<table>" in page.read_text()
+    images = image_widths(page)
+    assert len(images) == 3, images  # skipped reasons, masked spans, training curves
+    assert all(width > 0 for _, width in images), images
