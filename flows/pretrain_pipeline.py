@@ -205,7 +205,7 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
         (tasks.pretrain, "pretrain", join("export", "model.keras"),
          {"on_metrics": TrainingProgress("albert-pretrain", configs["pretrain"].steps)}),
         (tasks.evaluate, "evaluate", "metrics.json", {}),
-        *[(finetune.with_options(name=name), name, "results.json", {}) for name in extra],
+        *[(tasks.finetune.with_options(name=name), name, "results.json", {}) for name in extra],
     ]
     outcomes = run_plan(plan, {**configs, **extra}, config.result_storage())
     baseline = piece_baseline(config)
@@ -228,14 +228,6 @@ def _cpu_seconds() -> float:
     """CPU time of this process and its finished children (the stages run in-process)."""
     times = os.times()
     return times.user + times.system + times.children_user + times.children_system
-
-
-@tasks.stage_task("finetune", input_fields=["init", "spm_model", "data_dir"], packages=["albert", "model"])
-def finetune(config: StageConfig) -> dict:
-    """model.finetune: fine-tune a model on a task and score its dev set (OUTPUT/results.json)."""
-    from model import finetune as stage
-
-    return stage.run(config)
 
 
 def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:

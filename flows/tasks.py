@@ -220,6 +220,12 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
     return {**result, "moved_aside": moved} if moved else result
 
 
+@stage_task("finetune", input_fields=["init", "spm_model", "data_dir"], modules=["model.finetune"])
+def finetune(config: StageConfig) -> dict:
+    """model.finetune: fine-tune a model on a task and score its dev set (OUTPUT/results.json)."""
+    return _stage("model.finetune").run(config)
+
+
 class HeldOutEvalConfig(StageConfig):
     """Held-out pretraining metrics of a model (masked-LM accuracy, perplexity, SOP accuracy)."""
 
