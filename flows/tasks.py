@@ -16,23 +16,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from prefect import task
 from prefect.client.schemas.objects import TaskRun
 from prefect.states import State
 from prefect.tasks import Task, exponential_backoff
-from pydantic import BeforeValidator, Field
+from pydantic import Field
 
 from albert.config import ConfigError, StageConfig
 from albert.fileio import atomic_output_dir, exists, join, open_file
 from albert.stage import StageError
 from flows.caching import StageCachePolicy, claim_output, stage_cache_key
-
-JsonDict = Annotated[
-    dict[str, Any], BeforeValidator(lambda value: json.loads(value) if isinstance(value, str) else value)
-]
-"""A mapping flow parameter: a dict in YAML or Python, a JSON object on the command line."""
 
 RETRIES = 2
 RETRY_BACKOFF_SECONDS = 2.0
