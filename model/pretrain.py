@@ -356,10 +356,13 @@ def _export(model, output: str, spm_model: str | None) -> dict:
             fs, target = fileio.filesystem(fileio.join(temp, "model.keras"))
             fs.put(keras_path, target)
         paths["keras"] = fileio.join(export_dir, "model.keras")
+        from model.convert import ConversionError, checkpoint_groups, export_huggingface
+
         try:
-            from model.convert import export_huggingface
-        except ImportError as error:  # model.convert is built separately
+            checkpoint_groups(model.config)
+        except ConversionError as error:  # attention- or FFN-only sharing: Hugging Face shares whole layers
             logger.warning("Hugging Face export skipped: %s", error)
+            paths["huggingface_skipped"] = str(error)
         else:
             hf_dir = fileio.join(temp, "hf")
             export_huggingface(model, hf_dir)

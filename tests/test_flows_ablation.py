@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
+from test_flows_pipeline import write_corpus
 
 from albert.config import add_config_arguments, config_from_namespace
 from flows.ablation import AblationConfig, grid
 from flows.ablation_report import axis_rows, direction, summarize_variants
-from test_flows_pipeline import write_corpus
 
 
 def parse(*flags: str) -> AblationConfig:
@@ -57,7 +57,6 @@ def test_variant_means_spreads_and_the_papers_directions() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.keras
 def test_nano_grid_end_to_end_cached_and_incremental(tmp_path: Path) -> None:
     from prefect.testing.utilities import prefect_test_harness
 
