@@ -7,16 +7,34 @@ its CLI (one `--field-name` flag per field) and its Prefect flow parameter.
 from __future__ import annotations
 
 import argparse
+import json
 import types
 import typing
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 C = TypeVar("C", bound="StageConfig")
+
+JsonDict = Annotated[
+    dict[str, Any], BeforeValidator(lambda value: json.loads(value) if isinstance(value, str) else value)
+]
+"""A mapping field: a dict in YAML or Python, a JSON object on the command line."""
+
+
+def _split_commas(value: Any) -> Any:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)):
+        return value
+    return [part.strip() for item in items for part in (item.split(",") if isinstance(item, str) else [item])
+            if not isinstance(part, str) or part.strip()]
+
+
+CommaList = BeforeValidator(_split_commas)
+"""List-field metadata: `--flag a,b` (or a repeated flag, or a YAML list) gives ['a', 'b']."""
 
 
 class ConfigError(ValueError):

@@ -19,12 +19,11 @@ from prefect import flow
 from pydantic import Field
 
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
-from albert.config import ConfigError, StageConfig, build_config
+from albert.config import ConfigError, JsonDict, StageConfig, build_config
 from albert.fileio import exists, join
 from albert.stage import stage_main
 from flows import tasks
 from flows.run_config import RunConfig, run_plan, stage_summary
-from flows.tasks import JsonDict
 
 
 class DomainAdaptiveConfig(RunConfig):

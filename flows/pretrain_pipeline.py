@@ -29,14 +29,13 @@ from prefect import flow
 from pydantic import Field
 
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
-from albert.config import ConfigError, StageConfig, build_config
+from albert.config import ConfigError, JsonDict, StageConfig, build_config
 from albert.fileio import join
 from albert.stage import stage_main
 from flows import tasks
 from flows.default_corpus import default_corpus
 from flows.run_config import RunConfig, run_plan, stage_summary
 from flows.run_report import finetune_command, format_headline_line
-from flows.tasks import JsonDict
 
 STAGES = ("segment", "vocab", "tfrecords", "pretrain", "evaluate")
 

@@ -13,10 +13,9 @@ from typing import Any
 from prefect.tasks import Task
 from pydantic import Field
 
-from albert.config import StageConfig, build_config
+from albert.config import JsonDict, StageConfig, build_config
 from albert.fileio import join
 from flows import tasks
-from flows.tasks import JsonDict
 
 
 class RunConfig(StageConfig):

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from prefect import task
 from prefect._internal.compatibility.async_dispatch import async_dispatch
@@ -30,18 +30,13 @@ from prefect.filesystems import LocalFileSystem, RemoteFileSystem
 from prefect.serializers import Serializer
 from prefect.states import State
 from prefect.tasks import Task, exponential_backoff
-from pydantic import BeforeValidator, Field
+from pydantic import Field
 
 from albert.config import ConfigError, StageConfig
 from albert.fileio import atomic_output_dir, exists, join, move_aside, open_file
 from albert.locks import output_lock
 from albert.stage import StageError
 from flows.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
-
-JsonDict = Annotated[
-    dict[str, Any], BeforeValidator(lambda value: json.loads(value) if isinstance(value, str) else value)
-]
-"""A mapping flow parameter: a dict in YAML or Python, a JSON object on the command line."""
 
 RETRIES = 2
 RETRY_BACKOFF_SECONDS = 2.0

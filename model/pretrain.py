@@ -25,7 +25,7 @@ import numpy as np
 from pydantic import Field
 
 from albert import fileio
-from albert.config import StageConfig
+from albert.config import JsonDict, StageConfig
 from albert.locks import output_lock
 from albert.stage import StageError, naming, stage_main
 
@@ -40,6 +40,10 @@ class PretrainConfig(StageConfig):
     data: str = Field(..., description="directory of TFRecord shards with metadata.json (local or gs://), or a glob")
     output: str = Field(..., description="run directory: checkpoints/, metrics.jsonl, tensorboard/, export/")
     preset: str = Field("albert-base", description="model preset (model.config), e.g. albert-tiny, albert-base")
+    architecture: JsonDict = Field(
+        default_factory=dict,
+        description='AlbertConfig fields over the preset, e.g. {"sharing": "ffn", "embedding_size": 64}',
+    )
     vocab_size: int | None = Field(None, gt=0, description="vocabulary size; default from the data's metadata.json")
     spm_model: str | None = Field(None, description="SentencePiece model; its hash must match the data's")
     steps: int = Field(125_000, gt=0, description="training steps (optimizer updates)")
@@ -84,7 +88,9 @@ def build_model(config: PretrainConfig, vocab_size: int):
     from model.pretraining import AlbertPretrainingModel
 
     keras.utils.set_random_seed(config.seed)
-    return AlbertPretrainingModel(get_preset(config.preset, vocab_size=vocab_size), name="albert_pretraining")
+    return AlbertPretrainingModel(
+        get_preset(config.preset, **{**config.architecture, "vocab_size": vocab_size}), name="albert_pretraining"
+    )
 
 
 def build_training_optimizer(config: PretrainConfig):
@@ -441,7 +447,7 @@ class IncompatibleOutputError(StageError):
     """OUTPUT holds the checkpoints of another training run: continuing them would not be this run."""
 
 
-IDENTITY_FIELDS = ("preset", "seed", "batch_size", "optimizer", "precision", "shuffle_buffer")
+IDENTITY_FIELDS = ("preset", "architecture", "seed", "batch_size", "optimizer", "precision", "shuffle_buffer")
 """Settings whose change makes a checkpoint another run's (with the vocabulary, the data and --init).
 Everything else (steps, the learning-rate schedule, logging, evaluation, checkpointing, the code)
 may change between a run and its resume: the run continues from its newest checkpoint."""
