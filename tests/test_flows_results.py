@@ -27,7 +27,7 @@ class EchoConfig(StageConfig):
     output: str = Field(description="output directory")
 
 
-@stage_task("echo", input_fields=["input"], packages=["flows"])
+@stage_task("echo", input_fields=["input"], modules=["flows.tasks"])
 def echo_stage(config: EchoConfig) -> dict:
     """A tiny real stage: copies its input into OUTPUT/echo.txt."""
     with atomic_output_dir(config.output) as out:
