@@ -3,9 +3,10 @@
 segment and vocab run once; tfrecords once per objective (`tfrecords-sop`, `tfrecords-nsp`: the same
 documents, seed and shard split, so the same held-out documents); then one pretraining run per grid
 cell and seed (`cells/<cell>/pretrain`), each a cached, resumable `pretrain` task as in
-flows.pretrain_pipeline; then every trained model is scored on three held-out sets: masked-LM (on the
-SOP data), SOP pairs and NSP pairs, so each model is also scored on the objective it was not trained
-on (Table 5). The run ends with RUN_DIR/ablation.md, ablation.csv and plots (flows.ablation_report).
+flows.pretrain_pipeline, one at a time in this process (Keras and TensorFlow state is per process);
+then every trained model is scored on three held-out sets: masked-LM (on the SOP data), SOP pairs and
+NSP pairs, so each model is also scored on the objective it was not trained on (Table 5). The run ends
+with RUN_DIR/ablation.md, ablation.csv and plots (flows.ablation_report).
 
 The grid varies one axis at a time from the baseline (the first value of each axis), as the paper's
 tables do: `--objective sop,nsp --sharing all,ffn` trains sop/all (the baseline), nsp/all and
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from prefect import flow
-from prefect.task_runners import ProcessPoolTaskRunner
+from prefect.task_runners import ProcessPoolTaskRunner, ThreadPoolTaskRunner
 from pydantic import Field, field_validator
 
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
@@ -150,7 +151,7 @@ def train_cells(cells: list[Cell], configs: dict[str, dict[str, StageConfig]], r
     return outcomes
 
 
-@flow(name="albert-ablation", log_prints=True)
+@flow(name="albert-ablation", log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1))
 def ablation(config: AblationConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """Data once, pretraining per cell, three held-out scores per model; returns the summary."""
     from flows.ablation_report import cell_record, write_ablation_report
