@@ -269,7 +269,7 @@ def refuse_unsafe_record(stage: Task[..., Any], config: StageConfig, storage: An
     re-run); checking here first turns a tampered record into a clear failure.
     """
     policy = stage.cache_policy
-    key = stage_cache_key(stage.name, config, policy.input_fields, policy.packages)
+    key = stage_cache_key(stage.name, config, policy.input_fields, policy.modules)
     if exists(join(str(storage.basepath), key)):
         storage.read_path(key, _sync=True)
 
