@@ -64,9 +64,7 @@ def run_pipeline(pipeline: beam.Pipeline) -> beam.runners.runner.PipelineResult:
     try:
         result = pipeline.run()
         result.wait_until_finish()
-    except StageError:
-        raise
-    except Exception as error:  # the runner wraps what a DoFn raised
+    except Exception as error:  # the runner wraps what a DoFn raised, or re-raises it with a suffix
         raise StageError(describe_error(error)[0]) from error
     return result
 

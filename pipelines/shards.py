@@ -106,10 +106,19 @@ class _SpillSortedRuns(beam.DoFn):
         self.buffers, self.buffered = {}, 0
 
 
-def _remove_dir_then_list(paths: list[str], directory: str) -> list[str]:
-    """Delete `directory` (if the filesystem has one) and pass the written paths on, sorted."""
+def remove_runs(directory: str) -> None:
+    """Delete the run files under `directory`, then the directory itself where the filesystem has
+    directories (an object store has only the files)."""
+    matched = FileSystems.match([FileSystems.join(directory, "*")])[0].metadata_list
+    if matched:
+        FileSystems.delete([metadata.path for metadata in matched])
     if FileSystems.exists(directory):
         FileSystems.delete([directory])
+
+
+def _remove_dir_then_list(paths: list[str], directory: str) -> list[str]:
+    """Delete the run directory and pass the written paths on, sorted."""
+    remove_runs(directory)
     return sorted(paths)
 
 

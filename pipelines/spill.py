@@ -20,7 +20,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from pipelines.runner import Counter, CountingDoFn, counted
-from pipelines.shards import merge_runs, read_run, shard_of, write_run
+from pipelines.shards import merge_runs, read_run, remove_runs, shard_of, write_run
 
 Pair = tuple[bytes, bytes]
 Reduce = Callable[[Iterator[Pair], Counter], Iterable]
@@ -58,7 +58,9 @@ class _SpillRuns(beam.DoFn):
 
 
 class _MergeAndReduce(CountingDoFn):
-    """(partition, run paths) -> reduce(the partition's pairs in sorted order); runs deleted after."""
+    """(partition, run paths) -> reduce(the partition's pairs in sorted order). The runs stay until the
+    stage removes its run directories at the end: a runner may retry this bundle, and the retry reads
+    them again."""
 
     def __init__(self, reduce: Reduce, namespace: str):
         super().__init__(namespace)
@@ -73,7 +75,6 @@ class _MergeAndReduce(CountingDoFn):
         finally:
             for handle in handles:
                 handle.close()
-        FileSystems.delete(paths)
 
 
 class MergeSorted(beam.PTransform):
@@ -110,7 +111,6 @@ class MergeSorted(beam.PTransform):
 
 
 def remove_run_dirs(directories: Iterable[str]) -> None:
-    """Delete the (by then empty) run directories, where the filesystem has directories."""
-    existing = [directory for directory in directories if FileSystems.exists(directory)]
-    if existing:
-        FileSystems.delete(existing)
+    """Delete the run directories and their files, once everything that reads them is written."""
+    for directory in directories:
+        remove_runs(directory)

@@ -91,6 +91,16 @@ class TFRecordsConfig(StageConfig):
         2, ge=0, description="hold out at least this many documents (the hash-smallest ones)"
     )
 
+    @model_validator(mode="after")
+    def _predictions_fit_the_sequence(self) -> TFRecordsConfig:
+        room = self.max_seq_length - SPECIAL_TOKENS
+        if self.max_predictions_per_seq > room:
+            raise ValueError(
+                f"max_predictions_per_seq={self.max_predictions_per_seq} is more than a sequence can hold: "
+                f"max_seq_length={self.max_seq_length} leaves {room} maskable tokens after [CLS] and two [SEP]"
+            )
+        return self
+
 
 HASH_SPACE = 1 << 63
 HELDOUT_PREFIX = "heldout"
@@ -112,16 +122,6 @@ def heldout_cutoff(smallest: list[int], count: int, fraction: float, min_documen
     if needed > 0:
         cutoff = max(cutoff, sorted(smallest)[needed - 1] + 1)
     return cutoff
-
-    @model_validator(mode="after")
-    def _predictions_fit_the_sequence(self) -> TFRecordsConfig:
-        room = self.max_seq_length - SPECIAL_TOKENS
-        if self.max_predictions_per_seq > room:
-            raise ValueError(
-                f"max_predictions_per_seq={self.max_predictions_per_seq} is more than a sequence can hold: "
-                f"max_seq_length={self.max_seq_length} leaves {room} maskable tokens after [CLS] and two [SEP]"
-            )
-        return self
 
 
 SPECIAL_TOKENS = 3

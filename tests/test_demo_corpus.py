@@ -22,4 +22,4 @@ def test_demo_corpus_is_package_data_with_its_licence():
         relative = path.relative_to(REPO / "flows").as_posix()
         assert any(fnmatch.fnmatch(relative, pattern) for pattern in patterns), relative
     dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert not any(d.startswith(("gensim", "scipy")) for d in dependencies)
+    assert not any(d.startswith("gensim") for d in dependencies)  # scipy stays: GLUE correlations

@@ -45,7 +45,7 @@ def build_stage(stage: str, beam_args: list[str]) -> beam.Pipeline:
         module.build_pipeline(pipeline, ["gs://bucket/raw/doc.txt"], config, config.output)
     elif stage == "vocab":
         config = module.VocabConfig(input=CORPUS, output="gs://bucket/out/vocab", vocab_size=100)
-        module.build_pipeline(pipeline, config, config.output)
+        module.build_pipeline(pipeline, config, config.output, start_time=0.0)
     else:
         config = module.TFRecordsConfig(
             input=CORPUS, spm_model="gs://bucket/out/vocab/spiece.model", output="gs://bucket/out/tfrecords"
