@@ -101,7 +101,7 @@ def test_tampered_result_in_run_dir_is_refused_not_executed(tmp_path: Path) -> N
 
     with prefect_test_harness(server_startup_timeout=90):
         assert echo_flow() == (False, {"chars": 5})
-        record = storage / stage_cache_key("echo", config, ["input"], ["flows"])
+        record = storage / stage_cache_key("echo", config, ["input"], ["flows.tasks"])
         assert json.loads(record.read_bytes())["metadata"]["serializer"]["type"] == "albert-json"
         record.write_bytes(pickle_record(marker))
         with pytest.raises(UnsafeResultError) as caught:

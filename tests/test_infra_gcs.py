@@ -73,7 +73,9 @@ def test_stages_read_and_write_gs(gcs_pipeline_outputs):
     assert stats["documents_out"] == 60 and stats["formats"] == {"text": 1, "jsonl": 1}
     assert {"vocab/spiece.model", "vocab/spiece.vocab", "vocab/vocab_stats.json"} <= set(listing["vocab"])
     assert listing["tfrecords"] == [
-        "tfrecords/data-00000-of-00002.tfrecord", "tfrecords/data-00001-of-00002.tfrecord", "tfrecords/metadata.json",
+        "tfrecords/data-00000-of-00002.tfrecord", "tfrecords/data-00001-of-00002.tfrecord",
+        "tfrecords/heldout-00000-of-00001.tfrecord", "tfrecords/heldout-documents-00000-of-00001.txt",
+        "tfrecords/metadata.json",
     ]
     assert gcs_pipeline_outputs["summaries"]["tfrecords"]["counts"]["instances"] > 0
     # nothing half-written is left behind by the atomic outputs
