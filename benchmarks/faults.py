@@ -55,11 +55,13 @@ def cpu_model() -> str:
 
 
 def tree(path: Path) -> dict[str, str]:
-    """relative file name -> sha256, leaving out bookkeeping that differs between runs."""
+    """relative file name -> sha256 of its bytes, the run's own directory in them written as RUN
+    (stats files name their input and output paths, which differ between the reference and a fault run)."""
     if not path.exists():
         return {}
-    return {p.relative_to(path).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(path.rglob("*")) if p.is_file() and not p.name.startswith(".stage-key")}
+    run_dir = str(path.parent).encode()
+    return {p.relative_to(path).as_posix(): hashlib.sha256(p.read_bytes().replace(run_dir, b"RUN")).hexdigest()
+            for p in sorted(path.rglob("*")) if p.is_file()}
 
 
 def tree_bytes(path: Path) -> int:
