@@ -107,7 +107,11 @@ class _SpillSortedRuns(beam.DoFn):
 
 
 def _remove_dir_then_list(paths: list[str], directory: str) -> list[str]:
-    """Delete `directory` (if the filesystem has one) and pass the written paths on, sorted."""
+    """Delete the run files in `directory` and the directory (where the filesystem has one, object
+    stores do not); pass the written paths on, sorted."""
+    runs = [m.path for m in FileSystems.match([FileSystems.join(directory, "*")])[0].metadata_list]
+    if runs:
+        FileSystems.delete(runs)
     if FileSystems.exists(directory):
         FileSystems.delete([directory])
     return sorted(paths)
