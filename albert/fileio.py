@@ -50,7 +50,7 @@ def _exists(fs: fsspec.AbstractFileSystem, path: str) -> bool:
     # there" (then a resume would start afresh, a commit would nest one output in another).
     try:
         fs.info(path)
-    except (FileNotFoundError, NotADirectoryError):  # a file where a directory would be: absent too
+    except (FileNotFoundError, NotADirectoryError):  # NotADirectory: a parent is a file
         return False
     return True
 

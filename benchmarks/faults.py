@@ -17,7 +17,7 @@ Scenarios (all on the real stages, shared books as the corpus):
 - `io_errors`: an fsspec filesystem (object-store semantics) that fails its Nth call, for every N
   over one checkpoint save + metrics record + export commit; then the same operations again.
 
-    python benchmarks/faults.py [--seed 0] [--kills 2] [--work DIR]
+    python benchmarks/faults.py [--seed 0] [--kills 2] [--work DIR] [--only vocab,tfrecords]
 
 Prints one JSON line: faults injected, survived, bytes lost, per scenario details, the CPU model.
 """
@@ -54,12 +54,27 @@ def cpu_model() -> str:
     return platform.processor()
 
 
+def _comparable(data: bytes, output: Path, name: str) -> bytes:
+    """A file's bytes with the output's own path written as OUTPUT and, in JSON stats, the timings
+    (`*seconds*`) left out: they differ between the reference and a fault run by nature."""
+    data = data.replace(str(output).encode(), b"OUTPUT")
+    if not name.endswith(".json"):
+        return data
+
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if "seconds" not in k}
+        return [strip(v) for v in value] if isinstance(value, list) else value
+
+    return json.dumps(strip(json.loads(data)), sort_keys=True).encode()
+
+
 def tree(path: Path) -> dict[str, str]:
-    """relative file name -> sha256, leaving out bookkeeping that differs between runs."""
+    """relative file name -> sha256 of its comparable bytes (everything else byte for byte)."""
     if not path.exists():
         return {}
-    return {p.relative_to(path).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(path.rglob("*")) if p.is_file() and not p.name.startswith(".stage-key")}
+    return {p.relative_to(path).as_posix(): hashlib.sha256(_comparable(p.read_bytes(), path, p.name)).hexdigest()
+            for p in sorted(path.rglob("*")) if p.is_file()}
 
 
 def tree_bytes(path: Path) -> int:
@@ -276,26 +291,37 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--kills", type=int, default=2, help="SIGKILLs per stage")
     parser.add_argument("--work", default=None, help="work directory (default: a temporary one, removed after)")
+    parser.add_argument("--only", default=None, help="comma-separated stages to kill (then no two-writer or I/O faults)")
     args = parser.parse_args()
+    only = args.only.split(",") if args.only else None
     rng = random.Random(args.seed)
     work = Path(args.work or tempfile.mkdtemp(prefix="albert-faults-"))
     try:
         ref_commands = stage_commands(work, work / "ref")
         references: dict[str, dict] = {}
+        needed = {"segment": ["segment"], "segment-2-workers": ["segment", "segment-2-workers"],
+                  "vocab": ["segment", "vocab"], "tfrecords": ["segment", "vocab", "tfrecords"]}
+        wanted = {n for stage in only for n in needed.get(stage, list(ref_commands))} if only else set(ref_commands)
         for name, command in ref_commands.items():
+            if name not in wanted:
+                continue
             seconds, summary = run(command)
             output = Path(command[command.index("--output") + 1])
             references[name] = {"seconds": seconds, "tree": tree(output), "weights": summary.get("weights_sha256"),
                                 "records": records(output / "metrics.jsonl")}
-        references["segment-2-workers"]["tree"] = references["segment"]["tree"]  # any worker count: same bytes
+        if "segment-2-workers" in references:  # any worker count: the same bytes
+            references["segment-2-workers"]["tree"] = references["segment"]["tree"]
         commands = stage_commands(work, work / "faults")
         scenarios = []
         for name, command in commands.items():
+            if only and name not in only:
+                continue
             output = Path(command[command.index("--output") + 1])
             for _ in range(args.kills):
                 scenarios.append(kill_scenario(name, command, output, references[name], references[name]["seconds"], rng))
-        scenarios.append(two_writers(commands, work, references["pretrain"]))
-        scenarios.extend(io_error_scenarios(work))
+        if not only:
+            scenarios.append(two_writers(commands, work, references["pretrain"]))
+            scenarios.extend(io_error_scenarios(work))
         failed = [s for s in scenarios if not s["survived"]]
         print(json.dumps({
             "faults_injected": len(scenarios),

@@ -93,7 +93,7 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
 
         adapted = domain_adaptive(DomainAdaptiveConfig(
             base=str(tmp_path / "run"), input=[str(write_corpus(tmp_path / "domain.txt", documents=40))],
-            run_dir=str(tmp_path / "domain"), max_seq_length=64, num_shards=2, steps=2, batch_size=8,
+            run_dir=str(tmp_path / "domain"), preset="albert-nano", max_seq_length=64, num_shards=2, steps=2, batch_size=8,
             eval_batches=2, segment={"format": "text", "num_shards": 2},
             pretrain={"jit_compile": False, "progress": False},
             select={"target_samples": str(write_corpus(tmp_path / "target.txt", documents=6)),
