@@ -321,8 +321,6 @@ def describe_error(error: BaseException, path: str = "") -> str:
     archive = archive_kind(path) or "compressed"
     if isinstance(error, EOFError):
         return f"truncated {archive} archive ({error})"
-    if isinstance(error, IsADirectoryError):
-        return "a directory, not a file"
     if isinstance(error, (zlib.error, gzip.BadGzipFile)) or (isinstance(error, OSError) and archive_kind(path)):
         return f"corrupt {archive} archive ({error})"
     if isinstance(error, OSError):
