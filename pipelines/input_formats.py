@@ -10,6 +10,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import itertools
 import json
 import logging
 import xml.etree.ElementTree as ET
@@ -226,7 +227,7 @@ def read_text(stream: IO[bytes], fallback_encoding: str | None, inc: Counter) ->
     """
     lines: list[str] = []
     size, index = 0, 0
-    for line in [*decoded_lines(stream, fallback_encoding, inc), ""]:
+    for line in itertools.chain(decoded_lines(stream, fallback_encoding, inc), [""]):
         if line.strip() and size < MAX_DOCUMENT_CHARS:
             lines.append(line)
             size += len(line) + 1
