@@ -10,6 +10,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import itertools
 import json
 import logging
 import xml.etree.ElementTree as ET
@@ -226,7 +227,7 @@ def read_text(stream: IO[bytes], fallback_encoding: str | None, inc: Counter) ->
     """
     lines: list[str] = []
     size, index = 0, 0
-    for line in [*decoded_lines(stream, fallback_encoding, inc), ""]:
+    for line in itertools.chain(decoded_lines(stream, fallback_encoding, inc), [""]):
         if line.strip() and size < MAX_DOCUMENT_CHARS:
             lines.append(line)
             size += len(line) + 1
@@ -321,8 +322,6 @@ def describe_error(error: BaseException, path: str = "") -> str:
     archive = archive_kind(path) or "compressed"
     if isinstance(error, EOFError):
         return f"truncated {archive} archive ({error})"
-    if isinstance(error, IsADirectoryError):
-        return "a directory, not a file"
     if isinstance(error, (zlib.error, gzip.BadGzipFile)) or (isinstance(error, OSError) and archive_kind(path)):
         return f"corrupt {archive} archive ({error})"
     if isinstance(error, OSError):

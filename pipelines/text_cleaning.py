@@ -60,8 +60,8 @@ _NUMBERING_ABBREVIATION = re.compile(
 )
 _LONE_NUMBER = re.compile(rf"{_INLINE_NUMBER}")
 _LABEL_START = re.compile(rf"{_INLINE_NUMBER}\s")  # "(a) The ..." starts a sentence despite its "a"
-# A list number left at the end of the sentence before its item ("as follows: 1." | "The first ...").
-_TRAILING_NUMBER = re.compile(r"[:;.!?]\s+(\d{1,3}[.)])$")
+# A list number left after the colon that introduces the list ("as follows: 1." | "The first ...").
+_TRAILING_NUMBER = re.compile(r":\s+(\d{1,3}[.)])$")
 
 
 def normalize_text(text: str, form: UnicodeForm = "NFKC") -> str:
@@ -103,8 +103,8 @@ def split_inline_numbers(sentence: str) -> list[str]:
 
 
 def attach_list_numbers(sentences: list[str]) -> list[str]:
-    """Move list numbers that a splitter left alone ("2.") or at a sentence's end ("as follows: 1.")
-    to the start of the sentence they number."""
+    """Move list numbers that a splitter left alone ("2.") or after a colon ("as follows: 1.") to the
+    start of the sentence they number."""
     attached: list[str] = []
     pending = ""
     for sentence in sentences:

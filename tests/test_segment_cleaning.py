@@ -159,6 +159,8 @@ def test_an_over_long_line_is_read_in_bounded_pieces_and_counted(monkeypatch):
     # not numbering: a number after "No."/"vol."/"p.", or followed by a lower-case word
     ("See No. 5 Squadron and vol. 2 The Return, p. 12 Table. He was born in 1990. 3 children survived.",
      ["See No. 5 Squadron and vol. 2 The Return, p. 12 Table.", "He was born in 1990. 3 children survived."]),
+    ("Agassi was ranked world no. 91. He won his first title in 1987.",
+     ["Agassi was ranked world no. 91.", "He won his first title in 1987."]),
 ])
 def test_sentences_are_split_before_inline_numbering(paragraph, sentences):
     assert text_cleaning.SentenceSplitter().split(paragraph) == sentences
