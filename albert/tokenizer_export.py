@@ -122,7 +122,6 @@ def write_hf_tokenizer(tokenizer: AlbertTokenizer, directory: str,
         handle.write(tokenizer.model_proto)
 
 
-@functools.lru_cache(maxsize=4)
 def _normalization_rules(model_proto: bytes, lower: bool, keep_accents: bool) -> dict[str, str]:
     """Source -> target strings that make the vocabulary's SentencePiece normalizer do
     `preprocess_text` followed by its own charsmap: one rule per character it changes, plus one
@@ -158,14 +157,20 @@ def sentencepiece_with_preprocessing(tokenizer: AlbertTokenizer) -> bytes:
     and strip accents as we do; pieces the digit-comma rule re-splits are marked UNUSED, so
     SentencePiece never chooses them. Pieces, ids and scores are unchanged.
     """
+    return _compile_with_preprocessing(tokenizer.model_proto, tokenizer.do_lower_case,
+                                       tokenizer.keep_accents)
+
+
+@functools.lru_cache(maxsize=4)
+def _compile_with_preprocessing(model_proto: bytes, lower: bool, keep_accents: bool) -> bytes:
     import sentencepiece as spm
+    from sentencepiece import sentencepiece_model_pb2
 
     def hex_codes(text: str) -> str:
         return " ".join(f"{ord(char):X}" for char in text)
 
     with tempfile.NamedTemporaryFile("w", suffix=".tsv", encoding="utf-8") as rules_file:
-        rules = _normalization_rules(tokenizer.model_proto, tokenizer.do_lower_case,
-                                     tokenizer.keep_accents)
+        rules = _normalization_rules(model_proto, lower, keep_accents)
         for source, target in sorted(rules.items()):
             rules_file.write(f"{hex_codes(source)}\t{hex_codes(target)}\n")
         rules_file.flush()
@@ -174,8 +179,8 @@ def sentencepiece_with_preprocessing(tokenizer: AlbertTokenizer) -> bytes:
             sentence_iterator=iter(["a b c"]), model_writer=compiled, model_type="char",
             vocab_size=4, hard_vocab_limit=False, normalization_rule_tsv=rules_file.name,
             minloglevel=2)
-    proto = _model_proto(tokenizer)
-    normalizer = type(proto)()
+    proto, normalizer = sentencepiece_model_pb2.ModelProto(), sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model_proto)
     normalizer.ParseFromString(compiled.getvalue())
     proto.normalizer_spec.name = "albert_preprocess"
     proto.normalizer_spec.precompiled_charsmap = normalizer.normalizer_spec.precompiled_charsmap

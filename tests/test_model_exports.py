@@ -42,6 +42,9 @@ def backbone_inputs(seed=0):
 @pytest.mark.keras
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_keras_hub_backbone_matches_ours(layout, keras_backend, tmp_path):
+    import keras
+
+    keras.utils.set_random_seed(0)
     model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=VOCAB, **LAYOUTS[layout]))
     export_keras_hub(model, str(tmp_path / "preset"))
     backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "preset"))
