@@ -397,7 +397,6 @@ def build_pipeline(pipeline: beam.Pipeline, paths: list[str], config: SegmentCon
     )
     kept = (
         (repeats, unique | "DocumentPairs" >> beam.Map(document_pair))
-        | "RepeatsThenDocument" >> beam.Flatten()
         | "DropRepeats" >> merge_sorted(repeat_runs, drop_repeated_paragraphs)
     )
     segmented = counted(

@@ -80,6 +80,7 @@ class _MergeAndReduce(CountingDoFn):
 class MergeSorted(beam.PTransform):
     """(sort_key, payload) pairs -> what `reduce` yields for each partition's pairs in sorted order.
 
+    Applied to one PCollection of pairs or to a tuple of them (merged together, never flattened).
     `group_bytes`: the key prefix that picks the partition (pairs sharing it are reduced together;
     None: the whole key).
     `run_dir`: where run files live until their partition is merged (on the output's filesystem, so
@@ -103,10 +104,16 @@ class MergeSorted(beam.PTransform):
         self.partitions, self.run_bytes = partitions, run_bytes
 
     def expand(self, pairs):
-        runs = pairs | "Spill" >> beam.ParDo(
-            _SpillRuns(self.run_dir, self.partitions, self.group_bytes, self.run_bytes)
+        # Several inputs are spilled each by its own DoFn and only the run paths are flattened: a
+        # Flatten of the pairs themselves would be an in-memory buffer on the in-process runner.
+        inputs = pairs if isinstance(pairs, tuple) else (pairs,)
+        runs = tuple(
+            part | f"Spill{index}" >> beam.ParDo(
+                _SpillRuns(self.run_dir, self.partitions, self.group_bytes, self.run_bytes)
+            )
+            for index, part in enumerate(inputs)
         )
-        grouped = runs | "GroupRuns" >> beam.GroupByKey()
+        grouped = runs | "FlattenRuns" >> beam.Flatten() | "GroupRuns" >> beam.GroupByKey()
         return counted(grouped, "MergeReduce", _MergeAndReduce(self.reduce, self.namespace), self.counts)
 
 
