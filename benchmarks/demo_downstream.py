@@ -2,7 +2,7 @@
 twin (same preset, budget and seed) on GLUE tasks from ../shared/data, for several seeds.
 
     python benchmarks/demo_downstream.py [--run-dir runs/enwiki-sample] [--tasks sst2,mrpc] [--seeds 1,2]
-        [--train-steps 300] [--learning-rate 0.0002] [--max-seq-length 128]
+        [--train-steps 300] [--learning-rate 0.001] [--max-seq-length 128]
 
 The same comparison `albert run --downstream TASK=DIR` makes for one seed. Prints ONE JSON line:
 {task: {metric, pretrained: [per seed], random: [per seed], gain: mean pretrained - random}}, plus the
@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--tasks", default="sst2,mrpc")
     parser.add_argument("--seeds", default="1,2")
     parser.add_argument("--train-steps", type=int, default=300)
-    parser.add_argument("--learning-rate", type=float, default=2e-4)
+    parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--max-seq-length", type=int, default=128)
     parser.add_argument("--preset", default="albert-tiny")
     args = parser.parse_args()
