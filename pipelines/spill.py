@@ -66,12 +66,12 @@ class _MergeAndReduce(CountingDoFn):
         super().__init__(namespace)
         self.reduce = reduce
 
-    def process(self, element):
+    def process(self, element, **side_inputs):
         _, paths = element
         paths = sorted(paths)
         handles = [FileSystems.open(path) for path in paths]
         try:
-            yield from self.reduce(merge_runs(read_run(handle) for handle in handles), self.inc)
+            yield from self.reduce(merge_runs(read_run(handle) for handle in handles), self.inc, **side_inputs)
         finally:
             for handle in handles:
                 handle.close()
@@ -85,6 +85,8 @@ class MergeSorted(beam.PTransform):
     None: the whole key).
     `run_dir`: where run files live until their partition is merged (on the output's filesystem, so
     that every worker sees them). `counts`: the list `reduce`'s counts (namespace `namespace`) join.
+    `side_inputs`: keyword side inputs passed on to `reduce` (the main input they wait for is only
+    the run paths, so nothing large is held while they are computed).
     """
 
     def __init__(
@@ -97,11 +99,13 @@ class MergeSorted(beam.PTransform):
         namespace: str,
         partitions: int = 32,
         run_bytes: int = 32 << 20,
+        side_inputs: dict | None = None,
     ):
         super().__init__()
         self.run_dir, self.reduce, self.group_bytes = run_dir, reduce, group_bytes
         self.counts, self.namespace = counts, namespace
         self.partitions, self.run_bytes = partitions, run_bytes
+        self.reduce_side_inputs = side_inputs or {}  # not `side_inputs`: a PTransform attribute of Beam's
 
     def expand(self, pairs):
         # Several inputs are spilled each by its own DoFn and only the run paths are flattened: a
@@ -114,7 +118,8 @@ class MergeSorted(beam.PTransform):
             for index, part in enumerate(inputs)
         )
         grouped = runs | "FlattenRuns" >> beam.Flatten() | "GroupRuns" >> beam.GroupByKey()
-        return counted(grouped, "MergeReduce", _MergeAndReduce(self.reduce, self.namespace), self.counts)
+        return counted(grouped, "MergeReduce", _MergeAndReduce(self.reduce, self.namespace), self.counts,
+                       **self.reduce_side_inputs)
 
 
 def remove_run_dirs(directories: Iterable[str]) -> None:

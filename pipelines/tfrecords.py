@@ -110,7 +110,12 @@ HELDOUT_LIST_PREFIX = "heldout-documents"
 def document_hash(lines: list[str]) -> int:
     """The stable 63-bit hash of a document's text (its segmented lines, UTF-8); 63 bits so that
     Beam encodes it as a signed 64-bit integer."""
-    return stable_hash(b"document:" + "".join(lines).encode("utf-8")) >> 1
+    return text_hash("".join(lines).encode("utf-8"))
+
+
+def text_hash(text: bytes) -> int:
+    """`document_hash` of a document whose lines, joined, are `text` (UTF-8)."""
+    return stable_hash(b"document:" + text) >> 1
 
 
 def heldout_cutoff(smallest: list[int], count: int, fraction: float, min_documents: int) -> int:
@@ -277,23 +282,25 @@ class ReadDocuments(beam.DoFn):
             yield key, "".join(lines).encode("utf-8")
 
 
-def spread_documents(pairs, inc) -> Iterator[tuple[int, bytes, list[str]]]:
-    """(document hash, key, lines) of a partition's documents, after the spread over workers."""
+def spread_documents(pairs, inc, cutoff: int) -> Iterator[tuple[int, bytes, list[str], bool]]:
+    """(document hash, key, lines, held out?) of a partition's documents, after the spread over
+    workers; a document is held out when its hash is below `cutoff`."""
     for key, text in pairs:
-        lines = text.decode("utf-8").splitlines(keepends=True)
-        yield document_hash(lines), key, lines
+        doc_hash = text_hash(text)
+        yield doc_hash, key, text.decode("utf-8").splitlines(keepends=True), doc_hash < cutoff
 
 
-def document_hash_of(document: tuple[int, bytes, list[str]]) -> int:
-    return document[0]
+def pair_hash(pair: tuple[bytes, bytes]) -> int:
+    return text_hash(pair[1])
 
 
-def is_heldout(document: tuple[int, bytes, list[str]], cutoff: int) -> bool:
-    return document[0] < cutoff
+def held_out_or_not(document: tuple[int, bytes, list[str], bool], partitions: int) -> int:
+    """beam.Partition: 1 for a held-out document, 0 for a training one."""
+    return int(document[3])
 
 
-def is_training(document: tuple[int, bytes, list[str]], cutoff: int) -> bool:
-    return document[0] >= cutoff
+def without_split_flag(document: tuple[int, bytes, list[str], bool]) -> tuple[int, bytes, list[str]]:
+    return document[:3]
 
 
 def heldout_list_line(document: tuple[int, bytes, list[str]]) -> tuple[bytes, bytes]:
@@ -403,16 +410,10 @@ def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsC
     """Training shards `data-*`, held-out shard `heldout-*`, the held-out documents' list and
     metadata.json (counts summed in the pipeline)."""
     counts: list = []
-    documents = (
-        pipeline
-        | "Files" >> beam.Create(files)
-        | "ReadDocuments" >> beam.ParDo(ReadDocuments())
-        | "SpreadDocuments" >> spill.MergeSorted(
-            fileio.join(output_dir, "_spread-runs"), spread_documents, group_bytes=None,
-            counts=counts, namespace=NAMESPACE,
-        )
-    )
-    hashes = documents | "Hashes" >> beam.Map(document_hash_of)
+    pairs = pipeline | "Files" >> beam.Create(files) | "ReadDocuments" >> beam.ParDo(ReadDocuments())
+    # The held-out cutoff comes from the documents' hashes alone, and the spread's reduce applies it:
+    # the only main input waiting for that side input is the spill's run paths, never the corpus.
+    hashes = pairs | "Hashes" >> beam.Map(pair_hash)
     cutoff = beam.pvalue.AsSingleton(
         (
             hashes | "Smallest" >> beam.combiners.Top.Smallest(max(1, config.heldout_min_documents)),
@@ -422,8 +423,16 @@ def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsC
         | "Gather" >> beam.combiners.ToList()
         | "Cutoff" >> beam.Map(_cutoff_of, config)
     )
-    train = documents | "Train" >> beam.Filter(is_training, cutoff)
-    heldout = counted(documents | "Heldout" >> beam.Filter(is_heldout, cutoff), "CountHeldoutDocuments",
+    split = (
+        pairs
+        | "SpreadDocuments" >> spill.MergeSorted(
+            fileio.join(output_dir, "_spread-runs"), spread_documents, group_bytes=None,
+            counts=counts, namespace=NAMESPACE, side_inputs={"cutoff": cutoff},
+        )
+        | "HeldOutOrNot" >> beam.Partition(held_out_or_not, 2)
+    )
+    train = split[0] | "Train" >> beam.Map(without_split_flag)
+    heldout = counted(split[1] | "Heldout" >> beam.Map(without_split_flag), "CountHeldoutDocuments",
                       CountElements("heldout_documents"), counts)
     heldout_examples = counted(build_examples(heldout, config, "Heldout", counts), "CountHeldoutInstances",
                                CountElements("heldout_instances"), counts)
