@@ -76,33 +76,35 @@ def merge_runs(runs: Iterable[Iterable[tuple[bytes, bytes]]]) -> Iterator[tuple[
     return heapq.merge(*runs)
 
 
-class _SpillSortedRuns(beam.DoFn):
-    """Buffers pairs per shard and spills each full buffer as a sorted run file; emits (shard, path)."""
+class SpillSortedRuns(beam.DoFn):
+    """Buffers pairs per partition and spills each full buffer as a sorted run file; emits
+    (partition, run path). The partition is `shard_of` the key's first `group_bytes` (None: all of it)."""
 
-    def __init__(self, run_dir: str, num_shards: int, run_bytes: int):
-        self.run_dir, self.num_shards, self.run_bytes = run_dir, num_shards, run_bytes
+    def __init__(self, run_dir: str, partitions: int, run_bytes: int, group_bytes: int | None = None):
+        self.run_dir, self.partitions, self.run_bytes = run_dir, partitions, run_bytes
+        self.group_bytes = group_bytes
 
     def start_bundle(self):
         self.buffers: dict[int, list[tuple[bytes, bytes]]] = {}
         self.buffered = 0
 
     def process(self, pair: tuple[bytes, bytes]):
-        shard = shard_of(pair[0], self.num_shards)
-        self.buffers.setdefault(shard, []).append(pair)
-        self.buffered += len(pair[0]) + len(pair[1])
+        partition = shard_of(pair[0][: self.group_bytes], self.partitions)
+        self.buffers.setdefault(partition, []).append(pair)
+        self.buffered += len(pair[0]) + len(pair[1]) + 100  # + the tuple's own bytes
         if self.buffered >= self.run_bytes:
             yield from self._spill()
 
     def finish_bundle(self):
-        for shard, path in self._spill():
-            yield beam.transforms.window.GlobalWindows.windowed_value((shard, path))
+        for element in self._spill():
+            yield beam.transforms.window.GlobalWindows.windowed_value(element)
 
     def _spill(self) -> Iterator[tuple[int, str]]:
-        for shard, pairs in sorted(self.buffers.items()):
-            path = f"{self.run_dir}/shard-{shard:05d}-{uuid.uuid4().hex}.run"
+        for partition, pairs in sorted(self.buffers.items()):
+            path = f"{self.run_dir}/part-{partition:05d}-{uuid.uuid4().hex}.run"
             with FileSystems.create(path) as handle:
                 write_run(handle, pairs)
-            yield shard, path
+            yield partition, path
         self.buffers, self.buffered = {}, 0
 
 
@@ -147,7 +149,7 @@ class WriteShards(beam.PTransform):
     def expand(self, pairs):
         run_dir = f"{self.prefix}-runs"
         runs = pairs | "SpillSortedRuns" >> beam.ParDo(
-            _SpillSortedRuns(run_dir, self.num_shards, self.run_bytes)
+            SpillSortedRuns(run_dir, self.num_shards, self.run_bytes)
         )
         every_shard = pairs.pipeline | "EveryShard" >> beam.Create(
             [(index, None) for index in range(self.num_shards)]

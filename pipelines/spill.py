@@ -12,49 +12,16 @@ whatever the bundles, workers or retries (a run is written whole or not at all).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.transforms.window import GlobalWindows
 
 from pipelines.runner import Counter, CountingDoFn, counted
-from pipelines.shards import merge_runs, read_run, remove_runs, shard_of, write_run
+from pipelines.shards import SpillSortedRuns, merge_runs, read_run, remove_runs
 
 Pair = tuple[bytes, bytes]
 Reduce = Callable[[Iterator[Pair], Counter], Iterable]
-
-
-class _SpillRuns(beam.DoFn):
-    """Buffers pairs per partition; spills them as sorted run files; emits (partition, run path)."""
-
-    def __init__(self, run_dir: str, partitions: int, group_bytes: int | None, run_bytes: int):
-        self.run_dir, self.partitions = run_dir, partitions
-        self.group_bytes, self.run_bytes = group_bytes, run_bytes
-
-    def start_bundle(self):
-        self.buffers: dict[int, list[Pair]] = {}
-        self.buffered = 0
-
-    def process(self, pair: Pair):
-        partition = shard_of(pair[0][: self.group_bytes], self.partitions)
-        self.buffers.setdefault(partition, []).append(pair)
-        self.buffered += len(pair[0]) + len(pair[1]) + 100  # + the tuple's own bytes
-        if self.buffered >= self.run_bytes:
-            yield from self._spill()
-
-    def finish_bundle(self):
-        for element in self._spill():
-            yield GlobalWindows.windowed_value(element)
-
-    def _spill(self) -> Iterator[tuple[int, str]]:
-        for partition, pairs in sorted(self.buffers.items()):
-            path = f"{self.run_dir}/part-{partition:05d}-{uuid.uuid4().hex}.run"
-            with FileSystems.create(path) as handle:
-                write_run(handle, pairs)
-            yield partition, path
-        self.buffers, self.buffered = {}, 0
 
 
 class _MergeAndReduce(CountingDoFn):
@@ -113,7 +80,7 @@ class MergeSorted(beam.PTransform):
         inputs = pairs if isinstance(pairs, tuple) else (pairs,)
         runs = tuple(
             part | f"Spill{index}" >> beam.ParDo(
-                _SpillRuns(self.run_dir, self.partitions, self.group_bytes, self.run_bytes)
+                SpillSortedRuns(self.run_dir, self.partitions, self.run_bytes, self.group_bytes)
             )
             for index, part in enumerate(inputs)
         )
