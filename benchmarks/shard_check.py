@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from albert.pretraining_example import encode_example
 from model import pretrain_data
-from pipelines.features import encode_example
 
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reference" / "ref_seq128.tfrecord"
 

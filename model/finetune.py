@@ -27,6 +27,7 @@ from pydantic import Field
 
 from albert import fileio
 from albert.config import StageConfig
+from albert.hashing import stable_hash
 from albert.stage import StageError, naming, stage_main
 from albert.tokenization import AlbertTokenizer
 from model.backbone import AlbertBackbone
@@ -48,7 +49,6 @@ from model.tasks.glue import LABELS, read_glue
 from model.tasks.metrics import glue_metrics, race_accuracy, squad_v1_scores, squad_v2_scores
 from model.tasks.race import read_race
 from model.tasks.squad import read_squad
-from pipelines.shards import stable_hash
 
 logger = logging.getLogger(__name__)
 

@@ -8,28 +8,24 @@ where it stopped — the exact batches an uninterrupted run would have seen.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import logging
 import posixpath
-import struct
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import google_crc32c
 import numpy as np
 import tensorflow as tf
 
 from albert import fileio
+from albert.hashing import derive_seed
+from albert.pretraining_example import FEATURE_NAMES, INT_FEATURES_PRED, INT_FEATURES_SEQ
 from albert.stage import StageError
+from albert.tfrecord_framing import tfrecord_records
 
 logger = logging.getLogger(__name__)
 
-SEQUENCE_FEATURES = ("input_ids", "input_mask", "segment_ids", "token_boundary")
-PREDICTION_FEATURES = ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
-FEATURES = SEQUENCE_FEATURES + PREDICTION_FEATURES + ("next_sentence_labels",)
+PREDICTION_FEATURES = (*INT_FEATURES_PRED, "masked_lm_weights")  # absent from dynamically masked data
 
 
 @dataclass
@@ -43,12 +39,6 @@ class DataSpec:
     vocab_size: int | None = None
     vocab_sha256: str | None = None
     metadata: dict = field(default_factory=dict)
-
-
-def derive_seed(*parts: int) -> int:
-    """A 31-bit seed derived from integers with a stable hash (same on every machine)."""
-    digest = hashlib.sha256(":".join(str(int(p)) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
 def shard_files(data: str) -> list[str]:
@@ -79,9 +69,9 @@ def inspect_data(data: str) -> DataSpec:
     metadata_path = fileio.join(posixpath.dirname(data) if is_pattern else data, "metadata.json")
     example = _first_example(files[0])
     features = example.features.feature
-    missing = [name for name in FEATURES if name not in features and name not in PREDICTION_FEATURES]
+    missing = [name for name in FEATURE_NAMES if name not in features and name not in PREDICTION_FEATURES]
     if missing:
-        raise StageError(f"{files[0]}: record lacks features {missing} (expected {list(FEATURES)})")
+        raise StageError(f"{files[0]}: record lacks features {missing} (expected {list(FEATURE_NAMES)})")
     seq_len = len(features["input_ids"].int64_list.value)
     preds = len(features["masked_lm_positions"].int64_list.value) if "masked_lm_positions" in features else 0
     metadata: dict = {}
@@ -144,58 +134,7 @@ def check_compatible(spec: DataSpec, *, vocab_size: int, max_position_embeddings
 # --------------------------------------------------------------------------------------------
 # Up-front shard check: TFRecord framing + CRCs, and token ids within the vocabulary
 
-_HEADER = struct.Struct("<QI")  # record length, masked crc32c of the length
-_FOOTER = struct.Struct("<I")  # masked crc32c of the data
 SCAN_BATCH = 4096
-
-
-def masked_crc32c(data: bytes) -> int:
-    """TFRecord's checksum: crc32c rotated right by 15 bits plus a constant (mod 2**32)."""
-    crc = google_crc32c.value(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def _read_exactly(handle, size: int) -> bytes:
-    data = handle.read(size)
-    while len(data) < size:
-        more = handle.read(size - len(data))
-        if not more:
-            break
-        data += more
-    return data
-
-
-def tfrecord_records(path: str) -> Iterator[bytes]:
-    """The records of one TFRecord file (gzip when it ends in .gz), each framing CRC verified.
-
-    Raises StageError naming the file, the record index and what is wrong (truncated, corrupted).
-    """
-    with fileio.open_file(path, "rb") as raw:
-        handle = gzip.GzipFile(fileobj=raw) if path.endswith(".gz") else raw
-        index = 0
-        while True:
-            try:
-                header = _read_exactly(handle, _HEADER.size)
-            except (OSError, EOFError) as error:  # a corrupt gzip stream
-                raise StageError(f"{path}: record {index}: unreadable ({error})") from None
-            if not header:
-                return
-            if len(header) < _HEADER.size:
-                raise StageError(f"{path}: record {index}: truncated (file ends inside the record header)")
-            length, length_crc = _HEADER.unpack(header)
-            if masked_crc32c(header[:8]) != length_crc:
-                raise StageError(f"{path}: record {index}: corrupted (length CRC mismatch)")
-            try:
-                data = _read_exactly(handle, length)
-                footer = _read_exactly(handle, _FOOTER.size)
-            except (OSError, EOFError) as error:
-                raise StageError(f"{path}: record {index}: unreadable ({error})") from None
-            if len(data) < length or len(footer) < _FOOTER.size:
-                raise StageError(f"{path}: record {index}: truncated (file ends inside the record)")
-            if masked_crc32c(data) != _FOOTER.unpack(footer)[0]:
-                raise StageError(f"{path}: record {index}: corrupted (data CRC mismatch)")
-            yield data
-            index += 1
 
 
 _ID_FEATURES = ("input_ids", "masked_lm_ids")
@@ -282,10 +221,10 @@ def split_files(spec: DataSpec, eval_every: int = 20) -> tuple[list[str], list[s
 
 def parse_fn(seq_len: int, preds: int):
     """tf.Example -> dict of int32/float32 tensors (the reference's feature spec)."""
-    spec = {name: tf.io.FixedLenFeature([seq_len], tf.int64) for name in SEQUENCE_FEATURES}
+    spec = {name: tf.io.FixedLenFeature([seq_len], tf.int64) for name in INT_FEATURES_SEQ}
     spec["next_sentence_labels"] = tf.io.FixedLenFeature([1], tf.int64)
     if preds:
-        spec.update({name: tf.io.FixedLenFeature([preds], tf.int64) for name in PREDICTION_FEATURES[:2]})
+        spec.update({name: tf.io.FixedLenFeature([preds], tf.int64) for name in INT_FEATURES_PRED})
         spec["masked_lm_weights"] = tf.io.FixedLenFeature([preds], tf.float32)
 
     def parse(serialized):
@@ -318,7 +257,7 @@ def _records(files: list[str], seed: int | None, modulus: int, keep_heldout: boo
 def dynamic_masker(spec: DataSpec, seed: int, epoch: int):
     """A tf.data map function masking each example with the pipeline's n-gram rules, seeded by
     (seed, epoch, example index) so an epoch's masks are reproducible and differ across epochs."""
-    from pipelines.masking import mask_tokens  # the pipeline's pure masking function
+    from albert.masking import mask_tokens  # the pipeline's pure masking function
 
     meta = spec.metadata
     preds, seq_len = spec.max_predictions_per_seq, spec.max_seq_length

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from pipelines.shards import stable_hash
+from albert.hashing import stable_hash
 
 KEY_SPACE = 1 << 64
 Role = Literal["heldout", "train"]

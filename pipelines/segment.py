@@ -33,6 +33,7 @@ from pydantic import Field, field_validator
 
 from albert import fileio
 from albert.config import StageConfig
+from albert.hashing import stable_hash
 from albert.stage import StageError, stage_main
 from pipelines import input_formats, spill, text_cleaning
 from pipelines.runner import (
@@ -43,7 +44,7 @@ from pipelines.runner import (
     run_pipeline,
     sum_counts,
 )
-from pipelines.shards import WriteShards, stable_hash
+from pipelines.shards import WriteShards
 
 logger = logging.getLogger(__name__)
 

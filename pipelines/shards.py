@@ -9,7 +9,6 @@ merging its runs.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import struct
 import uuid
@@ -17,15 +16,12 @@ from collections.abc import Iterable, Iterator
 from typing import BinaryIO, Literal
 
 import apache_beam as beam
-import google_crc32c
 from apache_beam.io.filesystems import FileSystems
 
+from albert.hashing import stable_hash
+from albert.tfrecord_framing import tfrecord_frame
+
 Framing = Literal["raw", "tfrecord"]
-
-
-def stable_hash(data: bytes) -> int:
-    """A 64-bit hash that is the same in every process and on every machine."""
-    return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
 
 
 def shard_of(sort_key: bytes, num_shards: int) -> int:
@@ -34,22 +30,6 @@ def shard_of(sort_key: bytes, num_shards: int) -> int:
 
 def shard_name(prefix: str, index: int, num_shards: int, suffix: str) -> str:
     return f"{prefix}-{index:05d}-of-{num_shards:05d}{suffix}"
-
-
-def _masked_crc32c(data: bytes) -> int:
-    crc = google_crc32c.value(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def tfrecord_frame(record: bytes) -> bytes:
-    """One record in TFRecord framing: length, masked CRC32C of length, data, masked CRC32C of data."""
-    length = struct.pack("<Q", len(record))
-    return (
-        length
-        + struct.pack("<I", _masked_crc32c(length))
-        + record
-        + struct.pack("<I", _masked_crc32c(record))
-    )
 
 
 def frame(payload: bytes, framing: Framing) -> bytes:

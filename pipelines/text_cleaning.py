@@ -11,8 +11,8 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Literal
 
+from albert.hashing import stable_hash
 from pipelines.runner import Counter
-from pipelines.shards import stable_hash
 
 UnicodeForm = Literal["NFC", "NFKC"]
 

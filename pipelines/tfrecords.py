@@ -26,13 +26,15 @@ import apache_beam as beam
 import numpy as np
 from pydantic import Field, model_validator
 
-from albert import fileio
+from albert import fileio, masking
+from albert import pretraining_example as features
 from albert.config import StageConfig
+from albert.hashing import stable_hash
 from albert.stage import StageError, stage_main
 from albert.tokenization import AlbertTokenizer
-from pipelines import features, instances, masking, spill
+from pipelines import instances, spill
 from pipelines.runner import CountingDoFn, counted, pipeline_options, run_pipeline, sum_counts
-from pipelines.shards import WriteShards, stable_hash
+from pipelines.shards import WriteShards
 
 logger = logging.getLogger(__name__)
 

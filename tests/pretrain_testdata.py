@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from pipelines.features import feature_spec_json
+from albert.pretraining_example import feature_spec_json
 
 
 def example(rng, seq_len: int, preds: int, vocab: int, dynamic: bool = False) -> tf.train.Example:

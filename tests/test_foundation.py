@@ -11,7 +11,7 @@ from typing import Literal
 import pytest
 from pydantic import Field
 
-from albert import cli, fileio
+from albert import cli, fileio, tfrecord_framing
 from albert.config import ConfigError, StageConfig, load_config
 from albert.stage import stage_main
 from pipelines import shards
@@ -88,9 +88,10 @@ def test_tfrecord_framing_reads_back_with_tensorflow(tmp_path):
 
     path = tmp_path / "x.tfrecord"
     records = [b"", b"alpha", bytes(range(256)) * 10]
-    path.write_bytes(b"".join(shards.tfrecord_frame(r) for r in records))
+    path.write_bytes(b"".join(tfrecord_framing.tfrecord_frame(r) for r in records))
     assert [r.numpy() for r in tf.data.TFRecordDataset(str(path))] == records
-    assert struct.unpack("<Q", shards.tfrecord_frame(b"abc")[:8])[0] == 3
+    assert list(tfrecord_framing.tfrecord_records(str(path))) == records
+    assert struct.unpack("<Q", tfrecord_framing.tfrecord_frame(b"abc")[:8])[0] == 3
 
 
 def test_write_shards_is_deterministic_across_worker_counts(tmp_path):

@@ -1,4 +1,4 @@
-"""pipelines.masking: whole-word n-gram masking, its statistics and its agreement with the reference."""
+"""albert.masking: whole-word n-gram masking, its statistics and its agreement with the reference."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from pipelines import masking
+from albert import masking
 
 VOCAB = 30000
 CLS, SEP, MASK = 2, 3, 4

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import sentencepiece as spm
 
+from albert.pretraining_example import FEATURE_NAMES, feature_spec
 from albert.stage import StageError
 from albert.tokenization import AlbertTokenizer
 from pipelines import instances, tfrecords
-from pipelines.features import FEATURE_NAMES, feature_spec
 
 VOCABULARY = (
     "the of and to in a is that for it as was with be by on not he i this are or his from at which but "

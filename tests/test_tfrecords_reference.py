@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from conftest import shared_path
 
+from albert.pretraining_example import feature_spec
 from pipelines import tfrecords
-from pipelines.features import feature_spec
 
 pytestmark = pytest.mark.shared_data
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
+from albert.hashing import stable_hash
 from pipelines import sampling
-from pipelines.shards import stable_hash
 
 
 def test_sentence_key_is_a_seeded_stable_hash():

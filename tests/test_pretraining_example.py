@@ -1,11 +1,11 @@
-"""pipelines.features: the hand-written tf.train.Example encoder against TensorFlow's parser."""
+"""albert.pretraining_example: the hand-written tf.train.Example encoder against TensorFlow's parser."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pipelines import features
+from albert import pretraining_example as features
 
 
 def test_encoded_examples_parse_to_the_padded_values():

@@ -1,0 +1,21 @@
+"""Stable hashing: the same value in every process, on every machine and every runner (Python's
+`hash` is salted per process). Every keyed random choice in the system derives from these."""
+
+from __future__ import annotations
+
+import hashlib
+
+
+def stable_hash(data: bytes) -> int:
+    """A 64-bit hash of `data`: the first 8 bytes of its SHA-256, big-endian."""
+    return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
+
+
+def derive_seed(*parts: int) -> int:
+    """A 31-bit seed derived from integers, e.g. `(seed, epoch)`: `stable_hash` of "p1:p2:…".
+
+    It keeps the hash's first 4 bytes read little-endian, the seeds every run before this function
+    moved here used, so a run resumed across versions reads the same data order.
+    """
+    top = stable_hash(":".join(str(int(p)) for p in parts).encode()) >> 32
+    return int.from_bytes(top.to_bytes(4, "big"), "little") & 0x7FFFFFFF
