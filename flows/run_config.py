@@ -26,7 +26,8 @@ class RunConfig(StageConfig):
         None, description="where Prefect persists task results and cache records (default: RUN_DIR/.prefect)"
     )
     preset: str = Field("albert-tiny", description="model preset (model.config.get_preset)")
-    max_seq_length: int = Field(128, gt=8, description="tokens per pretraining instance")
+    max_seq_length: int = Field(128, gt=8, description="tokens per pretraining instance (masked-LM predictions: "
+                                "the reference's 20 per 128 tokens, unless --tfrecords sets max_predictions_per_seq)")
     num_shards: int = Field(8, gt=1, description="TFRecord training shards")
     dupe_factor: int = Field(2, gt=0, description="times each document is masked differently")
     heldout_fraction: float = Field(
@@ -57,7 +58,8 @@ class RunConfig(StageConfig):
 
         return build_config(TFRecordsConfig, {
             "input": corpus, "spm_model": spm_model, "output": self.stage_dir("tfrecords"),
-            "max_seq_length": self.max_seq_length, "dupe_factor": self.dupe_factor, "seed": self.seed,
+            "max_seq_length": self.max_seq_length, "max_predictions_per_seq": max_predictions(self.max_seq_length),
+            "dupe_factor": self.dupe_factor, "seed": self.seed,
             "num_shards": self.num_shards, "heldout_fraction": self.heldout_fraction,
             "heldout_min_documents": self.heldout_min_documents, **self.tfrecords})
 
@@ -83,6 +85,11 @@ class RunConfig(StageConfig):
         return build_config(tasks.HeldOutEvalConfig, {
             "model": model, "data": self.stage_dir("tfrecords"), "output": self.stage_dir(name),
             "batch_size": self.batch_size, "max_batches": self.eval_batches})
+
+
+def max_predictions(max_seq_length: int) -> int:
+    """Masked-LM predictions per instance at the reference's rate: 20 per 128 tokens (10 at 64, 80 at 512)."""
+    return max(1, round(max_seq_length * 20 / 128))
 
 
 PlanStep = tuple[Task[..., Any], str, str, dict[str, Any]]
