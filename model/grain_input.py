@@ -21,8 +21,15 @@ import numpy as np
 from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
 from albert.stage import StageError
 from albert.tfrecord_framing import tfrecord_records
-from model.pretrain_records import DataSpec, DynamicMasker, decode_record, shard_order, split_files, training_files, \
-    window_permutation
+from model.pretrain_records import (
+    DataSpec,
+    DynamicMasker,
+    decode_record,
+    shard_order,
+    split_files,
+    training_files,
+    window_permutation,
+)
 
 PREFETCH_BATCHES = 2  # batches a background thread prepares ahead of the training step
 

@@ -10,7 +10,6 @@ run would have seen.
 
 from __future__ import annotations
 
-import numpy as np
 import tensorflow as tf
 
 from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
@@ -29,7 +28,7 @@ from model.pretrain_records import (  # the TF-free half, re-exported for this m
 
 __all__ = [
     "DataSpec", "check_compatible", "check_heldout_not_empty", "check_shards", "heldout_dataset", "inspect_data",
-    "parse_fn", "split_files", "train_dataset",
+    "parse_fn", "split_files", "train_dataset", "with_denominators",
 ]
 
 
@@ -131,6 +130,19 @@ def train_dataset(
     records = _window_shuffle(_records(ordered, modulus, False, cycle_length), seed, epoch, shuffle_buffer)
     examples = _examples(spec, records, seed, epoch, skip_batches * batch_size)
     return examples.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+
+
+def with_denominators(dataset: tf.data.Dataset, batch_size: int) -> tf.data.Dataset:
+    """Add the global loss denominators (masked-token weight, sequences) to every example of a batch,
+    so that each replica and micro-batch normalises by the whole batch's totals."""
+
+    def add(batch):
+        batch = dict(batch)
+        batch["mlm_denominator"] = tf.fill([batch_size], tf.reduce_sum(batch["masked_lm_weights"]) + 1e-5)
+        batch["sop_denominator"] = tf.fill([batch_size], tf.cast(batch_size, tf.float32))
+        return batch
+
+    return dataset.map(add)
 
 
 def heldout_dataset(spec: DataSpec, batch_size: int, *, seed: int = 0, eval_every: int = 20, max_batches=None):
