@@ -204,12 +204,14 @@ def _example_class():
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("albert_example.Example"))
 
 
-def decode_example(serialized: bytes) -> dict[str, np.ndarray]:
-    """Every feature of a serialized `tf.train.Example`: int64 lists as int64 arrays, float lists as
-    float32, bytes lists as lists of bytes. Raises google.protobuf.message.DecodeError on bad bytes."""
-    example = _example_class().FromString(serialized)
+def decode_example(serialized: bytes, names=None) -> dict[str, np.ndarray]:
+    """The features of a serialized `tf.train.Example` (all, or those of `names` it has): int64 lists as
+    int64 arrays, float lists as float32, bytes lists as lists of bytes. Raises
+    google.protobuf.message.DecodeError on bad bytes."""
+    features = _example_class().FromString(serialized).features.feature
     decoded = {}
-    for name, feature in example.features.feature.items():
+    for name in features if names is None else [name for name in names if name in features]:
+        feature = features[name]
         kind = feature.WhichOneof("kind")
         if kind == "int64_list":
             values = feature.int64_list.value

@@ -99,7 +99,7 @@ class _Decode(grain.transforms.Map):
 
     def map(self, element):
         position, (path, index, record) = element
-        features = decode_record(path, index, record)
+        features = decode_record(path, index, record, self.lengths)
         example = {}
         for name, length in self.lengths.items():
             values = features.get(name)

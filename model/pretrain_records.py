@@ -55,12 +55,12 @@ def shard_files(data: str) -> list[str]:
     return files
 
 
-def decode_record(path: str, index: int, record: bytes) -> dict[str, np.ndarray]:
+def decode_record(path: str, index: int, record: bytes, names=None) -> dict[str, np.ndarray]:
     """`decode_example`, with a StageError naming the file and record when the bytes are no tf.Example."""
     from google.protobuf.message import DecodeError
 
     try:
-        return decode_example(record)
+        return decode_example(record, names)
     except DecodeError as error:
         raise StageError(f"{path}: record {index}: not a valid tf.Example ({error})") from None
 
@@ -150,7 +150,7 @@ _ID_FEATURES = ("input_ids", "masked_lm_ids")
 
 def check_ids(path: str, index: int, record: bytes, vocab_size: int) -> None:
     """Record `index` of `path` is a tf.Example whose token ids (input_ids, masked_lm_ids) lie in [0, vocab_size)."""
-    features = decode_record(path, index, record)
+    features = decode_record(path, index, record, _ID_FEATURES)
     for name in _ID_FEATURES:
         values = features.get(name)
         if values is None:

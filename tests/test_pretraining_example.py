@@ -99,5 +99,6 @@ def test_decoder_reads_what_tensorflow_reads():
             got = decoded[name]
             assert (got if isinstance(got, list) else got.tolist()) == values, name
     assert features.decode_example(ours)["masked_lm_weights"].dtype == np.float32
+    assert sorted(features.decode_example(ours, ("input_ids", "absent"))) == ["input_ids"]
     with pytest.raises(Exception, match="(?i)pars|decod"):
         features.decode_example(b"\x0a\xff\xff")
