@@ -36,7 +36,7 @@ PREFETCH_BATCHES = 2  # batches a background thread prepares ahead of the traini
 
 class _ShardRecords(grain.IterDataset):
     """(path, index, serialized record) of one TFRecord shard; with a modulus, only the records whose
-    index is (keep_heldout) or is not a multiple of it."""
+    index is a multiple of it (keep_heldout) or only the others."""
 
     def __init__(self, path: str, modulus: int = 0, keep_heldout: bool = False):
         super().__init__()
