@@ -62,3 +62,17 @@ def test_grain_batches_carry_the_loss_denominators(uneven):
     batch = next(iter(grain_input.train_batches(uneven, 4, epoch=0, seed=0)))
     assert batch["sop_denominator"].tolist() == [4.0] * 4
     np.testing.assert_allclose(batch["mlm_denominator"], batch["masked_lm_weights"].sum() + 1e-5)
+
+
+def test_a_record_of_another_shape_is_named(tmp_path):
+    from albert.pretraining_example import encode_example
+    from albert.stage import StageError
+
+    data = write_shards(tmp_path / "d", num_shards=2, per_shard=4)
+    first = min(data.glob("*.tfrecord"))
+    short = encode_example([2, 7, 3], [0, 0, 0], [1, 1, 1], [1], [7], 0, 16, 5)
+    first.write_bytes(first.read_bytes() + tfrecord_frame(short))
+    spec = pretrain_records.inspect_data(str(data))
+    with pytest.raises(StageError) as error:
+        list(grain_input.train_batches(spec, 1, epoch=0, seed=0))
+    assert str(error.value) == f"{first}: record 4: feature input_ids is of length 16, expected length 32"  # one line
