@@ -53,12 +53,14 @@ def parse_fn(seq_len: int, preds: int):
 
 def _records(files: list[str], modulus: int, keep_heldout: bool, cycle_length: int):
     """The records of `files` in that order, interleaved round-robin over `cycle_length` open files
-    (sequential `interleave`: the order `model.pretrain_records` defines); with a modulus, keep only
-    the held-out (or only the training) records."""
+    (the order `model.pretrain_records` defines); with a modulus, keep only the held-out (or only the
+    training) records."""
     records = tf.data.Dataset.from_tensor_slices(files).interleave(
         lambda f: tf.data.TFRecordDataset(f, compression_type=_compression(files[0])),
         cycle_length=min(cycle_length, len(files)),
         block_length=1,
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,  # the sequential interleave's order, files read in parallel
     )
     if modulus:
         records = records.enumerate().filter(
