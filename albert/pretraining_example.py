@@ -7,7 +7,8 @@ Features of each `tf.train.Example` (padding 0):
   next_sentence_labels: int64 x 1 (SOP: 1 = swapped; NSP: 1 = random B)
 
 `encode_example` writes the protobuf wire format directly with NumPy (several times faster than building
-`tf.train.Example` objects); tests check it against `tf.io.parse_example` with `feature_spec`.
+`tf.train.Example` objects); `decode_example` reads any serialized `tf.train.Example` with the protobuf
+runtime (no TensorFlow: the JAX input and the shard check use it). Tests check both against TensorFlow.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 INT_FEATURES_SEQ = ("input_ids", "input_mask", "segment_ids", "token_boundary")
 INT_FEATURES_PRED = ("masked_lm_positions", "masked_lm_ids")
@@ -159,3 +161,66 @@ def encode_example(
         _entry("next_sentence_labels", 0x1A, _varint(int(label))),
     ]
     return _field(0x0A, b"".join(entries))
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding without TensorFlow: tensorflow/core/example/{example,feature}.proto, declared here in a
+# private descriptor pool (same wire format; no clash with TensorFlow's classes in one process).
+
+
+@functools.cache
+def _example_class():
+    proto = descriptor_pb2.FileDescriptorProto(name="albert_example.proto", package="albert_example", syntax="proto3")
+    repeated, optional = descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED, descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
+    types = descriptor_pb2.FieldDescriptorProto
+
+    def message(name, *fields, nested=()):
+        msg = proto.message_type.add(name=name) if not nested else nested
+        for field_name, number, label, kind, type_name, oneof in fields:
+            field = msg.field.add(name=field_name, number=number, label=label, type=kind)
+            if type_name:
+                field.type_name = type_name
+            if oneof is not None:
+                field.oneof_index = oneof
+        return msg
+
+    for name, kind in (("BytesList", types.TYPE_BYTES), ("FloatList", types.TYPE_FLOAT), ("Int64List", types.TYPE_INT64)):
+        message(name, ("value", 1, repeated, kind, None, None))
+    feature = message(
+        "Feature",
+        *((name, number, optional, types.TYPE_MESSAGE, f".albert_example.{kind}", 0)
+          for name, number, kind in (("bytes_list", 1, "BytesList"), ("float_list", 2, "FloatList"),
+                                     ("int64_list", 3, "Int64List"))),
+    )
+    feature.oneof_decl.add(name="kind")
+    features = message("Features", ("feature", 1, repeated, types.TYPE_MESSAGE, ".albert_example.Features.FeatureEntry", None))
+    entry = features.nested_type.add(name="FeatureEntry")
+    entry.options.map_entry = True
+    message("", ("key", 1, optional, types.TYPE_STRING, None, None),
+            ("value", 2, optional, types.TYPE_MESSAGE, ".albert_example.Feature", None), nested=entry)
+    message("Example", ("features", 1, optional, types.TYPE_MESSAGE, ".albert_example.Features", None))
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("albert_example.Example"))
+
+
+def decode_example(serialized: bytes, names=None) -> dict[str, np.ndarray]:
+    """The features of a serialized `tf.train.Example` (all, or those of `names` it has): int64 lists as
+    int64 arrays, float lists as float32, bytes lists as lists of bytes. Raises
+    google.protobuf.message.DecodeError on bad bytes."""
+    features = _example_class().FromString(serialized).features.feature
+    decoded = {}
+    for name in features if names is None else [name for name in names if name in features]:
+        feature = features[name]
+        kind = feature.WhichOneof("kind")
+        if kind == "int64_list":
+            values = feature.int64_list.value
+            decoded[name] = np.fromiter(values, np.int64, len(values))
+        elif kind == "float_list":
+            values = feature.float_list.value
+            decoded[name] = np.fromiter(values, np.float32, len(values))
+        elif kind == "bytes_list":
+            decoded[name] = list(feature.bytes_list.value)
+        else:
+            decoded[name] = np.zeros(0, np.int64)
+    return decoded

@@ -63,7 +63,11 @@ class PretrainConfig(StageConfig):
     masking: Literal["auto", "static", "dynamic"] = Field("auto", description="auto = as metadata.json says")
     check_data: bool = Field(True, description="scan every shard first: TFRecord framing, CRCs, ids < vocab_size")
     seed: int = Field(12345, description="seeds initialisation, shuffling and dynamic masking")
-    shuffle_buffer: int = Field(10_000, gt=0, description="records in the shuffle buffer")
+    shuffle_buffer: int = Field(10_000, gt=0, description="records in each window of the window shuffle")
+    input: Literal["auto", "tf.data", "grain"] = Field(
+        "auto", description="training input: auto = Grain on the JAX backend (no TensorFlow), tf.data on TensorFlow; "
+                            "both give the same batches"
+    )
     log_every: int = Field(100, gt=0, description="steps between training-metric records")
     eval_every: int = Field(1000, ge=0, description="steps between held-out evaluations (0 = only at the end)")
     eval_batches: int = Field(20, gt=0, description="held-out batches per evaluation")
@@ -287,15 +291,6 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
 # Records: metrics.jsonl, TensorBoard, progress
 
 
-def _scalar_metadata():
-    """TensorBoard's scalar-plugin metadata (what tf.summary.scalar writes, without the tensorboard package)."""
-    from tensorflow.core.framework import summary_pb2
-
-    metadata = summary_pb2.SummaryMetadata(data_class=summary_pb2.DATA_CLASS_SCALAR)
-    metadata.plugin_data.plugin_name = "scalars"
-    return metadata
-
-
 class MetricsLog:
     """metrics.jsonl: one JSON record per line, rewritten whole at each record, never appended.
 
@@ -352,9 +347,9 @@ class RunLog:
         if not enabled:
             return
         self.metrics = MetricsLog(self.path, kept_records, resume_step)
-        import tensorflow as tf
+        from model.tensorboard_events import ScalarWriter
 
-        self.writer = tf.summary.create_file_writer(fileio.join(output, "tensorboard"))
+        self.writer = ScalarWriter(fileio.join(output, "tensorboard"))
         if progress:
             import keras
 
@@ -367,13 +362,10 @@ class RunLog:
         if not self.enabled:
             return
         self.metrics.append(record)
-        import tensorflow as tf
-
-        with self.writer.as_default(step=record["step"]):
-            for name, value in record.items():
-                if name not in ("step", "split") and isinstance(value, (int, float)):
-                    tf.summary.write(f"{record['split']}/{name}", tf.constant(float(value)), metadata=_scalar_metadata())
-        self.writer.flush()
+        self.writer.write(record["step"], {
+            f"{record['split']}/{name}": value for name, value in record.items()
+            if name not in ("step", "split") and isinstance(value, (int, float))
+        })
         if self.on_metrics is not None:
             self.on_metrics(dict(record))
 
@@ -392,20 +384,6 @@ class RunLog:
 
 # --------------------------------------------------------------------------------------------
 # The run
-
-
-def _with_denominators(dataset, batch_size: int):
-    """Add the global loss denominators (masked-token weight, sequences) to every example of a batch,
-    so that each replica and micro-batch normalises by the whole batch's totals."""
-    import tensorflow as tf
-
-    def add(batch):
-        batch = dict(batch)
-        batch["mlm_denominator"] = tf.fill([batch_size], tf.reduce_sum(batch["masked_lm_weights"]) + 1e-5)
-        batch["sop_denominator"] = tf.fill([batch_size], tf.cast(batch_size, tf.float32))
-        return batch
-
-    return dataset.map(add)
 
 
 def _export(model, config: PretrainConfig, spec, heldout: dict) -> dict:
@@ -511,9 +489,9 @@ def _short(value) -> str:
 
 def check_output(config: PretrainConfig) -> None:
     """Fail as `run(config)` would on an OUTPUT it cannot continue, without building the model."""
-    from model import pretrain_data
+    from model import pretrain_records
 
-    spec = pretrain_data.inspect_data(config.data)
+    spec = pretrain_records.inspect_data(config.data)
     if config.masking != "auto":
         spec.masking = config.masking
     resumable_checkpoint(config, training_identity(config, spec, *_resolve_vocab(config, spec)))
@@ -527,7 +505,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
     """
     import keras
 
-    from model import checkpointing, distribute, pretrain_data
+    from model import checkpointing, distribute, pretrain_input, pretrain_records
     from model.pretrain_eval import SUM_NAMES, eval_step_fn, evaluate_batches, metrics_from_sums
 
     backend = keras.config.backend()
@@ -539,7 +517,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
     else:  # before any TensorFlow op: MultiWorkerMirroredStrategy must configure the runtime first
         strategy, distribution = distribute.select_strategy(config.tpu), None
         replicas = strategy.num_replicas_in_sync
-    spec = pretrain_data.inspect_data(config.data)
+    spec = pretrain_records.inspect_data(config.data)
     if config.masking != "auto":
         spec.masking = config.masking
     vocab_size, vocab_sha = _resolve_vocab(config, spec)
@@ -564,15 +542,15 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
         scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
         with scope:
             model = build_model(config, vocab_size)
-            pretrain_data.check_compatible(
+            pretrain_records.check_compatible(
                 spec, vocab_size=vocab_size, max_position_embeddings=model.config.max_position_embeddings,
                 vocab_sha256=vocab_sha,
             )
             optimizer, schedule = build_training_optimizer(config)
             optimizer.build(model.trainable_variables)
         if config.check_data:
-            counts = pretrain_data.check_shards(spec.files, vocab_size)
-            pretrain_data.check_heldout_not_empty(spec, counts)
+            counts = pretrain_records.check_shards(spec.files, vocab_size)
+            pretrain_records.check_heldout_not_empty(spec, counts)
 
         checkpoint_dir = fileio.join(config.output, "checkpoints")
         state = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "records": 0}
@@ -597,8 +575,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             def sync():
                 jax_state.sync_to_keras()
 
-            def batches_of(dataset):
-                return dataset.as_numpy_iterator()
+            batches_of = pretrain_input.numpy_batches
         else:
             import tensorflow as tf
 
@@ -623,8 +600,9 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             nonlocal eval_step
             sync()
             eval_step = eval_step or eval_step_fn(model)
-            heldout = pretrain_data.heldout_dataset(spec, eval_batch_size, seed=config.seed, max_batches=config.eval_batches)
-            metrics = evaluate_batches(model, heldout.as_numpy_iterator(), eval_step)
+            heldout = pretrain_input.heldout_batches(spec, eval_batch_size, config.input, seed=config.seed,
+                                                     max_batches=config.eval_batches)
+            metrics = evaluate_batches(model, heldout, eval_step)
             if not all(np.isfinite(list(metrics.values()))):
                 raise diverged(config, step, "held-out loss")
             return metrics
@@ -650,11 +628,10 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
         heldout: dict = {}
         total_time, total_steps = 0.0, 0
         while step < config.steps:
-            dataset = pretrain_data.train_dataset(
-                spec, config.batch_size, epoch=epoch, seed=config.seed, skip_batches=batch_in_epoch,
+            dataset = pretrain_input.train_batches(
+                spec, config.batch_size, config.input, epoch=epoch, seed=config.seed, skip_batches=batch_in_epoch,
                 shuffle_buffer=config.shuffle_buffer,
             )
-            dataset = _with_denominators(dataset, config.batch_size)
             seen = 0
             for batch in batches_of(dataset):
                 sums = np.asarray(train_step(batch), np.float64)

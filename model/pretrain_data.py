@@ -1,222 +1,39 @@
-"""tf.data input for pretraining: the TFRecord shards checked against `metadata.json`, parsed,
-interleaved, shuffled per epoch with a derived seed, (optionally) masked on the fly, batched.
+"""tf.data input for pretraining (the TensorFlow backend): the TFRecord shards, read in the epoch
+order `model.pretrain_records` defines (shards permuted, interleaved round-robin, windows permuted, all
+from `(seed, epoch)`), parsed, (optionally) masked on the fly, batched. The JAX backend reads the same
+batches in the same order through Grain (`model.grain_input`) without TensorFlow.
 
-Data position is `(epoch, batch index)`: epoch `e` reads the shards in an order and with a shuffle
-seed derived from `(seed, e)` only, so a resumed run rebuilds the same epoch and skips to the batch
-where it stopped — the exact batches an uninterrupted run would have seen.
+Data position is `(epoch, batch index)`: epoch `e` depends on `(seed, e)` only, so a resumed run
+rebuilds the same epoch and skips to the batch where it stopped — the exact batches an uninterrupted
+run would have seen.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import posixpath
-import time
-from dataclasses import dataclass, field
-
-import numpy as np
 import tensorflow as tf
 
-from albert import fileio
-from albert.hashing import derive_seed
-from albert.pretraining_example import FEATURE_NAMES, INT_FEATURES_PRED, INT_FEATURES_SEQ
-from albert.stage import StageError
-from albert.tfrecord_framing import tfrecord_records
+from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
+from model.pretrain_records import (  # the TF-free half, re-exported for this module's callers
+    DataSpec,
+    DynamicMasker,
+    check_compatible,
+    check_heldout_not_empty,
+    check_shards,
+    inspect_data,
+    shard_order,
+    split_files,
+    training_files,
+    window_permutation,
+)
 
-logger = logging.getLogger(__name__)
-
-PREDICTION_FEATURES = (*INT_FEATURES_PRED, "masked_lm_weights")  # absent from dynamically masked data
-
-
-@dataclass
-class DataSpec:
-    """What the shards hold, from metadata.json (or inferred from the first record without one)."""
-
-    files: list[str]
-    max_seq_length: int
-    max_predictions_per_seq: int
-    masking: str = "static"
-    vocab_size: int | None = None
-    vocab_sha256: str | None = None
-    metadata: dict = field(default_factory=dict)
-
-
-def shard_files(data: str) -> list[str]:
-    """The TFRecord shards of a directory (`*.tfrecord*`), or the files a glob/path names."""
-    files = fileio.expand_files(data, ("*.tfrecord*",))
-    if not files:
-        raise StageError(f"{data}: no TFRecord shards found (expected *.tfrecord files)")
-    return files
-
-
-def _first_example(path: str) -> tf.train.Example:
-    for raw in tf.data.TFRecordDataset(path, compression_type=_compression(path)).take(1):
-        return tf.train.Example.FromString(raw.numpy())
-    raise StageError(f"{path}: the shard is empty")
+__all__ = [
+    "DataSpec", "check_compatible", "check_heldout_not_empty", "check_shards", "heldout_dataset", "inspect_data",
+    "parse_fn", "split_files", "train_dataset", "with_denominators",
+]
 
 
 def _compression(path: str) -> str:
     return "GZIP" if path.endswith(".gz") else ""
-
-
-def inspect_data(data: str) -> DataSpec:
-    """Read metadata.json and check the first record of the first shard agrees with it.
-
-    Raises StageError naming the file and the disagreement (missing feature, wrong length).
-    """
-    files = shard_files(data)
-    is_pattern = any(c in data for c in "*?[") or data.endswith((".tfrecord", ".tfrecord.gz"))
-    metadata_path = fileio.join(posixpath.dirname(data) if is_pattern else data, "metadata.json")
-    example = _first_example(files[0])
-    features = example.features.feature
-    missing = [name for name in FEATURE_NAMES if name not in features and name not in PREDICTION_FEATURES]
-    if missing:
-        raise StageError(f"{files[0]}: record lacks features {missing} (expected {list(FEATURE_NAMES)})")
-    seq_len = len(features["input_ids"].int64_list.value)
-    preds = len(features["masked_lm_positions"].int64_list.value) if "masked_lm_positions" in features else 0
-    metadata: dict = {}
-    if fileio.exists(metadata_path):
-        with fileio.open_file(metadata_path, "r") as handle:
-            metadata = json.load(handle)
-        expected_seq = metadata.get("max_seq_length")
-        if expected_seq is not None and int(expected_seq) != seq_len:
-            raise StageError(
-                f"{files[0]}: input_ids has length {seq_len} but {metadata_path} says max_seq_length={expected_seq}"
-            )
-        expected_preds = metadata.get("max_predictions_per_seq")
-        if expected_preds is not None and preds and int(expected_preds) != preds:
-            raise StageError(
-                f"{files[0]}: masked_lm_positions has length {preds} but {metadata_path} says "
-                f"max_predictions_per_seq={expected_preds}"
-            )
-        listed = metadata.get("features") or {}
-        absent = sorted(set(listed) - set(features))
-        if absent:
-            raise StageError(f"{files[0]}: {metadata_path} lists features {absent} the records lack")
-        for name, declared in (listed.items() if isinstance(listed, dict) else ()):
-            values = features[name].int64_list.value or features[name].float_list.value
-            if declared.get("shape") and len(values) != declared["shape"][0]:
-                raise StageError(
-                    f"{files[0]}: feature {name} has length {len(values)}, {metadata_path} says {declared['shape'][0]}"
-                )
-        preds = int(expected_preds or preds)
-    else:
-        logger.warning("%s: no metadata.json; inferred max_seq_length=%d, max_predictions_per_seq=%d", data, seq_len, preds)
-    masking = metadata.get("masking", "static" if preds else "dynamic")
-    if masking == "dynamic" and not preds:
-        preds = int(metadata.get("max_predictions_per_seq", 20))
-    return DataSpec(
-        files=files,
-        max_seq_length=seq_len,
-        max_predictions_per_seq=preds,
-        masking=masking,
-        vocab_size=metadata.get("vocab_size"),
-        vocab_sha256=metadata.get("spm_model_sha256") or metadata.get("vocab_sha256") or metadata.get("vocab_hash"),
-        metadata=metadata,
-    )
-
-
-def check_compatible(spec: DataSpec, *, vocab_size: int, max_position_embeddings: int, vocab_sha256: str | None) -> None:
-    """Clear errors when the data cannot feed the model (vocabulary, sequence length)."""
-    if spec.vocab_size is not None and int(spec.vocab_size) != int(vocab_size):
-        raise StageError(f"data vocabulary has {spec.vocab_size} pieces but the model's vocab_size is {vocab_size}")
-    if vocab_sha256 and spec.vocab_sha256 and vocab_sha256 != spec.vocab_sha256:
-        raise StageError(
-            f"data was tokenized with SentencePiece model sha256={spec.vocab_sha256[:12]}… but the run expects "
-            f"{vocab_sha256[:12]}… (different vocabulary)"
-        )
-    if spec.max_seq_length > max_position_embeddings:
-        raise StageError(
-            f"data has max_seq_length={spec.max_seq_length} > the model's max_position_embeddings={max_position_embeddings}"
-        )
-
-
-# --------------------------------------------------------------------------------------------
-# Up-front shard check: TFRecord framing + CRCs, and token ids within the vocabulary
-
-SCAN_BATCH = 4096
-
-
-_ID_FEATURES = ("input_ids", "masked_lm_ids")
-
-
-def _unparsable(records: list[bytes], first_index: int, error: Exception) -> str:
-    """Which of `records` is not a tf.Example with int64 ids, and why (for the error message)."""
-    from google.protobuf.message import DecodeError
-
-    for offset, record in enumerate(records):
-        try:
-            example = tf.train.Example.FromString(record)
-        except DecodeError as decode_error:
-            return f"record {first_index + offset}: not a valid tf.Example ({decode_error})"
-        for name in _ID_FEATURES:
-            feature = example.features.feature.get(name)
-            if feature is not None and feature.WhichOneof("kind") != "int64_list":
-                return f"record {first_index + offset}: feature {name} is not an int64 list"
-    reason = str(error).splitlines()[0] if isinstance(error, tf.errors.OpError) else type(error).__name__
-    return f"records {first_index}-{first_index + len(records) - 1}: cannot be parsed ({reason})"
-
-
-def _check_ids(path: str, records: list[bytes], first_index: int, vocab_size: int) -> None:
-    """Every token id of `records` (input_ids, masked_lm_ids) lies in [0, vocab_size)."""
-    spec = {name: tf.io.VarLenFeature(tf.int64) for name in _ID_FEATURES}
-    try:
-        parsed = tf.io.parse_example(tf.constant(records), spec)
-    except (tf.errors.InvalidArgumentError, UnicodeDecodeError) as error:  # TF's message may quote the bytes
-        raise StageError(f"{path}: {_unparsable(records, first_index, error)}") from None
-    for name in _ID_FEATURES:
-        values, rows = parsed[name].values.numpy(), parsed[name].indices.numpy()[:, 0]
-        bad = np.flatnonzero((values < 0) | (values >= vocab_size))
-        if bad.size:
-            raise StageError(
-                f"{path}: record {first_index + int(rows[bad[0]])}: {name} holds id {int(values[bad[0]])}, outside "
-                f"the vocabulary of {vocab_size} pieces (metadata.json / the model's vocab_size)"
-            )
-
-
-def check_shards(files: list[str], vocab_size: int) -> dict[str, int]:
-    """Scan every shard before training: TFRecord framing and CRCs, and token ids < `vocab_size`.
-
-    Returns the number of records of each file; raises StageError naming the file and record index.
-    Costs one sequential read of the data (CRC32C in C, ids parsed in batches by TensorFlow).
-    """
-    start, counts = time.perf_counter(), {}
-    for path in files:
-        batch: list[bytes] = []
-        count = 0
-        for record in tfrecord_records(path):
-            batch.append(record)
-            if len(batch) == SCAN_BATCH:
-                _check_ids(path, batch, count, vocab_size)
-                count, batch = count + len(batch), []
-        if batch:
-            _check_ids(path, batch, count, vocab_size)
-            count += len(batch)
-        counts[path] = count
-    logger.info("checked %d records in %d shards (framing, CRCs, ids < %d) in %.1f s",
-                sum(counts.values()), len(files), vocab_size, time.perf_counter() - start)
-    return counts
-
-
-def check_heldout_not_empty(spec: DataSpec, counts: dict[str, int], eval_every: int = 20) -> None:
-    """Held-out metrics of no records would read as a perfect score: an empty held-out split is an error."""
-    _, heldout, _ = split_files(spec, eval_every)
-    if not sum(counts.get(path, 0) for path in heldout):
-        raise StageError(f"{', '.join(heldout)}: the held-out split has no records (an empty shard?)")
-
-
-def split_files(spec: DataSpec, eval_every: int = 20) -> tuple[list[str], list[str], int]:
-    """(train files, held-out files, record modulus). Data from `pipelines.tfrecords` names its
-    held-out shards (whole documents never trained on) in metadata.json's `heldout.files`. Without
-    them (e.g. the reference's own files), the last shard is held out when there are several, and a
-    single shard holds out every `eval_every`-th record instead (modulus > 0)."""
-    named = set((spec.metadata.get("heldout") or {}).get("files") or ())
-    heldout = [f for f in spec.files if posixpath.basename(f) in named]
-    if heldout:
-        return [f for f in spec.files if posixpath.basename(f) not in named], heldout, 0
-    if len(spec.files) > 1:
-        return spec.files[:-1], spec.files[-1:], 0
-    return spec.files, spec.files, eval_every
 
 
 def parse_fn(seq_len: int, preds: int):
@@ -234,17 +51,16 @@ def parse_fn(seq_len: int, preds: int):
     return parse
 
 
-def _records(files: list[str], seed: int | None, modulus: int, keep_heldout: bool, cycle_length: int):
-    """Interleaved records; with a modulus, keep only the held-out (or only the training) records."""
-    files_ds = tf.data.Dataset.from_tensor_slices(files)
-    if seed is not None:
-        files_ds = files_ds.shuffle(len(files), seed=seed)
-    compression = _compression(files[0])
-    records = files_ds.interleave(
-        lambda f: tf.data.TFRecordDataset(f, compression_type=compression),
+def _records(files: list[str], modulus: int, keep_heldout: bool, cycle_length: int):
+    """The records of `files` in that order, interleaved round-robin over `cycle_length` open files
+    (the order `model.pretrain_records` defines); with a modulus, keep only the held-out (or only the
+    training) records."""
+    records = tf.data.Dataset.from_tensor_slices(files).interleave(
+        lambda f: tf.data.TFRecordDataset(f, compression_type=_compression(files[0])),
         cycle_length=min(cycle_length, len(files)),
+        block_length=1,
         num_parallel_calls=tf.data.AUTOTUNE,
-        deterministic=True,
+        deterministic=True,  # the sequential interleave's order, files read in parallel
     )
     if modulus:
         records = records.enumerate().filter(
@@ -254,37 +70,26 @@ def _records(files: list[str], seed: int | None, modulus: int, keep_heldout: boo
     return records
 
 
-def dynamic_masker(spec: DataSpec, seed: int, epoch: int):
-    """A tf.data map function masking each example with the pipeline's n-gram rules, seeded by
-    (seed, epoch, example index) so an epoch's masks are reproducible and differ across epochs."""
-    from albert.masking import mask_tokens  # the pipeline's pure masking function
+def _window_shuffle(records, seed: int, epoch: int, window: int):
+    """Each run of `window` consecutive records permuted by `window_permutation(seed, epoch, w, size)`."""
 
-    meta = spec.metadata
-    preds, seq_len = spec.max_predictions_per_seq, spec.max_seq_length
-    vocab_size = int(spec.vocab_size or meta.get("vocab_size") or 30000)
-
-    def mask_numpy(index, input_ids, token_boundary):
-        rng = np.random.default_rng([seed, epoch, int(index)])
-        masked = mask_tokens(
-            input_ids,
-            token_boundary,
-            rng,
-            vocab_size=vocab_size,
-            max_predictions_per_seq=preds,
-            masked_lm_prob=float(meta.get("masked_lm_prob", 0.15)),
-            ngram=int(meta.get("ngram", 3)),
-            favor_shorter_ngram=bool(meta.get("favor_shorter_ngram", True)),
+    def permute(index, block):
+        order = tf.numpy_function(
+            lambda w, size: window_permutation(seed, epoch, int(w), int(size)), [index, tf.size(block)], tf.int64
         )
-        count = len(masked.positions)
-        positions, labels, weights = np.zeros(preds, np.int32), np.zeros(preds, np.int32), np.zeros(preds, np.float32)
-        positions[:count], labels[:count], weights[:count] = masked.positions, masked.labels, 1.0
-        return masked.masked_ids.astype(np.int32), positions, labels, weights
+        return tf.gather(block, order)
+
+    return records.batch(window).enumerate().map(permute).unbatch()
+
+
+def dynamic_masker(spec: DataSpec, seed: int, epoch: int):
+    """A tf.data map function (index, example) -> example masked by `DynamicMasker` (a numpy function)."""
+    masker = DynamicMasker(spec, seed, epoch)
+    preds, seq_len = spec.max_predictions_per_seq, spec.max_seq_length
 
     def apply(index, example):
         ids, pos, lab, weights = tf.numpy_function(
-            mask_numpy,
-            [index, example["input_ids"], example["token_boundary"]],
-            [tf.int32, tf.int32, tf.int32, tf.float32],
+            masker, [index, example["input_ids"], example["token_boundary"]], [tf.int32, tf.int32, tf.int32, tf.float32]
         )
         example = dict(example)
         example["input_ids"] = tf.ensure_shape(ids, [seq_len])
@@ -294,6 +99,19 @@ def dynamic_masker(spec: DataSpec, seed: int, epoch: int):
         return example
 
     return apply
+
+
+def _examples(spec: DataSpec, records, seed: int, epoch: int, skip: int = 0):
+    """Records -> parsed (and dynamically masked) examples, the first `skip` dropped before parsing
+    (masking still counts them: record i of the epoch keeps its generator)."""
+    parse = parse_fn(spec.max_seq_length, 0 if spec.masking == "dynamic" else spec.max_predictions_per_seq)
+    indexed = records.enumerate()
+    if skip:
+        indexed = indexed.skip(skip)
+    examples = indexed.map(lambda i, r: (i, parse(r)), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    if spec.masking == "dynamic":
+        return examples.map(dynamic_masker(spec, seed, epoch), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    return examples.map(lambda _, example: example)
 
 
 def train_dataset(
@@ -307,33 +125,32 @@ def train_dataset(
     cycle_length: int = 8,
     eval_every: int = 20,
 ) -> tf.data.Dataset:
-    """One epoch of training batches (drop_remainder), starting `skip_batches` into the epoch."""
-    files, _, modulus = split_files(spec, eval_every)
-    if not files:
-        raise StageError(f"{spec.files[0]}: the data holds only held-out documents (heldout_fraction 1)")
-    epoch_seed = derive_seed(seed, epoch)
-    records = _records(files, epoch_seed, modulus, False, cycle_length)
-    examples = records.shuffle(shuffle_buffer, seed=epoch_seed, reshuffle_each_iteration=False)
-    examples = examples.map(parse_fn(spec.max_seq_length, 0 if spec.masking == "dynamic" else spec.max_predictions_per_seq),
-                            num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    if spec.masking == "dynamic":
-        examples = examples.enumerate().map(dynamic_masker(spec, seed, epoch), num_parallel_calls=tf.data.AUTOTUNE,
-                                            deterministic=True)
-    batches = examples.batch(batch_size, drop_remainder=True)
-    if skip_batches:
-        batches = batches.skip(skip_batches)
-    return batches.prefetch(tf.data.AUTOTUNE)
+    """One epoch of training batches (drop_remainder), starting `skip_batches` into the epoch;
+    `shuffle_buffer` is the window of the window shuffle."""
+    files, modulus = training_files(spec, eval_every)
+    ordered = [files[i] for i in shard_order(len(files), seed, epoch)]
+    records = _window_shuffle(_records(ordered, modulus, False, cycle_length), seed, epoch, shuffle_buffer)
+    examples = _examples(spec, records, seed, epoch, skip_batches * batch_size)
+    return examples.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+
+
+def with_denominators(dataset: tf.data.Dataset, batch_size: int) -> tf.data.Dataset:
+    """Add the global loss denominators (masked-token weight, sequences) to every example of a batch,
+    so that each replica and micro-batch normalises by the whole batch's totals."""
+
+    def add(batch):
+        batch = dict(batch)
+        batch["mlm_denominator"] = tf.fill([batch_size], tf.reduce_sum(batch["masked_lm_weights"]) + 1e-5)
+        batch["sop_denominator"] = tf.fill([batch_size], tf.cast(batch_size, tf.float32))
+        return batch
+
+    return dataset.map(add)
 
 
 def heldout_dataset(spec: DataSpec, batch_size: int, *, seed: int = 0, eval_every: int = 20, max_batches=None):
-    """The held-out records in file order, batched (the last partial batch kept)."""
+    """The held-out records in file order, batched (the last partial batch kept), masked as epoch 0."""
     _, files, modulus = split_files(spec, eval_every)
-    examples = _records(files, None, modulus, True, 1).map(
-        parse_fn(spec.max_seq_length, 0 if spec.masking == "dynamic" else spec.max_predictions_per_seq)
-    )
-    if spec.masking == "dynamic":
-        examples = examples.enumerate().map(dynamic_masker(spec, seed, 0))
-    batches = examples.batch(batch_size)
+    batches = _examples(spec, _records(files, modulus, True, 1), seed, 0).batch(batch_size)
     if max_batches:
         batches = batches.take(max_batches)
     return batches.prefetch(tf.data.AUTOTUNE)

@@ -106,12 +106,12 @@ def evaluate_batches(model, batches, step=None, source: str = "held-out data") -
 
 def evaluate_pretraining(model_or_path, data_dir: str, batch_size: int = 64, max_batches: int | None = None) -> dict:
     """Held-out masked-LM and SOP metrics of a model (or a path `load_pretrained` accepts) on the
-    held-out split of `data_dir` (pretrain_data.split_files: the held-out documents' shard named in
+    held-out split of `data_dir` (pretrain_records.split_files: the held-out documents' shard named in
     metadata.json, else the last shard, or every 20th record of a single shard).
 
     Returns dict(masked_lm_accuracy, masked_lm_loss, perplexity, sop_accuracy, sop_loss, loss).
     """
-    from model import pretrain_data
+    from model import pretrain_input, pretrain_records  # Grain on JAX: no TensorFlow
 
     model = model_or_path
     if isinstance(model_or_path, str):
@@ -119,9 +119,9 @@ def evaluate_pretraining(model_or_path, data_dir: str, batch_size: int = 64, max
 
         with naming(model_or_path):  # e.g. Keras refusing an unsafe .keras file
             model = load_pretrained(model_or_path)
-    spec = pretrain_data.inspect_data(data_dir)
-    _, heldout_files, _ = pretrain_data.split_files(spec)
-    counts = pretrain_data.check_shards(heldout_files, model.config.vocab_size)
-    pretrain_data.check_heldout_not_empty(spec, counts)
-    batches = pretrain_data.heldout_dataset(spec, batch_size, max_batches=max_batches)
-    return evaluate_batches(model, batches.as_numpy_iterator(), source=", ".join(heldout_files))
+    spec = pretrain_records.inspect_data(data_dir)
+    _, heldout_files, _ = pretrain_records.split_files(spec)
+    counts = pretrain_records.check_shards(heldout_files, model.config.vocab_size)
+    pretrain_records.check_heldout_not_empty(spec, counts)
+    batches = pretrain_input.heldout_batches(spec, batch_size, max_batches=max_batches)
+    return evaluate_batches(model, batches, source=", ".join(heldout_files))

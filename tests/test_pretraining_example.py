@@ -74,3 +74,31 @@ def test_feature_spec_json_matches_the_spec():
     for name, fixed in spec.items():
         assert list(fixed.shape) == as_json[name]["shape"]
         assert fixed.dtype == (tf.float32 if as_json[name]["dtype"] == "float32" else tf.int64)
+
+
+def test_decoder_reads_what_tensorflow_reads():
+    """decode_example (no TensorFlow) against tf.train.Example: our encoder's records and TF's own,
+    with unpacked lists, a float list, a bytes list and an empty feature."""
+    import tensorflow as tf
+
+    ids = np.array([2, 300_000, 2**40, 5, 3])
+    ours = features.encode_example(ids, [0, 0, 1, 1, 1], [1, 1, 0, 1, 1], [1], [300_000], 1, 8, 2)
+    theirs = tf.train.Example(features=tf.train.Features(feature={
+        "a": tf.train.Feature(int64_list=tf.train.Int64List(value=[-1, 0, 2**62])),
+        "b": tf.train.Feature(float_list=tf.train.FloatList(value=[0.5, -2.25])),
+        "c": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"x", b""])),
+        "d": tf.train.Feature(),
+    })).SerializeToString()
+    for record in (ours, theirs):
+        expected = tf.train.Example.FromString(record).features.feature
+        decoded = features.decode_example(record)
+        assert sorted(decoded) == sorted(expected)
+        for name, feature in expected.items():
+            kind = feature.WhichOneof("kind")
+            values = list(getattr(feature, kind).value) if kind else []
+            got = decoded[name]
+            assert (got if isinstance(got, list) else got.tolist()) == values, name
+    assert features.decode_example(ours)["masked_lm_weights"].dtype == np.float32
+    assert sorted(features.decode_example(ours, ("input_ids", "absent"))) == ["input_ids"]
+    with pytest.raises(Exception, match="(?i)pars|decod"):
+        features.decode_example(b"\x0a\xff\xff")

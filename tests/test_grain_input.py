@@ -1,0 +1,78 @@
+"""model.grain_input (JAX, no TensorFlow) and model.pretrain_data (tf.data) give the same batches in the
+same order from the same data and seed: the epoch order defined once in model.pretrain_records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pretrain_testdata import write_shards
+
+from albert.tfrecord_framing import tfrecord_frame, tfrecord_records
+from model import grain_input, pretrain_data, pretrain_records
+
+
+def _same(tf_batches, grain_batches, what) -> int:
+    tf_batches, grain_batches = list(tf_batches), list(grain_batches)
+    assert len(tf_batches) == len(grain_batches), what
+    for number, (ours, theirs) in enumerate(zip(tf_batches, grain_batches)):
+        assert sorted(ours) == sorted(theirs), what
+        for name, value in ours.items():
+            assert value.dtype == theirs[name].dtype, (what, name)
+            np.testing.assert_array_equal(value, theirs[name], err_msg=f"{what}, batch {number}, {name}")
+    return len(tf_batches)
+
+
+@pytest.fixture(scope="module")
+def uneven(tmp_path_factory):
+    """5 shards of 3, 20, 11, 0 and 20 records (the last held out), dynamically masked."""
+    data = write_shards(tmp_path_factory.mktemp("uneven"), num_shards=5, per_shard=20, dynamic=True)
+    for keep, path in zip((3, 20, 11, 0), sorted(data.glob("*.tfrecord"))):
+        records = list(tfrecord_records(str(path)))[:keep]
+        path.write_bytes(b"".join(tfrecord_frame(record) for record in records))
+    return pretrain_records.inspect_data(str(data))
+
+
+@pytest.mark.parametrize("options", [
+    {"epoch": 0, "seed": 5, "shuffle_buffer": 6, "cycle_length": 2},
+    {"epoch": 1, "seed": 5, "shuffle_buffer": 6, "cycle_length": 8, "skip_batches": 3},
+    {"epoch": 2, "seed": 0, "shuffle_buffer": 1, "cycle_length": 3},
+])
+def test_grain_and_tf_data_give_the_same_training_batches(uneven, options):
+    tf_batches = pretrain_data.train_dataset(uneven, 2, **options).as_numpy_iterator()
+    grain_batches = grain_input.train_batches(uneven, 2, denominators=False, **options)
+    skipped = options.get("skip_batches", 0)
+    assert _same(tf_batches, grain_batches, options) == 17 - skipped  # 34 training records, batches of 2
+
+
+def test_grain_and_tf_data_agree_on_static_masks_and_the_heldout_split(tmp_path):
+    static = pretrain_records.inspect_data(str(write_shards(tmp_path / "static", num_shards=3, per_shard=10)))
+    options = {"epoch": 0, "seed": 1, "shuffle_buffer": 7}
+    assert _same(pretrain_data.train_dataset(static, 3, **options).as_numpy_iterator(),
+                 grain_input.train_batches(static, 3, denominators=False, **options), "static") == 6
+    assert _same(pretrain_data.heldout_dataset(static, 4).as_numpy_iterator(),
+                 grain_input.heldout_batches(static, 4), "held out") == 3
+    single = pretrain_records.inspect_data(str(write_shards(tmp_path / "one", num_shards=1, per_shard=60, dynamic=True)))
+    assert _same(pretrain_data.train_dataset(single, 3, **options).as_numpy_iterator(),
+                 grain_input.train_batches(single, 3, denominators=False, **options), "every 20th held out") == 19
+    assert _same(pretrain_data.heldout_dataset(single, 2, seed=4).as_numpy_iterator(),
+                 grain_input.heldout_batches(single, 2, seed=4), "single-shard held out") == 2
+
+
+def test_grain_batches_carry_the_loss_denominators(uneven):
+    batch = next(iter(grain_input.train_batches(uneven, 4, epoch=0, seed=0)))
+    assert batch["sop_denominator"].tolist() == [4.0] * 4
+    np.testing.assert_allclose(batch["mlm_denominator"], batch["masked_lm_weights"].sum() + 1e-5)
+
+
+def test_a_record_of_another_shape_is_named(tmp_path):
+    from albert.pretraining_example import encode_example
+    from albert.stage import StageError
+
+    data = write_shards(tmp_path / "d", num_shards=2, per_shard=4)
+    first = min(data.glob("*.tfrecord"))
+    short = encode_example([2, 7, 3], [0, 0, 0], [1, 1, 1], [1], [7], 0, 16, 5)
+    first.write_bytes(first.read_bytes() + tfrecord_frame(short))
+    spec = pretrain_records.inspect_data(str(data))
+    with pytest.raises(StageError) as error:
+        list(grain_input.train_batches(spec, 1, epoch=0, seed=0))
+    assert str(error.value) == f"{first}: record 4: feature input_ids is of length 16, expected length 32"  # one line
