@@ -8,7 +8,8 @@ GPU machine and install it offline there:
     pip install --no-index --no-deps --target /tmp/site .whl/*.whl && PYTHONPATH=/tmp/site python benchmarks/gpu/train.py
 
 The wheelhouse holds Keras and what it imports beyond JAX and NumPy, pydantic + PyYAML + fsspec
-(our configs and file I/O), SentencePiece (tokenization), and our own package built without its
+(our configs and file I/O), SentencePiece (tokenization), Grain with protobuf and CRC32C (the
+TF-free input over TFRecord shards), and our own package built without its
 dependencies. It fails if the folder exceeds --max-mib (60 MiB by default: a device command carries
 at most 64 MiB). Prints one JSON line: the wheels, their sizes and the total.
 """
@@ -30,6 +31,9 @@ PACKAGES = (
     # Our configs (pydantic), YAML configs, file I/O over fsspec, the tokenizer.
     "pydantic", "pydantic_core", "annotated-types", "typing-inspection", "typing_extensions",
     "PyYAML", "fsspec", "sentencepiece",
+    # The TF-free input (model.grain_input): Grain and what it imports, our TFRecord reader's CRC32C and
+    # the protobuf runtime of albert.pretraining_example.decode_example.
+    "grain", "array_record", "etils", "zipp", "cloudpickle", "portpicker", "psutil", "protobuf", "google-crc32c",
 )
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
 
