@@ -17,7 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pretrain": ("model.pretrain", "Keras: pretrain ALBERT from TFRecords (LAMB, checkpoints, resume)"),
     "finetune": ("model.finetune", "Keras: fine-tune on GLUE / SQuAD / RACE"),
     "evaluate": ("model.evaluate", "score predictions or a model"),
-    "run": ("flows.pretrain_pipeline", "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> evaluate"),
+    "run": ("flows.pretrain_pipeline", "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> heldout"),
     "ablate": ("flows.ablation", "Prefect: the paper's ablation tables (objective, sharing, E) over a grid of pretraining runs"),
     "deploy": ("flows.deploy", "Prefect: apply the scheduled domain-adaptive deployment"),
 }

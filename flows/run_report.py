@@ -22,7 +22,7 @@ METRIC_NAMES = {  # the official names of the fine-tuning tasks' primary metrics
 }
 STAGE_TITLES = {
     "segment": "Segment: raw text to sentences", "vocab": "Vocabulary: SentencePiece",
-    "tfrecords": "TFRecords: pretraining instances", "pretrain": "Pretraining", "evaluate": "Held-out evaluation",
+    "tfrecords": "TFRecords: pretraining instances", "pretrain": "Pretraining", "heldout": "Held-out evaluation",
 }
 
 
@@ -219,8 +219,8 @@ def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
         ("tfrecords", tfrecords_section(run_dir, read_json(run_dir / "tfrecords" / "metadata.json"), plots),
          run_dir / "tfrecords" / "metadata.json"),
         ("pretrain", pretrain_section(run_dir, facts, plots), run_dir / "pretrain" / "metrics.jsonl"),
-        ("evaluate", evaluation_section(facts.get("evaluation") or {}, facts.get("baseline") or {}),
-         run_dir / "evaluate" / "metrics.json"),
+        ("heldout", evaluation_section(facts.get("evaluation") or {}, facts.get("baseline") or {}),
+         run_dir / "heldout" / "metrics.json"),
     ]
     parts = [f"# ALBERT pretraining run: `{run_dir.name}`", headline(facts)]
     for stage, body, source in sections:

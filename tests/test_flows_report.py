@@ -14,7 +14,7 @@ from flows.run_report import downstream_table, duration, number, run_report_mark
 
 def write_stage_files(run_dir: Path) -> None:
     """Stage outputs shaped as the stages write them (figures from a demo run)."""
-    for stage in ("segment", "vocab", "tfrecords", "pretrain", "evaluate"):
+    for stage in ("segment", "vocab", "tfrecords", "pretrain", "heldout"):
         (run_dir / stage).mkdir(parents=True)
     (run_dir / "segment" / "stats.json").write_text(json.dumps({
         "files_read": 1, "documents_in": 206, "documents_out": 97, "characters_in": 5733844,
@@ -34,7 +34,7 @@ def write_stage_files(run_dir: Path) -> None:
                 "sop_accuracy": 0.5 + s / 4000, "learning_rate": 1e-3} for s in range(10, 301, 10)]
     records += [{"step": 300, "split": "heldout", "masked_lm_accuracy": 0.14, "sop_accuracy": 0.55}]
     (run_dir / "pretrain" / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
-    (run_dir / "evaluate" / "metrics.json").write_text(json.dumps({"masked_lm_accuracy": 0.14}))
+    (run_dir / "heldout" / "metrics.json").write_text(json.dumps({"masked_lm_accuracy": 0.14}))
 
 
 FACTS = {
@@ -46,7 +46,7 @@ FACTS = {
     "baseline": {"masked_lm_accuracy": 0.0612, "sop_accuracy": 0.5, "piece": "▁the"},
     "stages": {"segment": {"seconds": 19.0, "cached": False}, "vocab": {"seconds": 18.8, "cached": True},
                "tfrecords": {"seconds": 18.0, "cached": False}, "pretrain": {"seconds": 150.2, "cached": False},
-               "evaluate": {"seconds": 9.1, "cached": False}},
+               "heldout": {"seconds": 9.1, "cached": False}},
     "wall_seconds": 281.0, "cpu_seconds": 430.0, "next_command": "albert finetune --task sst2 …",
     "downstream": [{"task": "mrpc", "metric": "f1", "pretrained": {"f1": 0.81}, "random": {"f1": 0.8},
                     "steps": 300, "pretrained_output": "finetune-mrpc", "random_output": "finetune-mrpc-random"}],

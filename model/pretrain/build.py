@@ -18,7 +18,7 @@ def build_model(config: PretrainConfig, vocab_size: int):
     import keras
 
     from model.config import get_preset
-    from model.pretraining import AlbertPretrainingModel
+    from model.pretraining_model import AlbertPretrainingModel
 
     keras.utils.set_random_seed(config.seed)
     return AlbertPretrainingModel(

@@ -32,8 +32,8 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
     import jax
     import jax.numpy as jnp
 
-    from model.pretrain_eval import pretraining_loss
-    from model.pretraining import model_inputs
+    from model.pretraining_metrics import pretraining_loss
+    from model.pretraining_model import model_inputs
 
     def loss_fn(trainable, non_trainable, batch):
         outputs, non_trainable = model.stateless_call(trainable, non_trainable, model_inputs(batch), training=True)

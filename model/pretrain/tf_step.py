@@ -15,8 +15,8 @@ def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bo
     """
     import tensorflow as tf
 
-    from model.pretrain_eval import pretraining_loss
-    from model.pretraining import model_inputs
+    from model.pretraining_metrics import pretraining_loss
+    from model.pretraining_model import model_inputs
 
     variables = model.trainable_variables
 

@@ -23,7 +23,7 @@ class Trainer:
 
     def __init__(self, config: PretrainConfig, spec, model, optimizer, schedule, backend, log: RunLog,
                  identity: dict, chief: bool, state: dict):
-        from model.pretrain_eval import SUM_NAMES
+        from model.pretraining_metrics import SUM_NAMES
 
         self.config, self.spec, self.model, self.optimizer, self.schedule = config, spec, model, optimizer, schedule
         self.backend, self.log, self.identity, self.chief = backend, log, identity, chief
@@ -73,7 +73,7 @@ class Trainer:
 
     def record_training(self) -> None:
         """The training record of the window since the last one (metrics, learning rate, throughput)."""
-        from model.pretrain_eval import metrics_from_sums
+        from model.pretraining_metrics import metrics_from_sums
 
         elapsed = time.perf_counter() - self.window_start
         self.total_time, self.total_steps = self.total_time + elapsed, self.total_steps + self.timed_steps
@@ -91,7 +91,7 @@ class Trainer:
     def heldout_metrics(self) -> dict:
         """Metrics on --eval-batches held-out batches (always the same ones); diverged if not finite."""
         from model import pretrain_data
-        from model.pretrain_eval import eval_step_fn, evaluate_batches
+        from model.pretraining_metrics import eval_step_fn, evaluate_batches
 
         config = self.config
         self.backend.sync()
