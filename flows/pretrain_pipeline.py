@@ -82,10 +82,6 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     }
 
 
-def _read_json(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-
-
 def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     """Per `--downstream TASK=DIR`: fine-tuning of the pretrained model and of a randomly initialised
     twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and finetune-TASK-random."""
@@ -123,12 +119,10 @@ def downstream_results(configs: dict[str, StageConfig], outcomes: dict[str, task
 
 def run_facts(config: PretrainPipelineConfig, outcomes: dict[str, tasks.StageOutcome], *, wall_seconds: float,
               cpu_seconds: float, baseline: dict, downstream: list[dict]) -> dict[str, Any]:
-    """What the report's headline says, from the run directory and the outcomes."""
+    """What the report says, from the stages' returned summaries (a cached stage returns its cached one)."""
     from model.config import get_preset, parameter_counts
 
-    run_dir = Path(config.run_dir)
-    segment = _read_json(run_dir / "segment" / "stats.json")
-    metadata = _read_json(run_dir / "tfrecords" / "metadata.json")
+    segment, metadata = outcomes["segment"].result, outcomes["tfrecords"].result
     vocab_size = metadata.get("vocab_size") or config.vocab_size
     counts, heldout = metadata.get("counts") or {}, metadata.get("heldout") or {}
     pretrain_result = outcomes["pretrain"].result
@@ -152,6 +146,7 @@ def run_facts(config: PretrainPipelineConfig, outcomes: dict[str, tasks.StageOut
         "moved_aside": {name: o.result["moved_aside"] for name, o in outcomes.items() if o.result.get("moved_aside")},
         "wall_seconds": wall_seconds, "cpu_seconds": cpu_seconds, "downstream": downstream,
         "next_command": finetune_command(config.run_dir),
+        "summaries": {name: outcomes[name].result for name in ("segment", "vocab", "tfrecords")},
     }
 
 
