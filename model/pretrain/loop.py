@@ -52,11 +52,11 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
         state = restore(config, latest, model, optimizer)
         log = RunLog(config.output, config.steps, state.get("records"), state["step"], chief, config.progress,
                      on_metrics)
-        trainer = Trainer(config, spec, model, optimizer, schedule, training_backend(config, backend, model, optimizer,
-                          strategy, distribution, replicas), log, identity, chief, state)
+        engine = training_engine(config, backend, model, optimizer, strategy, distribution, replicas)
+        trainer = Trainer(config, spec, model, optimizer, schedule, engine, log, identity, chief, state)
         while trainer.step < config.steps:
             dataset = training_dataset(config, spec, trainer.epoch, trainer.batch_in_epoch)
-            trainer.train_epoch(trainer.backend.batches(dataset))
+            trainer.train_epoch(engine.batches(dataset))
 
         heldout = trainer.heldout_metrics()
         if latest is not None and latest.step == trainer.step:  # finished before: its records and checkpoint stand
@@ -114,7 +114,7 @@ def check_batch_size(config: PretrainConfig, replicas: int) -> None:
         )
 
 
-def training_backend(config: PretrainConfig, backend: str, model, optimizer, strategy, distribution, replicas: int):
+def training_engine(config: PretrainConfig, backend: str, model, optimizer, strategy, distribution, replicas: int):
     """The backend's training step, weight sync and batch iterator (`TfTraining` or `JaxTraining`)."""
     if backend == "jax":
         from model.pretrain.jax_step import JaxTraining

@@ -17,16 +17,16 @@ from model.pretrain.run_log import RunLog
 class Trainer:
     """Trains `model` from the position `state` (a checkpoint's, or step 0) with a backend's steps.
 
-    `backend` is a `TfTraining` or `JaxTraining`; `log` records on the chief only; only the chief
-    writes checkpoints.
+    `engine` is the backend's `TfTraining` or `JaxTraining`; `log` records on the chief only; only
+    the chief writes checkpoints.
     """
 
-    def __init__(self, config: PretrainConfig, spec, model, optimizer, schedule, backend, log: RunLog,
+    def __init__(self, config: PretrainConfig, spec, model, optimizer, schedule, engine, log: RunLog,
                  identity: dict, chief: bool, state: dict):
         from model.pretraining_metrics import SUM_NAMES
 
         self.config, self.spec, self.model, self.optimizer, self.schedule = config, spec, model, optimizer, schedule
-        self.backend, self.log, self.identity, self.chief = backend, log, identity, chief
+        self.engine, self.log, self.identity, self.chief = engine, log, identity, chief
         self.step, self.epoch, self.batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
         # the training-metric window in progress (restored on resume: records match an uninterrupted run)
         self.window = np.asarray(state.get("log_window", np.zeros(len(SUM_NAMES))), np.float64)
@@ -56,7 +56,7 @@ class Trainer:
     def train_step(self, batch) -> None:
         """One optimizer update, then the training record, evaluation and checkpoint that fall due."""
         config = self.config
-        sums = np.asarray(self.backend.step(batch), np.float64)
+        sums = np.asarray(self.engine.step(batch), np.float64)
         self.step, self.batch_in_epoch, self.window_steps = self.step + 1, self.batch_in_epoch + 1, self.window_steps + 1
         self.timed_steps += 1
         if not np.isfinite(sums).all():
@@ -94,7 +94,7 @@ class Trainer:
         from model.pretraining_metrics import eval_step_fn, evaluate_batches
 
         config = self.config
-        self.backend.sync()
+        self.engine.sync()
         self.eval_step = self.eval_step or eval_step_fn(self.model)
         batch_size = config.eval_batch_size or min(config.batch_size, 256)
         heldout = pretrain_data.heldout_dataset(self.spec, batch_size, seed=config.seed, max_batches=config.eval_batches)
@@ -108,7 +108,7 @@ class Trainer:
         from model import checkpointing
 
         config = self.config
-        self.backend.sync()
+        self.engine.sync()
         if not weights_finite(self.model):  # never let a NaN checkpoint replace the finite ones
             raise diverged(config, self.step, "model weights")
         record = {"step": self.step, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch, "seed": config.seed,
