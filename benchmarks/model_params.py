@@ -31,7 +31,7 @@ def table() -> list[dict]:
 
 
 def main() -> None:
-    from model.pretraining import AlbertPretrainingModel
+    from model.pretraining_model import AlbertPretrainingModel
 
     start = time.perf_counter()
     base = AlbertPretrainingModel(get_preset("albert-base"))

@@ -55,7 +55,7 @@ def ours(preset: str, batch: dict, jit_compile: bool, warmup: int, seconds: floa
     from model.config import get_preset
     from model.optimizers import WarmupPolynomialDecay, build_optimizer
     from model.pretrain import tf_train_step
-    from model.pretraining import AlbertPretrainingModel
+    from model.pretraining_model import AlbertPretrainingModel
 
     keras.utils.set_random_seed(0)
     model = AlbertPretrainingModel(get_preset(preset, vocab_size=30000))

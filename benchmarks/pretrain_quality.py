@@ -113,7 +113,7 @@ def main() -> None:
     )
     train_seconds = time.perf_counter() - start
 
-    from model.pretrain_eval import evaluate_pretraining
+    from model.pretraining_metrics import evaluate_pretraining
 
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     curve = {

@@ -1,6 +1,7 @@
 """Benchmark of pipelines.tfrecords: throughput per core and peak memory at 1x and 4x corpus.
 
     python benchmarks/tfrecords.py [--workdir DIR]
+    python benchmarks/tfrecords.py --spread [--workdir DIR]
 
 Builds (once, cached in --workdir) the segmented books + Wikipedia corpus from ../shared/data with
 pipelines.segment and a 30k SentencePiece vocabulary with ALBERT's special ids, then runs
@@ -15,12 +16,21 @@ each in a fresh process. Prints ONE JSON line:
   shuffle of instances into shards) holds everything in memory; distributed runners shuffle out of core.
 - `speedup_vs_reference`: marginal MB/s per core over the reference's 0.35 MB/s per core per dupe pass.
 CPU seconds are the honest measure on a shared machine; wall times are noisy there.
+
+`--spread` checks instead that tokenizing and masking are not capped at one worker per input file:
+the same corpus as ONE file and as the segment stage's 4 shards, each run with
+`--direct_num_workers 2 --direct_running_mode multi_processing`, the process tree polled for each
+SDK worker's CPU seconds. Prints ONE JSON line: per layout the workers' CPU seconds, the busiest
+worker's share of them (0.5 = even; 1.0 = one worker did everything), wall and tree CPU seconds, and
+whether the one-file run's shards are byte-identical to a one-worker run's.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
+import hashlib
 import json
 import os
 import shutil
@@ -133,6 +143,63 @@ def measure_run(corpus: Path, model: Path, output: Path) -> dict:
     return run
 
 
+def measure_workers(command: list[str]) -> dict:
+    """Run `command`, polling its process tree: wall seconds, each Beam SDK worker's CPU seconds."""
+    import psutil
+
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL)
+    root, seen = psutil.Process(process.pid), {}
+    while process.poll() is None:
+        for proc in [root, *root.children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):
+                times = proc.cpu_times()
+                seen[proc.pid] = (proc.name(), " ".join(proc.cmdline()), times.user + times.system)
+        time.sleep(0.2)
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed")
+    workers = sorted((cpu for name, line, cpu in seen.values() if name.startswith("python") and "sdk_worker_main" in line),
+                     reverse=True)
+    return {"wall_s": round(time.perf_counter() - start, 1), "tree_cpu_s": round(sum(c for *_, c in seen.values()), 1),
+            "worker_cpu_s": [round(c, 1) for c in workers],
+            "busiest_worker_share": round(workers[0] / sum(workers), 3) if workers else None}
+
+
+def files_digest(directory: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(directory.glob("*.tfrecord")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def spread_check(workdir: Path, corpus: Path, model: Path) -> dict:
+    """The stage on 2 SDK worker processes, the corpus as one file and as 4: how the work is shared."""
+    one_file = workdir / "one-file"
+    if not one_file.exists():
+        one_file.mkdir()
+        with open(one_file / "corpus.txt", "wb") as out:
+            out.writelines(path.read_bytes() for path in sorted(corpus.glob("*.txt")))
+    flags = ["--spm-model", str(model), "--dupe-factor", "1", "--max-seq-length", "512", "--num-shards", "16"]
+    two_workers = ["--direct_num_workers", "2", "--direct_running_mode", "multi_processing"]
+    figures: dict = {}
+    for layout, path in (("one_file", one_file), ("four_files", corpus)):
+        output = workdir / f"spread-{layout}"
+        shutil.rmtree(output, ignore_errors=True)
+        command = [sys.executable, "-m", "pipelines.tfrecords", "--input", str(path), "--output", str(output)]
+        figures[layout] = measure_workers(command + flags + two_workers)
+        figures[layout]["input_files"] = len(list(path.glob("*.txt")))
+        figures[layout]["digest"] = files_digest(output)
+    reference = workdir / "spread-one-worker"
+    shutil.rmtree(reference, ignore_errors=True)
+    measure([sys.executable, "-m", "pipelines.tfrecords", "--input", str(one_file), "--output", str(reference),
+             *flags])
+    figures["four_files"].pop("digest")
+    same = figures["one_file"].pop("digest") == files_digest(reference)
+    return {"benchmark": "tfrecords-spread", "cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 1),
+            "corpus_mb": round((one_file / "corpus.txt").stat().st_size / 1e6, 2), **figures,
+            "one_file_byte_identical_to_one_worker": same}
+
+
 def core_throughput(corpus: Path, model: Path) -> tuple[float, float]:
     """MB and tokens per CPU second of the per-document work alone, in this process."""
     from pipelines.tfrecords import InstanceWriter, TFRecordsConfig, read_documents
@@ -159,6 +226,8 @@ def main() -> None:
     parser.add_argument(
         "--workdir", help="where to cache the corpus and vocabulary (default: a temp dir)"
     )
+    parser.add_argument("--spread", action="store_true",
+                        help="2 workers on the corpus as one file and as 4: is the work spread? (see above)")
     parser.add_argument("--core", nargs=2, metavar=("CORPUS", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.core:  # child process: the per-document work alone, for its CPU time and peak RSS
@@ -168,6 +237,9 @@ def main() -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     corpus = segmented_corpus(workdir)
     model = vocabulary(workdir, corpus)
+    if args.spread:
+        print(json.dumps(spread_check(workdir, corpus, model)))
+        return
     corpus4 = replicated(corpus, 4, workdir / "seg4")
     runs = {}
     for name, path in (("1x", corpus), ("4x", corpus4)):

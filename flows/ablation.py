@@ -171,7 +171,7 @@ def ablation(config: AblationConfig, beam_args: list[str] | None = None) -> dict
     records = []
     for cell in cells:
         evaluations = run_plan(
-            [(tasks.evaluate.with_options(task_run_name=f"{name}-{cell.name}"), name, "metrics.json", {})
+            [(tasks.heldout.with_options(task_run_name=f"{name}-{cell.name}"), name, "metrics.json", {})
              for name in ("heldout-sop", "heldout-nsp")], configs[cell.name], storage)
         records.append(cell_record(cell, configs[cell.name]["pretrain"], vocab_size, trained[cell.name], evaluations))
     report = write_ablation_report(config, records)

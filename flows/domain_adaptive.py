@@ -1,5 +1,5 @@
 """Domain-adaptive pretraining as a Prefect flow: a base model + a new-domain corpus ->
-segment -> tfrecords (the base vocabulary) -> evaluate the base -> further pretraining -> evaluate.
+segment -> tfrecords (the base vocabulary) -> held-out metrics of the base -> further pretraining -> held-out metrics again.
 
 The base is an earlier run directory of flows.pretrain_pipeline (its pretrain/export/model.keras and
 vocab/spiece.model) or an imported model (.keras, Hugging Face dir, TF1 checkpoint) with --spm-model.
@@ -65,15 +65,15 @@ def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
         corpus = join(config.stage_dir("select"), "selected-*.txt")
     return configs | {
         "tfrecords": config.tfrecords_config(corpus, spm),
-        "evaluate-before": config.held_out_eval_config(base_model, "evaluate-before"),
+        "heldout-before": config.held_out_eval_config(base_model, "heldout-before"),
         "pretrain": config.pretrain_config(spm, init=base_model),
-        "evaluate-after": config.held_out_eval_config(config.trained_model(), "evaluate-after"),
+        "heldout-after": config.held_out_eval_config(config.trained_model(), "heldout-after"),
     }
 
 
 @flow(name="albert-domain-adaptive", log_prints=True)
 def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
-    """segment -> [select] -> tfrecords -> evaluate (base) -> pretrain -> evaluate (adapted), then the report."""
+    """segment -> [select] -> tfrecords -> heldout (base) -> pretrain -> heldout (adapted), then the report."""
     from flows.report import (
         Section,
         TrainingProgress,
@@ -89,13 +89,13 @@ def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = 
         (tasks.segment, "segment", "stats.json", beam),
         *selection,
         (tasks.tfrecords, "tfrecords", "metadata.json", beam),
-        (tasks.evaluate.with_options(name="evaluate-before"), "evaluate-before", "metrics.json", {}),
+        (tasks.heldout.with_options(name="heldout-before"), "heldout-before", "metrics.json", {}),
         (tasks.pretrain, "pretrain", join("export", "model.keras"),
          {"on_metrics": TrainingProgress("albert-domain-adaptive", configs["pretrain"].steps)}),
-        (tasks.evaluate.with_options(name="evaluate-after"), "evaluate-after", "metrics.json", {}),
+        (tasks.heldout.with_options(name="heldout-after"), "heldout-after", "metrics.json", {}),
     ]
     outcomes = run_plan(plan, configs, config.result_storage())
-    evaluation = {"base": outcomes["evaluate-before"].result, "adapted": outcomes["evaluate-after"].result}
+    evaluation = {"base": outcomes["heldout-before"].result, "adapted": outcomes["heldout-after"].result}
     report = None
     if "://" not in config.run_dir:
         sections = [Section("Corpus statistics", outcomes["segment"].result),

@@ -1,7 +1,7 @@
-"""End-to-end ALBERT pretraining as a Prefect flow: segment -> vocab -> tfrecords -> pretrain -> evaluate.
+"""End-to-end ALBERT pretraining as a Prefect flow: segment -> vocab -> tfrecords -> pretrain -> heldout.
 
 Each stage is a Prefect task that calls the stage's library `run` function and writes its own
-directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, evaluate);
+directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, heldout);
 `--downstream TASK=DIR` adds fine-tuning of the pretrained model and of a randomly initialised twin
 (RUN_DIR/finetune-TASK[-random]). Held-out figures are on whole documents training never reads
 (pipelines.tfrecords). The run ends with RUN_DIR/report.md + report.html + plots (flows.run_report:
@@ -37,7 +37,7 @@ from flows.default_corpus import default_corpus
 from flows.run_config import RunConfig, run_plan, stage_summary
 from flows.run_report import finetune_command, format_headline_line
 
-STAGES = ("segment", "vocab", "tfrecords", "pretrain", "evaluate")
+STAGES = ("segment", "vocab", "tfrecords", "pretrain", "heldout")
 
 
 class PretrainPipelineConfig(RunConfig):
@@ -79,12 +79,8 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
         "tfrecords": config.tfrecords_config(segment_dir, spm_model),
         "pretrain": config.pretrain_config(spm_model, jit_compile=config.jit_compile,
                                            eval_every=max(1, config.steps // 4)),
-        "evaluate": config.held_out_eval_config(config.trained_model(), "evaluate"),
+        "heldout": config.held_out_eval_config(config.trained_model(), "heldout"),
     }
-
-
-def _read_json(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
@@ -124,12 +120,10 @@ def downstream_results(configs: dict[str, StageConfig], outcomes: dict[str, task
 
 def run_facts(config: PretrainPipelineConfig, outcomes: dict[str, tasks.StageOutcome], *, wall_seconds: float,
               cpu_seconds: float, baseline: dict, downstream: list[dict]) -> dict[str, Any]:
-    """What the report's headline says, from the run directory and the outcomes."""
+    """What the report says, from the stages' returned summaries (a cached stage returns its cached one)."""
     from model.config import get_preset, parameter_counts
 
-    run_dir = Path(config.run_dir)
-    segment = _read_json(run_dir / "segment" / "stats.json")
-    metadata = _read_json(run_dir / "tfrecords" / "metadata.json")
+    segment, metadata = outcomes["segment"].result, outcomes["tfrecords"].result
     vocab_size = metadata.get("vocab_size") or config.vocab_size
     counts, heldout = metadata.get("counts") or {}, metadata.get("heldout") or {}
     pretrain_result = outcomes["pretrain"].result
@@ -148,11 +142,12 @@ def run_facts(config: PretrainPipelineConfig, outcomes: dict[str, tasks.StageOut
         "export": export.get("keras", config.trained_model()),
         "export_hf": export.get("hf", join(config.stage_dir("pretrain"), "export", "hf")),
         "heldout_documents": heldout.get("documents"), "heldout_sequences": heldout_sequences,
-        "evaluation": outcomes["evaluate"].result, "baseline": baseline,
+        "evaluation": outcomes["heldout"].result, "baseline": baseline,
         "stages": {name: {"seconds": o.seconds, "cached": o.cached} for name, o in outcomes.items()},
         "moved_aside": {name: o.result["moved_aside"] for name, o in outcomes.items() if o.result.get("moved_aside")},
         "wall_seconds": wall_seconds, "cpu_seconds": cpu_seconds, "downstream": downstream,
         "next_command": finetune_command(config.run_dir),
+        "summaries": {name: outcomes[name].result for name in ("segment", "vocab", "tfrecords")},
     }
 
 
@@ -190,7 +185,7 @@ def write_run_report(config: PretrainPipelineConfig, facts: dict[str, Any]) -> P
 
 @flow(name="albert-pretrain-pipeline", log_prints=True)
 def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
-    """segment -> vocab -> tfrecords -> pretrain -> evaluate [-> fine-tune pretrained and random twins],
+    """segment -> vocab -> tfrecords -> pretrain -> heldout [-> fine-tune pretrained and random twins],
     then the report; returns the summary."""
     from flows.report import TrainingProgress
 
@@ -204,7 +199,7 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
         (tasks.tfrecords, "tfrecords", "metadata.json", beam),
         (tasks.pretrain, "pretrain", join("export", "model.keras"),
          {"on_metrics": TrainingProgress("albert-pretrain", configs["pretrain"].steps)}),
-        (tasks.evaluate, "evaluate", "metrics.json", {}),
+        (tasks.heldout, "heldout", "metrics.json", {}),
         *[(tasks.finetune.with_options(name=name), name, "results.json", {}) for name in extra],
     ]
     outcomes = run_plan(plan, {**configs, **extra}, config.result_storage())
@@ -217,7 +212,7 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
     return {
         "run_dir": config.run_dir,
         "report": str(report) if report else None,
-        "evaluation": outcomes["evaluate"].result,
+        "evaluation": outcomes["heldout"].result,
         "baseline": {k: baseline[k] for k in ("masked_lm_accuracy", "sop_accuracy", "piece")},
         "downstream": facts["downstream"],
         "stages": stage_summary(outcomes),

@@ -1,14 +1,13 @@
 """The pretraining run's report: a headline a person reads in 30 seconds, then one section per stage.
 
-`run_report_markdown` turns what the stages wrote (segment's stats.json, vocab's vocab_stats.json,
-tfrecords' metadata.json, pretrain's metrics.jsonl, the evaluation, the baselines, optional downstream
-fine-tuning results) into curated tables — human labels and units, formatted numbers, links to the
+`run_report_markdown` turns what the stages returned (segment's statistics, vocab's, tfrecords'
+metadata: the contents of their stats.json, vocab_stats.json and metadata.json, in `facts["summaries"]`),
+pretrain's metrics.jsonl, the evaluation, the baselines and optional downstream fine-tuning results into curated tables — human labels and units, formatted numbers, links to the
 full JSON files instead of option dumps — and readable plots (flows.report draws them).
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,7 +21,7 @@ METRIC_NAMES = {  # the official names of the fine-tuning tasks' primary metrics
 }
 STAGE_TITLES = {
     "segment": "Segment: raw text to sentences", "vocab": "Vocabulary: SentencePiece",
-    "tfrecords": "TFRecords: pretraining instances", "pretrain": "Pretraining", "evaluate": "Held-out evaluation",
+    "tfrecords": "TFRecords: pretraining instances", "pretrain": "Pretraining", "heldout": "Held-out evaluation",
 }
 
 
@@ -59,10 +58,6 @@ def table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def read_json(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def link(run_dir: Path, path: Path, text: str | None = None) -> str:
@@ -212,15 +207,15 @@ def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
     """The whole report (plots written to RUN_DIR/plots)."""
     plots = run_dir / "plots"
     plots.mkdir(parents=True, exist_ok=True)
+    summaries = facts.get("summaries") or {}
+    metadata = summaries.get("tfrecords") or {}
     sections = [
-        ("segment", segment_section(run_dir, read_json(run_dir / "segment" / "stats.json"), plots),
-         run_dir / "segment" / "stats.json"),
-        ("vocab", vocab_section(read_json(run_dir / "vocab" / "vocab_stats.json")), run_dir / "vocab" / "vocab_stats.json"),
-        ("tfrecords", tfrecords_section(run_dir, read_json(run_dir / "tfrecords" / "metadata.json"), plots),
-         run_dir / "tfrecords" / "metadata.json"),
+        ("segment", segment_section(run_dir, summaries.get("segment") or {}, plots), run_dir / "segment" / "stats.json"),
+        ("vocab", vocab_section(summaries.get("vocab") or {}), run_dir / "vocab" / "vocab_stats.json"),
+        ("tfrecords", tfrecords_section(run_dir, metadata, plots), run_dir / "tfrecords" / "metadata.json"),
         ("pretrain", pretrain_section(run_dir, facts, plots), run_dir / "pretrain" / "metrics.jsonl"),
-        ("evaluate", evaluation_section(facts.get("evaluation") or {}, facts.get("baseline") or {}),
-         run_dir / "evaluate" / "metrics.json"),
+        ("heldout", evaluation_section(facts.get("evaluation") or {}, facts.get("baseline") or {}),
+         run_dir / "heldout" / "metrics.json"),
     ]
     parts = [f"# ALBERT pretraining run: `{run_dir.name}`", headline(facts)]
     for stage, body, source in sections:
@@ -228,7 +223,7 @@ def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
         when = f" — {duration(timing['seconds'])}{', cached' if timing['cached'] else ''}" if timing else ""
         links = f"Full figures: {link(run_dir, source)}" if source.exists() else ""
         if stage == "tfrecords":
-            listed = source.parent / ((read_json(source).get("heldout") or {}).get("document_list") or "-")
+            listed = source.parent / ((metadata.get("heldout") or {}).get("document_list") or "-")
             if listed.is_file():
                 links += f"; held-out documents: {link(run_dir, listed)}"
         parts.append(f"## {STAGE_TITLES[stage]}{when}\n\n{body}\n\n{links}".rstrip())

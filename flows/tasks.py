@@ -231,10 +231,10 @@ class HeldOutEvalConfig(StageConfig):
     max_batches: int | None = Field(None, gt=0, description="score at most this many batches (default: all)")
 
 
-@stage_task("evaluate", input_fields=["model", "data"], modules=["model.pretrain_eval"])
-def evaluate(config: HeldOutEvalConfig) -> dict:
-    """model.pretrain_eval.evaluate_pretraining on held-out data; writes OUTPUT/metrics.json."""
-    metrics = _stage("model.pretrain_eval").evaluate_pretraining(
+@stage_task("heldout", input_fields=["model", "data"], modules=["model.pretraining_metrics"])
+def heldout(config: HeldOutEvalConfig) -> dict:
+    """model.pretraining_metrics.evaluate_pretraining on held-out data; writes OUTPUT/metrics.json."""
+    metrics = _stage("model.pretraining_metrics").evaluate_pretraining(
         config.model, config.data, config.batch_size, max_batches=config.max_batches
     )
     with atomic_output_dir(config.output) as out, open_file(join(out, "metrics.json"), "w") as handle:

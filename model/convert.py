@@ -26,7 +26,7 @@ import numpy as np
 
 from albert import fileio
 from model.config import AlbertConfig
-from model.pretraining import AlbertPretrainingModel
+from model.pretraining_model import AlbertPretrainingModel
 
 logger = logging.getLogger(__name__)
 

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from cloud_harness import free_port
 from test_flows_pipeline import write_corpus
-
-from infra.checks import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 PREFECT = str(Path(sys.executable).with_name("prefect"))

@@ -67,7 +67,7 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
         third = pretrain_pipeline(config.model_copy(update={"dupe_factor": 3, **downstream}))
         assert len(attempts) == 2
         assert {name: s["cached"] for name, s in third["stages"].items()} == {
-            "segment": True, "vocab": True, "tfrecords": False, "pretrain": False, "evaluate": False,
+            "segment": True, "vocab": True, "tfrecords": False, "pretrain": False, "heldout": False,
             "finetune-rte": False, "finetune-rte-random": False}, third["stages"]
         [rte] = third["downstream"]  # the pretrained model and its random twin, same budget and seed
         assert rte["metric"] == "accuracy" and "accuracy" in rte["pretrained"] and "accuracy" in rte["random"]
@@ -78,7 +78,7 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
         before = (pretrain_dir / "metrics.jsonl").read_text().splitlines()
         longer = config.model_copy(update={"dupe_factor": 3, "steps": 5})
         extended = pretrain_pipeline(longer)  # --steps 3 -> 5 resumes: steps 4 and 5 only
-        assert [n for n, s in extended["stages"].items() if not s["cached"]] == ["pretrain", "evaluate"]
+        assert [n for n, s in extended["stages"].items() if not s["cached"]] == ["pretrain", "heldout"]
         assert "moved_aside" not in extended["stages"]["pretrain"]
         after = [json.loads(line) for line in (pretrain_dir / "metrics.jsonl").read_text().splitlines()]
         assert (pretrain_dir / "metrics.jsonl").read_text().splitlines()[: len(before)] == before

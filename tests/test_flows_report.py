@@ -11,30 +11,35 @@ from browser import image_widths
 from flows.report import render_html
 from flows.run_report import downstream_table, duration, number, run_report_markdown
 
-
-def write_stage_files(run_dir: Path) -> None:
-    """Stage outputs shaped as the stages write them (figures from a demo run)."""
-    for stage in ("segment", "vocab", "tfrecords", "pretrain", "evaluate"):
-        (run_dir / stage).mkdir(parents=True)
-    (run_dir / "segment" / "stats.json").write_text(json.dumps({
+SUMMARIES = {  # what segment, vocab and tfrecords return (= their stats.json, vocab_stats.json, metadata.json)
+    "segment": {
         "files_read": 1, "documents_in": 206, "documents_out": 97, "characters_in": 5733844,
         "characters_out": 2525116, "sentences_out": 18234, "paragraphs_duplicate": 0, "bad_files": [],
-        "skipped": {"redirect": 99, "disambiguation": 8, "empty": 1, "namespace": 1, "too_short": 0}}))
-    (run_dir / "vocab" / "vocab_stats.json").write_text(json.dumps({
+        "skipped": {"redirect": 99, "disambiguation": 8, "empty": 1, "namespace": 1, "too_short": 0}},
+    "vocab": {
         "vocab_size": 8000, "sample_sentences": 17318, "corpus_sentences": 18234, "unk_rate": 0.000165,
-        "pieces_per_word": 1.506, "training_seconds": 14.6}))
-    (run_dir / "tfrecords" / "metadata.json").write_text(json.dumps({
+        "pieces_per_word": 1.506, "training_seconds": 14.6},
+    "tfrecords": {
         "counts": {"documents": 97, "instances": 8559, "document_tokens": 594947}, "dupe_factor": 2,
         "max_seq_length": 128, "max_predictions_per_seq": 20, "mean_tokens_per_instance": 123.8,
         "mean_predictions_per_instance": 18.4, "sop_label_balance": 0.498, "masking": "static", "ngram": 3,
         "masked_ngram_histogram": [0.597, 0.26, 0.143], "options": {"output": "x"},
-        "heldout": {"documents": 4, "instances": 548, "document_list": "heldout-documents-00000-of-00001.txt"}}))
+        "heldout": {"documents": 4, "instances": 548, "document_list": "heldout-documents-00000-of-00001.txt"}},
+}
+
+
+def write_stage_files(run_dir: Path) -> None:
+    """Stage outputs shaped as the stages write them (figures from a demo run)."""
+    for stage in ("segment", "vocab", "tfrecords", "pretrain", "heldout"):
+        (run_dir / stage).mkdir(parents=True)
+    for stage, name in (("segment", "stats.json"), ("vocab", "vocab_stats.json"), ("tfrecords", "metadata.json")):
+        (run_dir / stage / name).write_text(json.dumps(SUMMARIES[stage]))
     (run_dir / "tfrecords" / "heldout-documents-00000-of-00001.txt").write_text("00ab\tpart-00000.txt:3\n")
     records = [{"step": s, "split": "train", "loss": 9 - s / 100, "masked_lm_accuracy": s / 2000,
                 "sop_accuracy": 0.5 + s / 4000, "learning_rate": 1e-3} for s in range(10, 301, 10)]
     records += [{"step": 300, "split": "heldout", "masked_lm_accuracy": 0.14, "sop_accuracy": 0.55}]
     (run_dir / "pretrain" / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
-    (run_dir / "evaluate" / "metrics.json").write_text(json.dumps({"masked_lm_accuracy": 0.14}))
+    (run_dir / "heldout" / "metrics.json").write_text(json.dumps({"masked_lm_accuracy": 0.14}))
 
 
 FACTS = {
@@ -46,10 +51,11 @@ FACTS = {
     "baseline": {"masked_lm_accuracy": 0.0612, "sop_accuracy": 0.5, "piece": "▁the"},
     "stages": {"segment": {"seconds": 19.0, "cached": False}, "vocab": {"seconds": 18.8, "cached": True},
                "tfrecords": {"seconds": 18.0, "cached": False}, "pretrain": {"seconds": 150.2, "cached": False},
-               "evaluate": {"seconds": 9.1, "cached": False}},
+               "heldout": {"seconds": 9.1, "cached": False}},
     "wall_seconds": 281.0, "cpu_seconds": 430.0, "next_command": "albert finetune --task sst2 …",
     "downstream": [{"task": "mrpc", "metric": "f1", "pretrained": {"f1": 0.81}, "random": {"f1": 0.8},
                     "steps": 300, "pretrained_output": "finetune-mrpc", "random_output": "finetune-mrpc-random"}],
+    "summaries": SUMMARIES,
 }
 
 

@@ -71,6 +71,15 @@ def test_cli_lists_every_stage():
     assert cli.main(["no-such-command"]) == 2
 
 
+def test_cli_reports_a_missing_stage_module_as_one_line(monkeypatch, capfd):
+    """A command whose module is missing is a bug, reported like any other failure (no special case)."""
+    monkeypatch.setitem(cli.COMMANDS, "gone", ("pipelines.no_such_stage", "a stage that does not exist"))
+    assert cli.main(["gone"]) not in (0, 2)
+    err = capfd.readouterr().err
+    assert "albert gone failed: internal error: ModuleNotFoundError: No module named 'pipelines.no_such_stage'" in err
+    assert "Traceback" not in err
+
+
 def test_atomic_output_dir_commits_or_leaves_nothing(tmp_path):
     target = tmp_path / "out"
     with pytest.raises(RuntimeError), fileio.atomic_output_dir(str(target)) as temp:

@@ -1,7 +1,7 @@
 """Dataflow, offline: each Beam stage is translated for DataflowRunner with --dry_run, staging to a
 local GCS emulator; every user function pickles with cloudpickle and none lives in __main__.
 
-Every connection and name lookup that is not loopback is refused (infra.checks.loopback_only), so a
+Every connection and name lookup that is not loopback is refused (cloud_harness.loopback_only), so a
 pass proves the translation needs no cloud account and no network.
 """
 
@@ -15,11 +15,12 @@ import subprocess
 from pathlib import Path
 
 import apache_beam as beam
+import cloud_harness as harness
 import cloudpickle
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
 
-from infra import checks
+from pipelines import flex_template
 from pipelines.runner import pipeline_options
 
 IMAGE = "us-central1-docker.pkg.dev/test-project/albert/albert-dataflow:0.1.0"
@@ -29,8 +30,8 @@ CORPUS = "gs://bucket/corpus"
 @pytest.fixture(scope="module")
 def offline_gcs():
     """Emulator with a raw input and a segmented corpus; metadata stand-in; no other network."""
-    with checks.loopback_only() as refused, checks.gcs_emulator("bucket"), checks.offline_metadata_server():
-        fs = checks.gcs_filesystem()
+    with harness.loopback_only() as refused, harness.gcs_emulator("bucket"), harness.offline_metadata_server():
+        fs = harness.gcs_filesystem()
         fs.pipe("bucket/raw/doc.txt", b"First sentence here. Second one.\n\nAnother document.\n")
         fs.pipe("bucket/corpus/part-00000-of-00001.txt", b"One sentence.\nTwo sentences.\n\nA new document.\n")
         yield refused
@@ -38,7 +39,7 @@ def offline_gcs():
 
 def build_stage(stage: str, beam_args: list[str]) -> beam.Pipeline:
     """The stage's real graph (its `build_pipeline`) on a pipeline with `beam_args`."""
-    module = importlib.import_module(checks.DATAFLOW_STAGES[stage][0])
+    module = importlib.import_module(flex_template.DATAFLOW_STAGES[stage][0])
     pipeline = beam.Pipeline(options=pipeline_options(beam_args))
     if stage == "segment":
         config = module.SegmentConfig(input=["gs://bucket/raw/*.txt"], output="gs://bucket/out/corpus")
@@ -54,9 +55,9 @@ def build_stage(stage: str, beam_args: list[str]) -> beam.Pipeline:
     return pipeline
 
 
-@pytest.mark.parametrize("stage", sorted(checks.DATAFLOW_STAGES))
+@pytest.mark.parametrize("stage", sorted(flex_template.DATAFLOW_STAGES))
 def test_stage_translates_for_dataflow_offline(stage, offline_gcs):
-    pipeline = build_stage(stage, checks.dataflow_dry_run_args("bucket", f"--sdk_container_image={IMAGE}"))
+    pipeline = build_stage(stage, harness.dataflow_dry_run_args("bucket", f"--sdk_container_image={IMAGE}"))
     assert not pipeline.options.view_as(SetupOptions).save_main_session
     stage_transforms = {part.full_label for part in pipeline.transforms_stack[0].parts}
     result = pipeline.run()
@@ -72,10 +73,10 @@ def test_stage_translates_for_dataflow_offline(stage, offline_gcs):
     assert offline_gcs == [], f"non-loopback traffic: {offline_gcs}"
 
 
-@pytest.mark.parametrize("stage", sorted(checks.DATAFLOW_STAGES))
+@pytest.mark.parametrize("stage", sorted(flex_template.DATAFLOW_STAGES))
 def test_every_user_function_pickles_without_main_session(stage, offline_gcs):
-    pipeline = build_stage(stage, checks.dataflow_dry_run_args("bucket"))
-    functions = checks.pipeline_dofns(pipeline)
+    pipeline = build_stage(stage, harness.dataflow_dry_run_args("bucket"))
+    functions = harness.pipeline_dofns(pipeline)
     assert functions, "no DoFns found"
     for label, fn in functions.items():
         payload = cloudpickle.dumps(fn)
@@ -87,7 +88,7 @@ def test_every_user_function_pickles_without_main_session(stage, offline_gcs):
 def test_setup_file_route_builds_our_sdist_offline(offline_gcs, tmp_path):
     """--setup_file=pyproject.toml (Beam 2.77): the sdist is built locally (no isolation, no index)."""
     pytest.importorskip("build", reason="the setup_file route needs `build` (pip install build==1.3.0)")
-    args = checks.dataflow_dry_run_args("bucket", f"--setup_file={checks.REPO_ROOT / 'pyproject.toml'}")
+    args = harness.dataflow_dry_run_args("bucket", f"--setup_file={harness.REPO_ROOT / 'pyproject.toml'}")
     args = [a for a in args if a != "--sdk_location=container"] + ["--sdk_location=container"]
     pipeline = build_stage("vocab", args)
     result = pipeline.run()
@@ -99,10 +100,10 @@ def test_setup_file_route_builds_our_sdist_offline(offline_gcs, tmp_path):
 
 
 def test_dockerfile_matches_the_pinned_stack():
-    dockerfile = (checks.INFRA_DIR / "dataflow" / "Dockerfile").read_text()
-    constraints = (checks.REPO_ROOT / "constraints.txt").read_text()
+    dockerfile = (harness.INFRA_DIR / "dataflow" / "Dockerfile").read_text()
+    constraints = (harness.REPO_ROOT / "constraints.txt").read_text()
     beam_pin = re.search(r"^apache-beam==(\S+)$", constraints, re.MULTILINE).group(1)
-    requires = re.search(r'requires-python = ">=3\.(\d+)', (checks.REPO_ROOT / "pyproject.toml").read_text()).group(1)
+    requires = re.search(r'requires-python = ">=3\.(\d+)', (harness.REPO_ROOT / "pyproject.toml").read_text()).group(1)
     base = re.search(r"^FROM (\S+)", dockerfile, re.MULTILINE).group(1)
     assert base == f"apache/beam_python3.{requires}_sdk:{beam_pin}"
     assert "pip install --no-cache-dir -c constraints.txt ." in dockerfile
@@ -110,15 +111,15 @@ def test_dockerfile_matches_the_pinned_stack():
     for copied in ("constraints.txt", "pyproject.toml", "albert", "pipelines", "model", "flows", "infra"):
         assert re.search(rf"^COPY .*\b{copied}\b", dockerfile, re.MULTILINE), copied
     flex_file = re.search(r"FLEX_TEMPLATE_PYTHON_PY_FILE=\$\{WORKDIR\}/(\S+)", dockerfile).group(1)
-    assert (checks.REPO_ROOT / flex_file).is_file()
+    assert (harness.REPO_ROOT / flex_file).is_file()
 
 
-@pytest.mark.parametrize("stage", sorted(checks.DATAFLOW_STAGES))
+@pytest.mark.parametrize("stage", sorted(flex_template.DATAFLOW_STAGES))
 def test_flex_template_metadata_lists_every_stage_parameter(stage):
-    committed = json.loads((checks.INFRA_DIR / "dataflow" / f"{stage}-metadata.json").read_text())
-    assert committed == checks.flex_template_metadata(stage), "run `python -m infra.checks` to refresh"
-    module_name, class_name = checks.DATAFLOW_STAGES[stage]
-    fields = checks.config_class(module_name, class_name).model_fields
+    committed = json.loads((harness.INFRA_DIR / "dataflow" / f"{stage}-metadata.json").read_text())
+    assert committed == flex_template.flex_template_metadata(stage), "run `python -m pipelines.flex_template infra/dataflow` to refresh"
+    module_name, class_name = flex_template.DATAFLOW_STAGES[stage]
+    fields = flex_template.config_class(module_name, class_name).model_fields
     assert [p["name"] for p in committed["parameters"]] == list(fields)
     for parameter in committed["parameters"]:
         assert set(parameter) >= {"name", "label", "helpText", "isOptional"}
@@ -126,7 +127,7 @@ def test_flex_template_metadata_lists_every_stage_parameter(stage):
 
 
 def test_flex_parameters_become_stage_flags():
-    argv = checks.flex_argv(
+    argv = flex_template.flex_argv(
         "segment",
         ["--input=gs://b/a/*.bz2,gs://b/c/*.txt", "--output=gs://b/out", "--num_shards=16", "--runner=DataflowRunner"],
     )
@@ -134,21 +135,21 @@ def test_flex_parameters_become_stage_flags():
         "--input=gs://b/a/*.bz2", "--input=gs://b/c/*.txt", "--output=gs://b/out", "--num-shards=16",
         "--runner=DataflowRunner",
     ]
-    config, beam_args = checks.parse_stage_command("pipelines.segment", argv)
+    config, beam_args = harness.parse_stage_command("pipelines.segment", argv)
     assert config.input == ["gs://b/a/*.bz2", "gs://b/c/*.txt"] and config.num_shards == 16
     assert beam_args == ["--runner=DataflowRunner"]
-    tf_argv = checks.flex_argv("tfrecords", ["--do_lower_case=false", "--input=x", "--spm_model=m", "--output=o"])
-    config, _ = checks.parse_stage_command("pipelines.tfrecords", tf_argv)
+    tf_argv = flex_template.flex_argv("tfrecords", ["--do_lower_case=false", "--input=x", "--spm_model=m", "--output=o"])
+    config, _ = harness.parse_stage_command("pipelines.tfrecords", tf_argv)
     assert config.do_lower_case is False
 
 
 def test_launch_script_runs_the_stage_modules_with_every_required_dataflow_flag():
-    script = (checks.INFRA_DIR / "dataflow" / "launch.sh").read_text()
+    script = (harness.INFRA_DIR / "dataflow" / "launch.sh").read_text()
     for flag in ("--runner=DataflowRunner", "--project=", "--region=", "--temp_location=", "--staging_location=",
                  "--sdk_container_image=", "--sdk_location=container", "--setup_file=", "--no_save_main_session"):
         assert flag in script, flag
     assert 'python -m "pipelines.$stage"' in script
-    assert Path(checks.INFRA_DIR / "dataflow" / "launch.sh").stat().st_mode & 0o111
+    assert Path(harness.INFRA_DIR / "dataflow" / "launch.sh").stat().st_mode & 0o111
 
 
 @pytest.mark.parametrize("route", ["container", "setup_file"])
@@ -161,13 +162,13 @@ def test_launch_script_command_parses_with_the_stage_and_beam(route, tmp_path):
     shim.chmod(0o755)
     env = {**os.environ, "PATH": f"{shim.parent}:{os.environ['PATH']}", "PROJECT": "test-project",
            "REGION": "us-central1", "BUCKET": "bucket", "IMAGE": IMAGE, "ROUTE": route}
-    subprocess.run([str(checks.INFRA_DIR / "dataflow" / "launch.sh"), "tfrecords", "--input=gs://bucket/corpus",
+    subprocess.run([str(harness.INFRA_DIR / "dataflow" / "launch.sh"), "tfrecords", "--input=gs://bucket/corpus",
                     "--spm-model=gs://bucket/vocab/spiece.model", "--output=gs://bucket/tfrecords",
                     "--num-shards=2048"], env=env, check=True)
     argv = recorded.read_text().splitlines()
-    module, args = checks.module_command(["python", *argv])
+    module, args = harness.module_command(["python", *argv])
     assert module == "pipelines.tfrecords"
-    config, beam_args = checks.parse_stage_command(module, args)
+    config, beam_args = harness.parse_stage_command(module, args)
     assert config.output == "gs://bucket/tfrecords" and config.num_shards == 2048
     options = PipelineOptions(beam_args)
     known = options.get_all_options()
@@ -178,13 +179,13 @@ def test_launch_script_command_parses_with_the_stage_and_beam(route, tmp_path):
     if route == "container":
         assert known["sdk_container_image"] == IMAGE and known["sdk_location"] == "container"
     else:
-        assert known["setup_file"] == str(checks.REPO_ROOT / "pyproject.toml")
+        assert known["setup_file"] == str(harness.REPO_ROOT / "pyproject.toml")
 
 
 def test_flex_entry_point_dispatches_on_albert_stage(monkeypatch, capsys):
     import runpy
 
-    flex = runpy.run_path(str(checks.INFRA_DIR / "dataflow" / "flex_main.py"))
+    flex = runpy.run_path(str(harness.INFRA_DIR / "dataflow" / "flex_main.py"))
     monkeypatch.delenv("ALBERT_STAGE", raising=False)
     assert flex["main"]([]) == 2
     assert "set ALBERT_STAGE" in capsys.readouterr().err

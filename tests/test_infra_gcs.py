@@ -12,9 +12,8 @@ import gzip
 import json
 import random
 
+import cloud_harness as harness
 import pytest
-
-from infra import checks
 
 WORDS = ["river", "stone", "garden", "lantern", "harbour", "violin", "meadow", "copper", "orchard", "thunder", "pebble", "willow", "canyon", "signal", "marble", "falcon", "ember", "glacier", "compass", "velvet", "anchor", "prairie", "beacon", "saddle", "harvest", "quartz"]
 
@@ -37,8 +36,8 @@ def gcs_pipeline_outputs():
     """Run the three Beam stages in-process (FnApiRunner) on gs:// inputs and outputs."""
     from pipelines import segment, tfrecords, vocab
 
-    with checks.loopback_only() as refused, checks.gcs_emulator("bucket"), checks.offline_metadata_server():
-        fs = checks.gcs_filesystem()
+    with harness.loopback_only() as refused, harness.gcs_emulator("bucket"), harness.offline_metadata_server():
+        fs = harness.gcs_filesystem()
         corpus = small_corpus(60)
         half = len(corpus) // 2
         fs.pipe("bucket/in/plain.txt", "\n\n".join(" ".join(doc) for doc in corpus[:half]).encode() + b"\n")

@@ -7,14 +7,13 @@ import json
 import re
 import shlex
 
+import cloud_harness as harness
 import jsonschema
 import pytest
 import yaml
 from prefect.utilities.templating import apply_values, find_placeholders
 
-from infra import checks
-
-VERTEX_SPECS = sorted((checks.INFRA_DIR / "vertex").glob("*.yaml"))
+VERTEX_SPECS = sorted((harness.INFRA_DIR / "vertex").glob("*.yaml"))
 ACCELERATORS = {"NVIDIA_A100_80GB", "NVIDIA_TESLA_A100", "NVIDIA_H100_80GB", "NVIDIA_L4", "NVIDIA_TESLA_V100",
                 "TPU_V2", "TPU_V3"}
 PLACEHOLDERS = {"${IMAGE}": "us-central1-docker.pkg.dev/p/albert/albert-train:0.1.0", "${BUCKET}": "bucket"}
@@ -28,9 +27,9 @@ def substitute(text: str, values: dict[str, str]) -> str:
 
 def parse_pretrain(command: list[str]):
     """The job's command parsed by model.pretrain's own flags; unknown flags would make it exit."""
-    module, args = checks.module_command(command)
+    module, args = harness.module_command(command)
     assert module == "model.pretrain"
-    config, unknown = checks.parse_stage_command(module, args)
+    config, unknown = harness.parse_stage_command(module, args)
     assert unknown == [], f"model.pretrain would reject {unknown}"
     assert config.batch_size % config.gradient_accumulation == 0
     return config
@@ -62,7 +61,7 @@ def test_vertex_custom_job_spec(path):
 
 
 def test_tpu_vm_script_runs_the_same_cli_with_tpu_strategy():
-    script = (checks.INFRA_DIR / "tpu" / "pretrain_tpu_vm.sh").read_text()
+    script = (harness.INFRA_DIR / "tpu" / "pretrain_tpu_vm.sh").read_text()
     assert "gcloud compute tpus tpu-vm create" in script and "gcloud compute tpus tpu-vm ssh" in script
     train = re.search(r'train="cd albert && nohup \.venv/bin/(python -m model\.pretrain .*?) >', script, re.DOTALL).group(1)
     values = {"$BUCKET": "bucket", "$PRESET": "albert-base", "$ACCELERATOR": "v3-8", "$STEPS": "125000",
@@ -74,7 +73,7 @@ def test_tpu_vm_script_runs_the_same_cli_with_tpu_strategy():
 
 
 def test_kubernetes_gpu_job_manifest():
-    manifest = yaml.safe_load((checks.INFRA_DIR / "kubernetes" / "pretrain-albert-base-8gpu-job.yaml").read_text())
+    manifest = yaml.safe_load((harness.INFRA_DIR / "kubernetes" / "pretrain-albert-base-8gpu-job.yaml").read_text())
     assert manifest["apiVersion"] == "batch/v1" and manifest["kind"] == "Job"
     pod = manifest["spec"]["template"]["spec"]
     assert pod["restartPolicy"] in ("Never", "OnFailure")
@@ -86,10 +85,10 @@ def test_kubernetes_gpu_job_manifest():
 
 
 def test_training_dockerfile_installs_the_pinned_stack():
-    dockerfile = (checks.INFRA_DIR / "training" / "Dockerfile").read_text()
-    requires = re.search(r'requires-python = ">=3\.(\d+)', (checks.REPO_ROOT / "pyproject.toml").read_text()).group(1)
+    dockerfile = (harness.INFRA_DIR / "training" / "Dockerfile").read_text()
+    requires = re.search(r'requires-python = ">=3\.(\d+)', (harness.REPO_ROOT / "pyproject.toml").read_text()).group(1)
     assert re.search(rf"^FROM python:3\.{requires}-slim$", dockerfile, re.MULTILINE)
-    tf_pin = re.search(r"^tensorflow==(\S+)$", (checks.REPO_ROOT / "constraints.txt").read_text(), re.MULTILINE).group(1)
+    tf_pin = re.search(r"^tensorflow==(\S+)$", (harness.REPO_ROOT / "constraints.txt").read_text(), re.MULTILINE).group(1)
     assert f'pip install --no-cache-dir -c constraints.txt . "tensorflow[and-cuda]=={tf_pin}"' in dockerfile
 
 
@@ -104,7 +103,7 @@ BUILTIN_VARIABLES = {"name", "command", "env", "labels"}  # Prefect fills these 
 
 
 def load_pool(name: str) -> dict:
-    return json.loads((checks.INFRA_DIR / "prefect" / name).read_text())
+    return json.loads((harness.INFRA_DIR / "prefect" / name).read_text())
 
 
 def defaults(template: dict) -> dict:
@@ -128,7 +127,7 @@ def test_work_pool_template_is_a_valid_base_job_template(name):
 def test_vertex_pool_keeps_prefect_gcp_structure_and_asks_for_gpus():
     """Same job_configuration and variables as prefect-gcp 0.6.22's default (only defaults differ)."""
     ours = load_pool("vertex-ai-gpu-pool.json")
-    upstream = json.loads((checks.INFRA_DIR / "prefect" / "upstream" / "vertex-ai-prefect-gcp-0.6.22.json").read_text())
+    upstream = json.loads((harness.INFRA_DIR / "prefect" / "upstream" / "vertex-ai-prefect-gcp-0.6.22.json").read_text())
     assert ours["job_configuration"] == upstream["job_configuration"]
     assert set(ours["variables"]["properties"]) == set(upstream["variables"]["properties"])
     rendered = apply_values(ours["job_configuration"], {**defaults(ours), "command": "python -m prefect.engine"})
@@ -150,13 +149,13 @@ def test_kubernetes_pool_renders_a_gpu_job():
 
 
 def test_readme_documents_each_work_pool_command():
-    readme = (checks.INFRA_DIR / "README.md").read_text()
+    readme = (harness.INFRA_DIR / "README.md").read_text()
     for name, pool_type in POOLS.items():
         assert re.search(rf"prefect work-pool create \S+ --type {pool_type}\s+\\?\s*--base-job-template infra/prefect/{name}",
                          readme), name
 
 
-@pytest.mark.parametrize("script", sorted(checks.INFRA_DIR.glob("*/*.sh")), ids=lambda p: p.name)
+@pytest.mark.parametrize("script", sorted(harness.INFRA_DIR.glob("*/*.sh")), ids=lambda p: p.name)
 def test_shell_scripts_are_valid_and_executable(script):
     import subprocess
 

@@ -14,7 +14,7 @@ from model.convert import (
     load_pretrained,
     weight_entries,
 )
-from model.pretraining import AlbertPretrainingModel
+from model.pretraining_model import AlbertPretrainingModel
 
 VOCAB = 101
 PARITY_CONFIGS = {

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from model.config import AlbertConfig, PresetError, get_preset, parameter_counts
-from model.pretraining import AlbertPretrainingModel
+from model.pretraining_model import AlbertPretrainingModel
 
 VOCAB = 97
 

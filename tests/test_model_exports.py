@@ -15,7 +15,7 @@ from albert.tokenization import AlbertTokenizer
 from model.config import get_preset
 from model.convert import ConversionError, export_keras_hub
 from model.exports import write_exports
-from model.pretraining import AlbertPretrainingModel
+from model.pretraining_model import AlbertPretrainingModel
 
 keras_hub = pytest.importorskip("keras_hub")
 

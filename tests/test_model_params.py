@@ -33,7 +33,7 @@ def test_counts_match_the_paper(row):
 
 
 def test_counting_function_matches_albert_base_built_once():
-    from model.pretraining import AlbertPretrainingModel
+    from model.pretraining_model import AlbertPretrainingModel
 
     config = get_preset("albert-base")
     model = AlbertPretrainingModel(config)

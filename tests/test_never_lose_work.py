@@ -153,17 +153,18 @@ def test_metrics_log_drops_a_torn_line_and_keeps_the_records_before_the_checkpoi
 
 
 def test_metrics_log_keeps_every_record_on_gcs():
-    from infra import checks
+    import cloud_harness as harness
+
     from model.pretrain import MetricsLog
 
-    with checks.loopback_only(), checks.gcs_emulator("bucket"):
+    with harness.loopback_only(), harness.gcs_emulator("bucket"):
         path = "gs://bucket/run/pretrain/metrics.jsonl"
         log = MetricsLog(path)
         for step in (10, 20, 30):
             log.append({"step": step, "split": "train"})
         resumed = MetricsLog(path, kept=2)  # resumed from the checkpoint taken after two records
         resumed.append({"step": 30, "split": "train", "again": True})
-        fs = checks.gcs_filesystem()
+        fs = harness.gcs_filesystem()
         lines = fs.cat("bucket/run/pretrain/metrics.jsonl").decode().splitlines()
         assert [json.loads(line)["step"] for line in lines] == [10, 20, 30] and json.loads(lines[-1])["again"]
         assert not [p for p in fs.find("bucket/run") if ".tmp-" in p]

@@ -90,13 +90,13 @@ def test_ids_beyond_the_vocabulary_stop_pretraining_up_front(records, tmp_path):
 
 def test_empty_heldout_shard_is_an_error_not_a_perfect_score(records, tmp_path):
     from model.pretrain import PretrainConfig, run
-    from model.pretrain_eval import evaluate_pretraining
+    from model.pretraining_metrics import evaluate_pretraining
 
     shard(records, 2).write_bytes(b"")  # every shard is written, even an empty one
     with pytest.raises(StageError, match=r"train-00002-of-00003.tfrecord: the held-out split has no records"):
         run(PretrainConfig(**TINY, data=str(records), output=str(tmp_path / "run"), steps=2))
     from model.config import get_preset
-    from model.pretraining import AlbertPretrainingModel
+    from model.pretraining_model import AlbertPretrainingModel
 
     model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=100))
     with pytest.raises(StageError, match=r"the held-out split has no records"):
@@ -104,7 +104,7 @@ def test_empty_heldout_shard_is_an_error_not_a_perfect_score(records, tmp_path):
 
 
 def test_evaluate_batches_of_nothing_is_an_error():
-    from model.pretrain_eval import evaluate_batches
+    from model.pretraining_metrics import evaluate_batches
 
     with pytest.raises(StageError, match=r"^held-out data: no records to evaluate"):
         evaluate_batches(None, [], step=lambda batch: None)

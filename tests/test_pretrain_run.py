@@ -12,7 +12,7 @@ from pretrain_testdata import write_shards
 
 from model import checkpointing, distribute
 from model.pretrain import PretrainConfig, main, run
-from model.pretrain_eval import evaluate_pretraining
+from model.pretraining_metrics import evaluate_pretraining
 
 TINY = {"preset": "albert-nano", "batch_size": 8, "learning_rate": 5e-3, "warmup_steps": 2, "eval_batches": 2, "progress": False,
             "jit_compile": False}

@@ -137,10 +137,10 @@ def test_config_rejects_an_unknown_fallback_encoding():
 
 def test_gs_input_and_output_with_a_bad_file(tmp_path):
     """On an object store (GCS emulator): skip reports the bad file; fail names it and writes nothing."""
-    from infra import checks
+    import cloud_harness as harness
 
-    with checks.loopback_only(), checks.gcs_emulator("bucket"), checks.offline_metadata_server():
-        fs = checks.gcs_filesystem()
+    with harness.loopback_only(), harness.gcs_emulator("bucket"), harness.offline_metadata_server():
+        fs = harness.gcs_filesystem()
         fs.pipe("bucket/in/notes.txt", (FIXTURES / "notes.txt").read_bytes())
         fs.pipe("bucket/in/bad.txt", b"\xff\xfe not UTF-8\n")
         stats = segment.run(SegmentConfig(

@@ -1,29 +1,13 @@
 """Flex-template entry point: run the Beam stage named by $ALBERT_STAGE (segment, vocab, tfrecords).
 
 Dataflow's launcher runs `python flex_main.py --param=value ...` with the template's parameters;
-they are mapped to the stage's own flags (`infra.checks.flex_argv`) and the remaining flags go to
-Beam, exactly as `python -m pipelines.<stage>` would take them.
+`pipelines.flex_template.main` (installed in the image with the project) maps them to the stage's own
+flags and passes the remaining flags to Beam, exactly as `python -m pipelines.<stage>` would take them.
 """
 
-import importlib
-import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the image's /template (repo root)
-
-from infra.checks import DATAFLOW_STAGES, flex_argv
-
-
-def main(argv=None) -> int:
-    stage = os.environ.get("ALBERT_STAGE", "")
-    if stage not in DATAFLOW_STAGES:
-        print(f"flex_main: set ALBERT_STAGE to one of {sorted(DATAFLOW_STAGES)} (got {stage!r})", file=sys.stderr)
-        return 2
-    module = importlib.import_module(DATAFLOW_STAGES[stage][0])
-    args = flex_argv(stage, sys.argv[1:] if argv is None else argv)
-    return module.main(args, prog=f"albert {stage} (flex template)")
-
+from pipelines.flex_template import main
 
 if __name__ == "__main__":
     sys.exit(main())

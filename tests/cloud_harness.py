@@ -1,8 +1,9 @@
-"""Offline checks of the cloud set-up: a local GCS emulator, a loopback-only network guard, Dataflow
-dry-run options, flex-template metadata from the stage configs, and job-spec command parsing.
+"""Offline cloud for the tests: a loopback-only network guard, a stand-in GCE metadata server, a local
+GCS emulator (with the objects.move route it lacks), Dataflow dry-run options, and parsing of the
+job specs' `python -m MODULE ...` commands with the stage's real flags.
 
-Used by `tests/test_infra_*.py`; `python -m infra.checks` rewrites the flex-template metadata files
-from the stage configs (run it after a config gains or loses a field).
+Used by `tests/test_infra_*.py` and the tests that run a stage on `gs://`; nothing here runs in
+production (the flex-template launcher's code is `pipelines.flex_template`).
 """
 
 from __future__ import annotations
@@ -10,27 +11,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.server
-import importlib
 import ipaddress
 import json
 import os
 import shlex
 import socket
 import threading
-import typing
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-INFRA_DIR = Path(__file__).resolve().parent
-REPO_ROOT = INFRA_DIR.parent
+from pipelines.flex_template import DATAFLOW_STAGES, config_class
 
-# stage -> (module, config class): the Beam stages that run on Dataflow.
-DATAFLOW_STAGES: dict[str, tuple[str, str]] = {
-    "segment": ("pipelines.segment", "SegmentConfig"),
-    "vocab": ("pipelines.vocab", "VocabConfig"),
-    "tfrecords": ("pipelines.tfrecords", "TFRecordsConfig"),
-}
+REPO_ROOT = Path(__file__).resolve().parents[1]
+INFRA_DIR = REPO_ROOT / "infra"
+
 # module run by each training job spec -> its config class
 TRAINING_MODULES: dict[str, str] = {"model.pretrain": "PretrainConfig"}
 
@@ -260,66 +255,9 @@ def pipeline_dofns(pipeline) -> dict[str, Any]:
     return found
 
 
+
 # --------------------------------------------------------------------------------------------
-# Stage configs: flex-template metadata and command parsing
-
-
-def config_class(module_name: str, class_name: str):
-    return getattr(importlib.import_module(module_name), class_name)
-
-
-def _field_help(field) -> str:
-    text = field.description or ""
-    return text if field.is_required() else f"{text} (default: {field.default!r})"
-
-
-def flex_template_metadata(stage: str) -> dict:
-    """Flex-template metadata listing every field of the stage's config as a parameter.
-
-    Dataflow passes each parameter as `--name=value`; `infra/dataflow/flex_main.py` maps the
-    underscore names to the stage's `--field-name` flags. List fields take a comma-separated list.
-    """
-    module_name, class_name = DATAFLOW_STAGES[stage]
-    module = importlib.import_module(module_name)
-    cls = getattr(module, class_name)
-    description = (module.__doc__ or "").strip().splitlines()[0]
-    parameters = []
-    for name, field in cls.model_fields.items():
-        annotation = field.annotation
-        is_list = typing.get_origin(annotation) is list
-        parameter = {
-            "name": name,
-            "label": name.replace("_", " ").capitalize(),
-            "helpText": _field_help(field) + (" (comma-separated)" if is_list else ""),
-            "isOptional": not field.is_required(),
-        }
-        parameters.append(parameter)
-    return {"name": f"albert-{stage}", "description": description, "streaming": False, "parameters": parameters}
-
-
-def flex_argv(stage: str, argv: Sequence[str]) -> list[str]:
-    """Dataflow's `--field_name=value` parameters as the stage CLI's `--field-name` flags.
-
-    A comma-separated list field becomes one repeated flag per item; every other flag (Beam's
-    `--runner`, `--sdk_container_image`, ...) passes through unchanged.
-    """
-    module_name, class_name = DATAFLOW_STAGES[stage]
-    fields = config_class(module_name, class_name).model_fields
-    out: list[str] = []
-    for arg in argv:
-        name, sep, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
-        if sep and name in fields:
-            flag = "--" + name.replace("_", "-")
-            is_list = typing.get_origin(fields[name].annotation) is list
-            items = [item for item in value.split(",") if item] if is_list else [value]
-            annotation = fields[name].annotation
-            if annotation is bool or annotation == bool | None:
-                out.append(flag if value.lower() in ("true", "1", "yes") else "--no-" + flag[2:])
-            else:
-                out.extend(f"{flag}={item}" for item in items)
-        else:
-            out.append(arg)
-    return out
+# Job specs
 
 
 def parse_stage_command(module_name: str, args: Sequence[str]):
@@ -329,7 +267,7 @@ def parse_stage_command(module_name: str, args: Sequence[str]):
     """
     from albert.config import add_config_arguments, config_from_namespace
 
-    class_name = TRAINING_MODULES.get(module_name) or {m: c for m, c in DATAFLOW_STAGES.values()}[module_name]
+    class_name = TRAINING_MODULES.get(module_name) or dict(DATAFLOW_STAGES.values())[module_name]
     cls = config_class(module_name, class_name)
     parser = argparse.ArgumentParser(prog=module_name, exit_on_error=False)
     parser.add_argument("--verbose", action="store_true")
@@ -344,17 +282,3 @@ def module_command(command: Sequence[str]) -> tuple[str, list[str]]:
     if len(words) < 3 or not Path(words[0]).name.startswith("python") or words[1] != "-m":
         raise ValueError(f"not a `python -m MODULE` command: {shlex.join(words)}")
     return words[2], words[3:]
-
-
-def write_flex_metadata() -> list[Path]:
-    written = []
-    for stage in DATAFLOW_STAGES:
-        path = INFRA_DIR / "dataflow" / f"{stage}-metadata.json"
-        path.write_text(json.dumps(flex_template_metadata(stage), indent=2) + "\n", encoding="utf-8")
-        written.append(path)
-    return written
-
-
-if __name__ == "__main__":
-    for written_path in write_flex_metadata():
-        print(written_path)

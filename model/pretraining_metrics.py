@@ -61,7 +61,7 @@ def eval_step_fn(model):
     """A compiled function batch -> sums (tf.function on TensorFlow, jit of stateless_call on JAX)."""
     import keras
 
-    from model.pretraining import model_inputs
+    from model.pretraining_model import model_inputs
 
     if keras.config.backend() == "jax":
         import jax

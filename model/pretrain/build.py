@@ -1,0 +1,90 @@
+"""The model, its optimizer and schedule, `--init`'s initial weights, and the trained weights' digest."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+import numpy as np
+
+from albert import fileio
+from albert.stage import naming
+from model.pretrain.config import PretrainConfig
+
+logger = logging.getLogger(__name__)
+
+
+def build_model(config: PretrainConfig, vocab_size: int):
+    import keras
+
+    from model.config import get_preset
+    from model.pretraining_model import AlbertPretrainingModel
+
+    keras.utils.set_random_seed(config.seed)
+    return AlbertPretrainingModel(
+        get_preset(config.preset, **{**config.architecture, "vocab_size": vocab_size}), name="albert_pretraining"
+    )
+
+
+def build_training_optimizer(config: PretrainConfig):
+    import keras
+
+    from model.optimizers import WarmupPolynomialDecay, build_optimizer
+
+    schedule = WarmupPolynomialDecay(config.learning_rate, config.warmup_steps, config.steps, power=config.decay_power)
+    optimizer = build_optimizer(config.optimizer, schedule, weight_decay=config.weight_decay, clipnorm=config.clipnorm)
+    if config.precision == "float16":
+        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    return optimizer, schedule
+
+
+def load_initial_weights(model, path: str) -> None:
+    """`--init`: weights only, from one of our checkpoints or anything `load_pretrained` reads."""
+    from model.checkpointing import assign_all, load_checkpoint
+
+    if fileio.exists(fileio.join(path, "weights.npz")):
+        load_checkpoint(path, model)
+        return
+    from model.convert import load_pretrained
+
+    with naming(path):  # e.g. Keras refusing an unsafe .keras file
+        source = load_pretrained(path)
+    assign_all(model.weights, [np.asarray(w) for w in source.get_weights()], f"--init {path}")
+    logger.info("initialised weights from %s", path)
+
+
+def weights_digest(model) -> str:
+    digest = hashlib.sha256()
+    for variable in model.weights:
+        digest.update(np.ascontiguousarray(np.asarray(variable.numpy() if hasattr(variable, "numpy") else variable)))
+    return digest.hexdigest()
+
+
+def build_training(config: PretrainConfig, spec, strategy, vocab_size: int, vocab_sha: str | None):
+    """(model, optimizer, schedule), built in `strategy`'s scope, the model checked against the data."""
+    import contextlib
+
+    from model import pretrain_records
+
+    with strategy.scope() if strategy is not None else contextlib.nullcontext():
+        model = build_model(config, vocab_size)
+        pretrain_records.check_compatible(
+            spec, vocab_size=vocab_size, max_position_embeddings=model.config.max_position_embeddings,
+            vocab_sha256=vocab_sha,
+        )
+        optimizer, schedule = build_training_optimizer(config)
+        optimizer.build(model.trainable_variables)
+    return model, optimizer, schedule
+
+
+def restore(config: PretrainConfig, latest, model, optimizer) -> dict:
+    """The training position to start from: `latest` checkpoint's (loaded), else step 0 (from --init)."""
+    from model import checkpointing
+
+    if latest is not None:
+        state = checkpointing.load_checkpoint(latest.path, model, optimizer)
+        logger.info("resumed from %s (step %d)", latest.path, state["step"])
+        return state
+    if config.init:
+        load_initial_weights(model, config.init)
+    return {"step": 0, "epoch": 0, "batch_in_epoch": 0, "records": 0}

@@ -1,0 +1,93 @@
+"""The JAX training step: stateless and jit-compiled, its state held outside the Keras variables."""
+
+from __future__ import annotations
+
+from model.pretrain.batches import micro_batches
+
+
+class JaxState:
+    """The JAX training state (trainable, non-trainable, optimizer values) outside the Keras variables."""
+
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.values = (
+            [v.value for v in model.trainable_variables],
+            [v.value for v in model.non_trainable_variables],
+            [v.value for v in optimizer.variables],
+        )
+
+    def sync_to_keras(self) -> None:
+        trainable, non_trainable, optimizer_values = self.values
+        for variables, values in (
+            (self.model.trainable_variables, trainable),
+            (self.model.non_trainable_variables, non_trainable),
+            (self.optimizer.variables, optimizer_values),
+        ):
+            for variable, value in zip(variables, values):
+                variable.assign(value)
+
+
+def jax_train_step(model, optimizer, accumulation: int, distribution=None):
+    """(state values, numpy batch) -> (new state values, summed metrics [6]), jit-compiled."""
+    import jax
+    import jax.numpy as jnp
+
+    from model.pretraining_metrics import pretraining_loss
+    from model.pretraining_model import model_inputs
+
+    def loss_fn(trainable, non_trainable, batch):
+        outputs, non_trainable = model.stateless_call(trainable, non_trainable, model_inputs(batch), training=True)
+        loss, sums = pretraining_loss(outputs, batch, batch["mlm_denominator"][0], batch["sop_denominator"][0])
+        return loss, (sums, non_trainable)
+
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    @jax.jit
+    def step(values, batch):
+        trainable, non_trainable, optimizer_values = values
+        if accumulation == 1:
+            (_, (sums, non_trainable)), grads = grad_fn(trainable, non_trainable, batch)
+        else:
+            micro = micro_batches(batch, accumulation, lambda v, k: v.reshape((k, -1) + v.shape[1:]))
+
+            def body(carry, micro_batch):
+                grads, sums, non_trainable = carry
+                (_, (s, non_trainable)), g = grad_fn(trainable, non_trainable, micro_batch)
+                return (jax.tree_util.tree_map(jnp.add, grads, g), sums + s, non_trainable), None
+
+            zeros = jax.tree_util.tree_map(jnp.zeros_like, trainable)
+            (grads, sums, non_trainable), _ = jax.lax.scan(body, (zeros, jnp.zeros(6), non_trainable), micro)
+        trainable, optimizer_values = optimizer.stateless_apply(optimizer_values, grads, trainable)
+        return (trainable, non_trainable, optimizer_values), sums
+
+    def place(batch):
+        if distribution is None:
+            return batch
+        import keras
+
+        return {
+            k: keras.distribution.distribute_tensor(v, distribution.get_data_layout(v.shape)) for k, v in batch.items()
+        }
+
+    return step, place
+
+
+class JaxTraining:
+    """The JAX backend as the loop uses it: `step(batch)` -> sums, `sync()`, `batches(dataset)`."""
+
+    def __init__(self, model, optimizer, config, distribution):
+        self.state = JaxState(model, optimizer)
+        self._step, self._place = jax_train_step(model, optimizer, config.gradient_accumulation, distribution)
+
+    def step(self, batch):
+        self.state.values, sums = self._step(self.state.values, self._place(batch))
+        return sums
+
+    def sync(self) -> None:
+        """Copy the training state into the Keras variables (before evaluating or saving)."""
+        self.state.sync_to_keras()
+
+    def batches(self, dataset):
+        from model.pretrain_input import numpy_batches
+
+        return numpy_batches(dataset)

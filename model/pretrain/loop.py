@@ -1,0 +1,135 @@
+"""`run`: one pretraining run, from the data and OUTPUT's newest checkpoint to the final checkpoint and export."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+from albert import fileio
+from albert.locks import output_lock
+from albert.stage import StageError
+from model.pretrain.build import build_training, restore, weights_digest
+from model.pretrain.config import PRECISION_POLICIES, PretrainConfig
+from model.pretrain.export import export_model
+from model.pretrain.identity import (
+    data_spec,
+    resolve_vocab,
+    resumable_checkpoint,
+    training_identity,
+)
+from model.pretrain.run_log import RunLog
+from model.pretrain.trainer import Trainer
+
+
+def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None) -> dict:
+    """Train per `config`; return final training and held-out metrics, paths and throughput.
+
+    `on_metrics` (optional) receives every record written to metrics.jsonl (e.g. for progress
+    artifacts in a Prefect flow).
+    """
+    import keras
+
+    from model import distribute, pretrain_records
+
+    backend = keras.config.backend()
+    strategy, distribution, replicas = select_devices(config, backend)
+    spec = data_spec(config)
+    vocab_size, vocab_sha = resolve_vocab(config, spec)
+    identity = training_identity(config, spec, vocab_size, vocab_sha)
+    with keras_settings(config, backend, distribution), contextlib.ExitStack() as held:
+        check_batch_size(config, replicas)
+        chief = distribute.is_chief()
+        if chief:  # the output's lock, held by the chief until the run ends
+            held.enter_context(output_lock(config.output))
+            for name in ("checkpoints/ckpt-*", "export", "metrics.jsonl"):
+                fileio.remove_leftovers(fileio.join(config.output, name))
+        latest = resumable_checkpoint(config, identity)
+        model, optimizer, schedule = build_training(config, spec, strategy, vocab_size, vocab_sha)
+        if config.check_data:
+            counts = pretrain_records.check_shards(spec.files, vocab_size)
+            pretrain_records.check_heldout_not_empty(spec, counts)
+        state = restore(config, latest, model, optimizer)
+        log = RunLog(config.output, config.steps, state.get("records"), state["step"], chief, config.progress,
+                     on_metrics)
+        engine = training_engine(config, backend, model, optimizer, strategy, distribution, replicas)
+        trainer = Trainer(config, spec, model, optimizer, schedule, engine, log, identity, chief, state)
+        while trainer.step < config.steps:
+            dataset = training_dataset(config, spec, trainer.epoch, trainer.batch_in_epoch)
+            trainer.train_epoch(engine.batches(dataset))
+
+        heldout = trainer.heldout_metrics()
+        if latest is not None and latest.step == trainer.step:  # finished before: its records and checkpoint stand
+            final_checkpoint = latest.path
+        else:  # the final record first, so that the final checkpoint counts it
+            log.record({"step": trainer.step, "split": "heldout", **heldout})
+            final_checkpoint = trainer.save()
+        return {
+            "steps": trainer.step, "train": trainer.train_metrics, "heldout": heldout, "checkpoint": final_checkpoint,
+            "export": export_model(model, config, spec, heldout) if config.export and chief else {},
+            "metrics": log.path if chief else None, "backend": backend, "replicas": replicas,
+            "sequences_per_second": trainer.sequences_per_second, "weights_sha256": weights_digest(model),
+        }
+
+
+def select_devices(config: PretrainConfig, backend: str):
+    """(tf.distribute strategy, JAX distribution, replicas) for this backend and the hardware found.
+
+    On TensorFlow this comes before any TensorFlow op: MultiWorkerMirroredStrategy must configure the
+    runtime first.
+    """
+    from model import distribute
+
+    if backend == "jax":
+        if config.precision == "float16":
+            raise StageError("--precision float16 (loss scaling) needs the TensorFlow backend; use bfloat16 on JAX")
+        distribution = distribute.jax_data_parallel()
+        return None, distribution, len(distribution.device_mesh.devices.flatten()) if distribution else 1
+    strategy = distribute.select_strategy(config.tpu)
+    return strategy, None, strategy.num_replicas_in_sync
+
+
+@contextlib.contextmanager
+def keras_settings(config: PretrainConfig, backend: str, distribution):
+    """Keras' dtype policy per --precision and the JAX distribution for the run; restored after it."""
+    import keras
+
+    previous_policy = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(PRECISION_POLICIES[config.precision])
+    if distribution is not None:
+        keras.distribution.set_distribution(distribution)
+    try:
+        yield
+    finally:
+        keras.config.set_dtype_policy(previous_policy)
+        if backend == "jax":
+            keras.distribution.set_distribution(None)
+
+
+def check_batch_size(config: PretrainConfig, replicas: int) -> None:
+    if config.batch_size % (replicas * config.gradient_accumulation):
+        raise StageError(
+            f"--batch-size {config.batch_size} must be divisible by replicas ({replicas}) x "
+            f"--gradient-accumulation ({config.gradient_accumulation})"
+        )
+
+
+def training_engine(config: PretrainConfig, backend: str, model, optimizer, strategy, distribution, replicas: int):
+    """The backend's training step, weight sync and batch iterator (`TfTraining` or `JaxTraining`)."""
+    if backend == "jax":
+        from model.pretrain.jax_step import JaxTraining
+
+        return JaxTraining(model, optimizer, config, distribution)
+    from model.pretrain.tf_step import TfTraining
+
+    return TfTraining(model, optimizer, config, strategy, replicas)
+
+
+def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: int):
+    """The training batches of `epoch` from its `batch_in_epoch`-th on, with the global loss denominators
+    (Grain or tf.data, as --input and the backend say: `model.pretrain_input`)."""
+    from model import pretrain_input
+
+    return pretrain_input.train_batches(
+        spec, config.batch_size, config.input, epoch=epoch, seed=config.seed, skip_batches=batch_in_epoch,
+        shuffle_buffer=config.shuffle_buffer,
+    )

@@ -1,0 +1,123 @@
+"""The training position (step, epoch, batch in epoch, the metric window) and what advances it:
+a step, its training record, held-out evaluations and checkpoints."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from albert import fileio
+from albert.stage import StageError
+from model.pretrain.config import PretrainConfig
+from model.pretrain.divergence import diverged, weights_finite
+from model.pretrain.run_log import RunLog
+
+
+class Trainer:
+    """Trains `model` from the position `state` (a checkpoint's, or step 0) with a backend's steps.
+
+    `engine` is the backend's `TfTraining` or `JaxTraining`; `log` records on the chief only; only
+    the chief writes checkpoints.
+    """
+
+    def __init__(self, config: PretrainConfig, spec, model, optimizer, schedule, engine, log: RunLog,
+                 identity: dict, chief: bool, state: dict):
+        from model.pretraining_metrics import SUM_NAMES
+
+        self.config, self.spec, self.model, self.optimizer, self.schedule = config, spec, model, optimizer, schedule
+        self.engine, self.log, self.identity, self.chief = engine, log, identity, chief
+        self.step, self.epoch, self.batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
+        # the training-metric window in progress (restored on resume: records match an uninterrupted run)
+        self.window = np.asarray(state.get("log_window", np.zeros(len(SUM_NAMES))), np.float64)
+        self.window_steps = int(state.get("window_steps", 0))
+        self.window_start, self.timed_steps = time.perf_counter(), 0
+        self.total_time, self.total_steps = 0.0, 0
+        self.train_metrics: dict = {}
+        self.eval_step = None
+
+    @property
+    def sequences_per_second(self) -> float | None:
+        return self.total_steps * self.config.batch_size / self.total_time if self.total_time else None
+
+    def train_epoch(self, batches) -> None:
+        """Train on `batches` (the rest of the current epoch) until they or --steps run out."""
+        config, seen = self.config, 0
+        for batch in batches:
+            seen += 1
+            self.train_step(batch)
+            if self.step >= config.steps:
+                break
+        if self.step < config.steps:
+            if seen == 0 and self.batch_in_epoch == 0:
+                raise StageError(f"{config.data}: fewer training records than one batch of {config.batch_size}")
+            self.epoch, self.batch_in_epoch = self.epoch + 1, 0
+
+    def train_step(self, batch) -> None:
+        """One optimizer update, then the training record, evaluation and checkpoint that fall due."""
+        config = self.config
+        sums = np.asarray(self.engine.step(batch), np.float64)
+        self.step, self.batch_in_epoch, self.window_steps = self.step + 1, self.batch_in_epoch + 1, self.window_steps + 1
+        self.timed_steps += 1
+        if not np.isfinite(sums).all():
+            raise diverged(config, self.step, "training loss")
+        self.window += sums
+        if self.step % config.log_every == 0 or self.step == config.steps:
+            self.record_training()
+        if config.eval_every and self.step % config.eval_every == 0 and self.step < config.steps:
+            self.log.record({"step": self.step, "split": "heldout", **self.heldout_metrics()})
+        if self.step % config.checkpoint_every == 0 and self.step < config.steps:
+            self.save()
+        if self.timed_steps == 0:
+            self.window_start = time.perf_counter()
+
+    def record_training(self) -> None:
+        """The training record of the window since the last one (metrics, learning rate, throughput)."""
+        from model.pretraining_metrics import metrics_from_sums
+
+        elapsed = time.perf_counter() - self.window_start
+        self.total_time, self.total_steps = self.total_time + elapsed, self.total_steps + self.timed_steps
+        self.train_metrics = metrics_from_sums(self.window)
+        steps_per_second = self.timed_steps / max(elapsed, 1e-9)
+        self.log.record({
+            "step": self.step, "split": "train", **self.train_metrics,
+            "learning_rate": float(self.schedule(self.step - 1)), "steps_per_second": steps_per_second,
+            "sequences_per_second": steps_per_second * self.config.batch_size,
+        })
+        self.log.progress(self.step, self.train_metrics, steps_per_second)
+        self.window[:] = 0
+        self.window_steps = self.timed_steps = 0
+
+    def heldout_metrics(self) -> dict:
+        """Metrics on --eval-batches held-out batches (always the same ones); diverged if not finite."""
+        from model import pretrain_input
+        from model.pretraining_metrics import eval_step_fn, evaluate_batches
+
+        config = self.config
+        self.engine.sync()
+        self.eval_step = self.eval_step or eval_step_fn(self.model)
+        batch_size = config.eval_batch_size or min(config.batch_size, 256)
+        heldout = pretrain_input.heldout_batches(self.spec, batch_size, config.input, seed=config.seed,
+                                                 max_batches=config.eval_batches)
+        metrics = evaluate_batches(self.model, heldout, self.eval_step)
+        if not all(np.isfinite(list(metrics.values()))):
+            raise diverged(config, self.step, "held-out loss")
+        return metrics
+
+    def save(self) -> str | None:
+        """A checkpoint of the weights, optimizer and position (the chief's path; None elsewhere)."""
+        from model import checkpointing
+
+        config = self.config
+        self.engine.sync()
+        if not weights_finite(self.model):  # never let a NaN checkpoint replace the finite ones
+            raise diverged(config, self.step, "model weights")
+        record = {"step": self.step, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch, "seed": config.seed,
+                  "batch_size": config.batch_size, "preset": config.preset, "identity": self.identity,
+                  "records": len(self.log), "log_window": self.window.tolist(), "window_steps": self.window_steps}
+        if self.chief:
+            return checkpointing.save_checkpoint(
+                fileio.join(config.output, "checkpoints"), self.step, self.model, self.optimizer, record,
+                config.keep_checkpoints,
+            )
+        return None
