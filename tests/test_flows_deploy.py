@@ -3,6 +3,7 @@ picks up a triggered run of the domain-adaptive flow and completes it."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -60,23 +61,31 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
         with temporary_settings({PREFECT_API_URL: api}), get_client(sync_client=True) as client:
             deployment = client.read_deployment_by_name("albert-domain-adaptive/domain-adaptive-nightly")
             assert deployment.schedules and deployment.schedules[0].schedule.cron == "0 2 * * *"
+            select = {"target_samples": str(write_corpus(tmp_path / "target.txt", documents=6)),
+                      "source_samples": str(corpus), "top_k": 25, "epochs": 1}
             parameters = {"config": {"base": str(base), "input": [str(write_corpus(tmp_path / "d.txt", 40))],
                                      "run_dir": str(tmp_path / "domain"), "max_seq_length": 64, "num_shards": 2,
                                      "steps": 2, "batch_size": 8, "eval_batches": 2,
                                      "segment": {"format": "text", "num_shards": 2},
-                                     "pretrain": {"jit_compile": False, "progress": False}}}
+                                     "pretrain": {"jit_compile": False, "progress": False}, "select": select}}
             flow_run = client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
             processes.append(subprocess.Popen([PREFECT, "worker", "start", "--pool", "albert-process"],
                                               env=env, cwd=REPO, stdout=subprocess.DEVNULL,
                                               stderr=subprocess.DEVNULL))
-            deadline = time.monotonic() + 180
+            deadline = time.monotonic() + 300
             while time.monotonic() < deadline:
                 state = client.read_flow_run(flow_run.id).state
                 if state is not None and state.is_final():
                     break
                 time.sleep(1)
             assert state is not None and state.is_completed(), state
-        assert (tmp_path / "domain" / "report.md").is_file()
+        domain = tmp_path / "domain"
+        assert (domain / "report.md").is_file()
+        selection = json.loads((domain / "select" / "selection.json").read_text())
+        assert selection["selected"] == 25 and selection["documents"] > 25
+        assert json.loads((domain / "tfrecords" / "metadata.json").read_text())["counts"]["documents"] == 25
+        for before_after in ("heldout-before", "heldout-after"):  # the base and the adapted model, same data
+            assert 0 < json.loads((domain / before_after / "metrics.json").read_text())["perplexity"]
     finally:
         for process in reversed(processes):
             process.terminate()

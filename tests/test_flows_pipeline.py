@@ -90,21 +90,3 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
         moved = Path(nano["stages"]["pretrain"]["moved_aside"])
         assert (moved / "checkpoints" / "ckpt-000000005").is_dir() and (moved / "export" / "model.keras").is_file()
         assert f"moved aside to `{moved}`" in Path(nano["report"]).read_text()
-
-        from flows.domain_adaptive import DomainAdaptiveConfig, domain_adaptive
-
-        adapted = domain_adaptive(DomainAdaptiveConfig(
-            base=str(tmp_path / "run"), input=[str(write_corpus(tmp_path / "domain.txt", documents=40))],
-            run_dir=str(tmp_path / "domain"), preset="albert-nano", max_seq_length=64, num_shards=2, steps=2, batch_size=8,
-            eval_batches=2, segment={"format": "text", "num_shards": 2},
-            pretrain={"jit_compile": False, "progress": False},
-            select={"target_samples": str(write_corpus(tmp_path / "target.txt", documents=6)),
-                    "source_samples": str(tmp_path / "corpus.txt"), "top_k": 25, "epochs": 1}))
-        assert adapted["stages"]["select"]["cached"] is False
-        selection = json.loads((tmp_path / "domain" / "select" / "selection.json").read_text())
-        assert selection["selected"] == 25 and selection["documents"] > 25
-        tfrecords_metadata = json.loads((tmp_path / "domain" / "tfrecords" / "metadata.json").read_text())
-        assert tfrecords_metadata["counts"]["documents"] == 25
-        assert set(adapted["evaluation"]) == {"base", "adapted"}
-        assert 0 < adapted["evaluation"]["adapted"]["perplexity"]
-        assert Path(adapted["report"]).is_file()
