@@ -18,6 +18,8 @@ import functools
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from albert.protobuf_wire import length_delimited, varint
+
 INT_FEATURES_SEQ = ("input_ids", "input_mask", "segment_ids", "token_boundary")
 INT_FEATURES_PRED = ("masked_lm_positions", "masked_lm_ids")
 FEATURE_NAMES = INT_FEATURES_SEQ + INT_FEATURES_PRED + ("masked_lm_weights", "next_sentence_labels")
@@ -48,15 +50,6 @@ def feature_spec_json(max_seq_length: int, max_predictions_per_seq: int) -> dict
         name: {"dtype": dtype, "shape": [length]}
         for name, (dtype, length) in feature_shapes(max_seq_length, max_predictions_per_seq).items()
     }
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _general_varints(values: np.ndarray) -> bytes:
@@ -100,19 +93,15 @@ def encode_varints(values: np.ndarray) -> bytes:
     return _general_varints(values.astype(np.uint64))
 
 
-def _field(tag: int, payload: bytes) -> bytes:
-    return bytes((tag,)) + _varint(len(payload)) + payload
-
-
 @functools.lru_cache(maxsize=4096)
 def _entry_header(name: str, list_tag: int, size: int) -> bytes:
     # map<string, Feature> entry: key (1), value (2) = Feature{int64_list (3) | float_list (2)} of `size` bytes
-    list_header = bytes((0x0A,)) + _varint(size)
-    feature_header = bytes((list_tag,)) + _varint(len(list_header) + size)
-    key = _field(0x0A, name.encode())
-    value_header = bytes((0x12,)) + _varint(len(feature_header) + len(list_header) + size)
+    list_header = bytes((0x0A,)) + varint(size)
+    feature_header = bytes((list_tag,)) + varint(len(list_header) + size)
+    key = length_delimited(1, name.encode())
+    value_header = bytes((0x12,)) + varint(len(feature_header) + len(list_header) + size)
     entry_size = len(key) + len(value_header) + len(feature_header) + len(list_header) + size
-    return bytes((0x0A,)) + _varint(entry_size) + key + value_header + feature_header + list_header
+    return bytes((0x0A,)) + varint(entry_size) + key + value_header + feature_header + list_header
 
 
 def _entry(name: str, list_tag: int, packed: bytes) -> bytes:
@@ -158,9 +147,9 @@ def encode_example(
         ),
         _entry("masked_lm_ids", 0x1A, encode_varints(_pad(masked_lm_ids, max_predictions_per_seq))),
         _entry("masked_lm_weights", 0x12, weights.tobytes()),
-        _entry("next_sentence_labels", 0x1A, _varint(int(label))),
+        _entry("next_sentence_labels", 0x1A, varint(int(label))),
     ]
-    return _field(0x0A, b"".join(entries))
+    return length_delimited(1, b"".join(entries))
 
 
 # --------------------------------------------------------------------------------------------

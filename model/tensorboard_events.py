@@ -13,35 +13,23 @@ import struct
 import time
 
 from albert import fileio
+from albert.protobuf_wire import length_delimited, varint
 from albert.tfrecord_framing import tfrecord_frame
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _bytes_field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
 def encode_event(wall_time: float, step: int = 0, scalars: dict[str, float] | None = None,
                  file_version: str | None = None) -> bytes:
     """A serialized tensorflow.Event: wall_time (1), step (2), file_version (3), summary (5) of
     Summary.Value{tag (1), simple_value (2)}."""
-    event = b"\x09" + struct.pack("<d", wall_time) + b"\x10" + _varint(step & (2**64 - 1))
+    event = b"\x09" + struct.pack("<d", wall_time) + b"\x10" + varint(step & (2**64 - 1))
     if file_version is not None:
-        event += _bytes_field(3, file_version.encode())
+        event += length_delimited(3, file_version.encode())
     if scalars:
         values = b"".join(
-            _bytes_field(1, _bytes_field(1, tag.encode()) + b"\x15" + struct.pack("<f", float(value)))
+            length_delimited(1, length_delimited(1, tag.encode()) + b"\x15" + struct.pack("<f", float(value)))
             for tag, value in scalars.items()
         )
-        event += _bytes_field(5, values)
+        event += length_delimited(5, values)
     return event
 
 

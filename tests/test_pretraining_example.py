@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from albert import pretraining_example as features
+from albert.protobuf_wire import varint
 
 
 def test_encoded_examples_parse_to_the_padded_values():
@@ -53,7 +54,7 @@ def test_varints_are_protobufs(values):
     packed = feature.int64_list.SerializeToString()
     assert packed == (
         b"\x0a"
-        + features._varint(len(features.encode_varints(np.array(values, np.uint64))))
+        + varint(len(features.encode_varints(np.array(values, np.uint64))))
         + features.encode_varints(np.array(values, np.uint64))
         if values
         else b""
