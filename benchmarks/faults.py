@@ -29,7 +29,6 @@ import errno
 import hashlib
 import json
 import os
-import platform
 import random
 import shutil
 import signal
@@ -39,19 +38,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 BOOKS = ROOT.parent / "shared" / "data" / "books"
 CORPUS = ["austen-persuasion.txt", "chesterton-brown.txt", "shakespeare-macbeth.txt", "blake-poems.txt"]
 TIMING = ("steps_per_second", "sequences_per_second")
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def _comparable(data: bytes, output: Path, name: str) -> bytes:

@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from shard_check import cpu_model, generate
+from machine import cpu_model
+from shard_check import generate
 
 from model import grain_input, pretrain_data, pretrain_records
 

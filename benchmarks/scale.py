@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -42,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
+from machine import cpu_model
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -49,13 +49,6 @@ SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", REPO.parent / "shared" / "dat
 WIKI = SHARED / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 FILES_PER_CORPUS = 16
 SAMPLE_MB = 3
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def sentence_pool(workdir: Path) -> list[str]:

@@ -10,28 +10,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
+from machine import cpu_model
 
 from albert.pretraining_example import encode_example
 from model import pretrain_data
 
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reference" / "ref_seq128.tfrecord"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def generate(directory: Path, megabytes: int, shards: int = 8, seq: int = 512, preds: int = 20,
