@@ -1,12 +1,18 @@
-"""Pretraining throughput: our Keras training step against Hugging Face `AlbertForPreTraining` (torch).
+"""Pretraining throughput on CPU, side by side in one run: our Keras training step on the TensorFlow
+backend (XLA off, the CPU default, and on), on the JAX backend (always jit-compiled), and Hugging Face
+`AlbertForPreTraining` (torch).
 
-For each (preset, sequence length) both implementations run the same architecture on the same batch
+For each (preset, sequence length) every implementation runs the same architecture on the same batch
 (random ids, 20 masked positions per sequence as the reference's data) for full training steps:
-forward, masked-LM + SOP loss, backward, optimizer update (ours: the paper's LAMB; Hugging Face:
-torch AdamW, it ships no LAMB). Hugging Face's head scores every position (its API), ours only the
-masked positions (as google-research/albert). Prints ONE JSON line: sequences/s, tokens/s, ratios.
+forward, masked-LM + SOP loss, backward, optimizer update (ours: the paper's LAMB, the trainer's own
+step functions; Hugging Face: torch AdamW, it ships no LAMB). Hugging Face's head scores every
+position (its API), ours only the masked positions (as google-research/albert). Each measurement runs
+in its own process (a Keras backend is chosen per process), one after another. Prints ONE JSON line:
+the CPU model and vector extensions, sequences/s and tokens/s per implementation, JAX against
+TensorFlow and ours against Hugging Face as ratios.
 
     python benchmarks/pretrain.py [--presets albert-tiny,albert-base] [--seqs 128,512] [--batch 8]
+                                  [--implementations tf,tf-xla,jax,hf]
 """
 
 from __future__ import annotations
@@ -14,11 +20,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+from machine import cpu_model, vector_extensions
 
+ROOT = Path(__file__).resolve().parents[1]
 PREDICTIONS = 20
+# implementation -> the Keras backend its process runs (None: Hugging Face on torch)
+IMPLEMENTATIONS = {"tf": "tensorflow", "tf-xla": "tensorflow", "jax": "jax", "hf": None}
 
 
 def make_batch(batch: int, seq: int, vocab: int, seed: int = 0) -> dict:
@@ -48,20 +61,34 @@ def timed(step, warmup: int, seconds: float, min_steps: int) -> float:
     return count / (time.perf_counter() - start)
 
 
-def ours(preset: str, batch: dict, jit_compile: bool, warmup: int, seconds: float, min_steps: int) -> float:
+def ours(implementation: str, preset: str, batch: dict, warmup: int, seconds: float, min_steps: int) -> float:
+    """Steps/s of the trainer's step on this process's Keras backend (tf_train_step or jax_train_step)."""
     import keras
-    import tensorflow as tf
 
     from model.config import get_preset
     from model.optimizers import WarmupPolynomialDecay, build_optimizer
-    from model.pretrain import tf_train_step
     from model.pretraining_model import AlbertPretrainingModel
 
     keras.utils.set_random_seed(0)
     model = AlbertPretrainingModel(get_preset(preset, vocab_size=30000))
     optimizer = build_optimizer("lamb", WarmupPolynomialDecay(1e-4, 10, 10_000))
     optimizer.build(model.trainable_variables)
-    step_fn = tf_train_step(model, optimizer, tf.distribute.get_strategy(), 1, jit_compile)
+    if implementation == "jax":
+        from model.pretrain.jax_step import JaxState, jax_train_step
+
+        step_fn, _ = jax_train_step(model, optimizer, 1)
+        state = [JaxState(model, optimizer).values]
+
+        def step():
+            state[0], sums = step_fn(state[0], batch)
+            np.asarray(sums)
+
+        return timed(step, warmup, seconds, min_steps)
+    import tensorflow as tf
+
+    from model.pretrain import tf_train_step
+
+    step_fn = tf_train_step(model, optimizer, tf.distribute.get_strategy(), 1, implementation == "tf-xla")
     tensors = {k: tf.constant(v) for k, v in batch.items()}
     return timed(lambda: step_fn(tensors).numpy(), warmup, seconds, min_steps)
 
@@ -98,6 +125,46 @@ def huggingface(preset: str, batch: dict, warmup: int, seconds: float, min_steps
     return timed(step, warmup, seconds, min_steps)
 
 
+def measure(implementation: str, preset: str, seq: int, batch_size: int, seconds: float, min_steps: int) -> float:
+    """Sequences/s of one implementation, measured in this process."""
+    batch = make_batch(batch_size, seq, 30000)
+    if implementation == "hf":
+        import torch
+
+        torch.set_num_threads(os.cpu_count() or 1)
+        return huggingface(preset, batch, 2, seconds, min_steps) * batch_size
+    return ours(implementation, preset, batch, 2, seconds, min_steps) * batch_size
+
+
+def measure_in_subprocess(implementation: str, preset: str, seq: int, args) -> float:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    if IMPLEMENTATIONS[implementation]:
+        env["KERAS_BACKEND"] = IMPLEMENTATIONS[implementation]
+    command = [sys.executable, __file__, "--measure", implementation, "--presets", preset, "--seqs", str(seq),
+               "--batch", str(args.batch), "--seconds", str(args.seconds), "--min-steps", str(args.min_steps)]
+    done = subprocess.run(command, check=False, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{implementation} {preset} seq {seq} failed:\n{done.stderr[-3000:]}")
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def row_ratios(rates: dict) -> dict:
+    """JAX against each TensorFlow mode and against the faster one; each of ours against Hugging Face."""
+    ratios = {}
+    tf_modes = [rates[k] for k in ("tf", "tf-xla") if k in rates]
+    if "jax" in rates:
+        for mode in ("tf", "tf-xla"):
+            if mode in rates:
+                ratios[f"jax_vs_{mode}"] = round(rates["jax"] / rates[mode], 3)
+        if tf_modes:
+            ratios["jax_vs_best_tf"] = round(rates["jax"] / max(tf_modes), 3)
+    if "hf" in rates:
+        for mode in ("tf", "tf-xla", "jax"):
+            if mode in rates:
+                ratios[f"{mode}_vs_hf"] = round(rates[mode] / rates["hf"], 3)
+    return ratios
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--presets", default="albert-tiny,albert-base")
@@ -105,32 +172,33 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10.0, help="minimum measuring time per case")
     parser.add_argument("--min-steps", type=int, default=3)
-    parser.add_argument("--jit", choices=["on", "off", "both"], default="off", help="XLA for our step (off: CPU default)")
+    parser.add_argument("--implementations", default="tf,tf-xla,jax,hf", help=f"any of {','.join(IMPLEMENTATIONS)}")
+    parser.add_argument("--measure", choices=list(IMPLEMENTATIONS), help=argparse.SUPPRESS)  # one case, in-process
     args = parser.parse_args()
-
-    import torch
-
-    torch.set_num_threads(os.cpu_count() or 1)
-    rows = []
+    if args.measure:
+        print(measure(args.measure, args.presets, int(args.seqs), args.batch, args.seconds, args.min_steps))
+        return
+    implementations = args.implementations.split(",")
+    unknown = sorted(set(implementations) - set(IMPLEMENTATIONS))
+    if unknown:
+        parser.error(f"unknown implementation(s) {', '.join(unknown)}; known: {', '.join(IMPLEMENTATIONS)}")
+    rows, started = [], time.time()
     for preset in args.presets.split(","):
         for seq in (int(s) for s in args.seqs.split(",")):
-            batch = make_batch(args.batch, seq, 30000)
-            row = {"preset": preset, "seq": seq, "batch": args.batch}
-            hf = huggingface(preset, batch, 2, args.seconds, args.min_steps)
-            row["hf_sequences_per_s"] = round(hf * args.batch, 2)
-            for jit in ("on", "off") if args.jit == "both" else (args.jit,):
-                rate = ours(preset, batch, jit == "on", 2, args.seconds, args.min_steps)
-                row[f"ours_xla_{jit}_sequences_per_s"] = round(rate * args.batch, 2)
-                row[f"ours_xla_{jit}_tokens_per_s"] = round(rate * args.batch * seq, 1)
-                row[f"ratio_xla_{jit}_vs_hf"] = round(rate / hf, 3)
-            row["hf_tokens_per_s"] = round(hf * args.batch * seq, 1)
-            rows.append(row)
+            rates = {name: measure_in_subprocess(name, preset, seq, args) for name in implementations}
+            rows.append({
+                "preset": preset, "seq": seq, "batch": args.batch,
+                "sequences_per_s": {k: round(v, 2) for k, v in rates.items()},
+                "tokens_per_s": {k: round(v * seq, 1) for k, v in rates.items()},
+                **row_ratios(rates),
+            })
     print(json.dumps({
         "benchmark": "pretrain_throughput_cpu",
-        "cpu_count": os.cpu_count(),
-        "load_average_1m": round(os.getloadavg()[0], 2),
-        "optimizers": {"ours": "LAMB (paper)", "huggingface": "torch AdamW"},
-        "gpu": "none lent: base/large seq-512 bf16 JAX throughput and MFU not measured",
+        "cpu": cpu_model(), "vector_extensions": vector_extensions(), "cpu_count": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 2), "wall_s": round(time.time() - started),
+        "implementations": {"tf": "TensorFlow backend, XLA off (the CPU default)", "tf-xla": "TensorFlow backend, XLA on",
+                            "jax": "JAX backend (jit)", "hf": "Hugging Face AlbertForPreTraining, torch"},
+        "optimizers": {"ours": "LAMB (paper)", "hf": "torch AdamW"},
         "rows": rows,
     }))
 

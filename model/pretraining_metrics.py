@@ -17,6 +17,19 @@ from albert.stage import StageError, naming
 SUM_NAMES = ("mlm_loss_sum", "mlm_correct", "mlm_weight", "sop_loss_sum", "sop_correct", "sop_count")
 
 
+def label_scores(logits, labels):
+    """Per row of `logits [.., C]` (float32) and `labels [..]` (int): `(nll, correct)`, where
+    nll = -log softmax(logits)[label] and correct = 1.0 where the label's logit is the highest (a
+    tie counts as correct). Spelled as a one-hot select, a log-sum-exp and a max, which fuse into
+    passes over the logits: no argmax reduction, and no scatter into a zero tensor in the gradient
+    (the costly parts of take_along_axis + argmax over a 30k vocabulary under XLA on CPU)."""
+    hot = ops.one_hot(labels, ops.shape(logits)[-1], dtype=logits.dtype)
+    label_logit = ops.sum(logits * hot, axis=-1)
+    nll = ops.logsumexp(logits, axis=-1) - label_logit
+    correct = ops.cast(ops.greater_equal(label_logit, ops.max(logits, axis=-1)), "float32")
+    return nll, correct
+
+
 def pretraining_loss(outputs: dict, batch: dict, mlm_denominator, sop_denominator):
     """(loss, sums): `loss` is this batch's share of the global loss, normalised by the global
     masked-token weight and sequence count; `sums` a [6] float32 vector in `SUM_NAMES` order."""
@@ -24,16 +37,14 @@ def pretraining_loss(outputs: dict, batch: dict, mlm_denominator, sop_denominato
     sop_logits = ops.cast(outputs["sop_logits"], "float32")
     labels = ops.cast(batch["masked_lm_ids"], "int32")
     weights = ops.cast(batch["masked_lm_weights"], "float32")
-    log_probs = ops.log_softmax(mlm_logits, axis=-1)
-    token_nll = -ops.squeeze(ops.take_along_axis(log_probs, ops.expand_dims(labels, -1), axis=-1), -1)
+    token_nll, token_correct = label_scores(mlm_logits, labels)
     mlm_loss_sum = ops.sum(token_nll * weights)
-    mlm_correct = ops.sum(ops.cast(ops.equal(ops.argmax(mlm_logits, -1), labels), "float32") * weights)
+    mlm_correct = ops.sum(token_correct * weights)
 
     sop_labels = ops.cast(ops.reshape(batch["next_sentence_labels"], (-1,)), "int32")
-    sop_log_probs = ops.log_softmax(sop_logits, axis=-1)
-    sop_nll = -ops.squeeze(ops.take_along_axis(sop_log_probs, ops.expand_dims(sop_labels, -1), axis=-1), -1)
+    sop_nll, sop_hits = label_scores(sop_logits, sop_labels)
     sop_loss_sum = ops.sum(sop_nll)
-    sop_correct = ops.sum(ops.cast(ops.equal(ops.argmax(sop_logits, -1), sop_labels), "float32"))
+    sop_correct = ops.sum(sop_hits)
     sop_count = ops.cast(ops.shape(sop_labels)[0], "float32")
 
     loss = mlm_loss_sum / mlm_denominator + sop_loss_sum / sop_denominator

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import functools
+
 from model.pretrain.batches import micro_batches
 
 
 class JaxState:
-    """The JAX training state (trainable, non-trainable, optimizer values) outside the Keras variables."""
+    """The JAX training state (trainable, non-trainable, optimizer values) outside the Keras variables.
+
+    The step donates these buffers (XLA updates them in place), so the state never shares a buffer
+    with a Keras variable: it starts from copies and `sync_to_keras` assigns copies.
+    """
 
     def __init__(self, model, optimizer):
         self.model, self.optimizer = model, optimizer
-        self.values = (
+        self.values = _copies((
             [v.value for v in model.trainable_variables],
             [v.value for v in model.non_trainable_variables],
             [v.value for v in optimizer.variables],
-        )
+        ))
 
     def sync_to_keras(self) -> None:
-        trainable, non_trainable, optimizer_values = self.values
+        trainable, non_trainable, optimizer_values = _copies(self.values)
         for variables, values in (
             (self.model.trainable_variables, trainable),
             (self.model.non_trainable_variables, non_trainable),
@@ -27,8 +33,16 @@ class JaxState:
                 variable.assign(value)
 
 
+def _copies(tree):
+    import jax
+    import jax.numpy as jnp
+
+    return jax.tree_util.tree_map(jnp.copy, tree)
+
+
 def jax_train_step(model, optimizer, accumulation: int, distribution=None):
-    """(state values, numpy batch) -> (new state values, summed metrics [6]), jit-compiled."""
+    """(state values, numpy batch) -> (new state values, summed metrics [6]), jit-compiled; the input
+    state's buffers are donated (reused for the new state), so a caller must not read them again."""
     import jax
     import jax.numpy as jnp
 
@@ -42,7 +56,7 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
-    @jax.jit
+    @functools.partial(jax.jit, donate_argnums=0)
     def step(values, batch):
         trainable, non_trainable, optimizer_values = values
         if accumulation == 1:
