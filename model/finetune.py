@@ -32,6 +32,7 @@ from albert.stage import StageError, naming, stage_main
 from albert.tokenization import AlbertTokenizer
 from model.backbone import AlbertBackbone
 from model.config import get_preset
+from model.finetune_input import mixture_batches, train_batches
 from model.finetune_strategies import (
     Features,
     LayerFeatures,
@@ -351,13 +352,6 @@ def inputs_of(arrays: dict) -> dict[str, np.ndarray]:
     return {k: arrays[k] for k in ("input_ids", "segment_ids", "input_mask")}
 
 
-def train_dataset(arrays: dict, batch_size: int, seed: int):
-    import tensorflow as tf
-
-    dataset = tf.data.Dataset.from_tensor_slices((inputs_of(arrays), arrays["labels"]))
-    return dataset.shuffle(len(arrays["input_ids"]), seed=seed).repeat().batch(batch_size).prefetch(2)
-
-
 class DevEvaluation(keras.callbacks.Callback):
     """Scores the dev set at every epoch end into `logs["dev_<metric>"]`; keeps the best weights and
     restores them when training ends."""
@@ -395,7 +389,7 @@ def fit(model: FinetuneModel, data: TaskData, hp: dict, config: FinetuneConfig) 
     evaluation = DevEvaluation(data, batch, eval_every)
     stopping = keras.callbacks.EarlyStopping(monitor=f"dev_{evaluation.metric}", mode="max",
                                              patience=config.patience)
-    model.fit(train_dataset(data.train, batch, config.seed), steps_per_epoch=eval_every,
+    model.fit(train_batches((inputs_of(data.train), data.train["labels"]), batch, config.seed), steps_per_epoch=eval_every,
               epochs=math.ceil(steps / eval_every), callbacks=[evaluation, stopping], shuffle=False,
               verbose=config.verbose_fit)
     return evaluation
@@ -449,8 +443,6 @@ def train_multitask(backbone: AlbertBackbone, config: FinetuneConfig, tokenizer:
                     hp: dict) -> tuple[dict, MultiTaskModel]:
     """Train the shared backbone on all tasks at once (batches mix tasks in proportion to their
     sizes; each example's loss counts only for its own task's head). Returns dev metrics per task."""
-    import tensorflow as tf
-
     datas = {}
     for name, directory in multitask_entries(config).items():
         task_config = config.model_copy(update={"task": name, "data_dir": directory, "train_file": None,
@@ -462,21 +454,17 @@ def train_multitask(backbone: AlbertBackbone, config: FinetuneConfig, tokenizer:
     def zero_label(data):
         return 0.0 if data.spec.kind == "regression" else 0
 
-    datasets, sizes = [], []
+    parts = []
     for name, data in datas.items():
         count = len(data.train["input_ids"])
         labels = {n: (data.train["labels"] if n == name else np.full(count, zero_label(d),
                       dtype=d.train["labels"].dtype)) for n, d in datas.items()}
         weights = {n: np.full(count, float(n == name), dtype=np.float32) for n in datas}
-        dataset = tf.data.Dataset.from_tensor_slices((inputs_of(data.train), labels, weights))
-        datasets.append(dataset.shuffle(count, seed=config.seed).repeat())
-        sizes.append(count)
-    mixture = tf.data.Dataset.sample_from_datasets(datasets, weights=[n / sum(sizes) for n in sizes],
-                                                   seed=config.seed)
+        parts.append((inputs_of(data.train), labels, weights))
     steps = config.multitask_steps or hp["train_steps"]
     model.compile(optimizer=make_optimizer(model, hp, config.weight_decay, config.layer_decay, steps),
                   loss={n: task_loss(d.spec.kind) for n, d in datas.items()})
-    model.fit(mixture.batch(hp["batch_size"]).prefetch(2), steps_per_epoch=steps, epochs=1, shuffle=False,
+    model.fit(mixture_batches(parts, hp["batch_size"], config.seed), steps_per_epoch=steps, epochs=1, shuffle=False,
               verbose=config.verbose_fit)
     metrics = {name: data.score(model.singles[name], hp["batch_size"])[0] for name, data in datas.items()}
     return {"steps": steps, "tasks": sorted(datas), "dev_after_multitask": metrics}, model

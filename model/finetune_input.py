@@ -1,0 +1,63 @@
+"""Fine-tuning batches from in-memory arrays for `model.fit`: tf.data on the TensorFlow backend, Grain
+on the others (so the JAX backend fine-tunes without importing TensorFlow).
+
+Both read the same contract: `elements` is a tuple (inputs, labels[, weights]) of trees of
+equal-length NumPy arrays; the batches shuffle with `seed`, reshuffle every epoch, repeat forever and
+run across epoch boundaries. The two backends draw different permutations from the same seed.
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+
+def _length(elements) -> int:
+    return len(keras.tree.flatten(elements)[0])
+
+
+def _uses_tf_data() -> bool:
+    return keras.config.backend() == "tensorflow"
+
+
+def _rows(elements):
+    """index (or index array) -> the rows of `elements` there."""
+
+    def rows(index):
+        return keras.tree.map_structure(lambda array: array[index], elements)
+
+    return rows
+
+
+def _shuffled_indices(elements, seed: int):
+    """Grain: the example indices of `elements`, reshuffled every epoch, repeated forever."""
+    import grain
+
+    return grain.MapDataset.range(_length(elements)).shuffle(seed=seed).repeat()
+
+
+def train_batches(elements, batch_size: int, seed: int):
+    """Shuffled, repeated batches of `elements` (see the module contract)."""
+    if _uses_tf_data():
+        import tensorflow as tf
+
+        dataset = tf.data.Dataset.from_tensor_slices(elements)
+        return dataset.shuffle(_length(elements), seed=seed).repeat().batch(batch_size).prefetch(2)
+    return _shuffled_indices(elements, seed).batch(batch_size, batch_fn=np.asarray).map(_rows(elements))
+
+
+def mixture_batches(parts: list, batch_size: int, seed: int):
+    """Batches drawing examples from every part of `parts` (each a tuple of `elements`) in proportion
+    to the parts' sizes; each part shuffled and repeated (see the module contract)."""
+    sizes = [_length(part) for part in parts]
+    weights = [size / sum(sizes) for size in sizes]
+    if _uses_tf_data():
+        import tensorflow as tf
+
+        datasets = [tf.data.Dataset.from_tensor_slices(part).shuffle(size, seed=seed).repeat()
+                    for part, size in zip(parts, sizes)]
+        return tf.data.Dataset.sample_from_datasets(datasets, weights=weights, seed=seed).batch(batch_size).prefetch(2)
+    import grain
+
+    examples = [_shuffled_indices(part, seed).map(_rows(part)) for part in parts]
+    return grain.MapDataset.mix(examples, weights=weights).batch(batch_size)
