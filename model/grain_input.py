@@ -25,9 +25,8 @@ from model.pretrain_records import (
     DataSpec,
     DynamicMasker,
     decode_record,
-    shard_order,
+    epoch_files,
     split_files,
-    training_files,
     window_permutation,
 )
 
@@ -142,8 +141,7 @@ def train_batches(
 ) -> grain.IterDataset:
     """One epoch of training batches (dicts of numpy arrays, drop_remainder), starting `skip_batches`
     into the epoch: `model.pretrain_data.train_dataset`'s batches (with the loss denominators)."""
-    files, modulus = training_files(spec, eval_every)
-    ordered = [files[i] for i in shard_order(len(files), seed, epoch)]
+    ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
     windows = _records(ordered, modulus, False, cycle_length).batch(shuffle_buffer, batch_fn=list)
     records = grain.experimental.FlatMapIterDataset(
         windows.map_with_index(lambda number, window: (number, window)),

@@ -19,10 +19,9 @@ from model.pretrain_records import (  # the TF-free half, re-exported for this m
     check_compatible,
     check_heldout_not_empty,
     check_shards,
+    epoch_files,
     inspect_data,
-    shard_order,
     split_files,
-    training_files,
     window_permutation,
 )
 
@@ -127,8 +126,7 @@ def train_dataset(
 ) -> tf.data.Dataset:
     """One epoch of training batches (drop_remainder), starting `skip_batches` into the epoch;
     `shuffle_buffer` is the window of the window shuffle."""
-    files, modulus = training_files(spec, eval_every)
-    ordered = [files[i] for i in shard_order(len(files), seed, epoch)]
+    ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
     records = _window_shuffle(_records(ordered, modulus, False, cycle_length), seed, epoch, shuffle_buffer)
     examples = _examples(spec, records, seed, epoch, skip_batches * batch_size)
     return examples.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)

@@ -4,7 +4,7 @@ dynamic masking of one example. Both inputs use these: tf.data (`model.pretrain_
 backend) and Grain (`model.grain_input`, the JAX backend, which never imports TensorFlow).
 
 The order of an epoch `e` (seed `s`), the same in both inputs:
-  1. the training shards in the order `shard_order(n, s, e)` (a NumPy permutation);
+  1. the training shards in the order `shard_order(n, s, e)` (a NumPy permutation): `epoch_files`;
   2. their records interleaved round-robin, one at a time, over `cycle_length` open shards: when a
      shard ends its slot is skipped and refilled with the next shard when the cycle comes back to it
      (tf.data's `interleave` with block_length 1, and Grain's `InterleaveIterDataset`);
@@ -218,6 +218,12 @@ def training_files(spec: DataSpec, eval_every: int = 20) -> tuple[list[str], int
 def shard_order(num_files: int, seed: int, epoch: int) -> np.ndarray:
     """The order in which epoch `epoch` opens the training shards: a permutation of range(num_files)."""
     return np.random.default_rng(derive_seed(seed, epoch)).permutation(num_files)
+
+
+def epoch_files(spec: DataSpec, seed: int, epoch: int, eval_every: int = 20) -> tuple[list[str], int]:
+    """(the training shards in the order epoch `epoch` opens them, record modulus of `training_files`)."""
+    files, modulus = training_files(spec, eval_every)
+    return [files[i] for i in shard_order(len(files), seed, epoch)], modulus
 
 
 def window_permutation(seed: int, epoch: int, window: int, size: int) -> np.ndarray:

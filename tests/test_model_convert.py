@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from model_testdata import padded_inputs
 
 from model.config import get_preset
 from model.convert import (
@@ -37,14 +38,7 @@ def hf_config(**overrides):
 
 
 def inputs(seed=0):
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(5, VOCAB, (3, 10)).astype("int32")
-    mask = np.ones_like(ids)
-    mask[1, 6:] = 0
-    mask[2, 3:] = 0
-    segments = np.zeros_like(ids)
-    segments[:, 4:] = 1
-    return {"input_ids": ids * mask, "segment_ids": segments * mask, "input_mask": mask,
+    return {**padded_inputs(VOCAB, 10, seed),
             "masked_lm_positions": np.array([[0, 4, 9], [1, 2, 5], [0, 1, 2]], "int32")}
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import shared_path
+from model_testdata import padded_inputs
 
 from albert.tokenization import AlbertTokenizer
 from model.config import get_preset
@@ -28,17 +29,6 @@ LAYOUTS = {
 TEXTS = ["The Year 10, CAFÉ naïve (a-b)", "``Quoted'' text\u00a0and  spaces", "Москва İstanbul ½"]
 
 
-def backbone_inputs(seed=0):
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(5, VOCAB, (3, 12)).astype("int32")
-    mask = np.ones_like(ids)
-    mask[1, 7:] = 0
-    mask[2, 3:] = 0
-    segments = np.zeros_like(ids)
-    segments[:, 5:] = 1
-    return ids * mask, segments * mask, mask
-
-
 @pytest.mark.keras
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_keras_hub_backbone_matches_ours(layout, keras_backend, tmp_path):
@@ -48,9 +38,10 @@ def test_keras_hub_backbone_matches_ours(layout, keras_backend, tmp_path):
     model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=VOCAB, **LAYOUTS[layout]))
     export_keras_hub(model, str(tmp_path / "preset"))
     backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "preset"))
-    ids, segments, mask = backbone_inputs()
-    ours = model.backbone({"input_ids": ids, "segment_ids": segments, "input_mask": mask})
-    theirs = backbone({"token_ids": ids, "segment_ids": segments, "padding_mask": mask})
+    batch = padded_inputs(VOCAB, 12)
+    ours = model.backbone(batch)
+    theirs = backbone({"token_ids": batch["input_ids"], "segment_ids": batch["segment_ids"],
+                       "padding_mask": batch["input_mask"]})
     diff = float(np.abs(np.asarray(ours["sequence_output"]) - np.asarray(theirs["sequence_output"]))
                  .max())
     print({"backend": keras_backend, "layout": layout, "max_abs_diff": diff})
