@@ -2,14 +2,17 @@
 
 Masked-LM: always predict the piece most often masked in the training data (the unigram-frequency
 baseline); sentence order: always predict the training data's majority label (0.5 by construction
-of SOP data, up to sampling).
+of SOP data, up to sampling). Reads the batches the trainer reads (`model.pretrain_input`: Grain
+on JAX, without TensorFlow; tf.data on TensorFlow).
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
-from model import pretrain_data
+from model import pretrain_input, pretrain_records
 
 
 def unigram_baseline(data: str, *, batch_size: int = 64, train_batches: int = 200,
@@ -20,20 +23,21 @@ def unigram_baseline(data: str, *, batch_size: int = 64, train_batches: int = 20
 
     Returns {masked_lm_accuracy, sop_accuracy, piece_id, train_masked_tokens, heldout_masked_tokens}.
     """
-    spec = pretrain_data.inspect_data(data)
+    spec = pretrain_records.inspect_data(data)
     counts = np.zeros(0, np.int64)
     order = np.zeros(2, np.int64)
-    for batch in pretrain_data.train_dataset(spec, batch_size, epoch=0, seed=seed).take(train_batches):
-        labels = batch["masked_lm_ids"].numpy()[batch["masked_lm_weights"].numpy() > 0]
+    training = pretrain_input.numpy_batches(pretrain_input.train_batches(spec, batch_size, epoch=0, seed=seed))
+    for batch in itertools.islice(training, train_batches):
+        labels = batch["masked_lm_ids"][batch["masked_lm_weights"] > 0]
         counts = _add_counts(counts, labels)
-        order += np.bincount(batch["next_sentence_labels"].numpy().ravel(), minlength=2)[:2]
+        order += np.bincount(batch["next_sentence_labels"].ravel(), minlength=2)[:2]
     piece = int(np.argmax(counts)) if counts.any() else 0
     majority = int(np.argmax(order))
     hits = masked = sop_hits = pairs = 0
-    for batch in pretrain_data.heldout_dataset(spec, batch_size, seed=seed, max_batches=heldout_batches):
-        labels = batch["masked_lm_ids"].numpy()[batch["masked_lm_weights"].numpy() > 0]
+    for batch in pretrain_input.heldout_batches(spec, batch_size, seed=seed, max_batches=heldout_batches):
+        labels = batch["masked_lm_ids"][batch["masked_lm_weights"] > 0]
         hits, masked = hits + int((labels == piece).sum()), masked + labels.size
-        sop = batch["next_sentence_labels"].numpy().ravel()
+        sop = batch["next_sentence_labels"].ravel()
         sop_hits, pairs = sop_hits + int((sop == majority).sum()), pairs + sop.size
     return {
         "masked_lm_accuracy": hits / masked if masked else None,

@@ -1,5 +1,6 @@
-"""On JAX, model.pretrain and model.finetune train without TensorFlow (Grain input), and the
-pretraining Grain input trains to the same weights as the tf.data input from the same data and seed."""
+"""On JAX, model.pretrain (with its held-out baseline) and model.finetune train without TensorFlow
+(Grain input), and the pretraining Grain input trains to the same weights as the tf.data input from
+the same data and seed."""
 
 from __future__ import annotations
 
@@ -31,8 +32,13 @@ sys.meta_path.insert(0, NoTensorFlow())
 NO_TENSORFLOW = BLOCK_TENSORFLOW + """
 from model.pretrain import PretrainConfig, run
 
-result = run(PretrainConfig(**json.loads(sys.argv[1])))
+from model.baselines import unigram_baseline
+
+config = PretrainConfig(**json.loads(sys.argv[1]))
+result = run(config)
+baseline = unigram_baseline(config.data, batch_size=config.batch_size)
 print(json.dumps({"weights": result["weights_sha256"], "heldout": result["heldout"], "steps": result["steps"],
+                  "baseline": baseline["masked_lm_accuracy"],
                   "tensorflow": sorted(name for name in sys.modules if name.startswith("tensorflow"))}))
 """
 
@@ -55,7 +61,7 @@ def test_jax_pretraining_runs_without_tensorflow_and_matches_tf_data(keras_backe
         without_tf.kill()
     assert without_tf.returncode == 0, stderr[-3000:]
     grain = json.loads(stdout.strip().splitlines()[-1])
-    assert grain["steps"] == 3 and grain["tensorflow"] == []
+    assert grain["steps"] == 3 and grain["tensorflow"] == [] and 0.0 <= grain["baseline"] <= 1.0
     assert list((tmp_path / "grain" / "checkpoints").glob("ckpt-*"))
     assert list((tmp_path / "grain" / "tensorboard").glob("events.out.tfevents.*"))
     assert tf_data["weights_sha256"] == grain["weights"]
