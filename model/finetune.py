@@ -389,7 +389,8 @@ def fit(model: FinetuneModel, data: TaskData, hp: dict, config: FinetuneConfig) 
     evaluation = DevEvaluation(data, batch, eval_every)
     stopping = keras.callbacks.EarlyStopping(monitor=f"dev_{evaluation.metric}", mode="max",
                                              patience=config.patience)
-    model.fit(train_batches((inputs_of(data.train), data.train["labels"]), batch, config.seed), steps_per_epoch=eval_every,
+    batches = train_batches((inputs_of(data.train), data.train["labels"]), batch, config.seed)
+    model.fit(batches, steps_per_epoch=eval_every,
               epochs=math.ceil(steps / eval_every), callbacks=[evaluation, stopping], shuffle=False,
               verbose=config.verbose_fit)
     return evaluation
