@@ -6,6 +6,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from albert.config import ConfigError
 from albert.log import setup_logging
 from albert.stage import guarded, report_failure
 
@@ -36,8 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     name, rest = args[0], args[1:]
     if name not in COMMANDS:
-        print(f"albert: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
-        return 2
+        known = ", ".join(COMMANDS)
+        error = ConfigError(f"unknown command {name!r}; the commands are {known}")
+        return _failed("albert", error, rest)
     module_name, _ = COMMANDS[name]
     try:
         module = importlib.import_module(module_name)

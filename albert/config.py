@@ -49,7 +49,7 @@ class StageConfig(BaseModel):
 
 
 def format_validation_error(cls: type[BaseModel], error: ValidationError) -> str:
-    """One line per bad field: `Config.field: reason (got value)`."""
+    """One line: `Config.field: reason (got value)` for each bad field, joined by `; `."""
     lines = []
     for item in error.errors():
         if not item["loc"]:  # a check across fields: its message names them
@@ -58,7 +58,7 @@ def format_validation_error(cls: type[BaseModel], error: ValidationError) -> str
         field = ".".join(str(part) for part in item["loc"])
         got = f" (got {item['input']!r})" if "input" in item and item["type"] != "missing" else ""
         lines.append(f"{cls.__name__}.{field}: {item['msg']}{got}")
-    return "invalid configuration:\n  " + "\n  ".join(lines)
+    return " ".join("; ".join(lines).split())
 
 
 def build_config(cls: type[C], values: dict[str, Any]) -> C:
@@ -69,12 +69,45 @@ def build_config(cls: type[C], values: dict[str, Any]) -> C:
         raise ConfigError(format_validation_error(cls, error)) from None
 
 
+def read_yaml(path: str | Path) -> Any:
+    """The plain data of the YAML file `path` (safe_load: no tag builds a Python object).
+
+    A missing or unreadable file, text that is not UTF-8 or YAML, and a tag such as
+    `!!python/object` raise ConfigError `PATH: REASON` (one line).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: {_yaml_reason(error)}") from None
+
+
+def _yaml_reason(error: yaml.YAMLError) -> str:
+    """`line L, column C: problem (context)` of a YAML error, on one line."""
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return " ".join(str(error).split())
+    problem = error.problem or "invalid YAML"
+    if "tag:yaml.org,2002:python/" in problem:
+        tag = problem.split("tag:yaml.org,2002:", 1)[1].rstrip("'")
+        problem = (f"the tag !!{tag} would build a Python object; "
+                   "configuration files hold plain values")
+    elif error.context:
+        problem = f"{problem} ({error.context})"
+    mark = error.problem_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return " ".join(f"{where}{problem}".split())
+
+
 def load_config(cls: type[C], path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> C:
     """Load a YAML mapping of field values (if given), apply `overrides`, validate."""
     values: dict[str, Any] = {}
     if path is not None:
-        text = Path(path).read_text(encoding="utf-8")
-        loaded = yaml.safe_load(text) or {}
+        loaded = read_yaml(path) or {}
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: expected a YAML mapping of {cls.__name__} fields")
         values.update(loaded)

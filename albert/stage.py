@@ -1,7 +1,8 @@
 """The command-line entry every stage shares: flags from its config, logging, clear errors.
 
-Every failure reaches the user as one line, `PROG failed: PATH: REASON` (exit code 2 for bad input
-or configuration, 1 for an internal error); the traceback is shown only with `--verbose`. Errors
+Every failure reaches the user as one line, `PROG failed: PATH: REASON` or, for a bad setting,
+`PROG failed: FIELD: REASON` (exit code 2 for bad input, a bad flag or configuration, 1 for an
+internal error); the traceback is shown only with `--verbose`. Errors
 Beam re-raises from a worker (a long remote traceback ending in `[while running 'step']`) are
 reduced to the innermost StageError's `PATH: REASON`.
 """
@@ -16,7 +17,7 @@ import re
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from albert import reaper
 from albert.config import ConfigError, StageConfig, add_config_arguments, config_from_namespace
@@ -118,6 +119,37 @@ def naming(path: str) -> Iterator[None]:
         raise StageError(reason if reason.startswith(f"{path}:") else f"{path}: {reason}") from error
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose usage errors (an unknown flag, a missing value) raise ConfigError, so that
+    they are reported like every other failure: one line, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ConfigError(f"{message} ({self.prog} --help lists the flags)")
+
+
+def run_command(
+    prog: str,
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    body: Callable[[argparse.Namespace, list[str] | None], int],
+    *,
+    known_args: bool = False,
+) -> int:
+    """Parse `argv` and return `body(args, unknown flags or None)`; from parsing on, every failure
+    is one line and an exit code (`guarded`). With `known_args`, unknown flags go to `body`."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verbose = "--verbose" in argv
+    setup_logging(verbose)
+
+    def parse_and_run() -> int:
+        if known_args:
+            args, unknown = parser.parse_known_args(argv)
+            return body(args, unknown)
+        return body(parser.parse_args(argv), None)
+
+    return guarded(prog, verbose, parse_and_run)
+
+
 def stage_main(
     config_cls: type[StageConfig],
     run: Callable[..., Any],
@@ -129,31 +161,24 @@ def stage_main(
 ) -> int:
     """Parse flags into `config_cls`, run the stage, print its summary as JSON; return an exit code.
 
-    With `beam=True`, flags the config does not know are passed to `run` as Beam pipeline options
+    The configuration (`--config` file and flags) is validated before anything else runs. With
+    `beam=True`, flags the config does not know are passed to `run` as Beam pipeline options
     (`--runner`, `--direct_num_workers`, Dataflow's `--project` ...).
     """
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog,
         description=description,
         epilog="Any other --flag is passed to Apache Beam as a pipeline option." if beam else None,
     )
     parser.add_argument("--verbose", action="store_true", help="show debug logs and TensorFlow/Beam output")
     add_config_arguments(parser, config_cls)
-    if beam:
-        args, beam_args = parser.parse_known_args(argv)
-    else:
-        args, beam_args = parser.parse_args(argv), None
-    setup_logging(args.verbose)
-    reaper.watch()  # a killed command leaves no server or worker processes behind
-    try:
-        config = config_from_namespace(config_cls, args)
-    except ConfigError as error:
-        parser.error(str(error))
 
-    def body() -> int:
+    def body(args: argparse.Namespace, beam_args: list[str] | None) -> int:
+        config = config_from_namespace(config_cls, args)
+        reaper.watch()  # a killed command leaves no server or worker processes behind
         result = run(config, beam_args) if beam else run(config)
         if result is not None:
             print(json.dumps(result, indent=2, sort_keys=True, default=str), file=sys.stdout)
         return 0
 
-    return guarded(prog, args.verbose, body)
+    return run_command(prog, parser, argv, body, known_args=beam)

@@ -13,10 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
-from albert.log import setup_logging
+from albert.config import ConfigError, read_yaml
+from albert.stage import ArgumentParser, run_command
 
 logger = logging.getLogger(__name__)
 
@@ -24,11 +23,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_deployments(path: Path) -> list[dict[str, Any]]:
-    """The `deployments:` entries of a prefect.yaml file."""
-    spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    deployments = spec.get("deployments") or []
+    """The `deployments:` entries of a prefect.yaml file (ConfigError `PATH: REASON` if none)."""
+    spec = read_yaml(path)
+    deployments = spec.get("deployments") if isinstance(spec, dict) else None
     if not deployments:
-        raise SystemExit(f"{path}: no deployments")
+        raise ConfigError(f"{path}: no deployments")
     return deployments
 
 
@@ -64,12 +63,14 @@ def apply(deployment: dict[str, Any], source: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.deploy") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    parser = ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--file", default=str(REPO_ROOT / "prefect.yaml"), help="the prefect.yaml to apply")
     parser.add_argument("--source", default=str(REPO_ROOT), help="directory the worker runs the flow code from")
     parser.add_argument("--verbose", action="store_true", help="debug logs")
-    args = parser.parse_args(argv)
-    setup_logging(args.verbose)
+    return run_command(prog, parser, argv, _apply_all)
+
+
+def _apply_all(args: argparse.Namespace, _: None) -> int:
     for deployment in load_deployments(Path(args.file)):
         deployment_id = apply(deployment, Path(args.source))
         print(f"applied deployment {deployment['name']} ({deployment_id}) to work pool {deployment['work_pool']['name']}")
