@@ -45,6 +45,7 @@ class DataSpec:
     vocab_size: int | None = None
     vocab_sha256: str | None = None
     metadata: dict = field(default_factory=dict)
+    metadata_path: str | None = None
 
 
 def shard_files(data: str) -> list[str]:
@@ -86,7 +87,8 @@ def inspect_data(data: str) -> DataSpec:
     seq_len = len(features["input_ids"])
     preds = len(features["masked_lm_positions"]) if "masked_lm_positions" in features else 0
     metadata: dict = {}
-    if fileio.exists(metadata_path):
+    found = fileio.exists(metadata_path)
+    if found:
         with fileio.open_file(metadata_path, "r") as handle:
             metadata = json.load(handle)
         expected_seq = metadata.get("max_seq_length")
@@ -124,17 +126,25 @@ def inspect_data(data: str) -> DataSpec:
         vocab_size=metadata.get("vocab_size"),
         vocab_sha256=metadata.get("spm_model_sha256") or metadata.get("vocab_sha256") or metadata.get("vocab_hash"),
         metadata=metadata,
+        metadata_path=metadata_path if found else None,
     )
 
 
-def check_compatible(spec: DataSpec, *, vocab_size: int, max_position_embeddings: int, vocab_sha256: str | None) -> None:
-    """Clear errors when the data cannot feed the model (vocabulary, sequence length)."""
+def check_compatible(spec: DataSpec, *, vocab_size: int, max_position_embeddings: int,
+                     vocab_sha256: str | None, vocab_origin: str = "the run's flags",
+                     spm_model: str | None = None) -> None:
+    """Clear errors when the data cannot feed the model (vocabulary, sequence length); a vocabulary
+    mismatch names the data's metadata.json, and `vocab_origin` (where `vocab_size` came from, e.g.
+    `--spm-model PATH`) or `spm_model` (the file hashed to `vocab_sha256`)."""
+    where = spec.metadata_path or spec.files[0]
     if spec.vocab_size is not None and int(spec.vocab_size) != int(vocab_size):
-        raise StageError(f"data vocabulary has {spec.vocab_size} pieces but the model's vocab_size is {vocab_size}")
+        raise StageError(f"{where}: data vocabulary has {spec.vocab_size} pieces but the model's "
+                         f"vocab_size is {vocab_size} (from {vocab_origin})")
     if vocab_sha256 and spec.vocab_sha256 and vocab_sha256 != spec.vocab_sha256:
         raise StageError(
-            f"data was tokenized with SentencePiece model sha256={spec.vocab_sha256[:12]}… but the run expects "
-            f"{vocab_sha256[:12]}… (different vocabulary)"
+            f"{where}: data was tokenized with SentencePiece model "
+            f"sha256={spec.vocab_sha256[:12]}… but {spm_model or 'the run'} has "
+            f"sha256={vocab_sha256[:12]}… (different vocabulary)"
         )
     if spec.max_seq_length > max_position_embeddings:
         raise StageError(

@@ -1,6 +1,7 @@
 """model.pretrain_data: metadata checks with clear errors, deterministic per-epoch order, exact skip, held-out split."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -43,12 +44,31 @@ def test_feature_listed_in_metadata_but_absent_is_an_error(tmp_path):
 def test_vocabulary_mismatches_are_clear_errors(tmp_path):
     data = write_shards(tmp_path / "d", num_shards=1, per_shard=4, metadata={"spm_model_sha256": "a" * 64})
     spec = pretrain_data.inspect_data(str(data))
-    with pytest.raises(StageError, match="vocab_size is 200"):
-        pretrain_data.check_compatible(spec, vocab_size=200, max_position_embeddings=512, vocab_sha256=None)
-    with pytest.raises(StageError, match="different vocabulary"):
-        pretrain_data.check_compatible(spec, vocab_size=100, max_position_embeddings=512, vocab_sha256="b" * 64)
+    metadata = re.escape(str(data / "metadata.json"))
+    with pytest.raises(StageError, match=rf"^{metadata}: data vocabulary has 100 pieces but the "
+                                         r"model's vocab_size is 200 \(from --vocab-size 200\)$"):
+        pretrain_data.check_compatible(spec, vocab_size=200, max_position_embeddings=512,
+                                       vocab_sha256=None, vocab_origin="--vocab-size 200")
+    with pytest.raises(StageError, match=rf"^{metadata}: data was tokenized with SentencePiece "
+                                         r"model sha256=aaaaaaaaaaaa… but /v/spiece.model has "
+                                         r"sha256=bbbbbbbbbbbb… \(different vocabulary\)$"):
+        pretrain_data.check_compatible(spec, vocab_size=100, max_position_embeddings=512,
+                                       vocab_sha256="b" * 64, spm_model="/v/spiece.model")
     with pytest.raises(StageError, match="max_position_embeddings=16"):
         pretrain_data.check_compatible(spec, vocab_size=100, max_position_embeddings=16, vocab_sha256=None)
+
+
+def test_a_vocabulary_mismatch_names_metadata_json_and_the_flag_in_one_line(tmp_path, capsys):
+    from model import pretrain
+
+    data = write_shards(tmp_path / "d", num_shards=1, per_shard=4)
+    code = pretrain.main(["--data", str(data), "--output", str(tmp_path / "out"),
+                          "--vocab-size", "200", "--preset", "albert-nano", "--steps", "1"])
+    [line] = [line for line in capsys.readouterr().err.splitlines() if " failed: " in line]
+    assert code == 2
+    metadata = data / "metadata.json"
+    assert line.endswith(f"python -m model.pretrain failed: {metadata}: data vocabulary has 100 "
+                         "pieces but the model's vocab_size is 200 (from --vocab-size 200)")
 
 
 def test_no_shards_is_an_error(tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 from albert import fileio
 from albert.stage import naming
 from model.pretrain.config import PretrainConfig
+from model.pretrain.identity import vocab_origin
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ def build_training(config: PretrainConfig, spec, strategy, vocab_size: int, voca
         model = build_model(config, vocab_size)
         pretrain_records.check_compatible(
             spec, vocab_size=vocab_size, max_position_embeddings=model.config.max_position_embeddings,
-            vocab_sha256=vocab_sha,
+            vocab_sha256=vocab_sha, vocab_origin=vocab_origin(config), spm_model=config.spm_model,
         )
         optimizer, schedule = build_training_optimizer(config)
         optimizer.build(model.trainable_variables)

@@ -37,6 +37,13 @@ def resolve_vocab(config: PretrainConfig, spec) -> tuple[int, str | None]:
     return int(size), sha
 
 
+def vocab_origin(config: PretrainConfig) -> str:
+    """Where `resolve_vocab`'s size comes from, for error messages: the flag and its value."""
+    if config.vocab_size:
+        return f"--vocab-size {config.vocab_size}"
+    return f"--spm-model {config.spm_model}" if config.spm_model else "the data's metadata.json"
+
+
 class IncompatibleOutputError(StageError):
     """OUTPUT holds the checkpoints of another training run: continuing them would not be this run."""
 
