@@ -75,7 +75,8 @@ def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
     if missing:
         raise StageError(f"{predictions_path}: no prediction for {len(missing)} examples (e.g. {missing[0]!r})")
     guids = list(gold)
-    return glue_metrics(task, [predicted[g] for g in guids], [gold[g] for g in guids])
+    return {**glue_metrics(task, [predicted[g] for g in guids], [gold[g] for g in guids]),
+            "unknown_predictions": count_unknown(gold, predicted, predictions_path, gold_path)}
 
 
 def score_squad(gold_path: str, predictions_path: str, na_probs_path: str | None,
@@ -86,7 +87,9 @@ def score_squad(gold_path: str, predictions_path: str, na_probs_path: str | None
     predictions = _read_json(predictions_path)
     if not isinstance(predictions, dict):
         raise StageError(f"{predictions_path}: expected a JSON object {{question id: answer}}")
-    coverage = prediction_coverage(gold, predictions, predictions_path)
+    unknown = count_unknown(gold, predictions, predictions_path, gold_path)
+    coverage = {**prediction_coverage(gold, predictions, predictions_path),
+                "unknown_predictions": unknown}
     if not is_v2(gold_path):
         return {**squad_v1_scores(gold, predictions), **coverage}
     na_probs = _read_json(na_probs_path) if na_probs_path else None
@@ -107,6 +110,17 @@ def prediction_coverage(gold: dict, predictions: dict, predictions_path: str) ->
     return {"predicted": predicted, "missing_predictions": missing}
 
 
+def count_unknown(gold: dict, predictions: dict, predictions_path: str, gold_path: str) -> int:
+    """How many predictions have an id that is not in the gold file: they are not scored, and a
+    warning names the predictions file (the wrong gold file, or predictions of another split)."""
+    unknown = [key for key in predictions if key not in gold]
+    if unknown:
+        logger.warning("%s: %d of %d predictions have an id that is not in %s (e.g. %r); "
+                       "not scored", predictions_path, len(unknown), len(predictions), gold_path,
+                       unknown[0])
+    return len(unknown)
+
+
 def score_race(gold_dir: str, predictions_path: str) -> dict:
     examples = list(read_race(gold_dir))
     if not examples:
@@ -122,8 +136,11 @@ def score_race(gold_dir: str, predictions_path: str) -> dict:
     missing = [e.example_id for e in examples if e.example_id not in predicted]
     if missing:
         raise StageError(f"{predictions_path}: no prediction for {len(missing)} questions (e.g. {missing[0]!r})")
-    return race_accuracy([e.level for e in examples], [predicted[e.example_id] for e in examples],
-                         [e.label for e in examples])
+    gold = {e.example_id: e for e in examples}
+    scores = race_accuracy([e.level for e in examples], [predicted[e.example_id] for e in examples],
+                           [e.label for e in examples])
+    unknown = count_unknown(gold, predicted, predictions_path, gold_dir)
+    return {**scores, "unknown_predictions": unknown}
 
 
 def predict_with_model(config: EvaluateConfig) -> tuple[str, str | None, float | None]:

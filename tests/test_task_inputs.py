@@ -9,6 +9,7 @@ from conftest import shared_path
 
 from albert.stage import StageError
 from model import evaluate, finetune
+from model.tasks.glue import read_glue
 from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
 
 SST2_ROWS = "sentence\tlabel\n" + "a fine film\t1\na dull film\t0\n" * 4
@@ -76,3 +77,30 @@ def test_partial_squad_predictions_are_reported(tmp_path, caplog):
     predictions.write_text(json.dumps({"not-a-question": "x"}))
     with pytest.raises(StageError, match=rf"^{predictions}: none of the 10570 gold questions has a prediction"):
         evaluate.run(evaluate.EvaluateConfig(task="squad1", gold=str(gold), predictions=str(predictions)))
+
+
+def test_predictions_for_ids_not_in_the_gold_file_are_counted_and_named(tmp_path, caplog):
+    gold, predictions = tmp_path / "dev.tsv", tmp_path / "predictions.tsv"
+    gold.write_text(SST2_ROWS)
+    rows = [f"{e.guid}\t{e.label}\n" for e in read_glue("sst2", str(gold), "dev")]
+    predictions.write_text("index\tprediction\n" + "".join(rows) + "900\t0\n901\t1\n")
+    config = evaluate.EvaluateConfig(task="sst2", gold=str(gold), predictions=str(predictions))
+    with caplog.at_level("WARNING", logger="model.evaluate"):
+        scores = evaluate.run(config)["scores"]
+    assert scores["unknown_predictions"] == 2 and scores["accuracy"] == 1.0
+    assert (f"{predictions}: 2 of 10 predictions have an id that is not in {gold} (e.g. '900'); "
+            "not scored") in caplog.text
+
+    squad, answers = tmp_path / "squad.json", tmp_path / "answers.json"
+    answer = {"text": "The cat", "answer_start": 0}
+    paragraph = {"context": "The cat sat.",
+                 "qas": [{"id": "q1", "question": "Who sat?", "answers": [answer]}]}
+    article = {"title": "t", "paragraphs": [paragraph]}
+    squad.write_text(json.dumps({"version": "1.1", "data": [article]}))
+    answers.write_text(json.dumps({"q1": "The cat", "q-from-another-file": "x"}))
+    caplog.clear()
+    config = evaluate.EvaluateConfig(task="squad1", gold=str(squad), predictions=str(answers))
+    with caplog.at_level("WARNING", logger="model.evaluate"):
+        scores = evaluate.run(config)["scores"]
+    assert (scores["unknown_predictions"], scores["exact_match"]) == (1, 100.0)
+    assert f"{answers}: 1 of 2 predictions have an id that is not in {squad}" in caplog.text
