@@ -141,7 +141,7 @@ def test_an_unknown_albert_command_is_one_line(capsys):
     ([sys.executable, "-m", "model.pretrain", "--batch-size", "0", "--config"],
      "data: d\noutput: o\n",
      "python -m model.pretrain failed: PretrainConfig.batch_size: Input should be greater than 0"),
-])
+], ids=["python -m pipelines.segment", "albert vocab", "python -m model.pretrain"])
 def test_the_real_command_prints_one_line_and_exits_2(command, config_text, expected, tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text(config_text)
