@@ -51,8 +51,9 @@ def pickle_record(marker: Path) -> bytes:
     return record.serialize()
 
 
-def serializers() -> list[Any]:
-    """Serializer entries as records name them: Prefect's own (model dumps), ours, and odd ones."""
+def attacks(marker: Path) -> list[tuple[dict, str]]:
+    """(serializer entry, result text) pairs: each of Prefect's pickle-based serializers with a
+    payload that it would load by running `touch marker`, and its class-importing JSON ones."""
     from prefect.serializers import (
         CompressedJSONSerializer,
         CompressedPickleSerializer,
@@ -61,19 +62,31 @@ def serializers() -> list[Any]:
         PickleSerializer,
     )
 
-    real = [
+    bomb = RunsCommand(f"touch {shlex.quote(str(marker))}")
+    pickling = [
         PickleSerializer(),
         PickleSerializer(picklelib="pickle"),
-        JSONSerializer(),
         CompressedPickleSerializer(),
-        CompressedJSONSerializer(),
         *(
-            CompressedSerializer(serializer=PickleSerializer(), compressionlib=lib)
-            for lib in ("lzma", "bz2", "zlib", "gzip")
+            CompressedSerializer(serializer=PickleSerializer(picklelib=lib), compressionlib=comp)
+            for lib in ("cloudpickle", "pickle")
+            for comp in ("lzma", "bz2", "zlib", "gzip")
         ),
     ]
+    class_by_name = {"__class__": f"{__name__}.RunsCommand", "data": {"command": f"touch {marker}"}}
     return [
-        *(s.model_dump(mode="json") for s in real),
+        *((s.model_dump(mode="json"), s.dumps(bomb).decode()) for s in pickling),
+        *(
+            (s.model_dump(mode="json"), s.dumps(class_by_name).decode())
+            for s in (JSONSerializer(), CompressedJSONSerializer())
+        ),
+    ]
+
+
+def serializers(marker: Path) -> list[Any]:
+    """Serializer entries as records name them: Prefect's own (model dumps), ours, and odd ones."""
+    return [
+        *(entry for entry, _ in attacks(marker)),
         {"type": "albert-json"},
         {"type": "albert-json", "picklelib": "pickle"},
         {"type": "ALBERT-JSON"},
@@ -87,33 +100,14 @@ def serializers() -> list[Any]:
 def payloads(marker: Path) -> list[str]:
     """Result texts that run `touch marker` when a pickle-based serializer (base64, compressed or
     raw) or Prefect's class-importing JSON decoder loads them."""
-    from prefect.serializers import CompressedSerializer, JSONSerializer, PickleSerializer
-
-    bomb = RunsCommand(f"touch {shlex.quote(str(marker))}")
-    texts = [
-        PickleSerializer(picklelib=lib).dumps(bomb).decode() for lib in ("cloudpickle", "pickle")
-    ]
-    texts += [
-        CompressedSerializer(serializer=PickleSerializer(picklelib=lib), compressionlib=comp)
-        .dumps(bomb)
-        .decode()
-        for lib in ("cloudpickle", "pickle")
-        for comp in ("lzma", "bz2", "zlib", "gzip")
-    ]
-    raw = pickle.dumps(bomb)
-    texts += [
+    raw = pickle.dumps(RunsCommand(f"touch {shlex.quote(str(marker))}"))
+    return [
+        *(text for _, text in attacks(marker)),
         raw.decode("latin-1"),
         base64.b64encode(raw).decode(),
         base64.b64encode(zlib.compress(raw)).decode(),
         base64.b64encode(lzma.compress(raw)).decode(),
     ]
-    texts += [
-        JSONSerializer().dumps({"__class__": "os.system", "data": f"touch {marker}"}).decode(),
-        json.dumps(
-            {"__class__": f"{__name__}.RunsCommand", "data": {"command": f"touch {marker}"}}
-        ),
-    ]
-    return texts
 
 
 _KEYS = [
@@ -133,13 +127,17 @@ _KEYS = [
 ]
 
 
+OPERATIONS = ["set", "drop", "duplicate", "serializer", "old", "payload", "attack", "attack"]
+
+
 def mutations(genuine: bytes, marker: Path) -> st.SearchStrategy[bytes]:
     """Bytes derived from the real record `genuine`: keys added, dropped or duplicated at every
     level, other serializers (in the metadata or at the top, as old records kept them), the old
     record format, attack payloads as the result, then optionally a byte-level change (truncation,
     a flipped or inserted byte, compression, base64, another text encoding, trailing data)."""
     record = json.loads(genuine)
-    names, texts = serializers(), payloads(marker)
+    names, texts = serializers(marker), payloads(marker)
+    matched = st.sampled_from(attacks(marker)).map(copy.deepcopy)
     named = st.sampled_from(names).map(copy.deepcopy)  # drawn entries get mutated: never share them
     values = st.one_of(
         named,
@@ -162,14 +160,15 @@ def mutations(genuine: bytes, marker: Path) -> st.SearchStrategy[bytes]:
         duplicates: dict[str, list[tuple[str, Any]]] = {}
         for _ in range(draw(st.integers(0, 4))):
             op, level = (
-                draw(st.sampled_from(["set", "drop", "duplicate", "serializer", "old", "payload"])),
+                draw(st.sampled_from(OPERATIONS)),
                 draw(levels),
             )
+            metadata = doc.get("metadata")
             target = {
                 "top": doc,
-                "metadata": doc.get("metadata"),
+                "metadata": metadata,
                 "value": value,
-                "serializer": (doc.get("metadata") or {}).get("serializer"),
+                "serializer": metadata.get("serializer") if isinstance(metadata, dict) else None,
             }[level]
             if op == "set" and isinstance(target, dict):
                 target[draw(keys)] = draw(values)
@@ -183,6 +182,18 @@ def mutations(genuine: bytes, marker: Path) -> st.SearchStrategy[bytes]:
                 where = doc if level in ("top", "value") else doc.setdefault("metadata", {})
                 if isinstance(where, dict):
                     where["serializer"] = draw(named)
+            elif (
+                op == "attack"
+            ):  # a serializer and a payload it loads, at the top, in metadata, both
+                (entry, payload), metadata = draw(matched), doc.get("metadata")
+                if level in ("top", "serializer") or not isinstance(metadata, dict):
+                    doc["serializer"] = (
+                        entry  # the classic attack: Prefect moves it over metadata's
+                    )
+                if level in ("metadata", "serializer") and isinstance(metadata, dict):
+                    metadata["serializer"] = copy.deepcopy(entry)
+                doc["result" if "result" in doc else "data"] = payload
+                value = None
             elif op == "old":  # Prefect's old layout: metadata fields and "data" at the top level
                 metadata = doc.pop("metadata", None)
                 doc.update(metadata if isinstance(metadata, dict) else {})
@@ -230,26 +241,13 @@ def _emit(doc: dict, duplicates: dict[str, list[tuple[str, Any]]], value_level: 
     return obj(doc, duplicates.get("top", []), top_level)
 
 
+BYTE_CHANGES = ["none"] * 6 + ["truncate", "flip", "insert", "gzip", "zlib", "bz2", "lzma",
+                               "base64", "utf-16", "bom", "trailing"]
+"""What happens to the mutated record's bytes: nothing about a third of the time."""
+
+
 def _byte_change(draw: Callable[[st.SearchStrategy[Any]], Any], data: bytes) -> bytes:
-    change = draw(
-        st.sampled_from(
-            [
-                "none",
-                "none",
-                "truncate",
-                "flip",
-                "insert",
-                "gzip",
-                "zlib",
-                "bz2",
-                "lzma",
-                "base64",
-                "utf-16",
-                "bom",
-                "trailing",
-            ]
-        )
-    )
+    change = draw(st.sampled_from(BYTE_CHANGES))
     at = draw(st.integers(0, max(len(data) - 1, 0)))
     if change == "truncate":
         return data[:at]
