@@ -30,6 +30,7 @@ Prints one JSON line: faults injected, survived, bytes lost, per scenario detail
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import hashlib
 import json
@@ -310,8 +311,8 @@ def record_fuzz(work: Path, examples: int, seed: int) -> dict:
         tasks.run_stage(tasks.segment, config, index=1, total=1, result_storage=root / ".prefect",
                         output_marker=str(root / "segment" / "stats.json"))
 
-    with prefect_test_harness(server_startup_timeout=90):
-        segment_once()
+    with prefect_test_harness(server_startup_timeout=90), contextlib.redirect_stdout(sys.stderr):
+        segment_once()  # its banners go to stderr: stdout is the one JSON line
     policy = tasks.segment.cache_policy
     key = stage_cache_key("segment", config, policy.input_fields, policy.modules)
     genuine, marker = (root / ".prefect" / key).read_bytes(), root / "pwned"
