@@ -113,7 +113,7 @@ def test_tampered_result_in_run_dir_is_refused_not_executed(echo_run: SimpleName
 
 
 def test_mutated_records_never_run_code(echo_run: SimpleNamespace, tmp_path: Path) -> None:
-    """Fuzz: thousands of mutations of the real record are refused in one line (Prefect's own check
+    """Fuzz: 1,500 mutations of the real record are each refused in one line (Prefect's own check
     then says absent: recomputed) or read as plain JSON data; no payload ever runs."""
     (tmp_path / "store").mkdir()
     storage = JsonOnlyLocalFileSystem(basepath=str(tmp_path / "store"))
