@@ -16,8 +16,13 @@ Scenarios (all on the real stages, shared books as the corpus):
 - `two_writers`: two pretraining runs started together on one output directory.
 - `io_errors`: an fsspec filesystem (object-store semantics) that fails its Nth call, for every N
   over one checkpoint save + metrics record + export commit; then the same operations again.
+- `records`: `--records` Hypothesis mutations of a real cached result record (the segment stage's,
+  written by a real flow run) read through the flows' result storage and Prefect's own cache check
+  (tests/record_mutations.py): each must be refused in one line or read back as plain JSON data,
+  and no payload (pickles that touch a marker file, plain, base64 or compressed) may ever run.
 
-    python benchmarks/faults.py [--seed 0] [--kills 2] [--work DIR] [--only vocab,tfrecords]
+    python benchmarks/faults.py [--seed 0] [--kills 2] [--records 20000] [--work DIR]
+                                [--only vocab,tfrecords,records]
 
 Prints one JSON line: faults injected, survived, bytes lost, per scenario details, the CPU model.
 """
@@ -25,6 +30,7 @@ Prints one JSON line: faults injected, survived, bytes lost, per scenario detail
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import hashlib
 import json
@@ -42,6 +48,7 @@ from machine import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # record_mutations: the fuzz of the cached-result read path
 BOOKS = ROOT.parent / "shared" / "data" / "books"
 CORPUS = ["austen-persuasion.txt", "chesterton-brown.txt", "shakespeare-macbeth.txt", "blake-poems.txt"]
 TIMING = ("steps_per_second", "sequences_per_second")
@@ -280,12 +287,59 @@ def io_error_scenarios(work: Path) -> list[dict]:
     return results
 
 
+def record_fuzz(work: Path, examples: int, seed: int) -> dict:
+    """Run the segment stage once as a real cached flow task, then read `examples` mutations of its
+    result record through the flows' result storage (`record_mutations.fuzz_reads`)."""
+    os.environ.update({"PREFECT_HOME": str(work / "prefect-home"),
+                       "PREFECT_LOGGING_LEVEL": "WARNING",  # set before Prefect is first imported
+                       "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+                       "PREFECT_SERVER_ANALYTICS_ENABLED": "false"})
+    from prefect import flow
+    from prefect.testing.utilities import prefect_test_harness
+    from record_mutations import fuzz_reads
+
+    from flows import tasks
+    from flows.caching import stage_cache_key
+    from pipelines.segment import SegmentConfig
+
+    root = work / "records"
+    config = SegmentConfig(input=[str(BOOKS / "blake-poems.txt")], output=str(root / "segment"),
+                           format="text", num_shards=1)
+
+    @flow
+    def segment_once() -> None:
+        tasks.run_stage(tasks.segment, config, index=1, total=1, result_storage=root / ".prefect",
+                        output_marker=str(root / "segment" / "stats.json"))
+
+    with prefect_test_harness(server_startup_timeout=90), contextlib.redirect_stdout(sys.stderr):
+        segment_once()  # its banners go to stderr: stdout is the one JSON line
+    policy = tasks.segment.cache_policy
+    key = stage_cache_key("segment", config, policy.input_fields, policy.modules)
+    genuine, marker = (root / ".prefect" / key).read_bytes(), root / "pwned"
+    (root / "fuzz").mkdir()
+    storage = tasks.JsonOnlyLocalFileSystem(basepath=str(root / "fuzz"))
+    begin = time.monotonic()
+    try:
+        outcomes, error = dict(fuzz_reads(storage, key, genuine, marker, examples, seed)), None
+    except Exception as failure:  # noqa: BLE001  (reported in the JSON line, with the example)
+        outcomes, error = {}, f"{type(failure).__name__}: {failure}"[:2000]
+    checks = {"no_code_ran": not marker.exists(), "every_read_refused_or_plain": error is None}
+    return {"stage": "records", "examples": examples, "outcomes": outcomes,
+            "record_bytes": len(genuine), "seconds": round(time.monotonic() - begin, 1),
+            "checks": checks,
+            "survived": all(checks.values()), "error": error, "bytes_lost": 0}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--kills", type=int, default=2, help="SIGKILLs per stage")
     parser.add_argument("--work", default=None, help="work directory (default: a temporary one, removed after)")
-    parser.add_argument("--only", default=None, help="comma-separated stages to kill (then no two-writer or I/O faults)")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated stages to kill (then no two-writer or I/O faults);"
+                        " `records`: the record fuzz")
+    parser.add_argument("--records", type=int, default=20000,
+                        help="mutations of a cached result record to read")
     args = parser.parse_args()
     only = args.only.split(",") if args.only else None
     rng = random.Random(args.seed)
@@ -294,7 +348,8 @@ def main() -> None:
         ref_commands = stage_commands(work, work / "ref")
         references: dict[str, dict] = {}
         needed = {"segment": ["segment"], "segment-2-workers": ["segment", "segment-2-workers"],
-                  "vocab": ["segment", "vocab"], "tfrecords": ["segment", "vocab", "tfrecords"]}
+                  "vocab": ["segment", "vocab"], "tfrecords": ["segment", "vocab", "tfrecords"],
+                  "records": []}
         wanted = {n for stage in only for n in needed.get(stage, list(ref_commands))} if only else set(ref_commands)
         for name, command in ref_commands.items():
             if name not in wanted:
@@ -316,13 +371,15 @@ def main() -> None:
         if not only:
             scenarios.append(two_writers(commands, work, references["pretrain"]))
             scenarios.extend(io_error_scenarios(work))
-        failed = [s for s in scenarios if not s["survived"]]
+        fuzz = record_fuzz(work, args.records, args.seed) if not only or "records" in only else None
+        failed = [s for s in [*scenarios, fuzz] if s and not s["survived"]]
         print(json.dumps({
             "faults_injected": len(scenarios),
-            "survived": len(scenarios) - len(failed),
+            "survived": sum(1 for s in scenarios if s["survived"]),
             "bytes_lost": sum(s["bytes_lost"] for s in scenarios),
             "kills": sum(1 for s in scenarios if s["stage"] not in ("two_writers", "io_error")),
             "io_errors": sum(1 for s in scenarios if s["stage"] == "io_error"),
+            "record_mutations": fuzz,
             "reference_seconds": {k: round(v["seconds"], 1) for k, v in references.items()},
             "failed": failed,
             "kill_details": [s for s in scenarios if s["stage"] not in ("io_error",)],

@@ -1,13 +1,15 @@
-"""Persisted task results are plain JSON; a stored record naming another serializer is refused unread."""
+"""Persisted task results are plain JSON; a stored record not exactly ours is refused unread."""
 
 from __future__ import annotations
 
 import json
-import os
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from pydantic import Field
+from record_mutations import fuzz_reads, pickle_record
 
 from albert.config import StageConfig
 from albert.fileio import atomic_output_dir
@@ -33,26 +35,6 @@ def echo_stage(config: EchoConfig) -> dict:
     with atomic_output_dir(config.output) as out:
         Path(out, "echo.txt").write_text(Path(config.input).read_text())
     return {"chars": len(Path(config.input).read_text())}
-
-
-class RunsCommand:
-    """What an attacker pickles: unpickling it runs a shell command."""
-
-    def __init__(self, command: str):
-        self.command = command
-
-    def __reduce__(self):
-        return os.system, (self.command,)
-
-
-def pickle_record(marker: Path) -> bytes:
-    """A Prefect result record naming the (cloud)pickle serializer whose payload touches `marker`."""
-    from prefect._internal.result_records import ResultRecord, ResultRecordMetadata
-    from prefect.serializers import PickleSerializer
-
-    record = ResultRecord(metadata=ResultRecordMetadata(serializer=PickleSerializer()),
-                          result=RunsCommand(f"touch {marker}"))
-    return record.serialize()
 
 
 def test_result_record_check_accepts_plain_json_only(tmp_path: Path) -> None:
@@ -84,29 +66,60 @@ def test_prefects_own_cache_check_never_unpickles(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
-def test_tampered_result_in_run_dir_is_refused_not_executed(tmp_path: Path) -> None:
-    """The attack: replace a persisted result with a pickle that runs a command, then re-run."""
+@pytest.fixture(scope="module")
+def echo_run(tmp_path_factory: pytest.TempPathFactory):
+    """One real flow run of the echo stage on a temporary Prefect server (kept for the module): its
+    flow, persisted record, the record's genuine bytes and the marker file payloads would touch."""
     from prefect import flow
     from prefect.testing.utilities import prefect_test_harness
 
-    source, storage, marker = tmp_path / "in.txt", tmp_path / ".prefect", tmp_path / "pwned"
+    root = tmp_path_factory.mktemp("echo")
+    source, storage = root / "in.txt", root / ".prefect"
     source.write_text("hello")
-    config = EchoConfig(input=str(source), output=str(tmp_path / "out"))
+    config = EchoConfig(input=str(source), output=str(root / "out"))
 
     @flow
     def echo_flow() -> tuple[bool, dict]:
         outcome = run_stage(echo_stage, config, index=1, total=1,
-                            output_marker=str(tmp_path / "out" / "echo.txt"), result_storage=storage)
+                            output_marker=str(root / "out" / "echo.txt"), result_storage=storage)
         return outcome.cached, outcome.result
 
     with prefect_test_harness(server_startup_timeout=90):
         assert echo_flow() == (False, {"chars": 5})
         record = storage / stage_cache_key("echo", config, ["input"], ["flows.tasks"])
-        assert json.loads(record.read_bytes())["metadata"]["serializer"]["type"] == "albert-json"
-        record.write_bytes(pickle_record(marker))
+        yield SimpleNamespace(flow=echo_flow, record=record, genuine=record.read_bytes(),
+                              marker=root / "pwned")
+
+
+def test_tampered_result_in_run_dir_is_refused_not_executed(echo_run: SimpleNamespace) -> None:
+    """The attacks: replace a persisted result with a pickle that runs a command, or keep our
+    serializer in its metadata and name pickle at the top (Prefect's old layout), then re-run."""
+    record, marker = echo_run.record, echo_run.marker
+    assert json.loads(echo_run.genuine)["metadata"]["serializer"]["type"] == "albert-json"
+    classic = json.loads(echo_run.genuine)
+    classic["serializer"] = json.loads(pickle_record(marker))["metadata"]["serializer"]
+    classic["result"] = json.loads(pickle_record(marker))["result"]
+    for tampered in (pickle_record(marker), json.dumps(classic).encode()):
+        record.write_bytes(tampered)
         with pytest.raises(UnsafeResultError) as caught:
-            echo_flow()
-    assert not marker.exists(), "the pickled payload ran"
-    message = str(caught.value)
-    assert "\n" not in message
-    assert message.startswith(f"{record}: stored task result uses serializer 'pickle', not plain JSON; refused")
+            echo_run.flow()
+        assert not marker.exists(), "the pickled payload ran"
+        message = str(caught.value)
+        assert "\n" not in message
+        assert message.startswith(
+            f"{record}: stored task result uses serializer 'pickle', not plain JSON; refused")
+    record.write_bytes(echo_run.genuine)
+    assert echo_run.flow() == (True, {"chars": 5})  # the genuine record: still a cache hit
+
+
+def test_mutated_records_never_run_code(echo_run: SimpleNamespace, tmp_path: Path) -> None:
+    """Fuzz: 1,500 mutations of the real record are each refused in one line (Prefect's own check
+    then says absent: recomputed) or read as plain JSON data; no payload ever runs."""
+    (tmp_path / "store").mkdir()
+    storage = JsonOnlyLocalFileSystem(basepath=str(tmp_path / "store"))
+    start = time.monotonic()
+    outcomes = fuzz_reads(storage, echo_run.record.name, echo_run.genuine, echo_run.marker,
+                          examples=1500)
+    assert not echo_run.marker.exists()
+    assert sum(outcomes.values()) >= 1000 and outcomes["refused"] > outcomes["data"], outcomes
+    print(f"fuzzed record reads: {dict(outcomes)} in {time.monotonic() - start:.1f} s")
