@@ -1,14 +1,16 @@
-"""Domain-adaptive pretraining as a Prefect flow: a base model + a new-domain corpus ->
-segment -> tfrecords (the base vocabulary) -> held-out metrics of the base -> further pretraining -> held-out metrics again.
+"""Domain-adaptive pretraining as a Prefect flow: a base model + a new-domain corpus -> segment ->
+tfrecords (the base vocabulary) -> held-out metrics of the base -> further pretraining -> held-out
+metrics again.
 
 The base is an earlier run directory of flows.pretrain_pipeline (its pretrain/export/model.keras and
 vocab/spiece.model) or an imported model (.keras, Hugging Face dir, TF1 checkpoint) with --spm-model.
 Before/after figures are held-out in-domain masked-LM accuracy and perplexity (on whole documents
 of the new corpus that further pretraining never sees: pipelines.tfrecords' held-out split), beside
-the unigram baseline. The run ends with RUN_DIR/report.md + report.html + plots (flows.domain_report:
-a headline block, then one section per stage) and a Prefect markdown artifact, and prints the
-before -> after scores. Stages are cached and retried as in flows.pretrain_pipeline. The deployment
-in prefect.yaml runs this flow on a cron schedule (`albert deploy` applies it).
+the unigram baseline. The run ends with RUN_DIR/report.md + report.html + plots
+(flows.domain_report: a headline block, then one section per stage) and a Prefect markdown
+artifact, and prints the before -> after scores. Stages are cached and retried as in
+flows.pretrain_pipeline. The deployment in prefect.yaml runs this flow on a cron schedule
+(`albert deploy` applies it).
 """
 
 from __future__ import annotations
@@ -83,22 +85,26 @@ def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
     }
 
 
-def domain_facts(config: DomainAdaptiveConfig, outcomes: dict[str, tasks.StageOutcome], *, baseline: dict,
-                 wall_seconds: float, cpu_seconds: float) -> dict[str, Any]:
-    """What the report says, from the stages' returned summaries (a cached stage returns its cached one)."""
+def domain_facts(config: DomainAdaptiveConfig, outcomes: dict[str, tasks.StageOutcome], *,
+                 baseline: dict, wall_seconds: float, cpu_seconds: float) -> dict[str, Any]:
+    """What the report says, from the stages' returned summaries (a cached stage returns its
+    cached one)."""
     base_model, spm = resolve_base(config)
-    summaries = {name: outcomes[name].result for name in ("segment", "select", "tfrecords") if name in outcomes}
+    summaries = {name: outcomes[name].result for name in ("segment", "select", "tfrecords")
+                 if name in outcomes}
     return {
         **training_facts(config, outcomes), "base": base_model, "base_spm": spm,
         "inputs": files_text(config.input), "selection": summaries.get("select"),
-        "evaluation": {"base": outcomes["heldout-before"].result, "adapted": outcomes["heldout-after"].result},
+        "evaluation": {"base": outcomes["heldout-before"].result,
+                       "adapted": outcomes["heldout-after"].result},
         "baseline": baseline, "wall_seconds": wall_seconds, "cpu_seconds": cpu_seconds,
-        "next_command": finetune_command(config.trained_model(), spm, config.run_dir), "summaries": summaries,
+        "next_command": finetune_command(config.trained_model(), spm, config.run_dir),
+        "summaries": summaries,
     }
 
 
 def write_domain_report(config: DomainAdaptiveConfig, facts: dict[str, Any]) -> Path | None:
-    """RUN_DIR/report.md + report.html + plots, and the Prefect artifacts (local run directories)."""
+    """RUN_DIR/report.md + report.html + plots and the Prefect artifacts (local run directories)."""
     from flows.domain_report import MODELS, domain_report_markdown
     from flows.report import publish_report, render_html
 
@@ -108,8 +114,8 @@ def write_domain_report(config: DomainAdaptiveConfig, facts: dict[str, Any]) -> 
     markdown = domain_report_markdown(run_dir, facts)
     path = run_dir / "report.md"
     path.write_text(markdown, encoding="utf-8")
-    (run_dir / "report.html").write_text(render_html(markdown, f"ALBERT domain-adaptive run {run_dir.name}"),
-                                         encoding="utf-8")
+    title = f"ALBERT domain-adaptive run {run_dir.name}"
+    (run_dir / "report.html").write_text(render_html(markdown, title), encoding="utf-8")
     evaluation = {**{MODELS[k]: facts["evaluation"][k] for k in MODELS},
                   "baseline (most frequent piece; SOP majority)": {
                       k: facts["baseline"].get(k) for k in ("masked_lm_accuracy", "sop_accuracy")}}
@@ -142,7 +148,8 @@ def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = 
                          cpu_seconds=cpu_seconds() - cpu_start)
     report = write_domain_report(config, facts)
     print(format_headline_line(facts), flush=True)
-    return {"run_dir": config.run_dir, "report": str(report) if report else None, "evaluation": facts["evaluation"],
+    return {"run_dir": config.run_dir, "report": str(report) if report else None,
+            "evaluation": facts["evaluation"],
             "baseline": {k: baseline[k] for k in ("masked_lm_accuracy", "sop_accuracy", "piece")},
             "stages": stage_summary(outcomes)}
 

@@ -134,7 +134,8 @@ def run_facts(config: PretrainPipelineConfig, outcomes: dict[str, tasks.StageOut
         "vocab_size": facts["vocab_size"] or config.vocab_size,
         "evaluation": outcomes["heldout"].result, "baseline": baseline,
         "wall_seconds": wall_seconds, "cpu_seconds": cpu_seconds, "downstream": downstream,
-        "next_command": finetune_command(config.trained_model(), join(config.stage_dir("vocab"), "spiece.model"),
+        "next_command": finetune_command(config.trained_model(),
+                                         join(config.stage_dir("vocab"), "spiece.model"),
                                          config.run_dir),
         "summaries": {name: outcomes[name].result for name in ("segment", "vocab", "tfrecords")},
     }

@@ -60,7 +60,7 @@ def _sort_labels(mapping: Mapping[str, Any]) -> list[tuple[str, float]]:
 
 def plot_distribution(name: str, mapping: Mapping[str, Any], path: Path, xlabel: str = "count",
                       ordered: bool = False) -> Path:
-    """A horizontal bar chart of one count distribution: labels read on the left, values on the bars;
+    """A horizontal bar chart of one count distribution: labels on the left, values on the bars;
     sorted by label (numbers by value) unless `ordered` keeps the mapping's order."""
     items = [(str(k), float(v)) for k, v in mapping.items()] if ordered else _sort_labels(mapping)
     fig, ax = plt.subplots(figsize=(6.4, 0.9 + 0.32 * len(items)))

@@ -1,5 +1,5 @@
-"""What the two flows share: the run parameters, the stage configs derived from them, running a plan,
-and the facts their reports state about it.
+"""What the two flows share: the run parameters, the stage configs derived from them, running a
+plan, and the facts their reports state about it.
 
 `RunConfig` holds the parameters of a run that trains on TFRecords it writes itself (run directory,
 instance shape, model and training budget, per-stage overrides); `pretrain_pipeline` and
@@ -145,16 +145,20 @@ def training_facts(config: RunConfig, outcomes: dict[str, tasks.StageOutcome]) -
     vocab_size = metadata.get("vocab_size")
     return {
         "documents": segment.get("documents_out", counts.get("documents")),
-        "sentences": segment.get("sentences_out", counts.get("sentences")), "tokens": counts.get("document_tokens"),
-        "vocab_size": vocab_size, "preset": config.preset,
-        "parameters": (parameter_counts(get_preset(config.preset, vocab_size=vocab_size)).get("pretraining")
-                       if vocab_size else None),
+        "sentences": segment.get("sentences_out", counts.get("sentences")),
+        "tokens": counts.get("document_tokens"), "vocab_size": vocab_size, "preset": config.preset,
+        "parameters": (parameter_counts(get_preset(config.preset, vocab_size=vocab_size))
+                       .get("pretraining") if vocab_size else None),
         "steps": pretrain_result.get("steps", config.steps), "batch_size": config.batch_size,
-        "max_seq_length": config.max_seq_length, "sequences_per_second": pretrain_result.get("sequences_per_second"),
+        "max_seq_length": config.max_seq_length,
+        "sequences_per_second": pretrain_result.get("sequences_per_second"),
         "export": export.get("keras", config.trained_model()),
         "export_hf": export.get("hf", join(config.stage_dir("pretrain"), "export", "hf")),
         "heldout_documents": heldout.get("documents"), "heldout_note": heldout.get("note"),
-        "heldout_sequences": min(heldout.get("instances") or 0, (config.eval_batches or 10**12) * config.batch_size),
-        "stages": {name: {"seconds": o.seconds, "cached": o.cached} for name, o in outcomes.items()},
-        "moved_aside": {name: o.result["moved_aside"] for name, o in outcomes.items() if o.result.get("moved_aside")},
+        "heldout_sequences": min(heldout.get("instances") or 0,
+                                 (config.eval_batches or 10**12) * config.batch_size),
+        "stages": {name: {"seconds": o.seconds, "cached": o.cached}
+                   for name, o in outcomes.items()},
+        "moved_aside": {name: o.result["moved_aside"] for name, o in outcomes.items()
+                        if o.result.get("moved_aside")},
     }

@@ -67,20 +67,21 @@ def link(run_dir: Path, path: Path, text: str | None = None) -> str:
 
 def files_text(files: list[str], note: str = "") -> str:
     """'2 files (`a.txt`, `b.txt`)': how many input files, the first three named, and `note`."""
-    return (f"{len(files)} file{'s' if len(files) != 1 else ''} ({', '.join(f'`{f}`' for f in files[:3])}"
-            f"{', …' if len(files) > 3 else ''}{note})")
+    named = ", ".join(f"`{f}`" for f in files[:3]) + (", …" if len(files) > 3 else "")
+    return f"{len(files)} file{'s' if len(files) != 1 else ''} ({named}{note})"
 
 
 def corpus_text(facts: Mapping[str, Any]) -> str:
     """'97 documents, 18,234 sentences, 594,947 tokens': what the corpus became."""
-    return (f"{number(facts.get('documents'))} documents, {number(facts.get('sentences'))} sentences, "
-            f"{number(facts.get('tokens'))} tokens")
+    return (f"{number(facts.get('documents'))} documents, {number(facts.get('sentences'))} "
+            f"sentences, {number(facts.get('tokens'))} tokens")
 
 
 def training_text(facts: Mapping[str, Any]) -> str:
     """'300 steps × 32 sequences of 128 tokens → `…/model.keras` (Hugging Face: `…/hf`)'."""
     return (f"{number(facts.get('steps'))} steps × {facts.get('batch_size')} sequences of "
-            f"{facts.get('max_seq_length')} tokens → `{facts['export']}` (Hugging Face: `{facts['export_hf']}`)")
+            f"{facts.get('max_seq_length')} tokens → `{facts['export']}` "
+            f"(Hugging Face: `{facts['export_hf']}`)")
 
 
 def heldout_line(facts: Mapping[str, Any], unseen: str = "the model never trained on") -> str:
@@ -92,14 +93,15 @@ def heldout_line(facts: Mapping[str, Any], unseen: str = "the model never traine
 
 
 def time_line(facts: Mapping[str, Any]) -> str:
-    stages = ", ".join(
-        f"{name} {duration(t['seconds'])}{' (cached)' if t['cached'] else ''}" for name, t in facts["stages"].items())
-    return f"**Time:** {duration(facts.get('wall_seconds'))} wall, {duration(facts.get('cpu_seconds'))} CPU — {stages}"
+    stages = ", ".join(f"{name} {duration(t['seconds'])}{' (cached)' if t['cached'] else ''}"
+                       for name, t in facts["stages"].items())
+    return (f"**Time:** {duration(facts.get('wall_seconds'))} wall, "
+            f"{duration(facts.get('cpu_seconds'))} CPU — {stages}")
 
 
 def kept_lines(facts: Mapping[str, Any]) -> list[str]:
-    return [f"**Kept:** the previous `{name}` output (another training run) was moved aside to `{path}`, "
-            "not deleted." for name, path in (facts.get("moved_aside") or {}).items()]
+    return [f"**Kept:** the previous `{name}` output (another training run) was moved aside to "
+            f"`{path}`, not deleted." for name, path in (facts.get("moved_aside") or {}).items()]
 
 
 def next_block(what: str, command: str) -> str:
@@ -115,7 +117,8 @@ def headline(facts: Mapping[str, Any]) -> str:
     """The block a person reads first: in, out, held-out scores beside baselines, time, next command."""
     heldout, baseline = facts.get("evaluation") or {}, facts.get("baseline") or {}
     scores = table([
-        ("masked-LM accuracy", f"**{number(heldout.get('masked_lm_accuracy'))}**", piece_baseline_text(baseline)),
+        ("masked-LM accuracy", f"**{number(heldout.get('masked_lm_accuracy'))}**",
+         piece_baseline_text(baseline)),
         ("sentence-order (SOP) accuracy", f"**{number(heldout.get('sop_accuracy'))}**", "0.5 (chance)"),
     ], ("held-out score", "this model", "baseline"))
     lines = [
@@ -130,7 +133,8 @@ def headline(facts: Mapping[str, Any]) -> str:
     ]
     if facts.get("downstream"):
         lines.append(downstream_table(facts["downstream"]))
-    lines.append(next_block("fine-tune it on a task (any task `albert finetune` knows)", facts["next_command"]))
+    lines.append(next_block("fine-tune it on a task (any task `albert finetune` knows)",
+                            facts["next_command"]))
     return "\n\n".join(lines)
 
 
@@ -138,8 +142,9 @@ def finetune_command(model: str, spm_model: str, run_dir: str, task: str = "sst2
                      data_dir: str = "../shared/data/glue/SST-2") -> str:
     """`albert finetune` of `model` on a task, written to RUN_DIR/finetune-TASK."""
     return " ".join([
-        "albert finetune", "--task", task, "--data-dir", shlex.quote(data_dir), "--init", shlex.quote(model),
-        "--spm-model", shlex.quote(spm_model), "--output", shlex.quote(f"{run_dir}/finetune-{task}")])
+        "albert finetune", "--task", task, "--data-dir", shlex.quote(data_dir),
+        "--init", shlex.quote(model), "--spm-model", shlex.quote(spm_model),
+        "--output", shlex.quote(f"{run_dir}/finetune-{task}")])
 
 
 def downstream_table(results: list[Mapping[str, Any]]) -> str:
@@ -231,7 +236,8 @@ def pretrain_section(run_dir: Path, facts: Mapping[str, Any], plots: Path) -> st
 
 
 def evaluation_section(models: Mapping[str, Mapping[str, Any]], baseline: Mapping[str, Any]) -> str:
-    """Held-out metrics, a column per model ({"model": metrics}, or the base and the adapted one), the baseline."""
+    """Held-out metrics, a column per model ({"model": metrics}, or the base and the adapted one),
+    and the baseline."""
     def row(label: str, key: str, reference: str) -> tuple[str, ...]:
         return (label, *(number(metrics.get(key)) for metrics in models.values()), reference)
 
@@ -243,8 +249,8 @@ def evaluation_section(models: Mapping[str, Mapping[str, Any]], baseline: Mappin
     ], ("held-out metric", *models, "baseline"))
 
 
-def stage_section(run_dir: Path, facts: Mapping[str, Any], stages: tuple[str, ...], title: str, body: str,
-                  files: list[Path], heldout_list: Path | None = None) -> str:
+def stage_section(run_dir: Path, facts: Mapping[str, Any], stages: tuple[str, ...], title: str,
+                  body: str, files: list[Path], heldout_list: Path | None = None) -> str:
     """One `## title` section: its stages' time, the body, links to the full figures that exist."""
     timings = [facts["stages"][stage] for stage in stages if stage in facts["stages"]]
     when = ""
@@ -274,15 +280,19 @@ def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
         stage_section(run_dir, facts, ("segment",), STAGE_TITLES["segment"],
                       segment_section(run_dir, summaries.get("segment") or {}, plots),
                       [run_dir / "segment" / "stats.json"]),
-        stage_section(run_dir, facts, ("vocab",), STAGE_TITLES["vocab"], vocab_section(summaries.get("vocab") or {}),
+        stage_section(run_dir, facts, ("vocab",), STAGE_TITLES["vocab"],
+                      vocab_section(summaries.get("vocab") or {}),
                       [run_dir / "vocab" / "vocab_stats.json"]),
         stage_section(run_dir, facts, ("tfrecords",), STAGE_TITLES["tfrecords"],
-                      tfrecords_section(run_dir, metadata, plots), [run_dir / "tfrecords" / "metadata.json"],
+                      tfrecords_section(run_dir, metadata, plots),
+                      [run_dir / "tfrecords" / "metadata.json"],
                       heldout_document_list(run_dir, metadata)),
         stage_section(run_dir, facts, ("pretrain",), STAGE_TITLES["pretrain"],
-                      pretrain_section(run_dir, facts, plots), [run_dir / "pretrain" / "metrics.jsonl"]),
+                      pretrain_section(run_dir, facts, plots),
+                      [run_dir / "pretrain" / "metrics.jsonl"]),
         stage_section(run_dir, facts, ("heldout",), STAGE_TITLES["heldout"],
-                      evaluation_section({"model": facts.get("evaluation") or {}}, facts.get("baseline") or {}),
+                      evaluation_section({"model": facts.get("evaluation") or {}},
+                                         facts.get("baseline") or {}),
                       [run_dir / "heldout" / "metrics.json"]),
     ]
     if facts.get("downstream"):

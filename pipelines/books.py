@@ -1,6 +1,7 @@
 """Books and plain text: Project Gutenberg header/footer removal, hard-wrapped lines re-joined,
-chapter headings, and the evidence that tells a book (one document of blank-line separated paragraphs) from
-a file of chapters (one document per heading) and from blank-line separated documents."""
+chapter headings, and the evidence that tells a book (one document of blank-line separated
+paragraphs) from a file of chapters (one document per heading) and from blank-line separated
+documents."""
 
 from __future__ import annotations
 
@@ -54,8 +55,8 @@ MAX_CHAPTER_HEADING_CHARS = 48
 
 def is_chapter_heading(line: str) -> bool:
     """Whether a line is only a chapter heading: '§ 12', or one to four capitalised words
-    ('Chapter', 'Genesis', '1 Kings', 'Song of Solomon') then a number or Roman numeral ('Chapter IV',
-    'Psalm 119.')."""
+    ('Chapter', 'Genesis', '1 Kings', 'Song of Solomon') then a number or Roman numeral
+    ('Chapter IV', 'Psalm 119.')."""
     line = line.strip()
     if len(line) > MAX_CHAPTER_HEADING_CHARS:
         return False

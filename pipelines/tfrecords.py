@@ -157,12 +157,13 @@ def few_documents_note(documents: int, heldout: int, min_documents: int) -> str 
     the counts and what the held-out split then measures; None otherwise."""
     if documents >= min_documents:
         return None
+    scored = "that document" if heldout == 1 else "those documents"
     meaning = ("nothing is held out, so there are no held-out figures" if not heldout else
-               f"held-out figures score {'that document' if heldout == 1 else 'those documents'} only, "
-               "not a sample of the corpus")
+               f"held-out figures score {scored} only, not a sample of the corpus")
     return (f"the corpus yields {documents} document{'s' if documents != 1 else ''}, fewer than "
-            f"--heldout-min-documents {min_documents}: {heldout} held out whole, {documents - heldout} "
-            f"trained on; {meaning} (split it into more documents: docs/segment.md)")
+            f"--heldout-min-documents {min_documents}: {heldout} held out whole, "
+            f"{documents - heldout} trained on; {meaning} (split it into more documents: "
+            "docs/segment.md)")
 
 
 def document_rng(seed: int, doc_hash: int, dupe: int) -> np.random.Generator:
@@ -534,7 +535,8 @@ def summarize(
             "instances": counts.get("heldout_instances", 0),
             "files": [name for name in shard_files if name.startswith(HELDOUT_PREFIX + "-")],
             "document_list": document_list,
-            "note": few_documents_note(counts.get("documents", 0), counts.get("heldout_documents", 0),
+            "note": few_documents_note(counts.get("documents", 0),
+                                       counts.get("heldout_documents", 0),
                                        config.heldout_min_documents),
         },
     }

@@ -133,12 +133,13 @@ def test_a_chaptered_single_file_corpus_is_one_document_per_chapter(tmp_path):
 
     book = shared_path("books", "austen-persuasion.txt").read_text(encoding="utf-8")
     corpus = tmp_path / "scripture.txt"
-    corpus.write_text(headed_chapters(book, chapters=40, paragraphs_per_chapter=3), encoding="utf-8")
+    corpus.write_text(headed_chapters(book, chapters=40, paragraphs_per_chapter=3),
+                      encoding="utf-8")
     stats, out = run(tmp_path, [str(corpus)])
     assert stats["formats"] == {"chapters": 1} and stats["documents_cut"] == 0
     assert stats["documents_out"] == 40 and stats["skipped"]["empty"] == 1  # the title page
     found = documents(out)
-    assert len(found) == 40 and all(chapter[0].startswith("1 ") for chapter in found)  # verse 1 opens each
+    assert len(found) == 40 and all(chapter[0].startswith("1 ") for chapter in found)  # verse 1
     assert not any(sentence.startswith("Genesis") for chapter in found for sentence in chapter)
 
 

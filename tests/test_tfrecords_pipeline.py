@@ -306,8 +306,8 @@ def test_heldout_cutoff_takes_the_fraction_then_the_minimum_count():
 def test_fewer_documents_than_the_held_out_minimum_is_said_in_one_line():
     assert tfrecords.few_documents_note(97, 9, 8) is None
     assert tfrecords.few_documents_note(2, 1, 8) == (
-        "the corpus yields 2 documents, fewer than --heldout-min-documents 8: 1 held out whole, 1 trained on; "
-        "held-out figures score that document only, not a sample of the corpus "
+        "the corpus yields 2 documents, fewer than --heldout-min-documents 8: 1 held out whole, "
+        "1 trained on; held-out figures score that document only, not a sample of the corpus "
         "(split it into more documents: docs/segment.md)")
     assert "nothing is held out" in tfrecords.few_documents_note(1, 0, 8)
 
