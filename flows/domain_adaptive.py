@@ -33,6 +33,7 @@ from flows.run_config import (
     RunConfig,
     cpu_seconds,
     piece_baseline,
+    print_summary,
     run_plan,
     stage_summary,
     training_facts,
@@ -155,12 +156,23 @@ def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = 
 
 
 def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
+    """Validate every stage's config, run the flow, print the summary, the before -> after scores,
+    the run directory and the report."""
+    from flows.domain_report import format_headline_line
+
     stage_configs(config)  # bad values fail here, before Prefect starts
-    return domain_adaptive(config, list(beam_args or []))
+    summary = domain_adaptive(config, list(beam_args or []))
+    print_summary(summary, config.run_dir, format_headline_line(summary))
+    return summary
+
+
+def _run_cli(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) -> None:
+    run(config, beam_args)  # prints its own summary, ending with the run directory and the report
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.domain_adaptive") -> int:
-    return stage_main(DomainAdaptiveConfig, run, argv, prog=prog, description=__doc__, beam=True)
+    return stage_main(DomainAdaptiveConfig, _run_cli, argv, prog=prog, description=__doc__,
+                      beam=True)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ configured, the flow runs against Prefect's temporary local server.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -37,6 +36,7 @@ from flows.run_config import (
     RunConfig,
     cpu_seconds,
     piece_baseline,
+    print_summary,
     run_plan,
     stage_summary,
     training_facts,
@@ -204,10 +204,7 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
     start = time.monotonic()
     summary = pretrain_pipeline(config, list(beam_args or []))
     summary["seconds"] = round(time.monotonic() - start, 1)
-    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
-    print(format_headline_line(summary))
-    print(f"run directory: {Path(config.run_dir).resolve() if '://' not in config.run_dir else config.run_dir}")
-    print(f"report: {Path(summary['report']).resolve() if summary['report'] else None}")
+    print_summary(summary, config.run_dir, format_headline_line(summary))
     return summary
 
 

@@ -8,8 +8,10 @@ instance shape, model and training budget, per-stage overrides); `pretrain_pipel
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from prefect.tasks import Task
@@ -162,3 +164,11 @@ def training_facts(config: RunConfig, outcomes: dict[str, tasks.StageOutcome]) -
         "moved_aside": {name: o.result["moved_aside"] for name, o in outcomes.items()
                         if o.result.get("moved_aside")},
     }
+
+
+def print_summary(summary: dict[str, Any], run_dir: str, headline_line: str) -> None:
+    """A flow's last words: the summary as JSON, the headline line, the run directory, report."""
+    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    print(headline_line)
+    print(f"run directory: {Path(run_dir).resolve() if '://' not in run_dir else run_dir}")
+    print(f"report: {Path(summary['report']).resolve() if summary['report'] else None}")
