@@ -38,10 +38,11 @@ MODELS = {"base": "base model (before)", "adapted": "adapted (after)"}
 
 
 def change(before: Any, after: Any) -> str:
-    """'+0.022' from before to after; '–' unless both are numbers."""
+    """After minus before as a person writes it ('+0.022', '-1,150', '0'); '–' for a non-number."""
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (before, after)):
         return "–"
-    return f"{after - before:+.3g}"
+    delta = after - before
+    return "0" if delta == 0 else f"{delta:+,.0f}" if abs(delta) >= 100 else f"{delta:+.3g}"
 
 
 def scores_table(evaluation: Mapping[str, Mapping[str, Any]], baseline: Mapping[str, Any]) -> str:

@@ -110,7 +110,7 @@ DOMAIN_FACTS["summaries"] = {"segment": SUMMARIES["segment"], "tfrecords": SUMMA
 
 
 def test_domain_report_headline_before_after_and_images_load_in_a_browser(tmp_path):
-    from flows.domain_report import domain_report_markdown, format_headline_line
+    from flows.domain_report import change, domain_report_markdown, format_headline_line
 
     run_dir = tmp_path / "domain"
     write_stage_files(run_dir)
@@ -119,6 +119,8 @@ def test_domain_report_headline_before_after_and_images_load_in_a_browser(tmp_pa
     assert ("| masked-LM accuracy | 0.099 | **0.121** | +0.022 | 0.0612 (always the most frequent "
             "piece, `▁the`) |") in head
     assert "| masked-LM perplexity | 467 | **259** | -208 |" in head and "0.5 (chance)" in head
+    assert change(2103.0, 953.0) == "-1,150" and change(0.0334, 0.0334) == "0"
+    assert change(None, 1.0) == "–"
     assert "the base model `runs/enwiki-sample/pretrain/export/model.keras`" in head
     assert "1 file (`scripture.txt`) → 1,189 documents" in head and "25 of 60 documents" in head
     assert "`domain/pretrain/export/model.keras`" in head
