@@ -144,6 +144,7 @@ def test_features_metadata_and_statistics(static_output, spm_model):
     assert sum(metadata["masked_ngram_histogram"]) == pytest.approx(1)
     assert 0.35 < metadata["sop_label_balance"] < 0.65
     assert len(metadata["files"]) == 4 and metadata["heldout"]["files"] == ["heldout-00000-of-00001.tfrecord"]
+    assert metadata["heldout"]["note"] is None  # 50 documents: at least the minimum
     # padding is 0 everywhere past the input mask / weights
     pad = records["input_mask"] == 0
     assert not records["input_ids"][pad].any() and not records["segment_ids"][pad].any()
