@@ -87,8 +87,9 @@ def training_text(facts: Mapping[str, Any]) -> str:
 def heldout_line(facts: Mapping[str, Any], unseen: str = "the model never trained on") -> str:
     """The held-out split: whole documents training never saw (`unseen` says whose), and the stage's
     note when the corpus has fewer documents than the held-out minimum."""
-    line = (f"**Held out:** {number(facts.get('heldout_documents'))} whole documents {unseen} "
-            f"({number(facts.get('heldout_sequences'))} sequences scored)")
+    documents = facts.get("heldout_documents")
+    line = (f"**Held out:** {number(documents)} whole document{'' if documents == 1 else 's'} "
+            f"{unseen} ({number(facts.get('heldout_sequences'))} sequences scored)")
     return line + (f". **Note:** {facts['heldout_note']}" if facts.get("heldout_note") else "")
 
 

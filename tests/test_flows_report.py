@@ -138,8 +138,9 @@ def test_domain_report_headline_before_after_and_images_load_in_a_browser(tmp_pa
     write_stage_files(few)
     note = ("the corpus yields 2 documents, fewer than --heldout-min-documents 8: 1 held out "
             "whole, 1 trained on")
-    few_report = domain_report_markdown(few, {**DOMAIN_FACTS, "heldout_note": note})
-    assert note in few_report.split("## ")[0]
+    few_report = domain_report_markdown(few, {**DOMAIN_FACTS, "heldout_note": note,
+                                              "heldout_documents": 1})
+    assert note in few_report.split("## ")[0] and "1 whole document of the new corpus" in few_report
     page = run_dir / "report.html"
     page.write_text(render_html(markdown, "domain"), encoding="utf-8")
     images = image_widths(page)
