@@ -1,16 +1,22 @@
-"""Domain-adaptive pretraining as a Prefect flow: a base model + a new-domain corpus ->
-segment -> tfrecords (the base vocabulary) -> held-out metrics of the base -> further pretraining -> held-out metrics again.
+"""Domain-adaptive pretraining as a Prefect flow: a base model + a new-domain corpus -> segment ->
+tfrecords (the base vocabulary) -> held-out metrics of the base -> further pretraining -> held-out
+metrics again.
 
 The base is an earlier run directory of flows.pretrain_pipeline (its pretrain/export/model.keras and
 vocab/spiece.model) or an imported model (.keras, Hugging Face dir, TF1 checkpoint) with --spm-model.
 Before/after figures are held-out in-domain masked-LM accuracy and perplexity (on whole documents
-of the new corpus that further pretraining never sees: pipelines.tfrecords' held-out split). Stages are cached and retried as in flows.pretrain_pipeline. The deployment in
-prefect.yaml runs this flow on a cron schedule (`albert deploy` applies it).
+of the new corpus that further pretraining never sees: pipelines.tfrecords' held-out split), beside
+the unigram baseline. The run ends with RUN_DIR/report.md + report.html + plots
+(flows.domain_report: a headline block, then one section per stage) and a Prefect markdown
+artifact, and prints the before -> after scores. Stages are cached and retried as in
+flows.pretrain_pipeline. The deployment in prefect.yaml runs this flow on a cron schedule
+(`albert deploy` applies it).
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,7 +29,16 @@ from albert.config import ConfigError, JsonDict, StageConfig, build_config
 from albert.fileio import exists, join
 from albert.stage import stage_main
 from flows import tasks
-from flows.run_config import RunConfig, run_plan, stage_summary
+from flows.run_config import (
+    RunConfig,
+    cpu_seconds,
+    piece_baseline,
+    print_summary,
+    run_plan,
+    stage_summary,
+    training_facts,
+)
+from flows.run_report import files_text, finetune_command
 
 
 class DomainAdaptiveConfig(RunConfig):
@@ -71,17 +86,51 @@ def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
     }
 
 
+def domain_facts(config: DomainAdaptiveConfig, outcomes: dict[str, tasks.StageOutcome], *,
+                 baseline: dict, wall_seconds: float, cpu_seconds: float) -> dict[str, Any]:
+    """What the report says, from the stages' returned summaries (a cached stage returns its
+    cached one)."""
+    base_model, spm = resolve_base(config)
+    summaries = {name: outcomes[name].result for name in ("segment", "select", "tfrecords")
+                 if name in outcomes}
+    return {
+        **training_facts(config, outcomes), "base": base_model, "base_spm": spm,
+        "inputs": files_text(config.input), "selection": summaries.get("select"),
+        "evaluation": {"base": outcomes["heldout-before"].result,
+                       "adapted": outcomes["heldout-after"].result},
+        "baseline": baseline, "wall_seconds": wall_seconds, "cpu_seconds": cpu_seconds,
+        "next_command": finetune_command(config.trained_model(), spm, config.run_dir),
+        "summaries": summaries,
+    }
+
+
+def write_domain_report(config: DomainAdaptiveConfig, facts: dict[str, Any]) -> Path | None:
+    """RUN_DIR/report.md + report.html + plots and the Prefect artifacts (local run directories)."""
+    from flows.domain_report import MODELS, domain_report_markdown
+    from flows.report import publish_report, render_html
+
+    if "://" in config.run_dir:
+        return None
+    run_dir = Path(config.run_dir)
+    markdown = domain_report_markdown(run_dir, facts)
+    path = run_dir / "report.md"
+    path.write_text(markdown, encoding="utf-8")
+    title = f"ALBERT domain-adaptive run {run_dir.name}"
+    (run_dir / "report.html").write_text(render_html(markdown, title), encoding="utf-8")
+    evaluation = {**{MODELS[k]: facts["evaluation"][k] for k in MODELS},
+                  "baseline (most frequent piece; SOP majority)": {
+                      k: facts["baseline"].get(k) for k in ("masked_lm_accuracy", "sop_accuracy")}}
+    publish_report("albert-domain-adaptive", markdown, evaluation)
+    return path
+
+
 @flow(name="albert-domain-adaptive", log_prints=True)
 def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """segment -> [select] -> tfrecords -> heldout (base) -> pretrain -> heldout (adapted), then the report."""
-    from flows.report import (
-        Section,
-        TrainingProgress,
-        publish_report,
-        with_sop_labels,
-        write_report,
-    )
+    from flows.domain_report import format_headline_line
+    from flows.report import TrainingProgress
 
+    start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
     beam = {"beam_args": list(beam_args or [])}
     selection = [(tasks.domain_select, "select", "selection.json", beam)] if "select" in configs else []
@@ -95,27 +144,35 @@ def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = 
         (tasks.heldout.with_options(name="heldout-after"), "heldout-after", "metrics.json", {}),
     ]
     outcomes = run_plan(plan, configs, config.result_storage())
-    evaluation = {"base": outcomes["heldout-before"].result, "adapted": outcomes["heldout-after"].result}
-    report = None
-    if "://" not in config.run_dir:
-        sections = [Section("Corpus statistics", outcomes["segment"].result),
-                    *([Section("Domain-classifier selection", outcomes["select"].result)] if selection else []),
-                    Section("Instance statistics", with_sop_labels(outcomes["tfrecords"].result))]
-        report, markdown = write_report(config.run_dir, "ALBERT domain-adaptive pretraining", sections,
-                                        metrics_file=Path(config.run_dir, "pretrain", "metrics.jsonl"),
-                                        evaluation=evaluation)
-        publish_report("albert-domain-adaptive", markdown, evaluation)
-    return {"run_dir": config.run_dir, "report": str(report) if report else None, "evaluation": evaluation,
+    baseline = piece_baseline(config, resolve_base(config)[1])
+    facts = domain_facts(config, outcomes, baseline=baseline, wall_seconds=time.monotonic() - start,
+                         cpu_seconds=cpu_seconds() - cpu_start)
+    report = write_domain_report(config, facts)
+    print(format_headline_line(facts), flush=True)
+    return {"run_dir": config.run_dir, "report": str(report) if report else None,
+            "evaluation": facts["evaluation"],
+            "baseline": {k: baseline[k] for k in ("masked_lm_accuracy", "sop_accuracy", "piece")},
             "stages": stage_summary(outcomes)}
 
 
 def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
+    """Validate every stage's config, run the flow, print the summary, the before -> after scores,
+    the run directory and the report."""
+    from flows.domain_report import format_headline_line
+
     stage_configs(config)  # bad values fail here, before Prefect starts
-    return domain_adaptive(config, list(beam_args or []))
+    summary = domain_adaptive(config, list(beam_args or []))
+    print_summary(summary, config.run_dir, format_headline_line(summary))
+    return summary
+
+
+def _run_cli(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) -> None:
+    run(config, beam_args)  # prints its own summary, ending with the run directory and the report
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.domain_adaptive") -> int:
-    return stage_main(DomainAdaptiveConfig, run, argv, prog=prog, description=__doc__, beam=True)
+    return stage_main(DomainAdaptiveConfig, _run_cli, argv, prog=prog, description=__doc__,
+                      beam=True)
 
 
 if __name__ == "__main__":

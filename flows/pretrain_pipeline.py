@@ -17,8 +17,6 @@ configured, the flow runs against Prefect's temporary local server.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -34,8 +32,16 @@ from albert.fileio import join
 from albert.stage import stage_main
 from flows import tasks
 from flows.default_corpus import default_corpus
-from flows.run_config import RunConfig, run_plan, stage_summary
-from flows.run_report import finetune_command, format_headline_line
+from flows.run_config import (
+    RunConfig,
+    cpu_seconds,
+    piece_baseline,
+    print_summary,
+    run_plan,
+    stage_summary,
+    training_facts,
+)
+from flows.run_report import files_text, finetune_command, format_headline_line
 
 STAGES = ("segment", "vocab", "tfrecords", "pretrain", "heldout")
 
@@ -121,46 +127,18 @@ def downstream_results(configs: dict[str, StageConfig], outcomes: dict[str, task
 def run_facts(config: PretrainPipelineConfig, outcomes: dict[str, tasks.StageOutcome], *, wall_seconds: float,
               cpu_seconds: float, baseline: dict, downstream: list[dict]) -> dict[str, Any]:
     """What the report says, from the stages' returned summaries (a cached stage returns its cached one)."""
-    from model.config import get_preset, parameter_counts
-
-    segment, metadata = outcomes["segment"].result, outcomes["tfrecords"].result
-    vocab_size = metadata.get("vocab_size") or config.vocab_size
-    counts, heldout = metadata.get("counts") or {}, metadata.get("heldout") or {}
-    pretrain_result = outcomes["pretrain"].result
-    export = pretrain_result.get("export") or {}
     files = config.input or [Path(path).name for path in default_corpus()]
-    inputs = (f"{len(files)} file{'s' if len(files) > 1 else ''} ({', '.join(f'`{f}`' for f in files[:3])}"
-              f"{', …' if len(files) > 3 else ''}{'' if config.input else '; the demo corpus'})")
-    heldout_sequences = min(heldout.get("instances") or 0, (config.eval_batches or 10**12) * config.batch_size)
+    facts = training_facts(config, outcomes)
     return {
-        "inputs": inputs, "documents": segment.get("documents_out", counts.get("documents")),
-        "sentences": segment.get("sentences_out", counts.get("sentences")), "tokens": counts.get("document_tokens"),
-        "vocab_size": vocab_size, "preset": config.preset,
-        "parameters": parameter_counts(get_preset(config.preset, vocab_size=vocab_size)).get("pretraining"),
-        "steps": pretrain_result.get("steps", config.steps), "batch_size": config.batch_size,
-        "max_seq_length": config.max_seq_length, "sequences_per_second": pretrain_result.get("sequences_per_second"),
-        "export": export.get("keras", config.trained_model()),
-        "export_hf": export.get("hf", join(config.stage_dir("pretrain"), "export", "hf")),
-        "heldout_documents": heldout.get("documents"), "heldout_sequences": heldout_sequences,
+        **facts, "inputs": files_text(files, "" if config.input else "; the demo corpus"),
+        "vocab_size": facts["vocab_size"] or config.vocab_size,
         "evaluation": outcomes["heldout"].result, "baseline": baseline,
-        "stages": {name: {"seconds": o.seconds, "cached": o.cached} for name, o in outcomes.items()},
-        "moved_aside": {name: o.result["moved_aside"] for name, o in outcomes.items() if o.result.get("moved_aside")},
         "wall_seconds": wall_seconds, "cpu_seconds": cpu_seconds, "downstream": downstream,
-        "next_command": finetune_command(config.run_dir),
+        "next_command": finetune_command(config.trained_model(),
+                                         join(config.stage_dir("vocab"), "spiece.model"),
+                                         config.run_dir),
         "summaries": {name: outcomes[name].result for name in ("segment", "vocab", "tfrecords")},
     }
-
-
-def piece_baseline(config: PretrainPipelineConfig) -> dict:
-    """The unigram baseline on this run's held-out batches, with the predicted piece's text."""
-    import sentencepiece
-
-    from model.baselines import unigram_baseline
-
-    baseline = unigram_baseline(config.stage_dir("tfrecords"), batch_size=config.batch_size,
-                                heldout_batches=config.eval_batches, seed=config.seed)
-    processor = sentencepiece.SentencePieceProcessor(model_file=join(config.stage_dir("vocab"), "spiece.model"))
-    return {**baseline, "piece": processor.id_to_piece(baseline["piece_id"])}
 
 
 def write_run_report(config: PretrainPipelineConfig, facts: dict[str, Any]) -> Path | None:
@@ -189,7 +167,7 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
     then the report; returns the summary."""
     from flows.report import TrainingProgress
 
-    start, cpu_start = time.monotonic(), _cpu_seconds()
+    start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
     extra = downstream_configs(config)
     beam = {"beam_args": list(beam_args or [])}
@@ -203,9 +181,9 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
         *[(tasks.finetune.with_options(name=name), name, "results.json", {}) for name in extra],
     ]
     outcomes = run_plan(plan, {**configs, **extra}, config.result_storage())
-    baseline = piece_baseline(config)
+    baseline = piece_baseline(config, join(config.stage_dir("vocab"), "spiece.model"))
     facts = run_facts(config, outcomes, wall_seconds=time.monotonic() - start,
-                      cpu_seconds=_cpu_seconds() - cpu_start, baseline=baseline,
+                      cpu_seconds=cpu_seconds() - cpu_start, baseline=baseline,
                       downstream=downstream_results(extra, outcomes))
     report = write_run_report(config, facts)
     print(format_headline_line(facts), flush=True)
@@ -219,12 +197,6 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
     }
 
 
-def _cpu_seconds() -> float:
-    """CPU time of this process and its finished children (the stages run in-process)."""
-    times = os.times()
-    return times.user + times.system + times.children_user + times.children_system
-
-
 def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
     """Validate every stage's config, run the flow, print where the run directory and report are."""
     stage_configs(config)  # bad values fail here, before Prefect starts
@@ -232,10 +204,7 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
     start = time.monotonic()
     summary = pretrain_pipeline(config, list(beam_args or []))
     summary["seconds"] = round(time.monotonic() - start, 1)
-    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
-    print(format_headline_line(summary))
-    print(f"run directory: {Path(config.run_dir).resolve() if '://' not in config.run_dir else config.run_dir}")
-    print(f"report: {Path(summary['report']).resolve() if summary['report'] else None}")
+    print_summary(summary, config.run_dir, format_headline_line(summary))
     return summary
 
 

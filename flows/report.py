@@ -1,9 +1,9 @@
-"""The run report: `report.md` with PNG plots in the run directory, and Prefect artifacts.
+"""What the run reports are drawn and published with: tables, PNG plots, HTML, Prefect artifacts.
 
-The flows hand over the stages' own summaries (segment's stats.json, vocab's vocab_stats.json,
-tfrecords' metadata.json, pretrain's metrics.jsonl, the evaluation dicts); this module only renders
-them: scalar figures become tables, count distributions (histograms, label balance) become bar
-charts, the training log becomes curves.
+flows.run_report and flows.domain_report curate the stages' own summaries into report.md; this
+module renders: count distributions (histograms, label balance, scores side by side) become bar
+charts, the training log (metrics.jsonl) becomes curves, the markdown becomes a standalone HTML page
+and a Prefect markdown artifact, training progress a Prefect progress artifact.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import math
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,53 +24,11 @@ import matplotlib.pyplot as plt
 
 logger = logging.getLogger(__name__)
 
-DISTRIBUTION_NAME = re.compile(r"hist|distribution|balance|lengths?$|labels?$|per_|^skipped$")
 CURVE_KEYS = ("loss", "masked_lm_loss", "masked_lm_accuracy", "sop_loss", "sop_accuracy", "learning_rate")
-
-
-@dataclass
-class Section:
-    """One report section: a title, a stats mapping (tabled and charted), optional extra markdown."""
-
-    title: str
-    stats: Mapping[str, Any] = field(default_factory=dict)
-    text: str = ""
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def as_distribution(name: str, value: Any) -> dict[str, float] | None:
-    """A named mapping of >= 2 counts (a histogram, a label balance) or a histogram list (bins
-    numbered from 1) as {label: count}, to draw as a bar chart; None for anything else."""
-    if not DISTRIBUTION_NAME.search(name.rsplit(".", 1)[-1]):
-        return None
-    if isinstance(value, Mapping) and len(value) >= 2 and all(_is_number(v) for v in value.values()):
-        return {str(k): v for k, v in value.items()}
-    if "hist" in name and isinstance(value, (list, tuple)) and len(value) >= 2 and all(map(_is_number, value)):
-        return {str(i): v for i, v in enumerate(value, start=1)}
-    return None
-
-
-def split_stats(stats: Mapping[str, Any], prefix: str = "") -> tuple[dict[str, Any], dict[str, dict]]:
-    """(flattened scalar figures, distributions) of a nested stats mapping; lists are summarised."""
-    scalars: dict[str, Any] = {}
-    distributions: dict[str, dict] = {}
-    for key, value in stats.items():
-        name = f"{prefix}{key}"
-        distribution = as_distribution(name, value)
-        if distribution is not None:
-            distributions[name] = distribution
-        elif isinstance(value, Mapping):
-            inner_scalars, inner_distributions = split_stats(value, f"{name}.")
-            scalars.update(inner_scalars)
-            distributions.update(inner_distributions)
-        elif isinstance(value, (list, tuple)):
-            scalars[name] = value if len(value) <= 4 else f"[{len(value)} items]"
-        else:
-            scalars[name] = value
-    return scalars, distributions
 
 
 def format_value(value: Any) -> str:
@@ -101,9 +58,11 @@ def _sort_labels(mapping: Mapping[str, Any]) -> list[tuple[str, float]]:
     return sorted(((str(k), float(v)) for k, v in mapping.items()), key=order)
 
 
-def plot_distribution(name: str, mapping: Mapping[str, Any], path: Path, xlabel: str = "count") -> Path:
-    """A horizontal bar chart of one count distribution: labels read on the left, values on the bars."""
-    items = _sort_labels(mapping)
+def plot_distribution(name: str, mapping: Mapping[str, Any], path: Path, xlabel: str = "count",
+                      ordered: bool = False) -> Path:
+    """A horizontal bar chart of one count distribution: labels on the left, values on the bars;
+    sorted by label (numbers by value) unless `ordered` keeps the mapping's order."""
+    items = [(str(k), float(v)) for k, v in mapping.items()] if ordered else _sort_labels(mapping)
     fig, ax = plt.subplots(figsize=(6.4, 0.9 + 0.32 * len(items)))
     labels, values = [label for label, _ in items], [count for _, count in items]
     bars = ax.barh(labels, values, color="#4C72B0")
@@ -164,70 +123,8 @@ def plot_curves(records: list[Mapping[str, Any]], path: Path, step_key: str = "s
     return path
 
 
-def with_sop_labels(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """tfrecords metadata plus the sentence-order label balance as a distribution to chart."""
-    counts = metadata.get("counts", {})
-    instances, swapped = counts.get("instances"), counts.get("label_1")
-    if not (_is_number(instances) and _is_number(swapped)):
-        return dict(metadata)
-    return {**metadata, "sop_labels": {"0 (in order)": instances - swapped, "1 (swapped)": swapped}}
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def render_section(section: Section, plots_dir: Path, report_dir: Path) -> str:
-    """Markdown of one section: its text, a figure table, and a bar chart per distribution."""
-    parts = [f"## {section.title}"]
-    if section.text:
-        parts.append(section.text)
-    scalars, distributions = split_stats(section.stats)
-    if scalars:
-        parts.append(markdown_table(({"figure": k, "value": v} for k, v in scalars.items()), ["figure", "value"]))
-    for name, mapping in distributions.items():
-        image = plot_distribution(name.replace("_", " "), mapping,
-                                  plots_dir / f"{_slug(section.title)}-{_slug(name)}.png")
-        parts.append(f"![{name}]({image.relative_to(report_dir).as_posix()})")
-    return "\n\n".join(parts)
-
-
-def write_report(
-    run_dir: str | Path,
-    title: str,
-    sections: list[Section],
-    metrics_file: str | Path | None = None,
-    evaluation: Mapping[str, Mapping[str, Any]] | None = None,
-) -> tuple[Path, str]:
-    """Write `run_dir/report.md` (+ `run_dir/plots/*.png`); return its path and its markdown.
-
-    `metrics_file` is the training log (metrics.jsonl); `evaluation` maps a row name (e.g. "before",
-    "after") to its metrics and becomes the evaluation table.
-    """
-    run_dir = Path(run_dir)
-    plots_dir = run_dir / "plots"
-    plots_dir.mkdir(parents=True, exist_ok=True)
-    parts = [f"# {title}", f"Run directory: `{run_dir.resolve()}`"]
-    parts.extend(render_section(s, plots_dir, run_dir) for s in sections)
-    if metrics_file is not None:
-        records = read_metrics(Path(metrics_file))
-        training = ["## Training curves"]
-        image = plot_curves(records, plots_dir / "training-curves.png")
-        if image is not None:
-            training.append(f"![training curves]({image.relative_to(run_dir).as_posix()})")
-            training.append(markdown_table(
-                records[-2:], ["split", *[k for k in records[-1] if _is_number(records[-1][k])]]))
-        else:
-            training.append(f"No training metrics in `{metrics_file}`.")
-        parts.append("\n\n".join(training))
-    if evaluation:
-        columns = sorted({k for row in evaluation.values() for k, v in row.items() if _is_number(v)})
-        rows = [{"model": name, **row} for name, row in evaluation.items()]
-        parts.append("## Evaluation\n\n" + markdown_table(rows, ["model", *columns]))
-    markdown = "\n\n".join(parts) + "\n"
-    path = run_dir / "report.md"
-    path.write_text(markdown, encoding="utf-8")
-    return path, markdown
 
 
 def publish_report(key: str, markdown: str, evaluation: Mapping[str, Mapping[str, Any]] | None) -> None:

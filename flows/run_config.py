@@ -1,4 +1,5 @@
-"""What the two flows share: the run parameters, the stage configs derived from them, and running a plan.
+"""What the two flows share: the run parameters, the stage configs derived from them, running a
+plan, and the facts their reports state about it.
 
 `RunConfig` holds the parameters of a run that trains on TFRecords it writes itself (run directory,
 instance shape, model and training budget, per-stage overrides); `pretrain_pipeline` and
@@ -7,7 +8,10 @@ instance shape, model and training budget, per-stage overrides); `pretrain_pipel
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from prefect.tasks import Task
@@ -111,3 +115,60 @@ def stage_summary(outcomes: dict[str, tasks.StageOutcome]) -> dict[str, dict[str
     return {name: {"cached": o.cached, "seconds": round(o.seconds, 2),
                    **({"moved_aside": o.result["moved_aside"]} if o.result.get("moved_aside") else {})}
             for name, o in outcomes.items()}
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (the stages run in-process)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def piece_baseline(config: RunConfig, spm_model: str) -> dict:
+    """The unigram baseline on this run's held-out batches, with the predicted piece's text."""
+    import sentencepiece
+
+    from model.baselines import unigram_baseline
+
+    baseline = unigram_baseline(config.stage_dir("tfrecords"), batch_size=config.batch_size,
+                                heldout_batches=config.eval_batches, seed=config.seed)
+    processor = sentencepiece.SentencePieceProcessor(model_file=spm_model)
+    return {**baseline, "piece": processor.id_to_piece(baseline["piece_id"])}
+
+
+def training_facts(config: RunConfig, outcomes: dict[str, tasks.StageOutcome]) -> dict[str, Any]:
+    """What both flows' reports state about the corpus, the TFRecords, the training and the stages,
+    from the stages' returned summaries (a cached stage returns its cached one)."""
+    from model.config import get_preset, parameter_counts
+
+    segment, metadata = outcomes["segment"].result, outcomes["tfrecords"].result
+    counts, heldout = metadata.get("counts") or {}, metadata.get("heldout") or {}
+    pretrain_result = outcomes["pretrain"].result
+    export = pretrain_result.get("export") or {}
+    vocab_size = metadata.get("vocab_size")
+    return {
+        "documents": segment.get("documents_out", counts.get("documents")),
+        "sentences": segment.get("sentences_out", counts.get("sentences")),
+        "tokens": counts.get("document_tokens"), "vocab_size": vocab_size, "preset": config.preset,
+        "parameters": (parameter_counts(get_preset(config.preset, vocab_size=vocab_size))
+                       .get("pretraining") if vocab_size else None),
+        "steps": pretrain_result.get("steps", config.steps), "batch_size": config.batch_size,
+        "max_seq_length": config.max_seq_length,
+        "sequences_per_second": pretrain_result.get("sequences_per_second"),
+        "export": export.get("keras", config.trained_model()),
+        "export_hf": export.get("hf", join(config.stage_dir("pretrain"), "export", "hf")),
+        "heldout_documents": heldout.get("documents"), "heldout_note": heldout.get("note"),
+        "heldout_sequences": min(heldout.get("instances") or 0,
+                                 (config.eval_batches or 10**12) * config.batch_size),
+        "stages": {name: {"seconds": o.seconds, "cached": o.cached}
+                   for name, o in outcomes.items()},
+        "moved_aside": {name: o.result["moved_aside"] for name, o in outcomes.items()
+                        if o.result.get("moved_aside")},
+    }
+
+
+def print_summary(summary: dict[str, Any], run_dir: str, headline_line: str) -> None:
+    """A flow's last words: the summary as JSON, the headline line, the run directory, report."""
+    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    print(headline_line)
+    print(f"run directory: {Path(run_dir).resolve() if '://' not in run_dir else run_dir}")
+    print(f"report: {Path(summary['report']).resolve() if summary['report'] else None}")

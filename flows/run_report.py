@@ -65,44 +65,86 @@ def link(run_dir: Path, path: Path, text: str | None = None) -> str:
     return f"[{text or relative}]({relative})"
 
 
+def files_text(files: list[str], note: str = "") -> str:
+    """'2 files (`a.txt`, `b.txt`)': how many input files, the first three named, and `note`."""
+    named = ", ".join(f"`{f}`" for f in files[:3]) + (", …" if len(files) > 3 else "")
+    return f"{len(files)} file{'s' if len(files) != 1 else ''} ({named}{note})"
+
+
+def corpus_text(facts: Mapping[str, Any]) -> str:
+    """'97 documents, 18,234 sentences, 594,947 tokens': what the corpus became."""
+    return (f"{number(facts.get('documents'))} documents, {number(facts.get('sentences'))} "
+            f"sentences, {number(facts.get('tokens'))} tokens")
+
+
+def training_text(facts: Mapping[str, Any]) -> str:
+    """'300 steps × 32 sequences of 128 tokens → `…/model.keras` (Hugging Face: `…/hf`)'."""
+    return (f"{number(facts.get('steps'))} steps × {facts.get('batch_size')} sequences of "
+            f"{facts.get('max_seq_length')} tokens → `{facts['export']}` "
+            f"(Hugging Face: `{facts['export_hf']}`)")
+
+
+def heldout_line(facts: Mapping[str, Any], unseen: str = "the model never trained on") -> str:
+    """The held-out split: whole documents training never saw (`unseen` says whose), and the stage's
+    note when the corpus has fewer documents than the held-out minimum."""
+    documents = facts.get("heldout_documents")
+    line = (f"**Held out:** {number(documents)} whole document{'' if documents == 1 else 's'} "
+            f"{unseen} ({number(facts.get('heldout_sequences'))} sequences scored)")
+    return line + (f". **Note:** {facts['heldout_note']}" if facts.get("heldout_note") else "")
+
+
+def time_line(facts: Mapping[str, Any]) -> str:
+    stages = ", ".join(f"{name} {duration(t['seconds'])}{' (cached)' if t['cached'] else ''}"
+                       for name, t in facts["stages"].items())
+    return (f"**Time:** {duration(facts.get('wall_seconds'))} wall, "
+            f"{duration(facts.get('cpu_seconds'))} CPU — {stages}")
+
+
+def kept_lines(facts: Mapping[str, Any]) -> list[str]:
+    return [f"**Kept:** the previous `{name}` output (another training run) was moved aside to "
+            f"`{path}`, not deleted." for name, path in (facts.get("moved_aside") or {}).items()]
+
+
+def next_block(what: str, command: str) -> str:
+    return f"**Next:** {what}:\n\n```bash\n{command}\n```"
+
+
+def piece_baseline_text(baseline: Mapping[str, Any]) -> str:
+    return (f"{number(baseline.get('masked_lm_accuracy'))} (always the most frequent piece, "
+            f"`{baseline.get('piece', '?')}`)")
+
+
 def headline(facts: Mapping[str, Any]) -> str:
     """The block a person reads first: in, out, held-out scores beside baselines, time, next command."""
     heldout, baseline = facts.get("evaluation") or {}, facts.get("baseline") or {}
     scores = table([
         ("masked-LM accuracy", f"**{number(heldout.get('masked_lm_accuracy'))}**",
-         (f"{number(baseline.get('masked_lm_accuracy'))} (always the most frequent piece, "
-         f"`{baseline.get('piece', '?')}`)")),
+         piece_baseline_text(baseline)),
         ("sentence-order (SOP) accuracy", f"**{number(heldout.get('sop_accuracy'))}**", "0.5 (chance)"),
     ], ("held-out score", "this model", "baseline"))
-    stages = ", ".join(
-        f"{name} {duration(t['seconds'])}{' (cached)' if t['cached'] else ''}" for name, t in facts["stages"].items())
     lines = [
-        (f"**In:** {facts['inputs']} → {number(facts.get('documents'))} documents, "
-        f"{number(facts.get('sentences'))} sentences, {number(facts.get('tokens'))} tokens "
-        f"({number(facts.get('vocab_size'))}-piece vocabulary)"),
+        (f"**In:** {facts['inputs']} → {corpus_text(facts)} "
+         f"({number(facts.get('vocab_size'))}-piece vocabulary)"),
         (f"**Out:** {facts['preset']}, {millions(facts.get('parameters'))} parameters, trained "
-        f"{number(facts.get('steps'))} steps × {facts.get('batch_size')} sequences of {facts.get('max_seq_length')} "
-        f"tokens → `{facts['export']}` (Hugging Face: `{facts['export_hf']}`)"),
-        (f"**Held out:** {number(facts.get('heldout_documents'))} whole documents the model never trained on "
-        f"({number(facts.get('heldout_sequences'))} sequences scored)"),
+         f"{training_text(facts)}"),
+        heldout_line(facts),
         scores,
-        (f"**Time:** {duration(facts.get('wall_seconds'))} wall, {duration(facts.get('cpu_seconds'))} CPU "
-        f"— {stages}"),
+        time_line(facts),
+        *kept_lines(facts),
     ]
-    lines += [f"**Kept:** the previous `{name}` output (another training run) was moved aside to `{path}`, "
-              "not deleted." for name, path in (facts.get("moved_aside") or {}).items()]
     if facts.get("downstream"):
         lines.append(downstream_table(facts["downstream"]))
-    lines.append("**Next:** fine-tune it on a task (any task `albert finetune` knows):\n\n"
-                 f"```bash\n{facts['next_command']}\n```")
+    lines.append(next_block("fine-tune it on a task (any task `albert finetune` knows)",
+                            facts["next_command"]))
     return "\n\n".join(lines)
 
 
-def finetune_command(run_dir: str, task: str = "sst2", data_dir: str = "../shared/data/glue/SST-2") -> str:
+def finetune_command(model: str, spm_model: str, run_dir: str, task: str = "sst2",
+                     data_dir: str = "../shared/data/glue/SST-2") -> str:
+    """`albert finetune` of `model` on a task, written to RUN_DIR/finetune-TASK."""
     return " ".join([
         "albert finetune", "--task", task, "--data-dir", shlex.quote(data_dir),
-        "--init", shlex.quote(f"{run_dir}/pretrain/export/model.keras"),
-        "--spm-model", shlex.quote(f"{run_dir}/vocab/spiece.model"),
+        "--init", shlex.quote(model), "--spm-model", shlex.quote(spm_model),
         "--output", shlex.quote(f"{run_dir}/finetune-{task}")])
 
 
@@ -194,13 +236,38 @@ def pretrain_section(run_dir: Path, facts: Mapping[str, Any], plots: Path) -> st
     return "\n\n".join(parts)
 
 
-def evaluation_section(heldout: Mapping[str, Any], baseline: Mapping[str, Any]) -> str:
+def evaluation_section(models: Mapping[str, Mapping[str, Any]], baseline: Mapping[str, Any]) -> str:
+    """Held-out metrics, a column per model ({"model": metrics}, or the base and the adapted one),
+    and the baseline."""
+    def row(label: str, key: str, reference: str) -> tuple[str, ...]:
+        return (label, *(number(metrics.get(key)) for metrics in models.values()), reference)
+
     return table([
-        ("masked-LM accuracy", number(heldout.get("masked_lm_accuracy")), number(baseline.get("masked_lm_accuracy"))),
-        ("masked-LM perplexity", number(heldout.get("perplexity")), "–"),
-        ("sentence-order (SOP) accuracy", number(heldout.get("sop_accuracy")), "0.5"),
-        ("SOP loss", number(heldout.get("sop_loss")), f"{0.6931:.3g} (chance)"),
-    ], ("held-out metric", "model", "baseline"))
+        row("masked-LM accuracy", "masked_lm_accuracy", number(baseline.get("masked_lm_accuracy"))),
+        row("masked-LM perplexity", "perplexity", "–"),
+        row("sentence-order (SOP) accuracy", "sop_accuracy", "0.5"),
+        row("SOP loss", "sop_loss", f"{0.6931:.3g} (chance)"),
+    ], ("held-out metric", *models, "baseline"))
+
+
+def stage_section(run_dir: Path, facts: Mapping[str, Any], stages: tuple[str, ...], title: str,
+                  body: str, files: list[Path], heldout_list: Path | None = None) -> str:
+    """One `## title` section: its stages' time, the body, links to the full figures that exist."""
+    timings = [facts["stages"][stage] for stage in stages if stage in facts["stages"]]
+    when = ""
+    if timings:
+        cached = all(t["cached"] for t in timings)
+        when = f" — {duration(sum(t['seconds'] for t in timings))}{', cached' if cached else ''}"
+    found = [link(run_dir, path) for path in files if path.exists()]
+    links = f"Full figures: {', '.join(found)}" if found else ""
+    if heldout_list is not None and heldout_list.is_file():
+        links += f"; held-out documents: {link(run_dir, heldout_list)}"
+    return f"## {title}{when}\n\n{body}\n\n{links}".rstrip()
+
+
+def heldout_document_list(run_dir: Path, metadata: Mapping[str, Any]) -> Path:
+    """tfrecords' list of the held-out documents (it may not exist)."""
+    return run_dir / "tfrecords" / ((metadata.get("heldout") or {}).get("document_list") or "-")
 
 
 def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
@@ -209,24 +276,26 @@ def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
     plots.mkdir(parents=True, exist_ok=True)
     summaries = facts.get("summaries") or {}
     metadata = summaries.get("tfrecords") or {}
-    sections = [
-        ("segment", segment_section(run_dir, summaries.get("segment") or {}, plots), run_dir / "segment" / "stats.json"),
-        ("vocab", vocab_section(summaries.get("vocab") or {}), run_dir / "vocab" / "vocab_stats.json"),
-        ("tfrecords", tfrecords_section(run_dir, metadata, plots), run_dir / "tfrecords" / "metadata.json"),
-        ("pretrain", pretrain_section(run_dir, facts, plots), run_dir / "pretrain" / "metrics.jsonl"),
-        ("heldout", evaluation_section(facts.get("evaluation") or {}, facts.get("baseline") or {}),
-         run_dir / "heldout" / "metrics.json"),
-    ]
     parts = [f"# ALBERT pretraining run: `{run_dir.name}`", headline(facts)]
-    for stage, body, source in sections:
-        timing = facts["stages"].get(stage)
-        when = f" — {duration(timing['seconds'])}{', cached' if timing['cached'] else ''}" if timing else ""
-        links = f"Full figures: {link(run_dir, source)}" if source.exists() else ""
-        if stage == "tfrecords":
-            listed = source.parent / ((metadata.get("heldout") or {}).get("document_list") or "-")
-            if listed.is_file():
-                links += f"; held-out documents: {link(run_dir, listed)}"
-        parts.append(f"## {STAGE_TITLES[stage]}{when}\n\n{body}\n\n{links}".rstrip())
+    parts += [
+        stage_section(run_dir, facts, ("segment",), STAGE_TITLES["segment"],
+                      segment_section(run_dir, summaries.get("segment") or {}, plots),
+                      [run_dir / "segment" / "stats.json"]),
+        stage_section(run_dir, facts, ("vocab",), STAGE_TITLES["vocab"],
+                      vocab_section(summaries.get("vocab") or {}),
+                      [run_dir / "vocab" / "vocab_stats.json"]),
+        stage_section(run_dir, facts, ("tfrecords",), STAGE_TITLES["tfrecords"],
+                      tfrecords_section(run_dir, metadata, plots),
+                      [run_dir / "tfrecords" / "metadata.json"],
+                      heldout_document_list(run_dir, metadata)),
+        stage_section(run_dir, facts, ("pretrain",), STAGE_TITLES["pretrain"],
+                      pretrain_section(run_dir, facts, plots),
+                      [run_dir / "pretrain" / "metrics.jsonl"]),
+        stage_section(run_dir, facts, ("heldout",), STAGE_TITLES["heldout"],
+                      evaluation_section({"model": facts.get("evaluation") or {}},
+                                         facts.get("baseline") or {}),
+                      [run_dir / "heldout" / "metrics.json"]),
+    ]
     if facts.get("downstream"):
         parts.append("## Downstream fine-tuning\n\nThe headline's table; full results: " + ", ".join(
             link(run_dir, run_dir / output / "results.json")

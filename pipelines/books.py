@@ -1,5 +1,6 @@
-"""Books and plain text: Project Gutenberg header/footer removal, hard-wrapped lines re-joined, and the
-evidence that tells a book (one document of blank-line separated paragraphs) from blank-line separated
+"""Books and plain text: Project Gutenberg header/footer removal, hard-wrapped lines re-joined,
+chapter headings, and the evidence that tells a book (one document of blank-line separated
+paragraphs) from a file of chapters (one document per heading) and from blank-line separated
 documents."""
 
 from __future__ import annotations
@@ -43,6 +44,45 @@ def join_wrapped_lines(lines: list[str]) -> str:
             joined += " "
         joined += line
     return joined
+
+
+_CHAPTER_NUMBER = re.compile(  # Arabic, or a well-formed Roman numeral ('IV', not 'DID')
+    r"(?:\d{1,4}|(?=[MDCLXVI])M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))[.:]?")
+_SECTION_SIGN = re.compile(r"§{1,2}\s*\d{1,4}[.:]?")
+_NAME_CONNECTORS = frozenset({"of", "the", "and"})
+MAX_CHAPTER_HEADING_CHARS = 48
+
+
+def is_chapter_heading(line: str) -> bool:
+    """Whether a line is only a chapter heading: '§ 12', or one to four capitalised words
+    ('Chapter', 'Genesis', '1 Kings', 'Song of Solomon') then a number or Roman numeral
+    ('Chapter IV', 'Psalm 119.')."""
+    line = line.strip()
+    if len(line) > MAX_CHAPTER_HEADING_CHARS:
+        return False
+    if _SECTION_SIGN.fullmatch(line):
+        return True
+    *name, number = line.split() or [""]
+    if name and len(name[0]) == 1 and name[0].isdigit():  # '1 Kings 3'
+        name = name[1:]
+    if not 1 <= len(name) <= 4 or not name[0][:1].isupper():
+        return False
+    if not _CHAPTER_NUMBER.fullmatch(number):
+        return False
+    return all(word.rstrip(".'’").replace("-", "").isalpha()
+               and (word[:1].isupper() or word in _NAME_CONNECTORS) for word in name)
+
+
+def chapter_headings(lines: list[str]) -> list[str]:
+    """The chapter headings among `lines` that stand alone before a block: the first line or after a
+    blank line, and followed by a line of text that is not itself a heading."""
+    found = []
+    for index, line in enumerate(lines):
+        if (index == 0 or not lines[index - 1].strip()) and is_chapter_heading(line):
+            following = next((text for text in lines[index + 1:index + 3] if text.strip()), "")
+            if following and not is_chapter_heading(following):
+                found.append(line.strip())
+    return found
 
 
 def is_heading(paragraph: str) -> bool:
@@ -93,16 +133,30 @@ def unwrap(lines: list[str]) -> list[str]:
     return [paragraph for paragraph in paragraphs if paragraph]
 
 
-def text_kind(sample: str, complete: bool) -> tuple[str, str]:
-    """('books' or 'text', the evidence) for a text file from its first characters (`complete`: all of it).
+# Chapter headings standing alone before a block (see `chapter_headings`) in the sniffed sample
+# (input_formats.SNIFF_BYTES, 64 KB) from which a text file is a file of short chapters, one
+# document each (scripture, statutes: a few KB a chapter); a novel's chapters (10 to 30 KB, 3 or 4
+# headings in the shared books' first 64 KB) leave it one book, unless `--format chapters`.
+MIN_CHAPTER_HEADINGS = 8
 
-    A Project Gutenberg header decides for a book. Otherwise hard-wrapped lines in blank-line blocks of
-    paragraph size are a book; blocks of DOCUMENT_BLOCK_CHARS or more on average (an unfinished last
-    block counted with what the sample holds of it) are documents; lines that are not hard-wrapped are
-    one paragraph per line.
+
+def text_kind(sample: str, complete: bool) -> tuple[str, str]:
+    """('books', 'chapters' or 'text', the evidence) for a text file from its first characters
+    (`complete`: all of it).
+
+    A Project Gutenberg header decides for a book. Otherwise MIN_CHAPTER_HEADINGS or more chapter
+    headings alone before a block make a file of short chapters. Otherwise hard-wrapped lines in
+    blank-line blocks of paragraph size are a book; blocks of DOCUMENT_BLOCK_CHARS or more on
+    average (an unfinished last block counted with what the sample holds of it) are documents; lines
+    that are not hard-wrapped are one paragraph per line.
     """
     if "project gutenberg" in sample.lower():
         return "books", "a Project Gutenberg header"
+    headings = chapter_headings(sample.split("\n") if complete else sample.split("\n")[:-1])
+    if len(headings) >= MIN_CHAPTER_HEADINGS:
+        where = "" if complete else f" in the first {len(sample.encode()) >> 10} KB"
+        return "chapters", (f"{len(headings)} chapter headings alone before a block{where} "
+                            f"({', '.join(headings[:2])}, …): short chapters")
     lines = [line for line in sample.split("\n") if line.strip()]
     if not is_hard_wrapped(lines if complete else lines[:-1]):
         count = f"{len(lines)} line" + ("s" if len(lines) != 1 else "")

@@ -1,8 +1,9 @@
 """Reading one input file as raw documents: decompression, format detection, streaming readers.
 
 Every reader takes a binary stream and yields `RawDocument`s one at a time (a Wikipedia dump is
-never held whole; a book is one document); lines and documents of text are bounded (MAX_LINE_BYTES,
-MAX_DOCUMENT_CHARS). Bad input raises `BadInput` with the reason.
+never held whole; a book is one document, a file of chapters one per chapter heading); lines and
+documents of text are bounded (MAX_LINE_BYTES, MAX_DOCUMENT_CHARS). Bad input raises `BadInput`
+with the reason.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from typing import IO, Literal
 from pipelines import books, wikipedia
 from pipelines.runner import Counter
 
-Format = Literal["auto", "wikipedia", "books", "text", "jsonl"]
+Format = Literal["auto", "wikipedia", "books", "chapters", "text", "jsonl"]
 FORMAT_NAMES = {
-    "wikipedia": "a Wikipedia dump", "books": "one book", "text": "blank-line separated documents",
-    "jsonl": "JSONL",
+    "wikipedia": "a Wikipedia dump", "books": "one book", "chapters": "one document per chapter",
+    "text": "blank-line separated documents", "jsonl": "JSONL",
 }
 logger = logging.getLogger(__name__)
 SNIFF_BYTES = 1 << 16
@@ -202,22 +203,37 @@ def _document(fmt: str, index: int, lines: list[str], inc: Counter) -> RawDocume
     return RawDocument(fmt, str(index), text)
 
 
-def read_book(stream: IO[bytes], fallback_encoding: str | None, inc: Counter) -> Iterator[RawDocument]:
-    """The whole file as one book; a book longer than MAX_DOCUMENT_CHARS is cut into parts.
+def read_book(
+    stream: IO[bytes], fallback_encoding: str | None, inc: Counter, chapters: bool = False
+) -> Iterator[RawDocument]:
+    """The whole file as one book or, with `chapters`, one book per chapter: a document starts at
+    each chapter heading on a line of its own after a blank line (books.is_chapter_heading; the
+    heading is not part of the text, text before the first heading is a document of its own, a
+    heading with no text before the next is dropped). A book longer than MAX_DOCUMENT_CHARS is cut
+    into parts.
 
     A part ends at the first blank line (paragraph break) after MAX_DOCUMENT_CHARS, or at the
     latest at twice that; each extra part is counted as `documents_cut`.
     """
     lines: list[str] = []
-    size, index = 0, 0
+    size, index, previous = 0, 0, ""
     for line in decoded_lines(stream, fallback_encoding, inc):
-        if size >= MAX_DOCUMENT_CHARS and (not line.strip() or size >= 2 * MAX_DOCUMENT_CHARS):
-            yield _document("books", index, lines, inc)
-            inc("documents_cut", 1)
-            lines, size, index = [], 0, index + 1
+        heading = chapters and not previous.strip() and books.is_chapter_heading(line)
+        previous = line
+        cut = size >= MAX_DOCUMENT_CHARS and (not line.strip() or size >= 2 * MAX_DOCUMENT_CHARS)
+        if heading or cut:
+            if any(text.strip() for text in lines):
+                yield _document("books", index, lines, inc)
+                if not heading:  # a chapter is a document, not a cut
+                    inc("documents_cut", 1)
+                index += 1
+            lines, size = [], 0
+            if heading:
+                continue
         lines.append(line)
         size += len(line) + 1
-    yield _document("books", index, lines, inc)
+    if index == 0 or any(text.strip() for text in lines):
+        yield _document("books", index, lines, inc)
 
 
 def read_text(stream: IO[bytes], fallback_encoding: str | None, inc: Counter) -> Iterator[RawDocument]:
@@ -281,8 +297,8 @@ def read_documents(
     inc(f"files_{fmt}", 1)
     if fmt == "wikipedia":
         documents = read_wikipedia(stream, on_error, inc)
-    elif fmt == "books":
-        documents = read_book(stream, fallback_encoding, inc)
+    elif fmt in ("books", "chapters"):
+        documents = read_book(stream, fallback_encoding, inc, chapters=fmt == "chapters")
     elif fmt == "text":
         documents = read_text(stream, fallback_encoding, inc)
     else:

@@ -345,7 +345,7 @@ def summarize(counters: dict[str, int], bad_files: list[dict], paths: list[str],
     stats["formats"] = {
         name.removeprefix("files_"): value
         for name, value in counters.items()
-        if name in ("files_wikipedia", "files_books", "files_text", "files_jsonl")
+        if name in ("files_wikipedia", "files_books", "files_chapters", "files_text", "files_jsonl")
     }
     stats["skipped"] = {reason: counters.get(f"skipped_{reason}", 0) for reason in SKIP_REASONS}
     stats["bad_files"] = sorted(bad_files, key=lambda item: item["file"])

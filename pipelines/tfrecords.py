@@ -152,6 +152,20 @@ def truncation_warning(config: TFRecordsConfig, counts: dict[str, int]) -> str |
     )
 
 
+def few_documents_note(documents: int, heldout: int, min_documents: int) -> str | None:
+    """One line when the corpus has fewer documents than `min_documents` (--heldout-min-documents):
+    the counts and what the held-out split then measures; None otherwise."""
+    if documents >= min_documents:
+        return None
+    scored = "that document" if heldout == 1 else "those documents"
+    meaning = ("nothing is held out, so there are no held-out figures" if not heldout else
+               f"held-out figures score {scored} only, not a sample of the corpus")
+    return (f"the corpus yields {documents} document{'s' if documents != 1 else ''}, fewer than "
+            f"--heldout-min-documents {min_documents}: {heldout} held out whole, "
+            f"{documents - heldout} trained on; {meaning} (split it into more documents: "
+            "docs/segment.md)")
+
+
 def document_rng(seed: int, doc_hash: int, dupe: int) -> np.random.Generator:
     """The generator of every random choice for one document in one dupe pass."""
     return np.random.Generator(np.random.PCG64([seed, doc_hash, dupe]))
@@ -521,6 +535,9 @@ def summarize(
             "instances": counts.get("heldout_instances", 0),
             "files": [name for name in shard_files if name.startswith(HELDOUT_PREFIX + "-")],
             "document_list": document_list,
+            "note": few_documents_note(counts.get("documents", 0),
+                                       counts.get("heldout_documents", 0),
+                                       config.heldout_min_documents),
         },
     }
 
@@ -558,6 +575,8 @@ def run(config: TFRecordsConfig, beam_args: list[str] | None = None) -> dict:
     if warning:
         logger.warning("%s", warning)
     logger.info("wrote %d instances to %s", metadata["counts"]["instances"], config.output)
+    if metadata["heldout"].get("note"):
+        logger.warning("%s: %s", config.input, metadata["heldout"]["note"])
     return {key: value for key, value in metadata.items() if key not in ("files", "features")}
 
 

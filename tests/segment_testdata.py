@@ -33,3 +33,21 @@ def numbered_chapters(book: str, chapters: int, paragraphs_per_chapter: int, wid
         chapter = paragraphs[index * paragraphs_per_chapter:(index + 1) * paragraphs_per_chapter]
         documents.append("\n".join(textwrap.fill(_numbered(p, numbers), width) for p in chapter))
     return "\n\n".join(documents) + "\n"
+
+
+def headed_chapters(book: str, chapters: int, paragraphs_per_chapter: int,
+                    heading: str = "Genesis {}", width: int = 72) -> str:
+    """A single-file corpus of chapters as scripture comes: a title line, then per chapter a heading
+    alone on its line (`heading` with the chapter's number), a blank line, and blank-line separated
+    hard-wrapped paragraphs whose sentences are numbered verses ("1 It was … 2 Then …").
+    Uses the first chapters * paragraphs_per_chapter of `source_paragraphs(book)`."""
+    paragraphs = source_paragraphs(book)
+    parts = ["THE BOOK OF CHAPTERS"]
+    for index in range(chapters):
+        numbers = itertools.count(1)
+        chapter = paragraphs[index * paragraphs_per_chapter:(index + 1) * paragraphs_per_chapter]
+        verses = [_numbered(f"{next(numbers)} {p}" if not n else p, numbers)
+                  for n, p in enumerate(chapter)]
+        blocks = "\n\n".join(textwrap.fill(verse, width) for verse in verses)
+        parts.append(heading.format(index + 1) + "\n\n" + blocks)
+    return "\n\n".join(parts) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from browser import image_widths
 from cloud_harness import free_port
 from test_flows_pipeline import write_corpus
 
@@ -80,7 +82,14 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
                 time.sleep(1)
             assert state is not None and state.is_completed(), state
         domain = tmp_path / "domain"
-        assert (domain / "report.md").is_file()
+        head = (domain / "report.md").read_text().split("## ", 1)[0]  # the headline block
+        assert ("| held-out in-domain score | base model (before) | adapted (after) | change | "
+                "baseline |") in head
+        assert f"the base model `{base / 'pretrain' / 'export' / 'model.keras'}`" in head
+        assert "**Selected:** 25 of" in head and "albert finetune" in head
+        assert "options." not in head
+        if shutil.which("chromium"):  # test_flows_report.py skips with the reason elsewhere
+            assert all(width > 0 for _, width in image_widths(domain / "report.html"))
         selection = json.loads((domain / "select" / "selection.json").read_text())
         assert selection["selected"] == 25 and selection["documents"] > 25
         assert json.loads((domain / "tfrecords" / "metadata.json").read_text())["counts"]["documents"] == 25

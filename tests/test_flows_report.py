@@ -20,7 +20,9 @@ SUMMARIES = {  # what segment, vocab and tfrecords return (= their stats.json, v
         "vocab_size": 8000, "sample_sentences": 17318, "corpus_sentences": 18234, "unk_rate": 0.000165,
         "pieces_per_word": 1.506, "training_seconds": 14.6},
     "tfrecords": {
-        "counts": {"documents": 97, "instances": 8559, "document_tokens": 594947}, "dupe_factor": 2,
+        "counts": {"documents": 97, "instances": 8559, "document_tokens": 594947,
+                   "tokens": 1059604},
+        "dupe_factor": 2,
         "max_seq_length": 128, "max_predictions_per_seq": 20, "mean_tokens_per_instance": 123.8,
         "mean_predictions_per_instance": 18.4, "sop_label_balance": 0.498, "masking": "static", "ngram": 3,
         "masked_ngram_histogram": [0.597, 0.26, 0.143], "options": {"output": "x"},
@@ -82,4 +84,65 @@ def test_report_headline_tables_and_images_load_in_a_browser(tmp_path):
     assert "<table>" in page.read_text()
     images = image_widths(page)
     assert len(images) == 3, images  # skipped reasons, masked spans, training curves
+    assert all(width > 0 for _, width in images), images
+
+
+DOMAIN_FACTS = {  # figures of the run: a 4.3 MB file of chapters, 2 minutes on 2 cores
+    **{k: FACTS[k] for k in ("preset", "parameters", "batch_size", "max_seq_length",
+                             "sequences_per_second")},
+    "base": "runs/enwiki-sample/pretrain/export/model.keras",
+    "base_spm": "runs/enwiki-sample/vocab/spiece.model", "inputs": "1 file (`scripture.txt`)",
+    "documents": 1189, "sentences": 31102, "tokens": 1_020_000, "vocab_size": 8000, "steps": 200,
+    "export": "domain/pretrain/export/model.keras", "export_hf": "domain/pretrain/export/hf",
+    "heldout_documents": 119, "heldout_sequences": 1600, "heldout_note": None,
+    "selection": {"documents": 60, "selected": 25, "top_k": 25, "threshold": None,
+                  "classifier": "domain/select/classifier.keras"},
+    "evaluation": {"base": {"masked_lm_accuracy": 0.099, "perplexity": 467.0, "sop_accuracy": 0.51},
+                   "adapted": {"masked_lm_accuracy": 0.121, "perplexity": 259.0,
+                               "sop_accuracy": 0.56}},
+    "baseline": {"masked_lm_accuracy": 0.0612, "sop_accuracy": 0.5, "piece": "▁the"},
+    "stages": {name: {"seconds": 10.0, "cached": name == "segment"} for name in (
+        "segment", "select", "tfrecords", "heldout-before", "pretrain", "heldout-after")},
+    "wall_seconds": 121.0, "cpu_seconds": 230.0, "next_command": "albert finetune --task sst2 …",
+}
+DOMAIN_FACTS["summaries"] = {"segment": SUMMARIES["segment"], "tfrecords": SUMMARIES["tfrecords"],
+                             "select": DOMAIN_FACTS["selection"]}
+
+
+def test_domain_report_headline_before_after_and_images_load_in_a_browser(tmp_path):
+    from flows.domain_report import change, domain_report_markdown, format_headline_line
+
+    run_dir = tmp_path / "domain"
+    write_stage_files(run_dir)
+    markdown = domain_report_markdown(run_dir, DOMAIN_FACTS)
+    head = markdown.split("## ", 1)[0]
+    assert ("| masked-LM accuracy | 0.099 | **0.121** | +0.022 | 0.0612 (always the most frequent "
+            "piece, `▁the`) |") in head
+    assert "| masked-LM perplexity | 467 | **259** | -208 |" in head and "0.5 (chance)" in head
+    assert change(2103.0, 953.0) == "-1,150" and change(0.0334, 0.0334) == "0"
+    assert change(None, 1.0) == "–"
+    assert "the base model `runs/enwiki-sample/pretrain/export/model.keras`" in head
+    assert "1 file (`scripture.txt`) → 1,189 documents" in head and "25 of 60 documents" in head
+    assert "`domain/pretrain/export/model.keras`" in head
+    assert "119 whole documents of the new corpus that further pretraining never saw" in head
+    assert "2 min 1 s wall" in head and "segment 10.0 s (cached)" in head
+    assert "albert finetune" in head
+    assert "options" not in markdown and "counts." not in markdown and "items]" not in markdown
+    # (1,059,604 tokens - 3 × 8,559 instances) / (2 passes × 594,947 document tokens)
+    assert "Sequences hold 86.9% of the corpus's tokens over 2 passes" in markdown
+    assert "## Held-out in-domain evaluation: before and after — 20.0 s" in markdown
+    assert format_headline_line(DOMAIN_FACTS) == (
+        "held-out in-domain documents: masked-LM accuracy 0.099 -> 0.121 (baseline 0.0612), "
+        "perplexity 467 -> 259")
+    few = run_dir.parent / "few"
+    write_stage_files(few)
+    note = ("the corpus yields 2 documents, fewer than --heldout-min-documents 8: 1 held out "
+            "whole, 1 trained on")
+    few_report = domain_report_markdown(few, {**DOMAIN_FACTS, "heldout_note": note,
+                                              "heldout_documents": 1})
+    assert note in few_report.split("## ")[0] and "1 whole document of the new corpus" in few_report
+    page = run_dir / "report.html"
+    page.write_text(render_html(markdown, "domain"), encoding="utf-8")
+    images = image_widths(page)
+    assert len(images) == 4, images  # skip reasons, masked spans, training curves, before/after
     assert all(width > 0 for _, width in images), images

@@ -192,3 +192,37 @@ def test_domain_text_with_numbered_clauses_is_read_as_documents_and_split(caplog
     source_median = statistics.median(len(s) for p in source for s in splitter.split(p))
     assert statistics.median(len(s) for s in found) <= 1.1 * source_median  # 549 characters before
     assert not any(s.endswith((" the", " and", " of")) for s in found)  # no sentence ends at a line end
+
+
+@pytest.mark.parametrize("line, heading", [
+    ("Genesis 1", True), ("Chapter IV", True), ("§ 12", True), ("1 Kings 3", True),
+    ("Song of Solomon 2", True), ("CHAPTER XII.", True), ("Psalm 119:", True),
+    ("In the year 1066", False), ("Then I did", False), ("12 And he said", False),
+    ("and the earth. 2", False), ("chapter 3", False), ("The End", False),
+])
+def test_chapter_headings(line, heading):
+    assert books.is_chapter_heading(line) is heading
+
+
+def test_a_file_of_short_chapters_is_one_document_per_chapter(caplog):
+    """Real paragraphs (Persuasion) as scripture comes: a title, then 40 chapters `Genesis N`, each
+    a heading alone on its line before blank-line separated, hard-wrapped paragraphs of numbered
+    verses."""
+    from conftest import shared_path
+    from segment_testdata import headed_chapters
+
+    book = shared_path("books", "austen-persuasion.txt").read_text(encoding="utf-8")
+    corpus = headed_chapters(book, chapters=40, paragraphs_per_chapter=3)
+    with caplog.at_level("INFO", logger="pipelines.input_formats"):
+        documents, counts = read_all("scripture.txt", corpus.encode())
+    assert re.search(r"scripture.txt: read as one document per chapter \(\d+ chapter headings "
+                     r"alone before a block in the first 64 KB \(Genesis 1, Genesis 2, …\): "
+                     r"short chapters\)", caplog.text)
+    assert len(documents) == counts["documents_in"] == 1 + 40 and counts["files_chapters"] == 1
+    assert "documents_cut" not in counts and not any("Genesis" in d.text for d in documents)
+    assert input_formats.raw_paragraphs(documents[0]) == []  # the title alone: a heading, dropped
+    chapter_two = input_formats.raw_paragraphs(documents[2])
+    assert chapter_two[0].startswith("1 Then followed the history and rise of the ancient and")
+    assert len(chapter_two) == 3 and "\n" not in chapter_two[0]  # hard-wrapped lines re-joined
+    as_book, _ = read_all("scripture.txt", corpus.encode(), "books")
+    assert len(as_book) == 1  # --format books keeps the whole file one document

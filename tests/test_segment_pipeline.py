@@ -128,6 +128,21 @@ def test_shared_wikipedia_sample_and_books(tmp_path):
     assert "Brunetière" in text
 
 
+def test_a_chaptered_single_file_corpus_is_one_document_per_chapter(tmp_path):
+    from segment_testdata import headed_chapters
+
+    book = shared_path("books", "austen-persuasion.txt").read_text(encoding="utf-8")
+    corpus = tmp_path / "scripture.txt"
+    corpus.write_text(headed_chapters(book, chapters=40, paragraphs_per_chapter=3),
+                      encoding="utf-8")
+    stats, out = run(tmp_path, [str(corpus)])
+    assert stats["formats"] == {"chapters": 1} and stats["documents_cut"] == 0
+    assert stats["documents_out"] == 40 and stats["skipped"]["empty"] == 1  # the title page
+    found = documents(out)
+    assert len(found) == 40 and all(chapter[0].startswith("1 ") for chapter in found)  # verse 1
+    assert not any(sentence.startswith("Genesis") for chapter in found for sentence in chapter)
+
+
 def test_config_rejects_an_unknown_fallback_encoding():
     from albert.config import ConfigError, load_config
 

@@ -144,6 +144,7 @@ def test_features_metadata_and_statistics(static_output, spm_model):
     assert sum(metadata["masked_ngram_histogram"]) == pytest.approx(1)
     assert 0.35 < metadata["sop_label_balance"] < 0.65
     assert len(metadata["files"]) == 4 and metadata["heldout"]["files"] == ["heldout-00000-of-00001.tfrecord"]
+    assert metadata["heldout"]["note"] is None  # 50 documents: at least the minimum
     # padding is 0 everywhere past the input mask / weights
     pad = records["input_mask"] == 0
     assert not records["input_ids"][pad].any() and not records["segment_ids"][pad].any()
@@ -301,6 +302,15 @@ def test_heldout_cutoff_takes_the_fraction_then_the_minimum_count():
     assert tfrecords.heldout_cutoff(sorted(hashes)[:3], 4, 0.0, 3) == space // 2 + 1
     assert tfrecords.heldout_cutoff(hashes, 4, 0.0, 9) == space // 2 + 1  # one document stays to train
     assert tfrecords.heldout_cutoff([], 0, 0.0, 2) == 0 and tfrecords.heldout_cutoff([5], 1, 1.0, 0) == space
+
+
+def test_fewer_documents_than_the_held_out_minimum_is_said_in_one_line():
+    assert tfrecords.few_documents_note(97, 9, 8) is None
+    assert tfrecords.few_documents_note(2, 1, 8) == (
+        "the corpus yields 2 documents, fewer than --heldout-min-documents 8: 1 held out whole, "
+        "1 trained on; held-out figures score that document only, not a sample of the corpus "
+        "(split it into more documents: docs/segment.md)")
+    assert "nothing is held out" in tfrecords.few_documents_note(1, 0, 8)
 
 
 def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model, tmp_path):
