@@ -89,8 +89,9 @@ def headline(facts: Mapping[str, Any]) -> str:
         (f"**Time:** {duration(facts.get('wall_seconds'))} wall, {duration(facts.get('cpu_seconds'))} CPU "
         f"— {stages}"),
     ]
-    lines += [f"**Kept:** the previous `{name}` output (another training run) was moved aside to `{path}`, "
-              "not deleted." for name, path in (facts.get("moved_aside") or {}).items()]
+    lines += [f"**Kept:** the previous `{name}` output (other inputs or parameters) was moved "
+              f"aside to `{path}`, not deleted."
+              for name, path in (facts.get("moved_aside") or {}).items()]
     if facts.get("downstream"):
         lines.append(downstream_table(facts["downstream"]))
     lines.append("**Next:** fine-tune it on a task (any task `albert finetune` knows):\n\n"
