@@ -158,6 +158,49 @@ def test_moving_aside_keeps_everything_under_a_new_name(tmp_path):
     assert Path(moved).name.startswith("pretrain.previous-")
 
 
+def test_runs_gc_lists_by_default_and_removes_only_moved_aside_outputs_when_asked(tmp_path, capsys):
+    import threading
+
+    from albert import cli
+
+    run_dir = tmp_path / "run"
+    for name in ("vocab", "vocab.previous-20261124T130501Z", "pretrain.previous-20261124T130501Z-2",
+                 "tfrecords.previous-20261124T130502Z", "notes.previous", "vocab.tmp-0001"):
+        (run_dir / name).mkdir(parents=True)
+        (run_dir / name / "data").write_bytes(b"x" * 1500)
+    kept = {"vocab", "notes.previous", "vocab.tmp-0001"}
+
+    assert cli.main(["runs", "gc", str(run_dir)]) == 0  # a dry run: lists, removes nothing
+    out = capsys.readouterr().out
+    assert "3 moved-aside output(s), 4.5 kB" in out
+    assert f"{run_dir}/vocab.previous-20261124T130501Z  (1.5 kB)" in out
+    assert "nothing removed" in out and len(list(run_dir.iterdir())) == 6
+
+    held, release = threading.Event(), threading.Event()
+
+    def live_run() -> None:  # a run writing tfrecords/ holds its lock: its moved-aside copy stays
+        with locks.output_lock(str(run_dir / "tfrecords")):
+            held.set()
+            release.wait()
+
+    writer = threading.Thread(target=live_run)
+    writer.start()
+    held.wait()
+    try:
+        assert cli.main(["runs", "gc", str(run_dir), "--yes"]) == 0
+    finally:
+        release.set()
+        writer.join()
+    out = capsys.readouterr().out
+    assert f"removed {run_dir}/pretrain.previous-20261124T130501Z-2  (1.5 kB)" in out
+    assert f"skipped {run_dir}/tfrecords.previous-20261124T130502Z: " in out
+    assert "removed 2 of 3" in out
+    assert {p.name for p in run_dir.iterdir()} == kept | {"tfrecords.previous-20261124T130502Z"}
+
+    assert cli.main(["runs", "gc", str(tmp_path / "missing")]) == 2
+    assert "no such run directory" in capsys.readouterr().err
+
+
 def test_a_retried_merge_bundle_finds_its_run_files(tmp_path):
     from pipelines.shards import WriteShards, write_run
 
