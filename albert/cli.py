@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("flows.pretrain_pipeline", "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> heldout"),
     "ablate": ("flows.ablation", "Prefect: the paper's ablation tables (objective, sharing, E) over a grid of pretraining runs"),
     "deploy": ("flows.deploy", "Prefect: apply the scheduled domain-adaptive deployment"),
+    "runs": ("albert.runs", "runs gc RUN_DIR: list outputs runs moved aside (--yes removes them)"),
 }
 
 

@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import posixpath
+import re
 import shutil
 import sys
 import time
@@ -155,27 +156,43 @@ def _exchange(a: str, b: str) -> bool:
     return rename(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
-def _commit(fs: fsspec.AbstractFileSystem, temp: str, path: str, local: bool) -> None:
-    """Publish the finished `temp` as `path`; a previous output is swapped out, then removed.
+def _commit(
+    fs: fsspec.AbstractFileSystem, temp: str, path: str, local: bool, keep_previous: bool
+) -> str | None:
+    """Publish the finished `temp` as `path`; returns where the previous output was moved, if so.
 
-    Local disks: one atomic exchange (or, where the kernel lacks it, two renames: the old output
+    A previous output with files, unless it is the same output (`_same_files`), is moved aside
+    first (`move_aside`) and never deleted; the same output stays as it is and `temp` is dropped.
+    With `keep_previous=False` (or an empty previous directory) the previous output is replaced: on
+    local disks by one atomic exchange (or, where the kernel lacks it, two renames: the old output
     moves to `<path>.old-<id>`, the new one in), so a reader sees the old or the new output, never a
-    mix. Object stores have no rename: the old output is moved aside first, then the new one copied
-    in, so no listing ever mixes them.
+    mix. Object stores have no rename: the old output is moved first, then the new one copied in, so
+    no listing ever mixes them.
     """
+    if local and not os.path.exists(path):
+        with contextlib.suppress(FileNotFoundError, OSError):
+            os.rename(temp, path)
+            return None
+    previous = _data_files(fs, path) if _exists(fs, path) else {}
+    if keep_previous and previous:
+        if _same_files(fs, path, previous, temp, _data_files(fs, temp)):
+            fs.rm(temp, recursive=True)
+            return None
+        moved = _move_aside(fs, path)
+        if local:
+            os.rename(temp, path)
+        else:
+            _move_tree(fs, temp, path)
+        return moved
     if local:
-        if not os.path.exists(path):
-            with contextlib.suppress(FileNotFoundError, OSError):
-                os.rename(temp, path)
-                return
         if _exchange(temp, path):
             shutil.rmtree(temp)
-            return
+            return None
         old = f"{path}.old-{uuid.uuid4().hex[:8]}"
         os.rename(path, old)
         os.rename(temp, path)
         shutil.rmtree(old)
-        return
+        return None
     if _exists(fs, path):
         old = f"{path}.old-{uuid.uuid4().hex[:8]}"
         _move_tree(fs, path, old)
@@ -183,6 +200,64 @@ def _commit(fs: fsspec.AbstractFileSystem, temp: str, path: str, local: bool) ->
         fs.rm(old, recursive=True)
     else:
         _move_tree(fs, temp, path)
+    return None
+
+
+CONTENT_KEYS = ("md5Hash", "crc32c", "md5", "ETag", "etag")
+"""Object metadata fields that identify a file's content (GCS, S3, ...): no need to read it."""
+
+
+def _data_files(fs: fsspec.AbstractFileSystem, path: str) -> dict[str, dict]:
+    """Relative name -> info of the files under the directory `path`, dot-files (bookkeeping such as
+    the flows' `.stage-key`) left out."""
+    found = fs.find(path, detail=True, withdirs=False)
+    return {name[len(path):].lstrip("/"): info for name, info in found.items()
+            if not name.rsplit("/", 1)[-1].startswith(".")}
+
+
+def _same_files(
+    fs: fsspec.AbstractFileSystem, a: str, files_a: dict, b: str, files_b: dict
+) -> bool:
+    """Whether directories `a` and `b` hold the same output: the same file names with the same
+    bytes, dot-files aside; JSON files compare without their timings (keys containing "seconds", at
+    any depth), which differ between two runs by nature."""
+    if files_a.keys() != files_b.keys():
+        return False
+    for name in sorted(files_a):
+        first, second = f"{a}/{name}", f"{b}/{name}"
+        if name.endswith(".json"):
+            try:
+                stats = [_without_timings(json.loads(fs.cat_file(f))) for f in (first, second)]
+            except ValueError:  # not JSON after all: compared byte for byte
+                stats = None
+            if stats is not None:
+                if stats[0] != stats[1]:
+                    return False
+                continue
+        if not _same_bytes(fs, first, second, files_a[name], files_b[name]):
+            return False
+    return True
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if "seconds" not in k}
+    return [_without_timings(v) for v in value] if isinstance(value, list) else value
+
+
+def _same_bytes(fs: fsspec.AbstractFileSystem, a: str, b: str, info_a: dict, info_b: dict) -> bool:
+    if info_a.get("size") != info_b.get("size"):
+        return False
+    key = next((k for k in CONTENT_KEYS if info_a.get(k) and info_b.get(k)), None)
+    if key:
+        return info_a[key] == info_b[key]
+    with fs.open(a, "rb") as first, fs.open(b, "rb") as second:
+        while True:
+            chunk = first.read(1 << 20)
+            if chunk != second.read(1 << 20):
+                return False
+            if not chunk:
+                return True
 
 
 def _move_tree(fs: fsspec.AbstractFileSystem, source: str, target: str) -> None:
@@ -197,13 +272,17 @@ def _move_tree(fs: fsspec.AbstractFileSystem, source: str, target: str) -> None:
 
 
 @contextlib.contextmanager
-def atomic_output_dir(url: str, lock: bool = True) -> Iterator[str]:
-    """Yield a temporary sibling directory; on success it replaces `url`, on failure it is removed.
+def atomic_output_dir(url: str, lock: bool = True, keep_previous: bool = True) -> Iterator[str]:
+    """Yield a temporary sibling directory; on success it becomes `url`, on failure it is removed.
 
-    A failed stage therefore leaves nothing where a finished output would be. With `lock` (the
-    default) the output's lock is held throughout (a second live writer fails at once, naming this
-    one) and temporary folders of killed runs are removed first; pass `lock=False` only inside an
-    output whose lock the caller holds (checkpoints and exports inside a training run).
+    A failed stage therefore leaves nothing where a finished output would be. A finished output
+    already at `url` is never deleted: unless it is the same output (same files and bytes, timings
+    in JSON stats aside, `_same_files`), which then stays as it is, it is moved aside first
+    (`move_aside`: `<url>.previous-<UTC time>`, logged). `keep_previous=False` replaces it instead:
+    only for parts of a training run's output that move forward with the run (checkpoints, its
+    export). With `lock` (the default) the output's lock is held throughout (a second live writer
+    fails at once, naming this one) and temporary folders of killed runs are removed first; pass
+    `lock=False` only inside an output whose lock the caller holds.
     """
     from albert.locks import output_lock
 
@@ -212,7 +291,7 @@ def atomic_output_dir(url: str, lock: bool = True) -> Iterator[str]:
         path = path.rstrip("/")
         if lock:
             remove_leftovers(url)
-        protocol = url.split("://", 1)[0] + "://" if "://" in url else ""
+        protocol = _protocol(url)
         temp_path = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
         fs.makedirs(temp_path, exist_ok=True)
         try:
@@ -221,22 +300,47 @@ def atomic_output_dir(url: str, lock: bool = True) -> Iterator[str]:
             if _exists(fs, temp_path):  # object stores have no empty directories
                 fs.rm(temp_path, recursive=True)
             raise
-        _commit(fs, temp_path, path, isinstance(fs, LocalFileSystem))
+        moved = _commit(fs, temp_path, path, isinstance(fs, LocalFileSystem), keep_previous)
+        if moved:
+            logger.info("%s: the previous output differs from the new one; kept it as %s",
+                        url, protocol + moved)
         logger.debug("committed %s", url)
 
 
-def move_aside(url: str, label: str) -> str:
-    """Rename the output `url` to a new sibling `<url>.<label>-<UTC time>` (never deleted); its new name."""
+MOVED_ASIDE_LABEL = "previous"
+MOVED_ASIDE = re.compile(rf"^(?P<output>.+)\.{MOVED_ASIDE_LABEL}-\d{{8}}T\d{{6}}Z(?:-\d+)?$")
+"""The name of a moved-aside output: `<output>.previous-<UTC time>[-<n>]`."""
+
+
+def _protocol(url: str) -> str:
+    return url.split("://", 1)[0] + "://" if "://" in url else ""
+
+
+def move_aside(url: str) -> str:
+    """Rename the output `url` to a new sibling `<url>.previous-<UTC time>` (never deleted);
+    returns its new name."""
     fs, path = filesystem(url)
-    protocol = url.split("://", 1)[0] + "://" if "://" in url else ""
+    return _protocol(url) + _move_aside(fs, path.rstrip("/"))
+
+
+def _move_aside(fs: fsspec.AbstractFileSystem, path: str) -> str:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    target = f"{path.rstrip('/')}.{label}-{stamp}"
+    target = f"{path}.{MOVED_ASIDE_LABEL}-{stamp}"
     suffix = 1
     while _exists(fs, target):
         suffix += 1
-        target = f"{path.rstrip('/')}.{label}-{stamp}-{suffix}"
+        target = f"{path}.{MOVED_ASIDE_LABEL}-{stamp}-{suffix}"
     if isinstance(fs, LocalFileSystem):
         os.rename(path, target)
     else:
-        _move_tree(fs, path.rstrip("/"), target)
-    return protocol + target
+        _move_tree(fs, path, target)
+    return target
+
+
+def moved_aside_copies(url: str) -> list[str]:
+    """The earlier outputs of `url` that were moved aside (`<url>.previous-*`), sorted by name."""
+    url = url.rstrip("/")
+    name = posixpath.basename(url)
+    matches = expand(f"{url}.{MOVED_ASIDE_LABEL}-*")
+    found = [(m, MOVED_ASIDE.match(posixpath.basename(m))) for m in matches]
+    return [m for m, match in found if match and match["output"] == name]

@@ -31,8 +31,6 @@ logger = logging.getLogger(__name__)
 SMALL_FILE_BYTES = 1 << 20
 """Local files up to this size are identified by their content hash, larger ones by size + mtime."""
 
-_CONTENT_KEYS = ("md5Hash", "crc32c", "md5", "ETag", "etag")
-
 STAGE_KEY_FILE = ".stage-key"
 _NOT_DATA = frozenset({STAGE_KEY_FILE})
 """Files in an output that are bookkeeping, not data: left out of the manifests."""
@@ -64,7 +62,7 @@ def _remote_entries(url: str) -> Iterable[tuple[str, Any]]:
         relative = name[len(path):].lstrip("/") or "."
         if ".tmp-" in relative or relative.rsplit("/", 1)[-1] in _NOT_DATA:
             continue
-        content = next((str(info[k]) for k in _CONTENT_KEYS if info.get(k)), None)
+        content = next((str(info[k]) for k in fileio.CONTENT_KEYS if info.get(k)), None)
         yield relative, [info.get("size"), content or str(info.get("mtime") or info.get("updated"))]
 
 

@@ -101,7 +101,7 @@ def time_line(facts: Mapping[str, Any]) -> str:
 
 
 def kept_lines(facts: Mapping[str, Any]) -> list[str]:
-    return [f"**Kept:** the previous `{name}` output (another training run) was moved aside to "
+    return [f"**Kept:** the previous `{name}` output (other inputs or parameters) was moved aside to "
             f"`{path}`, not deleted." for name, path in (facts.get("moved_aside") or {}).items()]
 
 

@@ -36,7 +36,7 @@ from prefect.tasks import Task, exponential_backoff
 from pydantic import Field
 
 from albert.config import ConfigError, StageConfig
-from albert.fileio import atomic_output_dir, exists, join, move_aside, open_file
+from albert.fileio import atomic_output_dir, exists, join, move_aside, moved_aside_copies, open_file
 from albert.locks import output_lock
 from albert.stage import StageError
 from flows.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
@@ -284,19 +284,17 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
 
     Training writes in place and resumes from its newest checkpoint: a retry after preemption, a
     longer --steps, another schedule or new code continue it. An output holding another training
-    run (other model, vocabulary, data, seed ...) is moved aside to a new name, returned as
-    `moved_aside`, never deleted. The output's lock is held throughout (one writer per output).
+    run (other model, vocabulary, data, seed ...) is moved aside to a new name (`run_stage` reports
+    it), never deleted. The output's lock is held throughout (one writer per output).
     """
     stage = _stage("model.pretrain")
-    moved = None
     with output_lock(config.output):
         try:
             stage.check_output(config)
         except stage.IncompatibleOutputError as error:
-            moved = move_aside(config.output, "previous")
+            moved = move_aside(config.output)
             print(f"pretrain: {error}\npretrain: moved the previous output aside to {moved}", flush=True)
-        result = stage.run(config, on_metrics=on_metrics)
-    return {**result, "moved_aside": moved} if moved else result
+        return stage.run(config, on_metrics=on_metrics)
 
 
 @stage_task("finetune", input_fields=["init", "spm_model", "data_dir"], modules=["model.finetune"])
@@ -382,7 +380,9 @@ def run_stage(
 
     `output_marker` is the file the stage's finished output always contains (atomic outputs make
     its presence mean the output is complete); if it is missing, or the output records another
-    cache key (a run with other parameters wrote it since), the cached result is refreshed.
+    cache key (a run with other parameters wrote it since), the cached result is refreshed. A stage
+    that runs never deletes a finished output: one made otherwise is moved aside
+    (`albert.fileio.atomic_output_dir`, the pretrain task); the outcome's `moved_aside` names it.
     """
     policy = stage.cache_policy
     key = stage_cache_key(stage.name, config, policy.input_fields, policy.modules)
@@ -392,15 +392,19 @@ def run_stage(
     if not refresh:
         refuse_unsafe_record(stage, config, result_storage)
     start = time.monotonic()
+    earlier = set(moved_aside_copies(config.output))
     state = stage.with_options(result_storage=result_storage, refresh_cache=refresh or None)(
         config, **kwargs, return_state=True
     )
-    result = state.result()
+    # this run's moves only (results cached by older versions of the pretrain task recorded theirs)
+    result = {k: v for k, v in (state.result() or {}).items() if k != "moved_aside"}
     seconds = time.monotonic() - start
     cached = state.name == "Cached"
     if not cached:
         mark_output(config.output, key)
-    if (result or {}).get("moved_aside"):
+    moved = [path for path in moved_aside_copies(config.output) if path not in earlier]
+    if moved:
+        result["moved_aside"] = ", ".join(moved)
         print(f"    {stage.name}: the previous output was moved aside to {result['moved_aside']}", flush=True)
     print(f"<== [{index}/{total}] {stage.name}: {'cached' if cached else 'done'} in {seconds:.1f} s", flush=True)
-    return StageOutcome(stage.name, dict(result or {}), cached, seconds)
+    return StageOutcome(stage.name, result, cached, seconds)

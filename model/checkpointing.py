@@ -96,7 +96,7 @@ def save_checkpoint(directory: str, step: int, model, optimizer, state: dict, ke
     np.savez(buffer, **arrays)
     fs, root = fileio.filesystem(directory)
     fs.makedirs(root, exist_ok=True)
-    with fileio.atomic_output_dir(target, lock=False) as temp:
+    with fileio.atomic_output_dir(target, lock=False, keep_previous=False) as temp:
         with fileio.open_file(fileio.join(temp, "weights.npz"), "wb") as handle:
             handle.write(buffer.getvalue())
         with fileio.open_file(fileio.join(temp, "state.json"), "w") as handle:

@@ -97,11 +97,15 @@ def test_stage_cached_across_runs_and_rerun_when_needed(tmp_path: Path) -> None:
     with prefect_test_harness(server_startup_timeout=90):
         assert copy_flow() == (False, {"chars": 5})
         assert copy_flow() == (True, {"chars": 5})  # a new flow run: cross-run cache hit
-        assert copy_flow("!") == (False, {"chars": 6})  # parameter changed: re-run
+        cached, result = copy_flow("!")  # parameter changed: re-run; the first output is kept aside
+        assert (cached, result["chars"]) == (False, 6)
+        assert Path(result["moved_aside"], "copy.txt").read_text() == "hello"
         source.write_text("hello world")
-        assert copy_flow("!") == (False, {"chars": 12})  # input changed: re-run
+        cached, result = copy_flow("!")  # input changed: re-run
+        assert (cached, result["chars"]) == (False, 12)
+        assert Path(result["moved_aside"], "copy.txt").read_text() == "hello!"
         (tmp_path / "out" / "copy.txt").unlink()
-        assert copy_flow("!") == (False, {"chars": 12})  # output deleted: re-run despite the cache
+        assert copy_flow("!") == (False, {"chars": 12})  # output deleted: re-run, nothing to keep
         assert (tmp_path / "out" / "copy.txt").read_text() == "hello world!"
         assert copy_flow("!") == (True, {"chars": 12})
     assert len(CALLS) == 4

@@ -1,8 +1,10 @@
 """The whole DAG under prefect_test_harness on a small corpus of our own: second run cached,
-one changed parameter re-runs that stage and the ones after it, a transient failure is retried."""
+one changed parameter re-runs that stage and the ones after it, a transient failure is retried,
+and no run deletes an earlier finished output (new vocabulary, new corpus: all moved aside)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -26,11 +28,23 @@ def write_corpus(path: Path, documents: int = 60) -> Path:
     return path
 
 
+def outputs(run_dir: Path) -> dict[str, str]:
+    """Every stage output in `run_dir`, moved-aside ones included: name -> digest of its files."""
+    def digest(root: Path) -> str:
+        hashed = hashlib.sha256()
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            hashed.update(f"{path.relative_to(root)}\0".encode() + path.read_bytes())
+        return hashed.hexdigest()
+
+    stages = (p for p in run_dir.iterdir() if p.is_dir() and p.name not in (".prefect", "plots"))
+    return {p.name: digest(p) for p in stages}
+
+
 def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from prefect.testing.utilities import prefect_test_harness
 
     import pipelines.tfrecords
-    from flows.pretrain_pipeline import PretrainPipelineConfig, pretrain_pipeline
+    from flows.pretrain_pipeline import STAGES, PretrainPipelineConfig, pretrain_pipeline
 
     config = PretrainPipelineConfig(
         input=[str(write_corpus(tmp_path / "corpus.txt"))], run_dir=str(tmp_path / "run"),
@@ -90,3 +104,23 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
         moved = Path(nano["stages"]["pretrain"]["moved_aside"])
         assert (moved / "checkpoints" / "ckpt-000000005").is_dir() and (moved / "export" / "model.keras").is_file()
         assert f"moved aside to `{moved}`" in Path(nano["report"]).read_text()
+
+        # Nothing deletes a finished output, upstream stages included: a new vocabulary, then a new
+        # corpus, re-run the stages after the change; every earlier output stays, whole, under the
+        # name the run reports (segment: in place the first time, its stage did not run).
+        run_dir, changes = tmp_path / "run", [
+            ({"vocab_size": 50}, ["vocab", "tfrecords", "pretrain", "heldout"]),
+            ({"input": [str(write_corpus(tmp_path / "other.txt", documents=50))]}, list(STAGES))]
+        settings = longer.model_copy(update={"preset": "albert-nano"})
+        for change, moved_stages in changes:
+            before, settings = outputs(run_dir), settings.model_copy(update=change)
+            summary = pretrain_pipeline(settings)
+            after = outputs(run_dir)
+            stages = summary["stages"]
+            assert [n for n, s in stages.items() if not s["cached"]] == moved_stages
+            moved = {name: Path(stage["moved_aside"]).name
+                     for name, stage in stages.items() if "moved_aside" in stage}
+            assert list(moved) == moved_stages and all(after[moved[n]] == before[n] for n in moved)
+            assert all(after.get(name) == before[name] for name in before if name not in moved)
+            report = Path(summary["report"]).read_text()
+            assert f"moved aside to `{stages['vocab']['moved_aside']}`" in report

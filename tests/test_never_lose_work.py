@@ -48,7 +48,9 @@ def test_a_second_writer_fails_at_once_naming_the_first_and_a_killed_one_frees_t
     with fileio.atomic_output_dir(str(output)) as temp:  # the kernel released the dead holder's lock
         Path(temp, "part").write_text("third")
     assert (output / "part").read_text() == "third"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["segment"]  # no lock, temp or old folder left
+    [kept] = fileio.moved_aside_copies(str(output))  # the first run's output, under a new name
+    assert Path(kept, "part").read_text() == "finished"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["segment", Path(kept).name]  # no more
 
 
 def test_same_thread_nests_other_threads_wait_their_turn(tmp_path):
@@ -96,17 +98,49 @@ def test_object_store_lock_is_stale_only_when_its_holder_is_gone():
 
 
 def test_commit_swaps_whole_outputs_and_cleans_what_killed_runs_left(tmp_path):
-    output = tmp_path / "vocab"
-    with fileio.atomic_output_dir(str(output)) as temp:
+    output = tmp_path / "export"
+    with fileio.atomic_output_dir(str(output), keep_previous=False) as temp:
         Path(temp, "old-only").write_text("1")
         Path(temp, "shared").write_text("old")
-    for leftover in ("vocab.tmp-dead0001", "vocab.old-dead0002"):  # a run killed mid-write / mid-commit
+    for leftover in ("export.tmp-dead0001", "export.old-dead0002"):  # killed mid-write / mid-commit
         (tmp_path / leftover).mkdir()
         (tmp_path / leftover / "spill.run").write_bytes(b"x" * 100)
-    with fileio.atomic_output_dir(str(output)) as temp:
+    with fileio.atomic_output_dir(str(output), keep_previous=False) as temp:
         Path(temp, "shared").write_text("new")
     assert sorted(p.name for p in output.iterdir()) == ["shared"] and (output / "shared").read_text() == "new"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["vocab"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]
+
+
+@pytest.mark.parametrize("root", ["local", "memory://keep-test"])
+def test_a_different_output_moves_the_finished_one_aside_the_same_one_keeps_it(root, tmp_path):
+    fs, base = fileio.filesystem(str(tmp_path) if root == "local" else root)
+    output = fileio.join(str(tmp_path) if root == "local" else root, "vocab")
+
+    def commit(files: dict[str, str]) -> None:
+        with fileio.atomic_output_dir(output) as temp:
+            for name, text in files.items():
+                with fileio.open_file(fileio.join(temp, name), "w") as handle:
+                    handle.write(text)
+
+    def contents(url: str) -> dict[str, str]:
+        path = fileio.filesystem(url)[1]
+        return {name[len(path) + 1:]: fs.cat_file(name).decode() for name in sorted(fs.find(path))}
+
+    first = {"spiece.model": "pieces", "vocab_stats.json": '{"unk_rate": 0.1, "wall_seconds": 1.5}'}
+    commit(first)
+    bookkeeping = {".stage-key": "vocab-1\n"}  # the flow's, written after the commit
+    fs.pipe(fileio.join(fileio.filesystem(output)[1], ".stage-key"), b"vocab-1\n")
+    commit({**first, "vocab_stats.json": '{"unk_rate": 0.1, "wall_seconds": 9.0}'})  # same settings
+    assert fileio.moved_aside_copies(output) == [] and contents(output) == {**first, **bookkeeping}
+
+    commit({"spiece.model": "other pieces", "vocab_stats.json": '{"unk_rate": 0.2}'})  # others
+    [kept] = fileio.moved_aside_copies(output)
+    assert fileio.MOVED_ASIDE.match(kept.rsplit("/", 1)[-1])["output"] == "vocab"
+    assert contents(kept) == {**first, **bookkeeping}  # whole, bookkeeping included
+    assert contents(output)["spiece.model"] == "other pieces"
+    commit(first)  # back to the first parameters: the second output is kept too
+    assert len(fileio.moved_aside_copies(output)) == 2 and contents(output) == first
+    assert not [p for p in fs.find(base) if ".tmp-" in p or ".old-" in p or p.endswith(".lock")]
 
 
 def test_write_atomic_replaces_whole_files(tmp_path):
@@ -119,9 +153,52 @@ def test_write_atomic_replaces_whole_files(tmp_path):
 def test_moving_aside_keeps_everything_under_a_new_name(tmp_path):
     output = tmp_path / "pretrain"
     (output / "checkpoints" / "ckpt-000000005").mkdir(parents=True)
-    moved = fileio.move_aside(str(output), "previous")
+    moved = fileio.move_aside(str(output))
     assert not output.exists() and Path(moved, "checkpoints", "ckpt-000000005").is_dir()
     assert Path(moved).name.startswith("pretrain.previous-")
+
+
+def test_runs_gc_lists_by_default_and_removes_only_moved_aside_outputs_when_asked(tmp_path, capsys):
+    import threading
+
+    from albert import cli
+
+    run_dir = tmp_path / "run"
+    for name in ("vocab", "vocab.previous-20261124T130501Z", "pretrain.previous-20261124T130501Z-2",
+                 "tfrecords.previous-20261124T130502Z", "notes.previous", "vocab.tmp-0001"):
+        (run_dir / name).mkdir(parents=True)
+        (run_dir / name / "data").write_bytes(b"x" * 1500)
+    kept = {"vocab", "notes.previous", "vocab.tmp-0001"}
+
+    assert cli.main(["runs", "gc", str(run_dir)]) == 0  # a dry run: lists, removes nothing
+    out = capsys.readouterr().out
+    assert "3 moved-aside output(s), 4.5 kB" in out
+    assert f"{run_dir}/vocab.previous-20261124T130501Z  (1.5 kB)" in out
+    assert "nothing removed" in out and len(list(run_dir.iterdir())) == 6
+
+    held, release = threading.Event(), threading.Event()
+
+    def live_run() -> None:  # a run writing tfrecords/ holds its lock: its moved-aside copy stays
+        with locks.output_lock(str(run_dir / "tfrecords")):
+            held.set()
+            release.wait()
+
+    writer = threading.Thread(target=live_run)
+    writer.start()
+    held.wait()
+    try:
+        assert cli.main(["runs", "gc", str(run_dir), "--yes"]) == 0
+    finally:
+        release.set()
+        writer.join()
+    out = capsys.readouterr().out
+    assert f"removed {run_dir}/pretrain.previous-20261124T130501Z-2  (1.5 kB)" in out
+    assert f"skipped {run_dir}/tfrecords.previous-20261124T130502Z: " in out
+    assert "removed 2 of 3" in out
+    assert {p.name for p in run_dir.iterdir()} == kept | {"tfrecords.previous-20261124T130502Z"}
+
+    assert cli.main(["runs", "gc", str(tmp_path / "missing")]) == 2
+    assert "no such run directory" in capsys.readouterr().err
 
 
 def test_a_retried_merge_bundle_finds_its_run_files(tmp_path):

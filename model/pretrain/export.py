@@ -10,12 +10,13 @@ from model.pretrain.config import PretrainConfig
 
 
 def export_model(model, config: PretrainConfig, spec, heldout: dict) -> dict:
-    """export/model.keras, export/hf (Hugging Face) and export/keras_hub, written atomically."""
+    """export/model.keras, export/hf (Hugging Face) and export/keras_hub, written atomically; they
+    replace the export of the run's previous end (a resumed run moved forward from it)."""
     from model.exports import write_exports
 
     export_dir = fileio.join(config.output, "export")
     paths = {}
-    with fileio.atomic_output_dir(export_dir) as temp:
+    with fileio.atomic_output_dir(export_dir, keep_previous=False) as temp:
         with tempfile.TemporaryDirectory() as local:
             keras_path = os.path.join(local, "model.keras")
             model.save(keras_path)
