@@ -248,7 +248,7 @@ def io_error_scenarios(work: Path) -> list[dict]:
         fileio.remove_leftovers(f"{root}/checkpoints/ckpt-*")
         checkpointing.save_checkpoint(f"{root}/checkpoints", step, model, optimizer, {"epoch": 0}, keep=2)
         MetricsLog(f"{root}/metrics.jsonl", kept=step - 1).append({"step": step, "split": "train"})
-        with fileio.atomic_output_dir(f"{root}/export") as temp:
+        with fileio.atomic_output_dir(f"{root}/export", keep_previous=False) as temp:
             fileio.write_atomic(f"{temp}/model.bin", np.full(1000, step, np.int32).tobytes())
 
     FlakyFileSystem.fail_at = -1
