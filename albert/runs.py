@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 from albert import fileio
 from albert.locks import OutputBusyError, output_lock
-from albert.log import setup_logging
-from albert.stage import StageError, guarded
+from albert.stage import ArgumentParser, StageError, run_command
 
 
 @dataclass(frozen=True)
@@ -84,8 +83,8 @@ def collect(run_dir: str, delete: bool) -> list[MovedAside]:
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m albert.runs") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog=prog, description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     gc = commands.add_parser("gc", help="list (and with --yes remove) the outputs runs moved aside",
                              description=__doc__,
@@ -93,11 +92,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m albert.runs")
     gc.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (local or gs://)")
     gc.add_argument("--yes", action="store_true", help="remove them (default: only list them)")
     gc.add_argument("--verbose", action="store_true", help="debug logs")
-    args = parser.parse_args(argv)
-    setup_logging(args.verbose)
-    collect(args.run_dir, delete=args.yes)
-    return 0
+
+    def gc_command(args: argparse.Namespace, _: list[str] | None) -> int:
+        collect(args.run_dir, delete=args.yes)
+        return 0
+
+    return run_command(prog, parser, argv, gc_command)
 
 
 if __name__ == "__main__":
-    sys.exit(guarded("python -m albert.runs", "--verbose" in sys.argv, main))
+    sys.exit(main())
