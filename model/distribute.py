@@ -2,17 +2,31 @@
 
 TensorFlow backend: TPUStrategy when a TPU is named, MultiWorkerMirroredStrategy when TF_CONFIG
 describes a cluster of several tasks, MirroredStrategy over several GPUs, the default strategy
-otherwise (CPU, one GPU). JAX backend: `keras.distribution.DataParallel` over the local devices when
-there are several, nothing otherwise.
+otherwise (CPU, one GPU). JAX backend: `keras.distribution.DataParallel` over all devices of all
+processes when there are several, nothing otherwise; several processes (hosts) join through JAX's own
+runtime (`jax.distributed`, see `join_jax_cluster`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from albert.stage import StageError
 
 logger = logging.getLogger(__name__)
+
+# Environment variables by which JAX's cluster detection recognises a multi-process job it can join
+# without flags: SLURM, Open MPI, Cloud TPU on GKE (and multislice), or JAX's own.
+JAX_CLUSTER_VARIABLES = ("SLURM_JOB_ID", "OMPI_MCA_orte_hnp_uri", "TPU_WORKER_HOSTNAMES",
+                         "MEGASCALE_COORDINATOR_ADDRESS", "JAX_COORDINATOR_ADDRESS")
+HEARTBEAT_TIMEOUT_SECONDS = 20  # a process silent this long is dead; the others then stop
+JOIN_TIMEOUT_SECONDS = 300  # how long a process waits for all the others to join
 
 
 def cluster_size(tf_config: str | None = None) -> int:
@@ -56,7 +70,11 @@ def select_strategy(tpu: str | None = None):
 
 
 def is_chief(strategy=None) -> bool:
-    """True on the task that writes checkpoints, metrics and exports (always outside a cluster)."""
+    """True on the task that writes checkpoints, metrics and exports (always outside a cluster):
+    process 0 of a multi-process JAX job, else the chief (or worker 0) TF_CONFIG names."""
+    index, count = jax_process()
+    if count > 1:
+        return index == 0
     raw = os.environ.get("TF_CONFIG")
     if not raw or cluster_size(raw) <= 1:
         return True
@@ -68,12 +86,116 @@ def is_chief(strategy=None) -> bool:
 
 
 def jax_data_parallel():
-    """`keras.distribution.DataParallel` over the local JAX devices, or None with a single device."""
+    """`keras.distribution.DataParallel` over all JAX devices (of every process), or None with one device."""
     import jax
     import keras
 
-    devices = jax.local_devices()
+    devices = jax.devices()
     if len(devices) <= 1:
         return None
-    logger.info("distribution: keras DataParallel over %d %s devices", len(devices), devices[0].platform)
+    logger.info("distribution: keras DataParallel over %d %s devices in %d processes", len(devices),
+                devices[0].platform, jax.process_count())
     return keras.distribution.DataParallel(devices=devices)
+
+
+@dataclass(frozen=True)
+class JaxCluster:
+    """How this process joins a multi-process JAX job: explicit (all three set) or detected by JAX (none)."""
+
+    coordinator: str | None = None
+    num_processes: int | None = None
+    process_id: int | None = None
+
+    def describe(self) -> str:
+        if self.coordinator is None:
+            return "the cluster JAX detected"
+        return f"{self.coordinator} as process {self.process_id} of {self.num_processes}"
+
+
+def jax_cluster(coordinator: str | None, num_processes: int | None, process_id: int | None,
+                environ: Mapping[str, str] = os.environ) -> JaxCluster | None:
+    """The multi-process job the flags (or, with none, the environment) describe; None: one process.
+
+    StageError (one line) when the flags are incomplete or the process id is out of range.
+    """
+    given = {"--coordinator": coordinator, "--num-processes": num_processes, "--process-id": process_id}
+    if all(value is None for value in given.values()):
+        detected = any(name in environ for name in JAX_CLUSTER_VARIABLES)
+        return JaxCluster() if detected else None
+    missing = [flag for flag, value in given.items() if value is None]
+    if missing:
+        raise StageError(f"{', '.join(missing)} missing: several processes need --coordinator HOST:PORT, "
+                         f"--num-processes N and --process-id I together")
+    host, _, port = coordinator.rpartition(":")
+    if not host or not port.isdigit():
+        raise StageError(f"--coordinator {coordinator}: expected HOST:PORT")
+    if not 0 <= process_id < num_processes:
+        raise StageError(f"--process-id {process_id} is out of range for --num-processes {num_processes} "
+                         f"(0 to {num_processes - 1})")
+    return JaxCluster(coordinator, num_processes, process_id)
+
+
+def join_jax_cluster(cluster: JaxCluster) -> None:
+    """`jax.distributed.initialize` (before anything touches a device), CPU collectives over gloo,
+    a heartbeat after which a silent process counts as dead; StageError (one line) when joining fails
+    or the job's process count is not --num-processes."""
+    import jax
+
+    if jax.distributed.is_initialized():
+        return
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    try:
+        jax.distributed.initialize(
+            cluster.coordinator, cluster.num_processes, cluster.process_id,
+            initialization_timeout=JOIN_TIMEOUT_SECONDS, heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_SECONDS,
+        )
+    except (RuntimeError, ValueError) as error:
+        raise StageError(f"could not join {cluster.describe()}: {str(error).strip().splitlines()[0]}") from None
+    if cluster.num_processes is not None and jax.process_count() != cluster.num_processes:
+        raise StageError(f"--num-processes {cluster.num_processes}, but the job at {cluster.coordinator} "
+                         f"has {jax.process_count()} processes")
+    logger.info("process %d of %d joined the JAX cluster", jax.process_index(), jax.process_count())
+
+
+def jax_process() -> tuple[int, int]:
+    """(this process's index, the number of processes) of the JAX job; (0, 1) without one."""
+    jax = sys.modules.get("jax")  # not imported: no JAX job (and none is started here)
+    if jax is None or not jax.distributed.is_initialized():
+        return 0, 1
+    return jax.process_index(), jax.process_count()
+
+
+@contextlib.contextmanager
+def naming_failed_processes() -> Iterator[None]:
+    """In a multi-process JAX job, an error raised while another process has died (a collective that
+    lost its peer) becomes StageError naming that process. Waits at most the heartbeat timeout."""
+    try:
+        yield
+    except StageError:
+        raise
+    except Exception as error:
+        index, count = jax_process()
+        if count == 1:
+            raise
+        from jax._src import distributed
+
+        try:  # returns once every live process asked, or was declared dead by its heartbeat
+            live = distributed.global_state.client.get_live_nodes(list(range(count)))
+        except Exception:  # noqa: BLE001  (the coordinator itself is gone)
+            live = [i for i in range(1, count)]
+        failed = [i for i in range(count) if i not in live]
+        if not failed:
+            raise
+        raise StageError(
+            f"process {', '.join(map(str, failed))} of the {count} stopped; process {index} stops too "
+            f"(re-run the same commands to resume from the last checkpoint)"
+        ) from error
+
+
+def leave_jax_cluster(exit_code: int) -> int:
+    """After the run: a failed process of a multi-process job exits at once (`os._exit`), since JAX's
+    orderly shutdown would wait on, and then abort over, the processes that are gone."""
+    if exit_code and jax_process()[1] > 1:
+        logging.shutdown()
+        os._exit(exit_code)
+    return exit_code

@@ -16,6 +16,7 @@ newest checkpoint: weights, optimizer slots, step, learning-rate position and da
 from __future__ import annotations
 
 from albert.stage import stage_main
+from model.distribute import leave_jax_cluster
 from model.pretrain.build import (
     build_model,
     build_training,
@@ -52,4 +53,4 @@ __all__ = [
 
 
 def main(argv=None, prog="python -m model.pretrain") -> int:
-    return stage_main(PretrainConfig, run, argv, prog=prog, description=__doc__)
+    return leave_jax_cluster(stage_main(PretrainConfig, run, argv, prog=prog, description=__doc__))
