@@ -4,7 +4,8 @@ TensorFlow backend: TPUStrategy when a TPU is named, MultiWorkerMirroredStrategy
 describes a cluster of several tasks, MirroredStrategy over several GPUs, the default strategy
 otherwise (CPU, one GPU). JAX backend: `keras.distribution.DataParallel` over all devices of all
 processes when there are several, nothing otherwise; several processes (hosts) join through JAX's own
-runtime (`jax.distributed`, see `join_jax_cluster`).
+runtime (`jax.distributed`, see `join_jax_cluster`), as the flags, TF_CONFIG or JAX's cluster
+detection describe them (`jax_cluster`).
 """
 
 from __future__ import annotations
@@ -120,6 +121,8 @@ def jax_cluster(coordinator: str | None, num_processes: int | None, process_id: 
     """
     given = {"--coordinator": coordinator, "--num-processes": num_processes, "--process-id": process_id}
     if all(value is None for value in given.values()):
+        if cluster_size(environ.get("TF_CONFIG", "")) > 1:  # Vertex AI, Kubeflow: the tasks in order
+            return jax_cluster_from_tf_config(environ["TF_CONFIG"])
         detected = any(name in environ for name in JAX_CLUSTER_VARIABLES)
         return JaxCluster() if detected else None
     missing = [flag for flag, value in given.items() if value is None]
@@ -133,6 +136,17 @@ def jax_cluster(coordinator: str | None, num_processes: int | None, process_id: 
         raise StageError(f"--process-id {process_id} is out of range for --num-processes {num_processes} "
                          f"(0 to {num_processes - 1})")
     return JaxCluster(coordinator, num_processes, process_id)
+
+
+def jax_cluster_from_tf_config(tf_config: str) -> JaxCluster:
+    """TF_CONFIG's cluster as JAX processes: the chief (else worker 0) is process 0 and the
+    coordinator at its address, the workers follow in order."""
+    spec = json.loads(tf_config)
+    tasks = [(kind, index, address) for kind in ("chief", "worker")
+             for index, address in enumerate(spec.get("cluster", {}).get(kind, []))]
+    task = spec.get("task", {})
+    rank = [(kind, index) for kind, index, _ in tasks].index((task.get("type"), int(task.get("index", 0))))
+    return JaxCluster(tasks[0][2], len(tasks), rank)
 
 
 def join_jax_cluster(cluster: JaxCluster) -> None:

@@ -77,18 +77,19 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
 
 
 def join_cluster(config: PretrainConfig, backend: str) -> None:
-    """On JAX, join the multi-process job the flags (or the environment) describe, before anything
-    touches a device; the flags on TensorFlow are a StageError (its workers read TF_CONFIG)."""
+    """On JAX, join the multi-process job the flags (or TF_CONFIG, or JAX's cluster detection) describe,
+    before anything touches a device; the flags on TensorFlow are a StageError (it reads TF_CONFIG)."""
     from model import distribute
 
-    cluster = distribute.jax_cluster(config.coordinator, config.num_processes, config.process_id)
-    if cluster is None:
+    flags = (config.coordinator, config.num_processes, config.process_id)
+    if backend != "jax":
+        if any(flag is not None for flag in flags):
+            raise StageError("--coordinator, --num-processes and --process-id start JAX's runtime "
+                             f"(KERAS_BACKEND=jax); this run uses {backend}, whose workers read TF_CONFIG")
         return
-    if backend == "jax":
+    cluster = distribute.jax_cluster(*flags)
+    if cluster is not None:
         distribute.join_jax_cluster(cluster)
-    elif cluster.coordinator is not None:
-        raise StageError("--coordinator, --num-processes and --process-id start JAX's runtime "
-                         f"(KERAS_BACKEND=jax); this run uses {backend}, whose workers read TF_CONFIG")
 
 
 def check_input(config: PretrainConfig, process: tuple[int, int]) -> None:
