@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -182,28 +183,41 @@ def jax_process() -> tuple[int, int]:
 @contextlib.contextmanager
 def naming_failed_processes() -> Iterator[None]:
     """In a multi-process JAX job, an error raised while another process has died (a collective that
-    lost its peer) becomes StageError naming that process. Waits at most the heartbeat timeout."""
+    lost its peer) becomes StageError naming that process; any other error is raised as it is."""
     try:
         yield
     except StageError:
         raise
     except Exception as error:
         index, count = jax_process()
-        if count == 1:
-            raise
-        from jax._src import distributed
-
-        try:  # returns once every live process asked, or was declared dead by its heartbeat
-            live = distributed.global_state.client.get_live_nodes(list(range(count)))
-        except Exception:  # noqa: BLE001  (the coordinator itself is gone)
-            live = [i for i in range(1, count)]
-        failed = [i for i in range(count) if i not in live]
+        live = live_processes(count) if count > 1 else None
+        failed = [i for i in range(count) if live is not None and i not in live]
         if not failed:
             raise
         raise StageError(
             f"process {', '.join(map(str, failed))} of the {count} stopped; process {index} stops too "
             f"(re-run the same commands to resume from the last checkpoint)"
         ) from error
+
+
+def live_processes(count: int) -> list[int] | None:
+    """The processes JAX's coordination service counts alive: it answers once every live process has
+    asked or been declared dead by its heartbeat. None when no answer comes within twice the heartbeat
+    timeout (the others are alive and busy elsewhere); without a coordinator, all but process 0."""
+    from jax._src import distributed
+
+    answer: dict[str, list[int]] = {}
+
+    def ask() -> None:
+        try:
+            answer["live"] = list(distributed.global_state.client.get_live_nodes(list(range(count))))
+        except Exception:  # noqa: BLE001  (the coordinator, process 0, is gone)
+            answer["live"] = list(range(1, count))
+
+    asking = threading.Thread(target=ask, daemon=True)
+    asking.start()
+    asking.join(2 * HEARTBEAT_TIMEOUT_SECONDS)
+    return answer.get("live")
 
 
 def leave_jax_cluster(exit_code: int) -> int:

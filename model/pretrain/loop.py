@@ -48,7 +48,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             for name in ("checkpoints/ckpt-*", "export", "metrics.jsonl"):
                 fileio.remove_leftovers(fileio.join(config.output, name))
         latest = resumable_checkpoint(config, identity)
-        check_same_checkpoint(config, latest, process)
+        check_same_run(config, latest, process)
         model, optimizer, schedule = build_training(config, spec, strategy, vocab_size, vocab_sha)
         if config.check_data:
             counts = pretrain_records.check_shards(spec.files, vocab_size)
@@ -101,14 +101,22 @@ def check_input(config: PretrainConfig, process: tuple[int, int]) -> None:
                          f"(--input auto or grain)")
 
 
-def check_same_checkpoint(config: PretrainConfig, latest, process: tuple[int, int]) -> None:
-    """Every process resumes from the same checkpoint: --output must be one location all hosts see."""
+def check_same_run(config: PretrainConfig, latest, process: tuple[int, int]) -> None:
+    """Every process runs the same settings (only --process-id differs) and resumes from the same
+    checkpoint (--output must be one location all hosts see); else StageError, one line."""
     if process[1] == 1:
         return
+    import hashlib
+
     import numpy as np
     from jax.experimental import multihost_utils
 
-    steps = multihost_utils.process_allgather(np.asarray(latest.step if latest else -1)).tolist()
+    settings = config.model_dump_json(exclude={"process_id"}).encode()
+    mine = [latest.step if latest else -1, int.from_bytes(hashlib.sha256(settings).digest()[:7], "big")]
+    steps, digests = multihost_utils.process_allgather(np.asarray(mine, np.int64)).T.tolist()
+    if len(set(digests)) > 1:
+        raise StageError("the processes run different settings: every host runs the same command, "
+                         "only --process-id differs")
     if len(set(steps)) > 1:
         seen = ", ".join(f"process {i}: {f'step {s}' if s >= 0 else 'none'}" for i, s in enumerate(steps))
         raise StageError(f"{config.output}: the processes find different newest checkpoints ({seen}); "
