@@ -16,6 +16,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -28,7 +29,8 @@ logger = logging.getLogger(__name__)
 JAX_CLUSTER_VARIABLES = ("SLURM_JOB_ID", "OMPI_MCA_orte_hnp_uri", "TPU_WORKER_HOSTNAMES",
                          "MEGASCALE_COORDINATOR_ADDRESS", "JAX_COORDINATOR_ADDRESS")
 HEARTBEAT_TIMEOUT_SECONDS = 20  # a process silent this long is dead; the others then stop
-JOIN_TIMEOUT_SECONDS = 300  # how long a process waits for all the others to join
+JOIN_TIMEOUT_SECONDS = 300  # how long a process waits for all the others to join (or to finish)
+EXIT_GRACE_SECONDS = 1.0  # process 0 keeps the coordination service up while the others exit
 
 
 def cluster_size(tf_config: str | None = None) -> int:
@@ -152,13 +154,16 @@ def jax_cluster_from_tf_config(tf_config: str) -> JaxCluster:
 
 def join_jax_cluster(cluster: JaxCluster) -> None:
     """`jax.distributed.initialize` (before anything touches a device), CPU collectives over gloo,
-    a heartbeat after which a silent process counts as dead; StageError (one line) when joining fails
-    or the job's process count is not --num-processes."""
+    a heartbeat after which a silent process counts as dead, no abort of the others when one dies;
+    StageError (one line) when joining fails or the job's process count is not --num-processes."""
     import jax
 
     if jax.distributed.is_initialized():
         return
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    # a dead process is not propagated as a fatal error that aborts the others: each names it itself
+    # (naming_failed_processes) and stops
+    jax.config.update("jax_enable_recoverability", True)
     try:
         jax.distributed.initialize(
             cluster.coordinator, cluster.num_processes, cluster.process_id,
@@ -221,9 +226,25 @@ def live_processes(count: int) -> list[int] | None:
 
 
 def leave_jax_cluster(exit_code: int) -> int:
-    """After the run: a failed process of a multi-process job exits at once (`os._exit`), since JAX's
-    orderly shutdown would wait on, and then abort over, the processes that are gone."""
-    if exit_code and jax_process()[1] > 1:
-        logging.shutdown()
-        os._exit(exit_code)
-    return exit_code
+    """After the run, in a multi-process job: a failed process exits at once (`os._exit`: JAX's
+    shutdown would contact processes that are gone). On success all processes meet at a barrier; the
+    others then exit at once and process 0, which hosts JAX's coordination service, a moment later
+    (a process still connected when the service goes is aborted by JAX's client)."""
+    index, count = jax_process()
+    if count == 1:
+        return exit_code
+    if exit_code == 0:
+        from jax._src import distributed
+
+        try:
+            distributed.global_state.client.wait_at_barrier("model.pretrain-finished", JOIN_TIMEOUT_SECONDS * 1000)
+        except Exception as error:  # noqa: BLE001  (reported in one line; the exit code says it failed)
+            logger.error("process %d: the other processes did not finish: %s", index, str(error).splitlines()[0])
+            exit_code = 1
+        else:
+            if index == 0:
+                time.sleep(EXIT_GRACE_SECONDS)
+                return exit_code
+    sys.stdout.flush()
+    logging.shutdown()
+    os._exit(exit_code)
