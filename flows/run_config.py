@@ -41,9 +41,9 @@ class RunConfig(StageConfig):
     segment: JsonDict = Field(default_factory=dict, description="other SegmentConfig fields (YAML or JSON)")
     tfrecords: JsonDict = Field(default_factory=dict, description="other TFRecordsConfig fields (YAML or JSON)")
     pretrain: JsonDict = Field(default_factory=dict, description="other PretrainConfig fields (YAML or JSON)")
-    coordinator: str | None = Field(None, description="pretrain on several JAX hosts: process 0's HOST:PORT")
-    num_processes: int | None = Field(None, gt=0, description="pretrain on several JAX hosts: the process count")
-    process_id: int | None = Field(None, ge=0, description="pretrain on several JAX hosts: this process's index")
+    coordinator: str | None = Field(None, description="pretrain on several JAX hosts: HOST:PORT")
+    num_processes: int | None = Field(None, gt=0, description="pretrain's JAX process count")
+    process_id: int | None = Field(None, ge=0, description="pretrain's JAX process index")
 
     def stage_dir(self, stage: str) -> str:
         return join(self.run_dir, stage)

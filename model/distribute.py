@@ -3,8 +3,8 @@
 TensorFlow backend: TPUStrategy when a TPU is named, MultiWorkerMirroredStrategy when TF_CONFIG
 describes a cluster of several tasks, MirroredStrategy over several GPUs, the default strategy
 otherwise (CPU, one GPU). JAX backend: `keras.distribution.DataParallel` over all devices of all
-processes when there are several, nothing otherwise; several processes (hosts) join through JAX's own
-runtime (`jax.distributed`, see `join_jax_cluster`), as the flags, TF_CONFIG or JAX's cluster
+processes when there are several, nothing otherwise; several processes (hosts) join through JAX's
+own runtime (`jax.distributed`, see `join_jax_cluster`), as the flags, TF_CONFIG or JAX's cluster
 detection describe them (`jax_cluster`).
 """
 
@@ -90,7 +90,7 @@ def is_chief(strategy=None) -> bool:
 
 
 def jax_data_parallel():
-    """`keras.distribution.DataParallel` over all JAX devices (of every process), or None with one device."""
+    """`keras.distribution.DataParallel` over all JAX devices (of every process); None with one."""
     import jax
     import keras
 
@@ -104,7 +104,7 @@ def jax_data_parallel():
 
 @dataclass(frozen=True)
 class JaxCluster:
-    """How this process joins a multi-process JAX job: explicit (all three set) or detected by JAX (none)."""
+    """How this process joins a multi-process JAX job: the flags (all three) or JAX's detection."""
 
     coordinator: str | None = None
     num_processes: int | None = None
@@ -122,22 +122,24 @@ def jax_cluster(coordinator: str | None, num_processes: int | None, process_id: 
 
     StageError (one line) when the flags are incomplete or the process id is out of range.
     """
-    given = {"--coordinator": coordinator, "--num-processes": num_processes, "--process-id": process_id}
+    given = {
+        "--coordinator": coordinator, "--num-processes": num_processes, "--process-id": process_id,
+    }
     if all(value is None for value in given.values()):
-        if cluster_size(environ.get("TF_CONFIG", "")) > 1:  # Vertex AI, Kubeflow: the tasks in order
+        if cluster_size(environ.get("TF_CONFIG", "")) > 1:  # Vertex AI, Kubeflow: tasks in order
             return jax_cluster_from_tf_config(environ["TF_CONFIG"])
         detected = any(name in environ for name in JAX_CLUSTER_VARIABLES)
         return JaxCluster() if detected else None
     missing = [flag for flag, value in given.items() if value is None]
     if missing:
-        raise StageError(f"{', '.join(missing)} missing: several processes need --coordinator HOST:PORT, "
-                         f"--num-processes N and --process-id I together")
+        raise StageError(f"{', '.join(missing)} missing: several processes need "
+                         f"--coordinator HOST:PORT, --num-processes N and --process-id I together")
     host, _, port = coordinator.rpartition(":")
     if not host or not port.isdigit():
         raise StageError(f"--coordinator {coordinator}: expected HOST:PORT")
     if not 0 <= process_id < num_processes:
-        raise StageError(f"--process-id {process_id} is out of range for --num-processes {num_processes} "
-                         f"(0 to {num_processes - 1})")
+        raise StageError(f"--process-id {process_id} is out of range for --num-processes "
+                         f"{num_processes} (0 to {num_processes - 1})")
     return JaxCluster(coordinator, num_processes, process_id)
 
 
@@ -148,14 +150,16 @@ def jax_cluster_from_tf_config(tf_config: str) -> JaxCluster:
     tasks = [(kind, index, address) for kind in ("chief", "worker")
              for index, address in enumerate(spec.get("cluster", {}).get(kind, []))]
     task = spec.get("task", {})
-    rank = [(kind, index) for kind, index, _ in tasks].index((task.get("type"), int(task.get("index", 0))))
+    this = (task.get("type"), int(task.get("index", 0)))
+    rank = [(kind, index) for kind, index, _ in tasks].index(this)
     return JaxCluster(tasks[0][2], len(tasks), rank)
 
 
 def join_jax_cluster(cluster: JaxCluster) -> None:
     """`jax.distributed.initialize` (before anything touches a device), CPU collectives over gloo,
-    a heartbeat after which a silent process counts as dead, no abort of the others when one dies;
-    StageError (one line) when joining fails or the job's process count is not --num-processes."""
+    a heartbeat after which a silent process counts as dead, no abort of the others when one
+    dies; StageError (one line) when joining fails or the job's process count is not
+    --num-processes."""
     import jax
 
     if jax.distributed.is_initialized():
@@ -167,13 +171,15 @@ def join_jax_cluster(cluster: JaxCluster) -> None:
     try:
         jax.distributed.initialize(
             cluster.coordinator, cluster.num_processes, cluster.process_id,
-            initialization_timeout=JOIN_TIMEOUT_SECONDS, heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_SECONDS,
+            initialization_timeout=JOIN_TIMEOUT_SECONDS,
+            heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_SECONDS,
         )
     except (RuntimeError, ValueError) as error:
-        raise StageError(f"could not join {cluster.describe()}: {str(error).strip().splitlines()[0]}") from None
+        reason = str(error).strip().splitlines()[0]
+        raise StageError(f"could not join {cluster.describe()}: {reason}") from None
     if cluster.num_processes is not None and jax.process_count() != cluster.num_processes:
-        raise StageError(f"--num-processes {cluster.num_processes}, but the job at {cluster.coordinator} "
-                         f"has {jax.process_count()} processes")
+        raise StageError(f"--num-processes {cluster.num_processes}, but the job at "
+                         f"{cluster.coordinator} has {jax.process_count()} processes")
     logger.info("process %d of %d joined the JAX cluster", jax.process_index(), jax.process_count())
 
 
@@ -200,22 +206,23 @@ def naming_failed_processes() -> Iterator[None]:
         if not failed:
             raise
         raise StageError(
-            f"process {', '.join(map(str, failed))} of the {count} stopped; process {index} stops too "
-            f"(re-run the same commands to resume from the last checkpoint)"
+            f"process {', '.join(map(str, failed))} of the {count} stopped; process {index} stops "
+            f"too (re-run the same commands to resume from the last checkpoint)"
         ) from error
 
 
 def live_processes(count: int) -> list[int] | None:
-    """The processes JAX's coordination service counts alive: it answers once every live process has
-    asked or been declared dead by its heartbeat. None when no answer comes within twice the heartbeat
-    timeout (the others are alive and busy elsewhere); without a coordinator, all but process 0."""
+    """The processes JAX's coordination service counts alive: it answers once every live process
+    has asked or been declared dead by its heartbeat. None when no answer comes within twice the
+    heartbeat timeout (the others alive and busy elsewhere); without a coordinator, all but 0."""
     from jax._src import distributed
 
     answer: dict[str, list[int]] = {}
 
     def ask() -> None:
         try:
-            answer["live"] = list(distributed.global_state.client.get_live_nodes(list(range(count))))
+            live = distributed.global_state.client.get_live_nodes(list(range(count)))
+            answer["live"] = list(live)
         except Exception:  # noqa: BLE001  (the coordinator, process 0, is gone)
             answer["live"] = list(range(1, count))
 
@@ -237,9 +244,12 @@ def leave_jax_cluster(exit_code: int) -> int:
         from jax._src import distributed
 
         try:
-            distributed.global_state.client.wait_at_barrier("model.pretrain-finished", JOIN_TIMEOUT_SECONDS * 1000)
-        except Exception as error:  # noqa: BLE001  (reported in one line; the exit code says it failed)
-            logger.error("process %d: the other processes did not finish: %s", index, str(error).splitlines()[0])
+            distributed.global_state.client.wait_at_barrier(
+                "model.pretrain-finished", JOIN_TIMEOUT_SECONDS * 1000
+            )
+        except Exception as error:  # noqa: BLE001  (one line; the exit code says it failed)
+            logger.error("process %d: the other processes did not finish: %s", index,
+                         str(error).splitlines()[0])
             exit_code = 1
         else:
             if index == 0:

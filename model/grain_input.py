@@ -113,7 +113,7 @@ class _Decode(grain.transforms.Map):
 
 
 class _DecodeRows(grain.transforms.Map):
-    """A global batch of undecoded records -> the rows `rows` of it decoded (`_Decode`) and stacked."""
+    """A global batch of undecoded records -> its rows `rows` decoded (`_Decode`) and stacked."""
 
     def __init__(self, decode: _Decode, rows: slice):
         self.decode, self.rows = decode, rows
@@ -155,8 +155,9 @@ def train_batches(
     into the epoch: `model.pretrain_data.train_dataset`'s batches (with the loss denominators).
 
     `process` (index i, count n) of a multi-process job: every process reads the same global batches
-    of `batch_size` records but decodes and returns only its rows, i*b to (i+1)*b with b = batch_size
-    / n, without denominators (those are the global batch's: the JAX step computes them).
+    of `batch_size` records but decodes and returns only its rows, i*b to (i+1)*b with
+    b = batch_size / n, without denominators (those are the global batch's: the JAX step computes
+    them).
     """
     index, count = process
     rows = batch_size // count

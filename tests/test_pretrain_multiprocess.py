@@ -25,9 +25,20 @@ pytestmark = [pytest.mark.keras, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 STEPS = 6
-SETTINGS = {"preset": "albert-nano", "batch_size": 8, "learning_rate": 0.005, "warmup_steps": 2, "steps": STEPS,
-            "log_every": 1, "eval_every": 0, "checkpoint_every": 2, "eval_batches": 2, "progress": False,
-            "export": False, "shuffle_buffer": 16}
+SETTINGS = {
+    "preset": "albert-nano",
+    "batch_size": 8,
+    "learning_rate": 0.005,
+    "warmup_steps": 2,
+    "steps": STEPS,
+    "log_every": 1,
+    "eval_every": 0,
+    "checkpoint_every": 2,
+    "eval_batches": 2,
+    "progress": False,
+    "export": False,
+    "shuffle_buffer": 16,
+}
 THROUGHPUT = ("steps_per_second", "sequences_per_second")
 
 # Process 0 of the kill test: model.pretrain's command line, SIGKILLing process PEER_PID when the
@@ -68,29 +79,52 @@ def _argv(data, output) -> list[str]:
     return argv
 
 
-def _start(data, output, processes: int, devices: int, peer_killer_at: int | None = None) -> list[subprocess.Popen]:
-    """`processes` model.pretrain processes with `devices` CPU devices each (process 0 first); they
-    share JAX's compilation cache, so that a topology's training step compiles once in the module."""
-    env = dict(os.environ, PYTHONPATH=str(REPO), KERAS_BACKEND="jax", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2",
-               XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
-               JAX_COMPILATION_CACHE_DIR=str(data.parent / "multiprocess-jax-cache"))
+def _start(
+    data, output, processes: int, devices: int, peer_killer_at: int | None = None
+) -> list[subprocess.Popen]:
+    """`processes` model.pretrain processes with `devices` CPU devices each (process 0 first);
+    they share JAX's compilation cache: a topology's training step compiles once in the module."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(REPO),
+        KERAS_BACKEND="jax",
+        JAX_PLATFORMS="cpu",
+        TF_CPP_MIN_LOG_LEVEL="2",
+        XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+        JAX_COMPILATION_CACHE_DIR=str(data.parent / "multiprocess-jax-cache"),
+    )
     port, argv = _free_port(), _argv(data, output)
 
     def start(command):
-        return subprocess.Popen([sys.executable, *command], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [sys.executable, *command],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     if processes == 1:
         return [start(["-m", "model.pretrain", *argv])]
 
     def cluster(index):
-        return ["--coordinator", f"127.0.0.1:{port}", "--num-processes", str(processes), "--process-id", str(index)]
+        return [
+            "--coordinator",
+            f"127.0.0.1:{port}",
+            "--num-processes",
+            str(processes),
+            "--process-id",
+            str(index),
+        ]
 
     others = [start(["-m", "model.pretrain", *argv, *cluster(i)]) for i in range(1, processes)]
     if peer_killer_at is None:
         first = start(["-m", "model.pretrain", *argv, *cluster(0)])
     else:
-        first = start(["-c", KILLS_PEER, str(others[0].pid), str(peer_killer_at), *argv, *cluster(0)])
+        first = start(
+            ["-c", KILLS_PEER, str(others[0].pid), str(peer_killer_at), *argv, *cluster(0)]
+        )
     return [first, *others]
 
 
@@ -109,7 +143,9 @@ def _succeeded(procs: list[subprocess.Popen]) -> list[dict]:
     results = []
     for code, out, err in _finish(procs):
         assert code == 0, err[-3000:]
-        results.append(json.loads(out[out.index("{"):]))  # after gloo's "[Gloo] Rank 0 is connected" line
+        results.append(
+            json.loads(out[out.index("{") :])
+        )  # after gloo's "[Gloo] Rank 0 is connected" line
     return results
 
 
@@ -135,7 +171,9 @@ def _assert_same_training(output, reference) -> None:
     assert [(r["step"], r["split"]) for r in records] == [(r["step"], r["split"]) for r in expected]
     for record, wanted in zip(records, expected):
         numbers = {name: value for name, value in wanted.items() if name != "split"}
-        assert {name: record[name] for name in numbers} == pytest.approx(numbers, rel=1e-4, abs=1e-6), record
+        assert {name: record[name] for name in numbers} == pytest.approx(
+            numbers, rel=1e-4, abs=1e-6
+        ), record
 
 
 @pytest.fixture(scope="module")
@@ -168,9 +206,13 @@ def test_two_processes_train_as_one(single, pair):
     _assert_same_training(output, single)
     assert [r["replicas"] for r in results] == [2, 2]
     assert results[0]["weights_sha256"] == results[1]["weights_sha256"]
-    # only process 0 wrote: one TensorBoard file (its name carries the writer's pid), no paths from 1
+    # only process 0 wrote: one TensorBoard file (its name has the writer's pid), no paths from 1
     assert len(list(Path(output, "tensorboard").rglob("*tfevents*"))) == 1
-    assert results[0]["checkpoint"] and results[1]["checkpoint"] is None and results[1]["metrics"] is None
+    assert (
+        results[0]["checkpoint"]
+        and results[1]["checkpoint"] is None
+        and results[1]["metrics"] is None
+    )
 
 
 def test_a_killed_process_stops_the_other_and_a_rerun_resumes(data, pair, tmp_path):
@@ -178,7 +220,7 @@ def test_a_killed_process_stops_the_other_and_a_rerun_resumes(data, pair, tmp_pa
     first, second = _start(data, output, processes=2, devices=1, peer_killer_at=3)
     second.wait(timeout=400)
     killed_at = time.perf_counter()
-    (code, _, err), = _finish([first])
+    ((code, _, err),) = _finish([first])
     stopped_after = time.perf_counter() - killed_at
     print(f"the survivor stopped {stopped_after:.1f} s after its peer was killed")
     assert second.returncode == -9
@@ -197,9 +239,13 @@ def test_two_processes_of_two_devices_train_as_one_of_four(data, pair, tmp_path)
     training (so a checkpoint of 2 processes also restores on 1)."""
     four = tmp_path / "four"
     (four / "checkpoints").mkdir(parents=True)
-    shutil.copytree(pair[0] / "checkpoints" / "ckpt-000000002", four / "checkpoints" / "ckpt-000000002")
+    shutil.copytree(
+        pair[0] / "checkpoints" / "ckpt-000000002", four / "checkpoints" / "ckpt-000000002"
+    )
     shutil.copy(pair[0] / "metrics.jsonl", four / "metrics.jsonl")
-    mixed = _start(data, tmp_path / "mixed", processes=2, devices=2) + _start(data, four, processes=1, devices=4)
+    mixed = _start(data, tmp_path / "mixed", processes=2, devices=2) + _start(
+        data, four, processes=1, devices=4
+    )
     results = _succeeded(mixed)
     assert [r["replicas"] for r in results] == [4, 4, 4]
     _assert_same_training(tmp_path / "mixed", four)

@@ -2,8 +2,8 @@
 multi-device / multi-worker, gradient accumulation, atomic checkpoints and an exact resume.
 
     python -m model.pretrain --data DIR --preset albert-base --output DIR [--steps N] [--batch-size B]
-    KERAS_BACKEND=jax python -m model.pretrain ... --coordinator HOST:PORT --num-processes N --process-id I
-        (the same command on each of N hosts; docs/pretrain.md "Several hosts")
+    KERAS_BACKEND=jax python -m model.pretrain ... --coordinator HOST:PORT --num-processes N \
+        --process-id I    (on each of N hosts; docs/pretrain.md "Several hosts")
 
 Writes OUTPUT/checkpoints/ckpt-*/ (the last K), OUTPUT/metrics.jsonl, OUTPUT/tensorboard/,
 OUTPUT/export/model.keras and OUTPUT/export/hf/. Re-running with the same OUTPUT resumes from the

@@ -40,7 +40,7 @@ def _copies(tree):
     return jax.tree_util.tree_map(jnp.copy, tree)
 
 
-DENOMINATORS = ("mlm_denominator", "sop_denominator")  # the input's; the step computes the global ones
+DENOMINATORS = ("mlm_denominator", "sop_denominator")  # the input's; the step computes its own
 
 
 def jax_train_step(model, optimizer, accumulation: int, distribution=None):
@@ -49,7 +49,8 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
 
     The step normalises the loss by the global batch's masked-token weight and sequence count, which
     it computes itself: with several processes each one holds only its rows of the batch. `place`
-    turns this process's rows (numpy) into the global batch, sharded over the distribution's devices.
+    turns this process's rows (numpy) into the global batch, sharded over the distribution's
+    devices.
     """
     import jax
     import jax.numpy as jnp
@@ -68,15 +69,21 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
     def step(values, batch):
         trainable, non_trainable, optimizer_values = values
         weights = batch["masked_lm_weights"]
-        denominators = (jnp.sum(weights, dtype=jnp.float32) + jnp.float32(1e-5), jnp.float32(weights.shape[0]))
+        denominators = (
+            jnp.sum(weights, dtype=jnp.float32) + jnp.float32(1e-5), jnp.float32(weights.shape[0])
+        )
         if accumulation == 1:
-            (_, (sums, non_trainable)), grads = grad_fn(trainable, non_trainable, batch, denominators)
+            (_, (sums, non_trainable)), grads = grad_fn(
+                trainable, non_trainable, batch, denominators
+            )
         else:
             micro = micro_batches(batch, accumulation, lambda v, k: v.reshape((k, -1) + v.shape[1:]))
 
             def body(carry, micro_batch):
                 grads, sums, non_trainable = carry
-                (_, (s, non_trainable)), g = grad_fn(trainable, non_trainable, micro_batch, denominators)
+                (_, (s, non_trainable)), g = grad_fn(
+                    trainable, non_trainable, micro_batch, denominators
+                )
                 return (jax.tree_util.tree_map(jnp.add, grads, g), sums + s, non_trainable), None
 
             zeros = jax.tree_util.tree_map(jnp.zeros_like, trainable)
@@ -89,7 +96,9 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
         if distribution is None:
             return batch
         return {
-            k: jax.make_array_from_process_local_data(distribution.get_data_layout(v.shape).backend_layout, v)
+            k: jax.make_array_from_process_local_data(
+                distribution.get_data_layout(v.shape).backend_layout, v
+            )
             for k, v in batch.items()
         }
 

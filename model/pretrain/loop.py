@@ -77,15 +77,16 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
 
 
 def join_cluster(config: PretrainConfig, backend: str) -> None:
-    """On JAX, join the multi-process job the flags (or TF_CONFIG, or JAX's cluster detection) describe,
-    before anything touches a device; the flags on TensorFlow are a StageError (it reads TF_CONFIG)."""
+    """On JAX, join the multi-process job the flags (or TF_CONFIG, or JAX's cluster detection)
+    describe, before anything touches a device; the flags on TensorFlow are a StageError."""
     from model import distribute
 
     flags = (config.coordinator, config.num_processes, config.process_id)
     if backend != "jax":
         if any(flag is not None for flag in flags):
             raise StageError("--coordinator, --num-processes and --process-id start JAX's runtime "
-                             f"(KERAS_BACKEND=jax); this run uses {backend}, whose workers read TF_CONFIG")
+                             f"(KERAS_BACKEND=jax); this run uses {backend}, whose workers read "
+                             f"TF_CONFIG")
         return
     cluster = distribute.jax_cluster(*flags)
     if cluster is not None:
@@ -97,8 +98,8 @@ def check_input(config: PretrainConfig, process: tuple[int, int]) -> None:
     from model.pretrain_input import uses_grain
 
     if process[1] > 1 and not uses_grain(config.input):
-        raise StageError(f"--input {config.input} feeds one process; {process[1]} processes read with Grain "
-                         f"(--input auto or grain)")
+        raise StageError(f"--input {config.input} feeds one process; {process[1]} processes read "
+                         f"with Grain (--input auto or grain)")
 
 
 def check_same_run(config: PretrainConfig, latest, process: tuple[int, int]) -> None:
@@ -112,15 +113,18 @@ def check_same_run(config: PretrainConfig, latest, process: tuple[int, int]) -> 
     from jax.experimental import multihost_utils
 
     settings = config.model_dump_json(exclude={"process_id"}).encode()
-    mine = [latest.step if latest else -1, int.from_bytes(hashlib.sha256(settings).digest()[:7], "big")]
+    digest = int.from_bytes(hashlib.sha256(settings).digest()[:7], "big")
+    mine = [latest.step if latest else -1, digest]
     steps, digests = multihost_utils.process_allgather(np.asarray(mine, np.int64)).T.tolist()
     if len(set(digests)) > 1:
         raise StageError("the processes run different settings: every host runs the same command, "
                          "only --process-id differs")
     if len(set(steps)) > 1:
-        seen = ", ".join(f"process {i}: {f'step {s}' if s >= 0 else 'none'}" for i, s in enumerate(steps))
-        raise StageError(f"{config.output}: the processes find different newest checkpoints ({seen}); "
-                         f"--output must be one location every host sees (gs:// or a shared filesystem)")
+        seen = ", ".join(f"process {i}: {f'step {s}' if s >= 0 else 'none'}"
+                         for i, s in enumerate(steps))
+        raise StageError(f"{config.output}: the processes find different newest checkpoints "
+                         f"({seen}); --output must be one location every host sees (gs:// or a "
+                         f"shared filesystem)")
 
 
 def select_devices(config: PretrainConfig, backend: str):
@@ -178,8 +182,8 @@ def training_engine(config: PretrainConfig, backend: str, model, optimizer, stra
 
 def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: int, process=(0, 1)):
     """The training batches of `epoch` from its `batch_in_epoch`-th on, with the global loss denominators
-    (Grain or tf.data, as --input and the backend say: `model.pretrain_input`); with several processes,
-    this process's rows of each batch (Grain; `process` is (index, count))."""
+    (Grain or tf.data, as --input and the backend say: `model.pretrain_input`); with several
+    processes, this process's rows of each batch (Grain; `process` is (index, count))."""
     from model import pretrain_input
 
     return pretrain_input.train_batches(
