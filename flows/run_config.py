@@ -45,6 +45,9 @@ class RunConfig(StageConfig):
     segment: JsonDict = Field(default_factory=dict, description="other SegmentConfig fields (YAML or JSON)")
     tfrecords: JsonDict = Field(default_factory=dict, description="other TFRecordsConfig fields (YAML or JSON)")
     pretrain: JsonDict = Field(default_factory=dict, description="other PretrainConfig fields (YAML or JSON)")
+    coordinator: str | None = Field(None, description="pretrain on several JAX hosts: HOST:PORT")
+    num_processes: int | None = Field(None, gt=0, description="pretrain's JAX process count")
+    process_id: int | None = Field(None, ge=0, description="pretrain's JAX process index")
 
     def stage_dir(self, stage: str) -> str:
         return join(self.run_dir, stage)
@@ -75,7 +78,8 @@ class RunConfig(StageConfig):
             "data": self.stage_dir("tfrecords"), "preset": self.preset, "output": self.stage_dir("pretrain"),
             "spm_model": spm_model, "steps": self.steps, "batch_size": self.batch_size, "seed": self.seed,
             "warmup_steps": self.steps // 10, "log_every": max(1, self.steps // 50), "eval_every": 0,
-            "eval_batches": self.eval_batches or 20,
+            "eval_batches": self.eval_batches or 20, "coordinator": self.coordinator,
+            "num_processes": self.num_processes, "process_id": self.process_id,
         }
         if self.learning_rate is not None:
             defaults["learning_rate"] = self.learning_rate

@@ -112,6 +112,17 @@ class _Decode(grain.transforms.Map):
         return example
 
 
+class _DecodeRows(grain.transforms.Map):
+    """A global batch of undecoded records -> its rows `rows` decoded (`_Decode`) and stacked."""
+
+    def __init__(self, decode: _Decode, rows: slice):
+        self.decode, self.rows = decode, rows
+
+    def map(self, records):
+        examples = [self.decode.map(record) for record in records[self.rows]]
+        return {name: np.stack([example[name] for example in examples]) for name in examples[0]}
+
+
 def _records(files: list[str], modulus: int, keep_heldout: bool, cycle_length: int) -> grain.IterDataset:
     shards = [_ShardRecords(path, modulus, keep_heldout) for path in files]
     return grain.experimental.InterleaveIterDataset(shards, cycle_length=min(cycle_length, len(files)))
@@ -138,17 +149,28 @@ def train_batches(
     cycle_length: int = 8,
     eval_every: int = 20,
     denominators: bool = True,
+    process: tuple[int, int] = (0, 1),
 ) -> grain.IterDataset:
     """One epoch of training batches (dicts of numpy arrays, drop_remainder), starting `skip_batches`
-    into the epoch: `model.pretrain_data.train_dataset`'s batches (with the loss denominators)."""
+    into the epoch: `model.pretrain_data.train_dataset`'s batches (with the loss denominators).
+
+    `process` (index i, count n) of a multi-process job: every process reads the same global batches
+    of `batch_size` records but decodes and returns only its rows, i*b to (i+1)*b with
+    b = batch_size / n, without denominators (those are the global batch's: the JAX step computes
+    them).
+    """
+    index, count = process
+    rows = batch_size // count
     ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
     windows = _records(ordered, modulus, False, cycle_length).batch(shuffle_buffer, batch_fn=list)
     records = grain.experimental.FlatMapIterDataset(
         windows.map_with_index(lambda number, window: (number, window)),
         _Unwindow(seed, epoch, shuffle_buffer, skip_batches * batch_size),
     )
-    batches = records.map(_Decode(spec, seed, epoch)).batch(batch_size, drop_remainder=True)
-    if denominators:
+    batches = records.batch(batch_size, drop_remainder=True, batch_fn=list).map(
+        _DecodeRows(_Decode(spec, seed, epoch), slice(index * rows, (index + 1) * rows))
+    )
+    if denominators and count == 1:
         batches = batches.map(with_denominators)
     return grain.experimental.ThreadPrefetchIterDataset(batches, prefetch_buffer_size=PREFETCH_BATCHES)
 

@@ -58,6 +58,20 @@ def test_grain_and_tf_data_agree_on_static_masks_and_the_heldout_split(tmp_path)
                  grain_input.heldout_batches(single, 2, seed=4), "single-shard held out") == 2
 
 
+def test_each_process_decodes_its_rows_of_the_global_batches(uneven):
+    """3 processes: process i's batches are rows 2i..2i+1 of the one-process batches of 6, from the
+    same position on (resume); the global sequence is the one-process one."""
+    options = {"epoch": 1, "seed": 5, "shuffle_buffer": 6, "skip_batches": 1, "denominators": False}
+    whole = list(grain_input.train_batches(uneven, 6, **options))
+    parts = [list(grain_input.train_batches(uneven, 6, process=(i, 3), **options))
+             for i in range(3)]
+    assert len(whole) == 4 and all(len(part) == len(whole) for part in parts)  # 34 records, 1 skipped
+    for number, batch in enumerate(whole):
+        for name, value in batch.items():
+            rows = np.concatenate([part[number][name] for part in parts])
+            np.testing.assert_array_equal(rows, value, name)
+
+
 def test_grain_batches_carry_the_loss_denominators(uneven):
     batch = next(iter(grain_input.train_batches(uneven, 4, epoch=0, seed=0)))
     assert batch["sop_denominator"].tolist() == [4.0] * 4

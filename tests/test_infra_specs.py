@@ -84,6 +84,67 @@ def test_kubernetes_gpu_job_manifest():
     assert config.resume, "a restarted pod must resume from its checkpoints"
 
 
+def _env(container: dict) -> dict:
+    return {item["name"]: item.get("value", item.get("valueFrom"))
+            for item in container.get("env", [])}
+
+
+def test_vertex_jax_spec_runs_one_jax_process_per_replica():
+    """Vertex's TF_CONFIG on each replica, read as JAX processes: the chief is process 0."""
+    from model.distribute import jax_cluster
+
+    (path,) = [p for p in VERTEX_SPECS if "jax" in p.name]
+    pools = yaml.safe_load(substitute(path.read_text(), PLACEHOLDERS))["workerPoolSpecs"]
+    assert all(_env(pool["containerSpec"])["KERAS_BACKEND"] == "jax" for pool in pools)
+    workers = sum(p["replicaCount"] for p in pools[1:])
+    hosts = {"chief": ["workerpool0-0:2222"],
+             "worker": [f"workerpool1-{i}:2222" for i in range(workers)]}
+    processes = []
+    for kind, addresses in hosts.items():
+        for index in range(len(addresses)):
+            tf_config = json.dumps({"cluster": hosts, "task": {"type": kind, "index": index}})
+            processes.append(jax_cluster(None, None, None, {"TF_CONFIG": tf_config}))
+    assert [c.process_id for c in processes] == list(range(sum(p["replicaCount"] for p in pools)))
+    coordinators = {(c.coordinator, c.num_processes) for c in processes}
+    assert coordinators == {("workerpool0-0:2222", len(processes))}
+
+
+def test_gke_jax_indexed_job_one_pod_per_host():
+    spec = harness.INFRA_DIR / "kubernetes" / "pretrain-albert-large-jax-4host.yaml"
+    service, job = yaml.safe_load_all(spec.read_text())
+    assert service["kind"] == "Service" and service["spec"]["clusterIP"] == "None"
+    assert job["kind"] == "Job" and job["spec"]["completionMode"] == "Indexed"
+    hosts = job["spec"]["completions"]
+    assert job["spec"]["parallelism"] == hosts > 1
+    assert service["spec"]["selector"] == {"job-name": job["metadata"]["name"]}
+    pod = job["spec"]["template"]["spec"]
+    assert pod["subdomain"] == service["metadata"]["name"]
+    (container,) = pod["containers"]
+    env = _env(container)
+    assert env["KERAS_BACKEND"] == "jax"
+    assert "job-completion-index" in env["JOB_COMPLETION_INDEX"]["fieldRef"]["fieldPath"]
+    gpus = int(container["resources"]["limits"]["nvidia.com/gpu"])
+    for index in range(hosts):  # Kubernetes expands $(JOB_COMPLETION_INDEX) in args
+        args = [arg.replace("$(JOB_COMPLETION_INDEX)", str(index)) for arg in container["args"]]
+        config = parse_pretrain(container["command"] + args)
+        assert (config.num_processes, config.process_id) == (hosts, index)
+        micro_batch = config.batch_size // config.gradient_accumulation
+        assert micro_batch % (gpus * hosts) == 0 and config.resume
+    host, port = config.coordinator.rsplit(":", 1)
+    assert host == f"{job['metadata']['name']}-0.{service['metadata']['name']}"
+    assert int(port) in [p["port"] for p in service["spec"]["ports"]]
+    assert int(port) in [p["containerPort"] for p in container["ports"]]
+
+
+def test_jax_training_dockerfile_installs_the_pinned_jax():
+    dockerfile = (harness.INFRA_DIR / "training" / "Dockerfile.jax").read_text()
+    constraints = (harness.REPO_ROOT / "constraints.txt").read_text()
+    jax_pin = re.search(r"^jax==(\S+)$", constraints, re.MULTILINE).group(1)
+    install = f'pip install --no-cache-dir -c constraints.txt ".[jax]" "jax[cuda12]=={jax_pin}"'
+    assert install in dockerfile
+    assert "KERAS_BACKEND=jax" in dockerfile
+
+
 def test_training_dockerfile_installs_the_pinned_stack():
     dockerfile = (harness.INFRA_DIR / "training" / "Dockerfile").read_text()
     requires = re.search(r'requires-python = ">=3\.(\d+)', (harness.REPO_ROOT / "pyproject.toml").read_text()).group(1)

@@ -2,6 +2,8 @@
 multi-device / multi-worker, gradient accumulation, atomic checkpoints and an exact resume.
 
     python -m model.pretrain --data DIR --preset albert-base --output DIR [--steps N] [--batch-size B]
+    KERAS_BACKEND=jax python -m model.pretrain ... --coordinator HOST:PORT --num-processes N \
+        --process-id I    (on each of N hosts; docs/pretrain.md "Several hosts")
 
 Writes OUTPUT/checkpoints/ckpt-*/ (the last K), OUTPUT/metrics.jsonl, OUTPUT/tensorboard/,
 OUTPUT/export/model.keras and OUTPUT/export/hf/. Re-running with the same OUTPUT resumes from the
@@ -16,6 +18,7 @@ newest checkpoint: weights, optimizer slots, step, learning-rate position and da
 from __future__ import annotations
 
 from albert.stage import stage_main
+from model.distribute import leave_jax_cluster
 from model.pretrain.build import (
     build_model,
     build_training,
@@ -52,4 +55,4 @@ __all__ = [
 
 
 def main(argv=None, prog="python -m model.pretrain") -> int:
-    return stage_main(PretrainConfig, run, argv, prog=prog, description=__doc__)
+    return leave_jax_cluster(stage_main(PretrainConfig, run, argv, prog=prog, description=__doc__))

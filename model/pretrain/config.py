@@ -52,6 +52,17 @@ class PretrainConfig(StageConfig):
     keep_checkpoints: int = Field(3, gt=0, description="checkpoints kept (the newest)")
     resume: bool = Field(True, description="continue from the newest checkpoint in OUTPUT/checkpoints")
     tpu: str | None = Field(None, description="TPU name or 'local' (TensorFlow backend)")
+    coordinator: str | None = Field(
+        None, description="JAX on several hosts: process 0's HOST:PORT, with --num-processes "
+                          "and --process-id (none of the three where TF_CONFIG or JAX's cluster "
+                          "detection describes the job: Vertex AI, SLURM, Open MPI, Cloud TPU)"
+    )
+    num_processes: int | None = Field(
+        None, gt=0, description="JAX on several hosts: the number of processes"
+    )
+    process_id: int | None = Field(
+        None, ge=0, description="JAX on several hosts: this process's index (0 writes)"
+    )
     export: bool = Field(True, description="export OUTPUT/export/model.keras, export/hf and export/keras_hub at the end")
     data_license: str | None = Field(None, description="licence of the training text, for the model card")
     progress: bool = Field(True, description="show a progress bar with steps/s and ETA")

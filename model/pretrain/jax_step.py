@@ -40,18 +40,27 @@ def _copies(tree):
     return jax.tree_util.tree_map(jnp.copy, tree)
 
 
+DENOMINATORS = ("mlm_denominator", "sop_denominator")  # the input's; the step computes its own
+
+
 def jax_train_step(model, optimizer, accumulation: int, distribution=None):
-    """(state values, numpy batch) -> (new state values, summed metrics [6]), jit-compiled; the input
-    state's buffers are donated (reused for the new state), so a caller must not read them again."""
+    """(state values, batch) -> (new state values, summed metrics [6]), jit-compiled; the input
+    state's buffers are donated (reused for the new state), so a caller must not read them again.
+
+    The step normalises the loss by the global batch's masked-token weight and sequence count, which
+    it computes itself: with several processes each one holds only its rows of the batch. `place`
+    turns this process's rows (numpy) into the global batch, sharded over the distribution's
+    devices.
+    """
     import jax
     import jax.numpy as jnp
 
     from model.pretraining_metrics import pretraining_loss
     from model.pretraining_model import model_inputs
 
-    def loss_fn(trainable, non_trainable, batch):
+    def loss_fn(trainable, non_trainable, batch, denominators):
         outputs, non_trainable = model.stateless_call(trainable, non_trainable, model_inputs(batch), training=True)
-        loss, sums = pretraining_loss(outputs, batch, batch["mlm_denominator"][0], batch["sop_denominator"][0])
+        loss, sums = pretraining_loss(outputs, batch, *denominators)
         return loss, (sums, non_trainable)
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
@@ -59,14 +68,22 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
     @functools.partial(jax.jit, donate_argnums=0)
     def step(values, batch):
         trainable, non_trainable, optimizer_values = values
+        weights = batch["masked_lm_weights"]
+        denominators = (
+            jnp.sum(weights, dtype=jnp.float32) + jnp.float32(1e-5), jnp.float32(weights.shape[0])
+        )
         if accumulation == 1:
-            (_, (sums, non_trainable)), grads = grad_fn(trainable, non_trainable, batch)
+            (_, (sums, non_trainable)), grads = grad_fn(
+                trainable, non_trainable, batch, denominators
+            )
         else:
             micro = micro_batches(batch, accumulation, lambda v, k: v.reshape((k, -1) + v.shape[1:]))
 
             def body(carry, micro_batch):
                 grads, sums, non_trainable = carry
-                (_, (s, non_trainable)), g = grad_fn(trainable, non_trainable, micro_batch)
+                (_, (s, non_trainable)), g = grad_fn(
+                    trainable, non_trainable, micro_batch, denominators
+                )
                 return (jax.tree_util.tree_map(jnp.add, grads, g), sums + s, non_trainable), None
 
             zeros = jax.tree_util.tree_map(jnp.zeros_like, trainable)
@@ -75,12 +92,14 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
         return (trainable, non_trainable, optimizer_values), sums
 
     def place(batch):
+        batch = {k: v for k, v in batch.items() if k not in DENOMINATORS}
         if distribution is None:
             return batch
-        import keras
-
         return {
-            k: keras.distribution.distribute_tensor(v, distribution.get_data_layout(v.shape)) for k, v in batch.items()
+            k: jax.make_array_from_process_local_data(
+                distribution.get_data_layout(v.shape).backend_layout, v
+            )
+            for k, v in batch.items()
         }
 
     return step, place

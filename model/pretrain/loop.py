@@ -32,18 +32,23 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
     from model import distribute, pretrain_records
 
     backend = keras.config.backend()
+    join_cluster(config, backend)
     strategy, distribution, replicas = select_devices(config, backend)
+    process = distribute.jax_process()
     spec = data_spec(config)
     vocab_size, vocab_sha = resolve_vocab(config, spec)
     identity = training_identity(config, spec, vocab_size, vocab_sha)
-    with keras_settings(config, backend, distribution), contextlib.ExitStack() as held:
+    with (distribute.naming_failed_processes(), keras_settings(config, backend, distribution),
+          contextlib.ExitStack() as held):
         check_batch_size(config, replicas)
+        check_input(config, process)
         chief = distribute.is_chief()
         if chief:  # the output's lock, held by the chief until the run ends
             held.enter_context(output_lock(config.output))
             for name in ("checkpoints/ckpt-*", "export", "metrics.jsonl"):
                 fileio.remove_leftovers(fileio.join(config.output, name))
         latest = resumable_checkpoint(config, identity)
+        check_same_run(config, latest, process)
         model, optimizer, schedule = build_training(config, spec, strategy, vocab_size, vocab_sha)
         if config.check_data:
             counts = pretrain_records.check_shards(spec.files, vocab_size)
@@ -54,7 +59,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
         engine = training_engine(config, backend, model, optimizer, strategy, distribution, replicas)
         trainer = Trainer(config, spec, model, optimizer, schedule, engine, log, identity, chief, state)
         while trainer.step < config.steps:
-            dataset = training_dataset(config, spec, trainer.epoch, trainer.batch_in_epoch)
+            dataset = training_dataset(config, spec, trainer.epoch, trainer.batch_in_epoch, process)
             trainer.train_epoch(engine.batches(dataset))
 
         heldout = trainer.heldout_metrics()
@@ -69,6 +74,57 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             "metrics": log.path if chief else None, "backend": backend, "replicas": replicas,
             "sequences_per_second": trainer.sequences_per_second, "weights_sha256": weights_digest(model),
         }
+
+
+def join_cluster(config: PretrainConfig, backend: str) -> None:
+    """On JAX, join the multi-process job the flags (or TF_CONFIG, or JAX's cluster detection)
+    describe, before anything touches a device; the flags on TensorFlow are a StageError."""
+    from model import distribute
+
+    flags = (config.coordinator, config.num_processes, config.process_id)
+    if backend != "jax":
+        if any(flag is not None for flag in flags):
+            raise StageError("--coordinator, --num-processes and --process-id start JAX's runtime "
+                             f"(KERAS_BACKEND=jax); this run uses {backend}, whose workers read "
+                             f"TF_CONFIG")
+        return
+    cluster = distribute.jax_cluster(*flags)
+    if cluster is not None:
+        distribute.join_jax_cluster(cluster)
+
+
+def check_input(config: PretrainConfig, process: tuple[int, int]) -> None:
+    """Several JAX processes each read their rows of every batch, which the Grain input provides."""
+    from model.pretrain_input import uses_grain
+
+    if process[1] > 1 and not uses_grain(config.input):
+        raise StageError(f"--input {config.input} feeds one process; {process[1]} processes read "
+                         f"with Grain (--input auto or grain)")
+
+
+def check_same_run(config: PretrainConfig, latest, process: tuple[int, int]) -> None:
+    """Every process runs the same settings (only --process-id differs) and resumes from the same
+    checkpoint (--output must be one location all hosts see); else StageError, one line."""
+    if process[1] == 1:
+        return
+    import hashlib
+
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    settings = config.model_dump_json(exclude={"process_id"}).encode()
+    digest = int.from_bytes(hashlib.sha256(settings).digest()[:7], "big")
+    mine = [latest.step if latest else -1, digest]
+    steps, digests = multihost_utils.process_allgather(np.asarray(mine, np.int64)).T.tolist()
+    if len(set(digests)) > 1:
+        raise StageError("the processes run different settings: every host runs the same command, "
+                         "only --process-id differs")
+    if len(set(steps)) > 1:
+        seen = ", ".join(f"process {i}: {f'step {s}' if s >= 0 else 'none'}"
+                         for i, s in enumerate(steps))
+        raise StageError(f"{config.output}: the processes find different newest checkpoints "
+                         f"({seen}); --output must be one location every host sees (gs:// or a "
+                         f"shared filesystem)")
 
 
 def select_devices(config: PretrainConfig, backend: str):
@@ -124,12 +180,13 @@ def training_engine(config: PretrainConfig, backend: str, model, optimizer, stra
     return TfTraining(model, optimizer, config, strategy, replicas)
 
 
-def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: int):
+def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: int, process=(0, 1)):
     """The training batches of `epoch` from its `batch_in_epoch`-th on, with the global loss denominators
-    (Grain or tf.data, as --input and the backend say: `model.pretrain_input`)."""
+    (Grain or tf.data, as --input and the backend say: `model.pretrain_input`); with several
+    processes, this process's rows of each batch (Grain; `process` is (index, count))."""
     from model import pretrain_input
 
     return pretrain_input.train_batches(
         spec, config.batch_size, config.input, epoch=epoch, seed=config.seed, skip_batches=batch_in_epoch,
-        shuffle_buffer=config.shuffle_buffer,
+        shuffle_buffer=config.shuffle_buffer, **({"process": process} if process[1] > 1 else {}),
     )
