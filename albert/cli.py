@@ -39,16 +39,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"albert: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
     module_name, _ = COMMANDS[name]
+    verbose = "--verbose" in rest
+    setup_logging(verbose)  # before the import: some stages load TensorFlow when imported
     try:
         module = importlib.import_module(module_name)
     except Exception as error:  # noqa: BLE001  (reported in one line; the exit code says it failed)
-        return _failed(f"albert {name}", error, rest)
-    return guarded(f"albert {name}", "--verbose" in rest, lambda: module.main(rest, prog=f"albert {name}"))
-
-
-def _failed(prog: str, error: BaseException, rest: Sequence[str]) -> int:
-    setup_logging("--verbose" in rest)
-    return report_failure(prog, error, "--verbose" in rest)
+        return report_failure(f"albert {name}", error, verbose)
+    return guarded(f"albert {name}", verbose, lambda: module.main(rest, prog=f"albert {name}"))
 
 
 if __name__ == "__main__":
