@@ -27,13 +27,14 @@ from prefect import task
 from prefect._internal.compatibility.async_dispatch import async_dispatch
 from prefect.client.schemas.objects import TaskRun
 from prefect.filesystems import LocalFileSystem, RemoteFileSystem
+from prefect.results import ResultRecord
 from prefect.serializers import Serializer
 from prefect.states import State
 from prefect.tasks import Task, exponential_backoff
 from pydantic import Field
 
 from albert.config import ConfigError, StageConfig
-from albert.fileio import atomic_output_dir, exists, join, move_aside, open_file
+from albert.fileio import atomic_output_dir, exists, join, move_aside, open_file, remove
 from albert.locks import output_lock
 from albert.stage import StageError
 from flows.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
@@ -274,6 +275,13 @@ def refuse_unsafe_record(stage: Task[..., Any], config: StageConfig, storage: An
         storage.read_path(key, _sync=True)
 
 
+def discard_failure_record(state: State, storage: Any) -> None:
+    """Delete the record Prefect persisted of a failed stage's exception: the result storage holds
+    cached results only, and the failure itself is reported in one line."""
+    if isinstance(state.data, ResultRecord) and state.data.metadata.storage_key:
+        remove(join(str(storage.basepath), state.data.metadata.storage_key))
+
+
 @dataclass
 class StageOutcome:
     """What the flow learns from one stage: its summary, whether it came from the cache, its time."""
@@ -311,6 +319,8 @@ def run_stage(
     state = stage.with_options(result_storage=result_storage, refresh_cache=refresh or None)(
         config, **kwargs, return_state=True
     )
+    if state.is_failed():
+        discard_failure_record(state, result_storage)
     result = state.result()
     seconds = time.monotonic() - start
     cached = state.name == "Cached"
