@@ -56,7 +56,7 @@ def setup_logging(verbose: bool = False) -> None:
 
 
 def has_gpu_device() -> bool:
-    """Whether this machine has an NVIDIA device node (/dev/nvidia*), i.e. a GPU TensorFlow may use."""
+    """Whether this machine has an NVIDIA device node (/dev/nvidia*): a GPU TensorFlow may use."""
     return bool(glob.glob("/dev/nvidia*"))
 
 
@@ -65,9 +65,9 @@ def quiet_tensorflow() -> None:
 
     With a GPU device node: errors only (level 2), so real device errors show. Without one: nothing
     (level 3), which hides the CUDA probe's `failed call to cuInit` error about a GPU that is not
-    there. Either way the INFO lines TensorFlow prints while it loads, before that level applies, are
-    dropped (`_NATIVE_INFO_LINE`; everything else it prints then is kept). Environment variables
-    reach child processes; the load filter applies to this process's first `import tensorflow`.
+    there. Either way the INFO lines TensorFlow prints while it loads, before that level applies,
+    are dropped (`_NATIVE_INFO_LINE`; everything else it prints then is kept). The variable reaches
+    child processes; the load filter applies to this process's first `import tensorflow`.
     """
     level = os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2" if has_gpu_device() else "3")
     if level.strip() in ("", "0") or "tensorflow" in sys.modules:
@@ -111,7 +111,8 @@ def _without_native_info_lines() -> Iterator[None]:
                 sys.stderr.flush()
                 os.dup2(saved, 2)
                 captured.seek(0)
-                kept = memoryview(b"".join(line for line in captured if not _NATIVE_INFO_LINE.match(line)))
+                kept = memoryview(b"".join(
+                    line for line in captured if not _NATIVE_INFO_LINE.match(line)))
                 while kept:
                     kept = kept[os.write(2, kept):]
     finally:

@@ -60,7 +60,7 @@ class _Inbox:
         self.fd, self.pending, self.paths, self.open = fd, b"", [], True
 
     def wait(self, timeout: float) -> bool:
-        """Take in what arrives within `timeout` seconds; whether anything did (False at the end)."""
+        """Take in what arrives within `timeout` seconds; whether anything did (False at EOF)."""
         if not self.open:
             time.sleep(timeout)
             return False

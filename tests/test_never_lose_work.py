@@ -259,13 +259,17 @@ def test_a_killed_beam_job_leaves_no_scratch_directory(tmp_path):
     code = ("import time\nimport apache_beam as beam\nfrom albert import reaper\n"
             "from pipelines.runner import pipeline_options, run_pipeline\nreaper.watch()\n"
             "pipeline = beam.Pipeline(options=pipeline_options())\n"
-            "_ = pipeline | beam.Create([1]) | beam.Map(lambda _: print('running', flush=True) or time.sleep(300))\n"
+            "_ = pipeline | beam.Create([1]) | beam.Map(\n"
+            "    lambda _: print('running', flush=True) or time.sleep(300))\n"
             "print(pipeline.local_tempdir, flush=True)\nrun_pipeline(pipeline)\n")
-    command = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env={
-        **os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "TMPDIR": str(tmp_path)})
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           "TMPDIR": str(tmp_path)}
+    command = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                               env=env)
     scratch = Path(command.stdout.readline().strip())
-    assert scratch.parent == tmp_path and scratch.name.startswith("beam-pipeline-temp") and scratch.is_dir()
-    assert command.stdout.readline().strip() == "running"  # the job runs: its scratch directory is registered
+    assert scratch.parent == tmp_path and scratch.name.startswith("beam-pipeline-temp")
+    assert scratch.is_dir()
+    assert command.stdout.readline().strip() == "running"  # running: its scratch dir is registered
     command.send_signal(signal.SIGKILL)
     command.wait()
     deadline = time.monotonic() + 30

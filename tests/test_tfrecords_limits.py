@@ -33,10 +33,11 @@ def test_truncation_counts_what_instances_drop_and_warns_only_about_a_chosen_len
     assert tfrecords.truncation_note(config, cut) == (logging.WARNING, (
         "corpus: --max-seq-length 8 dropped 75% of the corpus's tokens (1,500 of 2,000 over 2 pass(es)): "
         "text beyond 5 pieces per instance is truncated; raise --max-seq-length"))
-    default_length = TFRecordsConfig(**BASE, dupe_factor=2)  # 512: the stage's default, not the user's choice
-    level, message = tfrecords.truncation_note(default_length, tfrecords.truncation(default_length, counts))
+    default = TFRecordsConfig(**BASE, dupe_factor=2)  # 512: the stage's default, no user's choice
+    level, message = tfrecords.truncation_note(default, tfrecords.truncation(default, counts))
     assert level == logging.INFO and "--max-seq-length 512 dropped" in message
-    assert tfrecords.truncation_note(config, tfrecords.truncation(config, {**counts, "tokens": 100 * 3 + 1900})) is None
+    little = tfrecords.truncation(config, {**counts, "tokens": 100 * 3 + 1900})  # 5% cut
+    assert tfrecords.truncation_note(config, little) is None
 
 
 def test_short_sequences_on_real_text_warn_with_numbers(tmp_path, caplog):
@@ -50,6 +51,7 @@ def test_short_sequences_on_real_text_warn_with_numbers(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="pipelines.tfrecords"):
         tfrecords.run(config)
     [warning] = [r.getMessage() for r in caplog.records if "--max-seq-length 8 dropped" in r.getMessage()]
-    assert json.loads((tmp_path / "out" / "metadata.json").read_text())["truncation"]["dropped_fraction"] > 0.5
+    metadata = json.loads((tmp_path / "out" / "metadata.json").read_text())
+    assert metadata["truncation"]["dropped_fraction"] > 0.5
     percent = int(warning.split(" dropped ")[1].split("%")[0])
     assert percent > 50 and "text beyond 5 pieces per instance is truncated" in warning
