@@ -77,14 +77,20 @@ def quiet_tensorflow() -> None:
 
 
 class _QuietTensorFlowLoad(importlib.abc.MetaPathFinder):
-    """Finds `tensorflow` as Python would, with a loader that runs its `__init__` under
-    `_without_native_info_lines`; then leaves `sys.meta_path` (one import only)."""
+    """Finds `tensorflow` as the other finders would, with a loader that runs its `__init__` under
+    `_without_native_info_lines` (a library that only probes for it loads nothing)."""
+
+    def __init__(self) -> None:
+        self._finding = False
 
     def find_spec(self, name, path=None, target=None):
-        if name != "tensorflow":
+        if name != "tensorflow" or self._finding:
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        self._finding = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self._finding = False
         if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader:
             spec.loader = _QuietSourceLoader(spec.loader.name, spec.loader.path)
         return spec
