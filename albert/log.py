@@ -3,14 +3,14 @@
 import contextlib
 import glob
 import importlib.abc
-import importlib.machinery
 import importlib.util
 import logging
 import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from types import ModuleType
 
 _NOISY = ("tensorflow", "absl", "apache_beam", "h5py", "urllib3", "google", "jax", "httpx")
 _LIBRARIES = _NOISY + ("prefect",)
@@ -77,8 +77,9 @@ def quiet_tensorflow() -> None:
 
 
 class _QuietTensorFlowLoad(importlib.abc.MetaPathFinder):
-    """Finds `tensorflow` as the other finders would, with a loader that runs its `__init__` under
-    `_without_native_info_lines` (a library that only probes for it loads nothing)."""
+    """Finds `tensorflow` as the other finders would (whatever loader they give, e.g. an import
+    hook's), its loader's `exec_module` run under `_without_native_info_lines`. A library that only
+    probes for it loads nothing."""
 
     def __init__(self) -> None:
         self._finding = False
@@ -91,15 +92,17 @@ class _QuietTensorFlowLoad(importlib.abc.MetaPathFinder):
             spec = importlib.util.find_spec(name)
         finally:
             self._finding = False
-        if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader:
-            spec.loader = _QuietSourceLoader(spec.loader.name, spec.loader.path)
+        if spec is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader.exec_module = _quietly(spec.loader.exec_module)  # this spec's own loader
         return spec
 
 
-class _QuietSourceLoader(importlib.machinery.SourceFileLoader):
-    def exec_module(self, module) -> None:
+def _quietly(exec_module: Callable[[ModuleType], None]) -> Callable[[ModuleType], None]:
+    def quiet_exec_module(module: ModuleType) -> None:
         with _without_native_info_lines():
-            super().exec_module(module)
+            exec_module(module)
+
+    return quiet_exec_module
 
 
 @contextlib.contextmanager

@@ -89,6 +89,7 @@ def test_tensorflow_starts_silently_where_there_is_no_gpu():
            if name not in ("TF_CPP_MIN_LOG_LEVEL", "ALBERT_VERBOSE")}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
     code = ("import importlib.util\nfrom albert.log import setup_logging\nsetup_logging()\n"
+            "import key_value.aio\n"  # as Prefect does: then beartype's import hook loads modules
             "importlib.util.find_spec('tensorflow')\n"  # a library probing for it first
             "import tensorflow as tf\nprint(int(tf.constant(2) + 1))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
