@@ -37,21 +37,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(usage())
         return 0
     name, rest = args[0], args[1:]
-    if name not in COMMANDS:
+    module_name = COMMANDS[name][0] if name in COMMANDS else None
+    verbose = "--verbose" in rest
+    setup_logging(verbose)  # before the import: some stages load TensorFlow when imported
+    if module_name is None:
         known = ", ".join(COMMANDS)
         error = ConfigError(f"unknown command {name!r}; the commands are {known}")
-        return _failed("albert", error, rest)
-    module_name, _ = COMMANDS[name]
+        return report_failure("albert", error, verbose)
     try:
         module = importlib.import_module(module_name)
     except Exception as error:  # noqa: BLE001  (reported in one line; the exit code says it failed)
-        return _failed(f"albert {name}", error, rest)
-    return guarded(f"albert {name}", "--verbose" in rest, lambda: module.main(rest, prog=f"albert {name}"))
-
-
-def _failed(prog: str, error: BaseException, rest: Sequence[str]) -> int:
-    setup_logging("--verbose" in rest)
-    return report_failure(prog, error, "--verbose" in rest)
+        return report_failure(f"albert {name}", error, verbose)
+    return guarded(f"albert {name}", verbose, lambda: module.main(rest, prog=f"albert {name}"))
 
 
 if __name__ == "__main__":

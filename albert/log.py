@@ -1,10 +1,27 @@
 """Logging set-up shared by every command: one logger per module, third-party noise quiet by default."""
 
+import contextlib
+import glob
+import importlib.abc
+import importlib.util
 import logging
 import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from types import ModuleType
 
 _NOISY = ("tensorflow", "absl", "apache_beam", "h5py", "urllib3", "google", "jax", "httpx")
 _LIBRARIES = _NOISY + ("prefect",)
+
+_NATIVE_INFO_LINE = re.compile(
+    rb"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    rb"|I\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] .*)\r?\n?$"
+)
+"""What TensorFlow's C++ code prints while it loads, before its log level applies: absl's note that
+logging is not set up yet and INFO lines (`oneDNN custom operations are on`, `Could not find cuda
+drivers`). Warnings and errors (W..., E..., F...) never match."""
 
 
 def _no_library_tracebacks(record: logging.LogRecord) -> bool:
@@ -17,10 +34,14 @@ def _no_library_tracebacks(record: logging.LogRecord) -> bool:
 
 
 def setup_logging(verbose: bool = False) -> None:
-    """Configure the root logger; with verbose, also let TensorFlow, Beam and friends speak."""
+    """Configure the root logger; with verbose (or ALBERT_VERBOSE=1, which verbose sets for child
+    processes), also let TensorFlow, Beam and friends speak, else keep TensorFlow quiet
+    (`quiet_tensorflow`). Call it before anything imports TensorFlow."""
     if verbose:
         os.environ["ALBERT_VERBOSE"] = "1"
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
+    elif os.environ.get("ALBERT_VERBOSE") != "1":
+        quiet_tensorflow()
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -32,3 +53,76 @@ def setup_logging(verbose: bool = False) -> None:
             handler.addFilter(_no_library_tracebacks)
     for name in _NOISY:
         logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def has_gpu_device() -> bool:
+    """Whether this machine has an NVIDIA device node (/dev/nvidia*): a GPU TensorFlow may use."""
+    return bool(glob.glob("/dev/nvidia*"))
+
+
+def quiet_tensorflow() -> None:
+    """Keep TensorFlow's C++ logs to what matters, unless the user set TF_CPP_MIN_LOG_LEVEL.
+
+    With a GPU device node: errors only (level 2), so real device errors show. Without one: nothing
+    (level 3), which hides the CUDA probe's `failed call to cuInit` error about a GPU that is not
+    there. Either way the INFO lines TensorFlow prints while it loads, before that level applies,
+    are dropped (`_NATIVE_INFO_LINE`; everything else it prints then is kept). The variable reaches
+    child processes; the load filter applies to this process's first `import tensorflow`.
+    """
+    level = os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2" if has_gpu_device() else "3")
+    if level.strip() in ("", "0") or "tensorflow" in sys.modules:
+        return
+    if not any(isinstance(finder, _QuietTensorFlowLoad) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _QuietTensorFlowLoad())
+
+
+class _QuietTensorFlowLoad(importlib.abc.MetaPathFinder):
+    """Finds `tensorflow` as the other finders would (whatever loader they give, e.g. an import
+    hook's), its loader's `exec_module` run under `_without_native_info_lines`. A library that only
+    probes for it loads nothing."""
+
+    def __init__(self) -> None:
+        self._finding = False
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "tensorflow" or self._finding:
+            return None
+        self._finding = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self._finding = False
+        if spec is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader.exec_module = _quietly(spec.loader.exec_module)  # this spec's own loader
+        return spec
+
+
+def _quietly(exec_module: Callable[[ModuleType], None]) -> Callable[[ModuleType], None]:
+    def quiet_exec_module(module: ModuleType) -> None:
+        with _without_native_info_lines():
+            exec_module(module)
+
+    return quiet_exec_module
+
+
+@contextlib.contextmanager
+def _without_native_info_lines() -> Iterator[None]:
+    """Run the block with file descriptor 2 (native code's stderr) going to a temporary file, then
+    write all of it back but the lines `_NATIVE_INFO_LINE` matches."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as captured:
+            os.dup2(captured.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+                captured.seek(0)
+                kept = memoryview(b"".join(
+                    line for line in captured if not _NATIVE_INFO_LINE.match(line)))
+                while kept:
+                    kept = kept[os.write(2, kept):]
+    finally:
+        os.close(saved)

@@ -7,7 +7,5 @@ server is configured, and no analytics.
 
 import os
 
-import albert  # noqa: F401  (quiet TensorFlow logging before anything imports it)
-
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")

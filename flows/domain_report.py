@@ -23,7 +23,6 @@ from flows.run_report import (
     millions,
     next_block,
     number,
-    percent,
     piece_baseline_text,
     pretrain_section,
     segment_section,
@@ -99,20 +98,6 @@ def selection_section(selection: Mapping[str, Any]) -> str:
     return table(rows, ("figure", "value"))
 
 
-def truncation_text(metadata: Mapping[str, Any]) -> str | None:
-    """The share of the corpus's tokens the instances keep, from tfrecords' counts (the figure its
-    truncation warning states): text beyond max_seq_length - 3 pieces per instance is cut."""
-    counts = metadata.get("counts") or {}
-    passes = metadata.get("dupe_factor") or 1
-    corpus = (counts.get("document_tokens") or 0) * passes
-    if not corpus or counts.get("tokens") is None or metadata.get("max_seq_length") is None:
-        return None
-    kept = counts["tokens"] - 3 * (counts.get("instances") or 0)
-    return (f"Sequences hold {percent(kept / corpus)} of the corpus's tokens over {passes} "
-            f"pass{'es' if passes != 1 else ''}: text beyond {metadata['max_seq_length'] - 3} "
-            "pieces per sequence is cut (a higher `--max-seq-length` keeps more).")
-
-
 def evaluation_body(run_dir: Path, facts: Mapping[str, Any], plots: Path) -> str:
     """The before/after table and a bar chart of masked-LM accuracy beside the baseline."""
     evaluation, baseline = facts.get("evaluation") or {}, facts.get("baseline") or {}
@@ -134,8 +119,7 @@ def domain_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
     plots.mkdir(parents=True, exist_ok=True)
     summaries = facts.get("summaries") or {}
     metadata = summaries.get("tfrecords") or {}
-    instances = "\n\n".join(
-        filter(None, [tfrecords_section(run_dir, metadata, plots), truncation_text(metadata)]))
+    instances = tfrecords_section(run_dir, metadata, plots)
     parts = [f"# ALBERT domain-adaptive run: `{run_dir.name}`", headline(facts),
              stage_section(run_dir, facts, ("segment",), "Segment: new-domain corpus to sentences",
                            segment_section(run_dir, summaries.get("segment") or {}, plots),

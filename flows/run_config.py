@@ -61,14 +61,20 @@ class RunConfig(StageConfig):
         return build_config(SegmentConfig, {"input": inputs, "output": self.stage_dir("segment"), **self.segment})
 
     def tfrecords_config(self, corpus: str, spm_model: str) -> StageConfig:
+        """The tfrecords stage's config. Its `max_seq_length` counts as set by the user (the stage
+        warns when it cuts much text) only when the user set it here or in --tfrecords, not when
+        it is this flow's default."""
         from pipelines.tfrecords import TFRecordsConfig
 
-        return build_config(TFRecordsConfig, {
+        config = build_config(TFRecordsConfig, {
             "input": corpus, "spm_model": spm_model, "output": self.stage_dir("tfrecords"),
             "max_seq_length": self.max_seq_length, "max_predictions_per_seq": max_predictions(self.max_seq_length),
             "dupe_factor": self.dupe_factor, "seed": self.seed,
             "num_shards": self.num_shards, "heldout_fraction": self.heldout_fraction,
             "heldout_min_documents": self.heldout_min_documents, **self.tfrecords})
+        if "max_seq_length" not in self.model_fields_set | self.tfrecords.keys():
+            config.model_fields_set.discard("max_seq_length")
+        return config
 
     def pretrain_config(self, spm_model: str, **values: Any) -> StageConfig:
         """PretrainConfig on this run's TFRecords, the budget's schedule, `values` and the overrides."""

@@ -201,6 +201,7 @@ def tfrecords_section(run_dir: Path, metadata: Mapping[str, Any], plots: Path) -
         ("passes with different masks (dupe factor)", number(metadata.get("dupe_factor"))),
         ("tokens per sequence (mean / max)", (f"{number(metadata.get('mean_tokens_per_instance'))} / "
                                              f"{metadata.get('max_seq_length')}")),
+        *truncation_rows(metadata.get("truncation")),
         ("masked pieces per sequence (mean / max)", (f"{number(metadata.get('mean_predictions_per_instance'))} / "
                                                     f"{metadata.get('max_predictions_per_seq')}")),
         ("sentence pairs swapped (SOP label 1)", percent(metadata.get("sop_label_balance"))),
@@ -214,6 +215,17 @@ def tfrecords_section(run_dir: Path, metadata: Mapping[str, Any], plots: Path) -
                                   xlabel="share of masked spans (%)")
         parts.append(f"![masked spans by length]({image.relative_to(run_dir).as_posix()})")
     return "\n\n".join(parts)
+
+
+def truncation_rows(cut: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """The row saying how much text the sequence length cut (metadata.json's `truncation`); none
+    for data without the figure (NSP, or written before it was recorded)."""
+    if not cut:
+        return []
+    return [("corpus text cut by the sequence length", (
+        f"{percent(cut['dropped_fraction'], 0)} of the tokens ({number(cut['dropped_tokens'])} of "
+        f"{number(cut['corpus_tokens'])} over {cut['passes']} pass(es)) do not fit in sequences of "
+        f"{cut['max_seq_length']} tokens; a longer --max-seq-length keeps more"))]
 
 
 def pretrain_section(run_dir: Path, facts: Mapping[str, Any], plots: Path) -> str:

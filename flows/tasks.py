@@ -30,13 +30,22 @@ from typing import Any, Literal
 from prefect import task
 from prefect.client.schemas.objects import TaskRun
 from prefect.filesystems import LocalFileSystem, RemoteFileSystem
+from prefect.results import ResultRecord
 from prefect.serializers import Serializer
 from prefect.states import State
 from prefect.tasks import Task, exponential_backoff
 from pydantic import Field
 
 from albert.config import ConfigError, StageConfig
-from albert.fileio import atomic_output_dir, exists, join, move_aside, moved_aside_copies, open_file
+from albert.fileio import (
+    atomic_output_dir,
+    exists,
+    join,
+    move_aside,
+    moved_aside_copies,
+    open_file,
+    remove,
+)
 from albert.locks import output_lock
 from albert.stage import StageError
 from flows.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
@@ -356,6 +365,13 @@ def refuse_unsafe_record(stage: Task[..., Any], config: StageConfig, storage: An
         storage.read_path(key, _sync=True)
 
 
+def discard_failure_record(state: State, storage: Any) -> None:
+    """Delete the record Prefect persisted of a failed stage's exception: the result storage holds
+    cached results only, and the failure itself is reported in one line."""
+    if isinstance(state.data, ResultRecord) and state.data.metadata.storage_key:
+        remove(join(str(storage.basepath), state.data.metadata.storage_key))
+
+
 @dataclass
 class StageOutcome:
     """What the flow learns from one stage: its summary, whether it came from the cache, its time."""
@@ -396,6 +412,8 @@ def run_stage(
     state = stage.with_options(result_storage=result_storage, refresh_cache=refresh or None)(
         config, **kwargs, return_state=True
     )
+    if state.is_failed():
+        discard_failure_record(state, result_storage)
     # this run's moves only (results cached by older versions of the pretrain task recorded theirs)
     result = {k: v for k, v in (state.result() or {}).items() if k != "moved_aside"}
     seconds = time.monotonic() - start

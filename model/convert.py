@@ -309,10 +309,10 @@ def export_keras_hub(model: AlbertPretrainingModel, directory: str, spm_model: s
     `spm_model`, the preset's tokenizer and classifier preprocessor hold the vocabulary with ALBERT's
     preprocessing compiled into its SentencePiece normalizer (`albert.tokenizer_export`), so
     keras-hub's `AlbertTokenizer`, which runs SentencePiece on raw text, lowercases and strips
-    accents as our tokenizer does. Needs keras-hub (the `test` extra).
+    accents as our tokenizer does.
     """
     keras_hub_compatible(model.config)
-    import keras_hub
+    import keras_hub  # heavy
 
     with tempfile.TemporaryDirectory() as local:
         hf_dir, preset_dir = os.path.join(local, "hf"), os.path.join(local, "preset")

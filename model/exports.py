@@ -138,9 +138,6 @@ def write_exports(model, export_dir: str, run: dict[str, Any], data: dict[str, A
     try:
         export_keras_hub(model, fileio.join(export_dir, "keras_hub"), spm_model,
                          do_lower_case=do_lower_case)
-    except ImportError:
-        logger.warning("keras-hub export skipped: keras-hub is not installed "
-                       "(pip install keras-hub==0.32.0)")
     except ConversionError as error:
         logger.warning("keras-hub export skipped: %s", error)
     else:

@@ -20,6 +20,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.transforms.window import GlobalWindows
 
+from albert import reaper
 from albert.stage import StageError, describe_error
 
 DEFAULT_RUNNER = "FnApiRunner"
@@ -60,7 +61,9 @@ def pipeline_options(beam_args: Sequence[str] | None = None) -> PipelineOptions:
 
 
 def run_pipeline(pipeline: beam.Pipeline) -> beam.runners.runner.PipelineResult:
-    """Run `pipeline` to the end; what a DoFn raised as StageError comes back as one StageError."""
+    """Run `pipeline` to the end; what a DoFn raised as StageError comes back as one StageError.
+    If the command is killed meanwhile, its watchdog deletes Beam's local scratch directory."""
+    reaper.remove_when_gone(pipeline.local_tempdir)
     try:
         result = pipeline.run()
         result.wait_until_finish()

@@ -134,21 +134,36 @@ def heldout_cutoff(smallest: list[int], count: int, fraction: float, min_documen
 SPECIAL_TOKENS = 3
 """[CLS] A [SEP] B [SEP]: the tokens of an instance that are not text."""
 
-TRUNCATION_WARN_FRACTION = 0.10
+TRUNCATION_NOTE_FRACTION = 0.10
 
 
-def truncation_warning(config: TFRecordsConfig, counts: dict[str, int]) -> str | None:
-    """A warning with numbers when instances keep much less text than the corpus holds (sentences
-    longer than `max_seq_length` are truncated); None when less than 10% is cut (SOP counts are exact)."""
+def truncation(config: TFRecordsConfig, counts: dict[str, int]) -> dict | None:
+    """How much of the corpus's text the instances leave out (text beyond `max_seq_length` is cut):
+    metadata.json's `truncation` block, `{max_seq_length, passes, corpus_tokens, dropped_tokens,
+    dropped_fraction}` (corpus tokens counted once per pass); None for NSP (no exact count)."""
     passes = config.dupe_factor if config.masking == "static" else 1
     corpus = counts.get("document_tokens", 0) * passes
     kept = counts.get("tokens", 0) - SPECIAL_TOKENS * counts.get("instances", 0)
-    if not corpus or config.objective != "sop" or kept >= corpus * (1 - TRUNCATION_WARN_FRACTION):
+    if not corpus or config.objective != "sop":
         return None
-    return (
-        f"{config.input}: --max-seq-length {config.max_seq_length} dropped {1 - kept / corpus:.0%} of the corpus's "
-        f"tokens ({corpus - kept:,} of {corpus:,} over {passes} pass(es)): text beyond "
-        f"{config.max_seq_length - SPECIAL_TOKENS} pieces per instance is truncated; raise --max-seq-length"
+    dropped = max(0, corpus - kept)
+    return {"max_seq_length": config.max_seq_length, "passes": passes, "corpus_tokens": corpus,
+            "dropped_tokens": dropped, "dropped_fraction": dropped / corpus}
+
+
+def truncation_note(config: TFRecordsConfig, cut: dict | None) -> tuple[int, str] | None:
+    """(log level, message) when the instances leave out 10% or more of the corpus's text: a warning
+    when --max-seq-length is the user's choice (a field they set), information when it is a
+    default (the run report shows the figure either way); None below 10%."""
+    if not cut or cut["dropped_fraction"] < TRUNCATION_NOTE_FRACTION:
+        return None
+    chosen = "max_seq_length" in config.model_fields_set
+    length = config.max_seq_length
+    return logging.WARNING if chosen else logging.INFO, (
+        f"{config.input}: --max-seq-length {length} dropped {cut['dropped_fraction']:.0%} of the "
+        f"corpus's tokens ({cut['dropped_tokens']:,} of {cut['corpus_tokens']:,} over "
+        f"{cut['passes']} pass(es)): text beyond {length - SPECIAL_TOKENS} pieces per instance is "
+        "truncated; raise --max-seq-length"
     )
 
 
@@ -524,6 +539,7 @@ def summarize(
         "mean_predictions_per_instance": (
             counts.get("masked_tokens", 0) / instances_count if instances_count else None
         ),
+        "truncation": truncation(config, counts),
         "spm_model_sha256": tokenizer.model_sha256,
         "options": config.model_dump(),
         "files": shard_files,
@@ -571,9 +587,9 @@ def run(config: TFRecordsConfig, beam_args: list[str] | None = None) -> dict:
         run_pipeline(pipeline)
         with fileio.open_file(fileio.join(temp_dir, METADATA_FILE), "r") as handle:
             metadata = json.load(handle)
-    warning = truncation_warning(config, metadata["counts"])
-    if warning:
-        logger.warning("%s", warning)
+    note = truncation_note(config, metadata["truncation"])
+    if note:
+        logger.log(*note)
     logger.info("wrote %d instances to %s", metadata["counts"]["instances"], config.output)
     if metadata["heldout"].get("note"):
         logger.warning("%s: %s", config.input, metadata["heldout"]["note"])

@@ -1,11 +1,14 @@
 """The whole DAG under prefect_test_harness on a small corpus of our own: second run cached,
 one changed parameter re-runs that stage and the ones after it, a transient failure is retried,
-and no run deletes an earlier finished output (new vocabulary, new corpus: all moved aside)."""
+and no run deletes an earlier finished output (new vocabulary, new corpus: all moved aside);
+keras-hub loads the export; the flow's own defaults warn about nothing; a failed stage leaves no
+record behind."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -17,11 +20,11 @@ RTE = Path(__file__).parent / "fixtures" / "tasks" / "glue" / "RTE"
 WORDS = ["river", "city", "stone", "music", "garden", "winter", "light", "paper", "forest", "engine", "ocean", "market", "story", "teacher", "window", "bridge", "mountain", "village", "summer", "letter"]
 
 
-def write_corpus(path: Path, documents: int = 60) -> Path:
+def write_corpus(path: Path, documents: int = 60, words: tuple[int, int] = (6, 14)) -> Path:
     rng = np.random.default_rng(0)
     docs = []
     for _ in range(documents):
-        sentences = [" ".join(rng.choice(WORDS, size=rng.integers(6, 14))).capitalize() + "."
+        sentences = [" ".join(rng.choice(WORDS, size=rng.integers(*words))).capitalize() + "."
                      for _ in range(rng.integers(6, 10))]
         docs.append("\n".join(sentences))
     path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
@@ -40,20 +43,43 @@ def outputs(run_dir: Path) -> dict[str, str]:
     return {p.name: digest(p) for p in stages}
 
 
-def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    import keras_hub
     from prefect.testing.utilities import prefect_test_harness
 
     import pipelines.tfrecords
+    from albert.stage import StageError
     from flows.pretrain_pipeline import STAGES, PretrainPipelineConfig, pretrain_pipeline
 
+    # --max-seq-length is the flow's default (64), not the user's choice; long sentences: it cuts
+    corpus = write_corpus(tmp_path / "corpus.txt", words=(10, 40))
     config = PretrainPipelineConfig(
-        input=[str(write_corpus(tmp_path / "corpus.txt"))], run_dir=str(tmp_path / "run"),
-        vocab_size=60, max_seq_length=64, num_shards=2, steps=3, batch_size=8, eval_batches=2,
+        input=[str(corpus)], run_dir=str(tmp_path / "run"),
+        vocab_size=60, num_shards=2, steps=3, batch_size=8, eval_batches=2,
         segment={"format": "text", "num_shards": 2},
         pretrain={"jit_compile": False, "progress": False},
     )
     with prefect_test_harness(server_startup_timeout=90):
-        first = pretrain_pipeline(config)
+        no_input = tmp_path / "no-input"
+        with pytest.raises(StageError, match="no file matches"):
+            pretrain_pipeline(config.model_copy(update={"input": [str(tmp_path / "none-*.txt")],
+                                                        "run_dir": str(no_input)}))
+        assert not [path for path in no_input.rglob("*") if path.is_file()]  # no failed task record
+
+        tfrecords_log = logging.getLogger("pipelines.tfrecords")  # Prefect resets root handlers
+        tfrecords_log.addHandler(caplog.handler)
+        try:
+            with caplog.at_level(logging.INFO, logger=tfrecords_log.name):
+                first = pretrain_pipeline(config)
+        finally:
+            tfrecords_log.removeHandler(caplog.handler)
+        cut = [r for r in caplog.records if "--max-seq-length 64 dropped" in r.getMessage()]
+        assert cut and all(r.levelno == logging.INFO for r in cut)  # the default cuts: no warning
+        assert "| corpus text cut by the sequence length |" in Path(first["report"]).read_text()
+        preset = tmp_path / "run" / "pretrain" / "export" / "keras_hub"
+        backbone = keras_hub.models.AlbertBackbone.from_preset(str(preset))
+        assert backbone.vocabulary_size == 60
         assert not any(stage["cached"] for stage in first["stages"].values())
         assert Path(first["report"]).is_file() and (tmp_path / "run" / "plots" / "training-curves.png").is_file()
         assert 0 <= first["evaluation"]["masked_lm_accuracy"] <= 1

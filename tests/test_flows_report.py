@@ -26,6 +26,8 @@ SUMMARIES = {  # what segment, vocab and tfrecords return (= their stats.json, v
         "max_seq_length": 128, "max_predictions_per_seq": 20, "mean_tokens_per_instance": 123.8,
         "mean_predictions_per_instance": 18.4, "sop_label_balance": 0.498, "masking": "static", "ngram": 3,
         "masked_ngram_histogram": [0.597, 0.26, 0.143], "options": {"output": "x"},
+        "truncation": {"max_seq_length": 128, "passes": 2, "corpus_tokens": 1189894,
+                       "dropped_tokens": 130888, "dropped_fraction": 0.11},
         "heldout": {"documents": 4, "instances": 548, "document_list": "heldout-documents-00000-of-00001.txt"}},
 }
 
@@ -78,6 +80,8 @@ def test_report_headline_tables_and_images_load_in_a_browser(tmp_path):
     assert "albert-tiny, 4.17 M parameters" in head and "albert finetune --task sst2" in head and "| mrpc | F1 |" in head
     assert "options" not in markdown and "counts." not in markdown  # curated, no raw key dumps
     assert "[tfrecords/metadata.json](tfrecords/metadata.json)" in markdown
+    assert ("| corpus text cut by the sequence length | 11% of the tokens (130,888 of 1,189,894 "
+            "over 2 pass(es)) do not fit in sequences of 128 tokens") in markdown  # not a warning
     assert "[tfrecords/heldout-documents-00000-of-00001.txt]" in markdown
     page = run_dir / "report.html"
     page.write_text(render_html(markdown, "demo"), encoding="utf-8")
@@ -128,8 +132,8 @@ def test_domain_report_headline_before_after_and_images_load_in_a_browser(tmp_pa
     assert "2 min 1 s wall" in head and "segment 10.0 s (cached)" in head
     assert "albert finetune" in head
     assert "options" not in markdown and "counts." not in markdown and "items]" not in markdown
-    # (1,059,604 tokens - 3 × 8,559 instances) / (2 passes × 594,947 document tokens)
-    assert "Sequences hold 86.9% of the corpus's tokens over 2 passes" in markdown
+    assert ("| corpus text cut by the sequence length | 11% of the tokens (130,888 of 1,189,894 "
+            "over 2 pass(es)) do not fit in sequences of 128 tokens") in markdown  # not a warning
     assert "## Held-out in-domain evaluation: before and after — 20.0 s" in markdown
     assert format_headline_line(DOMAIN_FACTS) == (
         "held-out in-domain documents: masked-LM accuracy 0.099 -> 0.121 (baseline 0.0612), "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from typing import Literal
 import pytest
 from pydantic import Field
 
-from albert import cli, fileio, tfrecord_framing
+from albert import cli, fileio, log, tfrecord_framing
 from albert.config import ConfigError, StageConfig, load_config
 from albert.stage import stage_main
 from pipelines import shards
@@ -78,6 +79,22 @@ def test_cli_reports_a_missing_stage_module_as_one_line(monkeypatch, capfd):
     err = capfd.readouterr().err
     assert "albert gone failed: internal error: ModuleNotFoundError: No module named 'pipelines.no_such_stage'" in err
     assert "Traceback" not in err
+
+
+def test_tensorflow_starts_silently_where_there_is_no_gpu():
+    """No /dev/nvidia* node: no TensorFlow load-time INFO lines, no CUDA probe error."""
+    if log.has_gpu_device():
+        pytest.skip("this machine has a GPU device node: device errors are meant to show")
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("TF_CPP_MIN_LOG_LEVEL", "ALBERT_VERBOSE")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    code = ("import importlib.util\nfrom albert.log import setup_logging\nsetup_logging()\n"
+            "import key_value.aio\n"  # as Prefect does: then beartype's import hook loads modules
+            "importlib.util.find_spec('tensorflow')\n"  # a library probing for it first
+            "import tensorflow as tf\nprint(int(tf.constant(2) + 1))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                            check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "3\n", "")
 
 
 def test_atomic_output_dir_commits_or_leaves_nothing(tmp_path):

@@ -330,3 +330,26 @@ def test_a_killed_command_leaves_no_child_processes(tmp_path):
     except psutil.TimeoutExpired:
         child.kill()
         pytest.fail("the killed command's child process was left running")
+
+
+def test_a_killed_beam_job_leaves_no_scratch_directory(tmp_path):
+    code = ("import time\nimport apache_beam as beam\nfrom albert import reaper\n"
+            "from pipelines.runner import pipeline_options, run_pipeline\nreaper.watch()\n"
+            "pipeline = beam.Pipeline(options=pipeline_options())\n"
+            "_ = pipeline | beam.Create([1]) | beam.Map(\n"
+            "    lambda _: print('running', flush=True) or time.sleep(300))\n"
+            "print(pipeline.local_tempdir, flush=True)\nrun_pipeline(pipeline)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           "TMPDIR": str(tmp_path)}
+    command = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                               env=env)
+    scratch = Path(command.stdout.readline().strip())
+    assert scratch.parent == tmp_path and scratch.name.startswith("beam-pipeline-temp")
+    assert scratch.is_dir()
+    assert command.stdout.readline().strip() == "running"  # running: its scratch dir is registered
+    command.send_signal(signal.SIGKILL)
+    command.wait()
+    deadline = time.monotonic() + 30
+    while scratch.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not scratch.exists(), "the killed Beam job's scratch directory was left behind"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -23,13 +24,20 @@ def test_more_predictions_than_the_sequence_holds_is_refused():
     assert load_config(TFRecordsConfig, overrides={**BASE, "max_seq_length": 128, "max_predictions_per_seq": 125})
 
 
-def test_truncation_warning_counts_what_instances_drop():
+def test_truncation_counts_what_instances_drop_and_warns_only_about_a_chosen_length():
     config = TFRecordsConfig(**BASE, max_seq_length=8, max_predictions_per_seq=2, dupe_factor=2)
     counts = {"document_tokens": 1000, "instances": 100, "tokens": 100 * 8}  # 500 of 2 x 1000 text tokens kept
-    assert tfrecords.truncation_warning(config, counts) == (
+    cut = tfrecords.truncation(config, counts)
+    assert cut == {"max_seq_length": 8, "passes": 2, "corpus_tokens": 2000, "dropped_tokens": 1500,
+                   "dropped_fraction": 0.75}
+    assert tfrecords.truncation_note(config, cut) == (logging.WARNING, (
         "corpus: --max-seq-length 8 dropped 75% of the corpus's tokens (1,500 of 2,000 over 2 pass(es)): "
-        "text beyond 5 pieces per instance is truncated; raise --max-seq-length")
-    assert tfrecords.truncation_warning(config, {**counts, "tokens": 100 * 3 + 1900}) is None
+        "text beyond 5 pieces per instance is truncated; raise --max-seq-length"))
+    default = TFRecordsConfig(**BASE, dupe_factor=2)  # 512: the stage's default, no user's choice
+    level, message = tfrecords.truncation_note(default, tfrecords.truncation(default, counts))
+    assert level == logging.INFO and "--max-seq-length 512 dropped" in message
+    little = tfrecords.truncation(config, {**counts, "tokens": 100 * 3 + 1900})  # 5% cut
+    assert tfrecords.truncation_note(config, little) is None
 
 
 def test_short_sequences_on_real_text_warn_with_numbers(tmp_path, caplog):
@@ -43,5 +51,7 @@ def test_short_sequences_on_real_text_warn_with_numbers(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="pipelines.tfrecords"):
         tfrecords.run(config)
     [warning] = [r.getMessage() for r in caplog.records if "--max-seq-length 8 dropped" in r.getMessage()]
+    metadata = json.loads((tmp_path / "out" / "metadata.json").read_text())
+    assert metadata["truncation"]["dropped_fraction"] > 0.5
     percent = int(warning.split(" dropped ")[1].split("%")[0])
     assert percent > 50 and "text beyond 5 pieces per instance is truncated" in warning
