@@ -33,12 +33,14 @@ from flows.run_config import (
     RunConfig,
     cpu_seconds,
     piece_baseline,
+    pretrain_as_secondary_process,
     print_summary,
     run_plan,
     stage_summary,
     training_facts,
 )
 from flows.run_report import files_text, finetune_command
+from model.distribute import leave_jax_cluster
 
 
 class DomainAdaptiveConfig(RunConfig):
@@ -160,7 +162,10 @@ def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) ->
     the run directory and the report."""
     from flows.domain_report import format_headline_line
 
-    stage_configs(config)  # bad values fail here, before Prefect starts
+    configs = stage_configs(config)  # bad values fail here, before Prefect starts
+    if config.process_id:  # another host of a several-host run: process 0 runs the flow
+        return pretrain_as_secondary_process(
+            config, (tasks.tfrecords, configs["tfrecords"], "metadata.json"), configs["pretrain"])
     summary = domain_adaptive(config, list(beam_args or []))
     print_summary(summary, config.run_dir, format_headline_line(summary))
     return summary
@@ -171,8 +176,8 @@ def _run_cli(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = Non
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.domain_adaptive") -> int:
-    return stage_main(DomainAdaptiveConfig, _run_cli, argv, prog=prog, description=__doc__,
-                      beam=True)
+    code = stage_main(DomainAdaptiveConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True)
+    return leave_jax_cluster(code, process_0_met=True)  # several JAX hosts: the others leave here
 
 
 if __name__ == "__main__":

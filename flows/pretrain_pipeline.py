@@ -36,12 +36,14 @@ from flows.run_config import (
     RunConfig,
     cpu_seconds,
     piece_baseline,
+    pretrain_as_secondary_process,
     print_summary,
     run_plan,
     stage_summary,
     training_facts,
 )
 from flows.run_report import files_text, finetune_command, format_headline_line
+from model.distribute import leave_jax_cluster
 
 STAGES = ("segment", "vocab", "tfrecords", "pretrain", "heldout")
 
@@ -199,8 +201,11 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
 
 def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
     """Validate every stage's config, run the flow, print where the run directory and report are."""
-    stage_configs(config)  # bad values fail here, before Prefect starts
+    configs = stage_configs(config)  # bad values fail here, before Prefect starts
     downstream_configs(config)
+    if config.process_id:  # another host of a several-host run: process 0 runs the flow
+        return pretrain_as_secondary_process(
+            config, (tasks.tfrecords, configs["tfrecords"], "metadata.json"), configs["pretrain"])
     start = time.monotonic()
     summary = pretrain_pipeline(config, list(beam_args or []))
     summary["seconds"] = round(time.monotonic() - start, 1)
@@ -213,7 +218,8 @@ def _run_cli(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = N
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.pretrain_pipeline") -> int:
-    return stage_main(PretrainPipelineConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True)
+    code = stage_main(PretrainPipelineConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True)
+    return leave_jax_cluster(code, process_0_met=True)  # several JAX hosts: the others leave here
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,10 @@ from prefect.tasks import Task
 from pydantic import Field
 
 from albert.config import JsonDict, StageConfig, build_config
-from albert.fileio import join
+from albert.fileio import exists, join
+from albert.stage import StageError
 from flows import tasks
+from flows.caching import output_key, stage_cache_key
 
 
 class RunConfig(StageConfig):
@@ -47,7 +50,11 @@ class RunConfig(StageConfig):
     pretrain: JsonDict = Field(default_factory=dict, description="other PretrainConfig fields (YAML or JSON)")
     coordinator: str | None = Field(None, description="pretrain on several JAX hosts: HOST:PORT")
     num_processes: int | None = Field(None, gt=0, description="pretrain's JAX process count")
-    process_id: int | None = Field(None, ge=0, description="pretrain's JAX process index")
+    process_id: int | None = Field(
+        None, ge=0, description="pretrain's JAX process index; a process other than 0 waits for "
+        "process 0's TFRecords, then only joins the pretrain stage (process 0 runs the flow)")
+    data_wait_seconds: float = Field(
+        86400, gt=0, description="process > 0: how long to wait for process 0's finished TFRecords")
 
     def stage_dir(self, stage: str) -> str:
         return join(self.run_dir, stage)
@@ -182,3 +189,46 @@ def print_summary(summary: dict[str, Any], run_dir: str, headline_line: str) -> 
     print(headline_line)
     print(f"run directory: {Path(run_dir).resolve() if '://' not in run_dir else run_dir}")
     print(f"report: {Path(summary['report']).resolve() if summary['report'] else None}")
+
+
+def finished_output(stage: Task[..., Any], config: StageConfig, marker: str) -> bool:
+    """Whether `config.output` holds `stage`'s finished output for exactly this config and inputs
+    (its marker file, and the cache key the flow records once the stage has run)."""
+    if not exists(join(config.output, marker)):
+        return False
+    policy = stage.cache_policy
+    key = stage_cache_key(stage.name, config, policy.input_fields, policy.modules)
+    return output_key(config.output) == key
+
+
+def pretrain_as_secondary_process(
+    config: RunConfig, data: tuple[Task[..., Any], StageConfig, str], pretrain: StageConfig,
+    *, poll_seconds: float = 2.0,
+) -> dict[str, Any]:
+    """A flow on JAX process `config.process_id` > 0 of several: wait (at most
+    `config.data_wait_seconds`) until process 0's flow has finished the data stage `data`
+    (task, config, marker), then join the pretrain stage, unless its output is already finished
+    with these settings (process 0's flow then finds it cached and trains nothing). No Prefect run,
+    lock or report here: process 0 runs the flow and is the only one that writes (model.pretrain);
+    the flow's `main` then leaves the JAX job (`model.distribute.leave_jax_cluster`)."""
+    from model.pretrain import run as pretrain_run  # TensorFlow/JAX: loaded when training
+
+    stage, data_config, marker = data
+    if finished_output(tasks.pretrain, pretrain, join("export", "model.keras")):
+        print(f"process {config.process_id}: {pretrain.output} is already trained with these "
+              "settings; nothing to join", flush=True)
+        return {"run_dir": config.run_dir, "process_id": config.process_id, "pretrain": None}
+    deadline = time.monotonic() + config.data_wait_seconds
+    print(f"process {config.process_id}: waiting for process 0's {stage.name} output "
+          f"{data_config.output}", flush=True)
+    while not finished_output(stage, data_config, marker):
+        if time.monotonic() > deadline:
+            raise StageError(
+                f"{data_config.output}: process 0 did not finish the {stage.name} stage within "
+                f"{config.data_wait_seconds:g} s (--data-wait-seconds)")
+        time.sleep(poll_seconds)
+    print(f"process {config.process_id}: joining the pretrain stage", flush=True)
+    result = pretrain_run(pretrain)
+    print(f"process {config.process_id}: pretrain done; process 0 writes the outputs and the "
+          f"report under {config.run_dir}", flush=True)
+    return {"run_dir": config.run_dir, "process_id": config.process_id, "pretrain": result}

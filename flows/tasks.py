@@ -294,7 +294,9 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
     Training writes in place and resumes from its newest checkpoint: a retry after preemption, a
     longer --steps, another schedule or new code continue it. An output holding another training
     run (other model, vocabulary, data, seed ...) is moved aside to a new name (`run_stage` reports
-    it), never deleted. The output's lock is held throughout (one writer per output).
+    it), never deleted. The output's lock is held throughout (one writer per output). On several
+    JAX hosts this is process 0's task (the others join the training only, without Prefect:
+    `flows.run_config.pretrain_as_secondary_process`); it meets them when training ends.
     """
     stage = _stage("model.pretrain")
     with output_lock(config.output):
@@ -303,7 +305,10 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
         except stage.IncompatibleOutputError as error:
             moved = move_aside(config.output)
             print(f"pretrain: {error}\npretrain: moved the previous output aside to {moved}", flush=True)
-        return stage.run(config, on_metrics=on_metrics)
+        result = stage.run(config, on_metrics=on_metrics)
+    if not stage.meet_other_processes():
+        raise StageError(f"{config.output}: the other JAX processes did not finish training")
+    return result
 
 
 @stage_task("finetune", input_fields=["init", "spm_model", "data_dir"], modules=["model.finetune"])

@@ -232,29 +232,42 @@ def live_processes(count: int) -> list[int] | None:
     return answer.get("live")
 
 
-def leave_jax_cluster(exit_code: int) -> int:
+def meet_other_processes() -> bool:
+    """In a multi-process JAX job, wait (bounded) until every process has finished training; False,
+    with one logged line, if they did not come. Process 0 calls it when its training is done (also
+    a flow's, which goes on to evaluate) so that the other processes may leave (`leave_jax_cluster`)."""
+    index, count = jax_process()
+    if count == 1:
+        return True
+    from jax._src import distributed  # the client's barrier: no public API for it
+
+    try:
+        distributed.global_state.client.wait_at_barrier(
+            "model.pretrain-finished", JOIN_TIMEOUT_SECONDS * 1000
+        )
+    except Exception as error:  # noqa: BLE001  (one line; the caller's exit code says it failed)
+        logger.error("process %d: the other processes did not finish: %s", index,
+                     str(error).splitlines()[0])
+        return False
+    return True
+
+
+def leave_jax_cluster(exit_code: int, *, process_0_met: bool = False) -> int:
     """After the run, in a multi-process job: a failed process exits at once (`os._exit`: JAX's
     shutdown would contact processes that are gone). On success all processes meet at a barrier; the
     others then exit at once and process 0, which hosts JAX's coordination service, a moment later
-    (a process still connected when the service goes is aborted by JAX's client)."""
+    (a process still connected when the service goes is aborted by JAX's client). With
+    `process_0_met` (a flow: its pretrain stage met the others when training ended), process 0
+    returns at once."""
     index, count = jax_process()
-    if count == 1:
+    if count == 1 or (exit_code == 0 and index == 0 and process_0_met):
         return exit_code
     if exit_code == 0:
-        from jax._src import distributed
-
-        try:
-            distributed.global_state.client.wait_at_barrier(
-                "model.pretrain-finished", JOIN_TIMEOUT_SECONDS * 1000
-            )
-        except Exception as error:  # noqa: BLE001  (one line; the exit code says it failed)
-            logger.error("process %d: the other processes did not finish: %s", index,
-                         str(error).splitlines()[0])
+        if not meet_other_processes():
             exit_code = 1
-        else:
-            if index == 0:
-                time.sleep(EXIT_GRACE_SECONDS)
-                return exit_code
+        elif index == 0:
+            time.sleep(EXIT_GRACE_SECONDS)
+            return exit_code
     sys.stdout.flush()
     logging.shutdown()
     os._exit(exit_code)

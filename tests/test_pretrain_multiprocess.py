@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pretrain_testdata import write_shards
+from test_flows_pipeline import write_corpus
 
 from model import checkpointing
 
@@ -79,20 +80,24 @@ def _argv(data, output) -> list[str]:
     return argv
 
 
-def _start(
-    data, output, processes: int, devices: int, peer_killer_at: int | None = None
-) -> list[subprocess.Popen]:
-    """`processes` model.pretrain processes with `devices` CPU devices each (process 0 first);
-    they share JAX's compilation cache: a topology's training step compiles once in the module."""
-    env = dict(
+def _environment(devices: int, compile_cache: Path) -> dict[str, str]:
+    return dict(
         os.environ,
         PYTHONPATH=str(REPO),
         KERAS_BACKEND="jax",
         JAX_PLATFORMS="cpu",
         TF_CPP_MIN_LOG_LEVEL="2",
         XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
-        JAX_COMPILATION_CACHE_DIR=str(data.parent / "multiprocess-jax-cache"),
+        JAX_COMPILATION_CACHE_DIR=str(compile_cache),
     )
+
+
+def _start(
+    data, output, processes: int, devices: int, peer_killer_at: int | None = None
+) -> list[subprocess.Popen]:
+    """`processes` model.pretrain processes with `devices` CPU devices each (process 0 first);
+    they share JAX's compilation cache: a topology's training step compiles once in the module."""
+    env = _environment(devices, data.parent / "multiprocess-jax-cache")
     port, argv = _free_port(), _argv(data, output)
 
     def start(command):
@@ -249,3 +254,32 @@ def test_two_processes_of_two_devices_train_as_one_of_four(data, pair, tmp_path)
     results = _succeeded(mixed)
     assert [r["replicas"] for r in results] == [4, 4, 4]
     _assert_same_training(tmp_path / "mixed", four)
+
+
+def test_a_flow_on_two_hosts_prepares_the_data_once_and_trains_on_both(tmp_path):
+    """`albert run` on two hosts: process 1 waits for process 0's TFRecords and joins the training
+    only; process 0 runs the flow (data stages, pretrain, held-out, report) and writes alone."""
+    run_dir = tmp_path / "run"
+    flags = [
+        "--input", str(write_corpus(tmp_path / "corpus.txt")), "--run-dir", str(run_dir),
+        "--vocab-size", "60", "--num-shards", "2", "--steps", "4", "--batch-size", "8",
+        "--eval-batches", "2", "--segment", '{"format": "text", "num_shards": 2}',
+        "--pretrain", '{"jit_compile": false, "progress": false}',
+        "--coordinator", f"127.0.0.1:{_free_port()}", "--num-processes", "2",
+    ]
+    env = _environment(1, tmp_path / "jax-cache")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "flows.pretrain_pipeline", *flags, "--process-id", str(index)],
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for index in (1, 0)
+    ]
+    (code_1, out_1, err_1), (code_0, out_0, err_0) = _finish(procs)
+    assert code_0 == 0, err_0[-3000:]
+    assert code_1 == 0, err_1[-3000:]
+    assert "process 1: joining the pretrain stage" in out_1 and "report:" not in out_1
+    assert "report:" in out_0 and (run_dir / "report.md").is_file()
+    records = [json.loads(line) for line in (run_dir / "pretrain" / "metrics.jsonl").open()]
+    assert [r["step"] for r in records if r["split"] == "train"] == [1, 2, 3, 4]  # one writer
+    assert len(list((run_dir / "pretrain" / "tensorboard").rglob("*tfevents*"))) == 1

@@ -18,7 +18,7 @@ newest checkpoint: weights, optimizer slots, step, learning-rate position and da
 from __future__ import annotations
 
 from albert.stage import stage_main
-from model.distribute import leave_jax_cluster
+from model.distribute import leave_jax_cluster, meet_other_processes
 from model.pretrain.build import (
     build_model,
     build_training,
@@ -49,7 +49,7 @@ __all__ = [
     "IDENTITY_FIELDS", "PRECISION_POLICIES", "IncompatibleOutputError", "JaxState", "JaxTraining", "MetricsLog",
     "PretrainConfig", "RunLog", "TfTraining", "build_model", "build_training", "build_training_optimizer",
     "check_output", "data_digest", "data_spec", "diverged", "export_model", "jax_train_step", "load_initial_weights",
-    "main", "resolve_vocab", "restore", "resumable_checkpoint", "run", "tf_train_step", "training_dataset",
+    "main", "meet_other_processes", "resolve_vocab", "restore", "resumable_checkpoint", "run", "tf_train_step", "training_dataset",
     "training_identity", "weights_digest", "weights_finite",
 ]
 

@@ -6,6 +6,7 @@ import os
 import tempfile
 
 from albert import fileio
+from model.distribute import jax_process
 from model.pretrain.config import PretrainConfig
 
 
@@ -27,3 +28,23 @@ def export_model(model, config: PretrainConfig, spec, heldout: dict) -> dict:
                               config.data_license)
         paths.update({kind: fileio.join(export_dir, name) for kind, name in names.items()})
     return paths
+
+
+def export_alone(model, config: PretrainConfig, spec, heldout: dict) -> dict:
+    """`export_model`, run by process 0 alone. Of several JAX processes, it exports a copy of the
+    trained weights on this process's devices, built with no distribution set: an operation on arrays
+    that span the other processes would wait for them forever."""
+    if jax_process()[1] == 1:
+        return export_model(model, config, spec, heldout)
+    import keras
+
+    from model.pretrain.build import build_model
+
+    distribution = keras.distribution.distribution()
+    keras.distribution.set_distribution(None)
+    try:
+        local = build_model(config, model.config.vocab_size)
+        local.set_weights(model.get_weights())  # replicated arrays: read from this process's copy
+        return export_model(local, config, spec, heldout)
+    finally:
+        keras.distribution.set_distribution(distribution)

@@ -10,7 +10,7 @@ from albert.locks import output_lock
 from albert.stage import StageError
 from model.pretrain.build import build_training, restore, weights_digest
 from model.pretrain.config import PRECISION_POLICIES, PretrainConfig
-from model.pretrain.export import export_model
+from model.pretrain.export import export_alone
 from model.pretrain.identity import (
     data_spec,
     resolve_vocab,
@@ -70,7 +70,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             final_checkpoint = trainer.save()
         return {
             "steps": trainer.step, "train": trainer.train_metrics, "heldout": heldout, "checkpoint": final_checkpoint,
-            "export": export_model(model, config, spec, heldout) if config.export and chief else {},
+            "export": export_alone(model, config, spec, heldout) if config.export and chief else {},
             "metrics": log.path if chief else None, "backend": backend, "replicas": replicas,
             "sequences_per_second": trainer.sequences_per_second, "weights_sha256": weights_digest(model),
         }
