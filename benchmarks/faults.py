@@ -182,9 +182,11 @@ def kill_scenario(name: str, command: list[str], output: Path, reference: dict, 
                     if s > max(ckpts_after or [0]))
     else:
         checks["identical_output"] = tree(output) == reference["tree"]
-    checks["no_leftovers"] = not leftovers(output.parent)
+    left = leftovers(output.parent)
+    checks["no_leftovers"] = not left
     return {"stage": name, "killed_after_s": round(delay, 1), "killed": killed, "checks": checks,
-            "survived": all(checks.values()), "bytes_lost": lost}
+            "survived": all(checks.values()), "bytes_lost": lost, "leftovers": left,
+            "processes_left": descendants_alive(seen)}
 
 
 def two_writers(commands: dict, work: Path, reference: dict) -> dict:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from prefect import flow
@@ -106,31 +105,11 @@ def domain_facts(config: DomainAdaptiveConfig, outcomes: dict[str, tasks.StageOu
     }
 
 
-def write_domain_report(config: DomainAdaptiveConfig, facts: dict[str, Any]) -> Path | None:
-    """RUN_DIR/report.md + report.html + plots and the Prefect artifacts (local run directories)."""
-    from flows.domain_report import MODELS, domain_report_markdown
-    from flows.report import publish_report, render_html
-
-    if "://" in config.run_dir:
-        return None
-    run_dir = Path(config.run_dir)
-    markdown = domain_report_markdown(run_dir, facts)
-    path = run_dir / "report.md"
-    path.write_text(markdown, encoding="utf-8")
-    title = f"ALBERT domain-adaptive run {run_dir.name}"
-    (run_dir / "report.html").write_text(render_html(markdown, title), encoding="utf-8")
-    evaluation = {**{MODELS[k]: facts["evaluation"][k] for k in MODELS},
-                  "baseline (most frequent piece; SOP majority)": {
-                      k: facts["baseline"].get(k) for k in ("masked_lm_accuracy", "sop_accuracy")}}
-    publish_report("albert-domain-adaptive", markdown, evaluation)
-    return path
-
-
 @flow(name="albert-domain-adaptive", log_prints=True)
 def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """segment -> [select] -> tfrecords -> heldout (base) -> pretrain -> heldout (adapted), then the report."""
-    from flows.domain_report import format_headline_line
-    from flows.report import TrainingProgress
+    from flows.domain_report import MODELS, domain_report_markdown, format_headline_line
+    from flows.report import TrainingProgress, write_report
 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
@@ -149,7 +128,9 @@ def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = 
     baseline = piece_baseline(config, resolve_base(config)[1])
     facts = domain_facts(config, outcomes, baseline=baseline, wall_seconds=time.monotonic() - start,
                          cpu_seconds=cpu_seconds() - cpu_start)
-    report = write_domain_report(config, facts)
+    report = write_report(config.run_dir, "ALBERT domain-adaptive run", "albert-domain-adaptive",
+                          lambda run_dir: domain_report_markdown(run_dir, facts),
+                          {MODELS[k]: facts["evaluation"][k] for k in MODELS}, facts["baseline"])
     print(format_headline_line(facts), flush=True)
     return {"run_dir": config.run_dir, "report": str(report) if report else None,
             "evaluation": facts["evaluation"],

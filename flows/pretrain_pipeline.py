@@ -143,31 +143,12 @@ def run_facts(config: PretrainPipelineConfig, outcomes: dict[str, tasks.StageOut
     }
 
 
-def write_run_report(config: PretrainPipelineConfig, facts: dict[str, Any]) -> Path | None:
-    """RUN_DIR/report.md + report.html + plots, and the Prefect artifacts (local run directories)."""
-    from flows.report import publish_report, render_html
-    from flows.run_report import run_report_markdown
-
-    if "://" in config.run_dir:
-        return None
-    run_dir = Path(config.run_dir)
-    markdown = run_report_markdown(run_dir, facts)
-    path = run_dir / "report.md"
-    path.write_text(markdown, encoding="utf-8")
-    (run_dir / "report.html").write_text(render_html(markdown, f"ALBERT pretraining run {run_dir.name}"),
-                                         encoding="utf-8")
-    evaluation = {"held-out documents": facts["evaluation"],
-                  "baseline (most frequent piece; SOP majority)": {
-                      k: facts["baseline"].get(k) for k in ("masked_lm_accuracy", "sop_accuracy")}}
-    publish_report("albert-pretrain", markdown, evaluation)
-    return path
-
-
 @flow(name="albert-pretrain-pipeline", log_prints=True)
 def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """segment -> vocab -> tfrecords -> pretrain -> heldout [-> fine-tune pretrained and random twins],
     then the report; returns the summary."""
-    from flows.report import TrainingProgress
+    from flows.report import TrainingProgress, write_report
+    from flows.run_report import run_report_markdown
 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
@@ -187,7 +168,9 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
     facts = run_facts(config, outcomes, wall_seconds=time.monotonic() - start,
                       cpu_seconds=cpu_seconds() - cpu_start, baseline=baseline,
                       downstream=downstream_results(extra, outcomes))
-    report = write_run_report(config, facts)
+    report = write_report(config.run_dir, "ALBERT pretraining run", "albert-pretrain",
+                          lambda run_dir: run_report_markdown(run_dir, facts),
+                          {"held-out documents": facts["evaluation"]}, facts["baseline"])
     print(format_headline_line(facts), flush=True)
     return {
         "run_dir": config.run_dir,

@@ -13,7 +13,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +183,21 @@ def render_html(markdown_text: str, title: str) -> str:
     body = markdown.markdown(markdown_text, extensions=["tables", "fenced_code"])
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             f"<style>{HTML_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+
+
+def write_report(run_dir: str, title: str, key: str, markdown_of: Callable[[Path], str],
+                 scores: Mapping[str, Mapping[str, Any]], baseline: Mapping[str, Any]) -> Path | None:
+    """RUN_DIR/report.md and report.html (`markdown_of(run_dir)` writes the plots it links) and the
+    Prefect artifacts: the report, and `scores` per model beside the baseline's; the report's path,
+    or None where RUN_DIR is remote (gs://: the artifacts and the summary stand for it)."""
+    if "://" in run_dir:
+        return None
+    root = Path(run_dir)
+    markdown = markdown_of(root)
+    path = root / "report.md"
+    path.write_text(markdown, encoding="utf-8")
+    (root / "report.html").write_text(render_html(markdown, f"{title} {root.name}"), encoding="utf-8")
+    evaluation = {**scores, "baseline (most frequent piece; SOP majority)": {
+        k: baseline.get(k) for k in ("masked_lm_accuracy", "sop_accuracy")}}
+    publish_report(key, markdown, evaluation)
+    return path
