@@ -301,7 +301,6 @@ def record_fuzz(work: Path, examples: int, seed: int) -> dict:
     from record_mutations import fuzz_reads
 
     from flows import tasks
-    from flows.caching import stage_cache_key
     from pipelines.segment import SegmentConfig
 
     root = work / "records"
@@ -315,8 +314,7 @@ def record_fuzz(work: Path, examples: int, seed: int) -> dict:
 
     with prefect_test_harness(server_startup_timeout=90), contextlib.redirect_stdout(sys.stderr):
         segment_once()  # its banners go to stderr: stdout is the one JSON line
-    policy = tasks.segment.cache_policy
-    key = stage_cache_key("segment", config, policy.input_fields, policy.modules)
+    key = tasks.task_cache_key(tasks.segment, config)
     genuine, marker = (root / ".prefect" / key).read_bytes(), root / "pwned"
     (root / "fuzz").mkdir()
     storage = tasks.JsonOnlyLocalFileSystem(basepath=str(root / "fuzz"))

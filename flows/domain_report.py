@@ -119,7 +119,6 @@ def domain_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
     plots.mkdir(parents=True, exist_ok=True)
     summaries = facts.get("summaries") or {}
     metadata = summaries.get("tfrecords") or {}
-    instances = tfrecords_section(run_dir, metadata, plots)
     parts = [f"# ALBERT domain-adaptive run: `{run_dir.name}`", headline(facts),
              stage_section(run_dir, facts, ("segment",), "Segment: new-domain corpus to sentences",
                            segment_section(run_dir, summaries.get("segment") or {}, plots),
@@ -130,7 +129,8 @@ def domain_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
                                    [run_dir / "select" / "selection.json"]))
     parts += [
         stage_section(run_dir, facts, ("tfrecords",),
-                      f"{STAGE_TITLES['tfrecords']} (the base's vocabulary)", instances,
+                      f"{STAGE_TITLES['tfrecords']} (the base's vocabulary)",
+                      tfrecords_section(run_dir, metadata, plots),
                       [run_dir / "tfrecords" / "metadata.json"],
                       heldout_document_list(run_dir, metadata)),
         stage_section(run_dir, facts, ("pretrain",), "Further pretraining from the base model",

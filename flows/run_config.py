@@ -19,10 +19,9 @@ from prefect.tasks import Task
 from pydantic import Field
 
 from albert.config import JsonDict, StageConfig, build_config
-from albert.fileio import exists, join
+from albert.fileio import join
 from albert.stage import StageError
 from flows import tasks
-from flows.caching import output_key, stage_cache_key
 
 
 class RunConfig(StageConfig):
@@ -193,12 +192,9 @@ def print_summary(summary: dict[str, Any], run_dir: str, headline_line: str) -> 
 
 def finished_output(stage: Task[..., Any], config: StageConfig, marker: str) -> bool:
     """Whether `config.output` holds `stage`'s finished output for exactly this config and inputs
-    (its marker file, and the cache key the flow records once the stage has run)."""
-    if not exists(join(config.output, marker)):
-        return False
-    policy = stage.cache_policy
-    key = stage_cache_key(stage.name, config, policy.input_fields, policy.modules)
-    return output_key(config.output) == key
+    (`marker` relative to the output), as `tasks.run_stage` decides it."""
+    marker_path = join(config.output, marker)
+    return tasks.holds_finished_output(config, marker_path, tasks.task_cache_key(stage, config))
 
 
 def pretrain_as_secondary_process(

@@ -358,14 +358,26 @@ def json_only_storage(storage: Any) -> Any:
     raise TypeError(f"result storage must be a local directory or made by result_storage_for, not {storage!r}")
 
 
+def task_cache_key(stage: Task[..., Any], config: StageConfig) -> str:
+    """The cache key of `stage` run on `config`: its cache policy's inputs and code
+    (`flows.caching.stage_cache_key`)."""
+    policy = stage.cache_policy
+    return stage_cache_key(stage.name, config, policy.input_fields, policy.modules)
+
+
+def holds_finished_output(config: StageConfig, output_marker: str, key: str) -> bool:
+    """Whether `config.output` is the finished output of the stage run `key`: its marker file
+    exists (outputs are atomic) and it records that cache key (`flows.caching.mark_output`)."""
+    return exists(output_marker) and output_key(config.output) == key
+
+
 def refuse_unsafe_record(stage: Task[..., Any], config: StageConfig, storage: Any) -> None:
     """Raise UnsafeResultError if the stored result `stage` would reuse for `config` is not ours.
 
     Prefect's own existence check deserializes a record and swallows any error (the stage would just
     re-run); checking here first turns a tampered record into a clear failure.
     """
-    policy = stage.cache_policy
-    key = stage_cache_key(stage.name, config, policy.input_fields, policy.modules)
+    key = task_cache_key(stage, config)
     if exists(join(str(storage.basepath), key)):
         storage.read_path(key, _sync=True)
 
@@ -405,9 +417,8 @@ def run_stage(
     that runs never deletes a finished output: one made otherwise is moved aside
     (`albert.fileio.atomic_output_dir`, the pretrain task); the outcome's `moved_aside` names it.
     """
-    policy = stage.cache_policy
-    key = stage_cache_key(stage.name, config, policy.input_fields, policy.modules)
-    refresh = not exists(output_marker) or output_key(config.output) != key
+    key = task_cache_key(stage, config)
+    refresh = not holds_finished_output(config, output_marker, key)
     print(f"==> [{index}/{total}] {stage.name}", flush=True)
     result_storage = json_only_storage(result_storage)
     if not refresh:
