@@ -22,6 +22,7 @@ from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
 from albert.stage import StageError
 from albert.tfrecord_framing import tfrecord_records
 from model.pretrain_records import (
+    MLM_DENOMINATOR_EPSILON,
     DataSpec,
     DynamicMasker,
     decode_record,
@@ -132,8 +133,8 @@ def with_denominators(batch: dict) -> dict:
     """The global loss denominators (masked-token weight, sequences) on every example of a batch, as
     `model.pretrain` adds them to tf.data batches."""
     size = len(batch["input_ids"])
-    batch["mlm_denominator"] = np.full(size, batch["masked_lm_weights"].sum(dtype=np.float32) + np.float32(1e-5),
-                                       np.float32)
+    weight = batch["masked_lm_weights"].sum(dtype=np.float32) + np.float32(MLM_DENOMINATOR_EPSILON)
+    batch["mlm_denominator"] = np.full(size, weight, np.float32)
     batch["sop_denominator"] = np.full(size, size, np.float32)
     return batch
 

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
 from model.pretrain_records import (  # the TF-free half, re-exported for this module's callers
+    MLM_DENOMINATOR_EPSILON,
     DataSpec,
     DynamicMasker,
     check_compatible,
@@ -138,7 +139,8 @@ def with_denominators(dataset: tf.data.Dataset, batch_size: int) -> tf.data.Data
 
     def add(batch):
         batch = dict(batch)
-        batch["mlm_denominator"] = tf.fill([batch_size], tf.reduce_sum(batch["masked_lm_weights"]) + 1e-5)
+        weight = tf.reduce_sum(batch["masked_lm_weights"]) + MLM_DENOMINATOR_EPSILON
+        batch["mlm_denominator"] = tf.fill([batch_size], weight)
         batch["sop_denominator"] = tf.fill([batch_size], tf.cast(batch_size, tf.float32))
         return batch
 

@@ -32,6 +32,9 @@ from albert.tfrecord_framing import tfrecord_records
 logger = logging.getLogger(__name__)
 
 PREDICTION_FEATURES = (*INT_FEATURES_PRED, "masked_lm_weights")  # absent from dynamically masked data
+MLM_DENOMINATOR_EPSILON = 1e-5
+"""Added to a batch's masked-token weight, the masked-LM loss's denominator, so that a batch without
+masked tokens divides by it rather than by 0: both inputs' `with_denominators` and the JAX step."""
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 from model.pretrain.batches import micro_batches
+from model.pretrain_records import MLM_DENOMINATOR_EPSILON
 
 
 class JaxState:
@@ -70,7 +71,8 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
         trainable, non_trainable, optimizer_values = values
         weights = batch["masked_lm_weights"]
         denominators = (
-            jnp.sum(weights, dtype=jnp.float32) + jnp.float32(1e-5), jnp.float32(weights.shape[0])
+            jnp.sum(weights, dtype=jnp.float32) + jnp.float32(MLM_DENOMINATOR_EPSILON),
+            jnp.float32(weights.shape[0]),
         )
         if accumulation == 1:
             (_, (sums, non_trainable)), grads = grad_fn(
