@@ -301,6 +301,7 @@ def record_fuzz(work: Path, examples: int, seed: int) -> dict:
     from record_mutations import fuzz_reads
 
     from flows import tasks
+    from flows.result_storage import JsonOnlyLocalFileSystem
     from pipelines.segment import SegmentConfig
 
     root = work / "records"
@@ -317,7 +318,7 @@ def record_fuzz(work: Path, examples: int, seed: int) -> dict:
     key = tasks.task_cache_key(tasks.segment, config)
     genuine, marker = (root / ".prefect" / key).read_bytes(), root / "pwned"
     (root / "fuzz").mkdir()
-    storage = tasks.JsonOnlyLocalFileSystem(basepath=str(root / "fuzz"))
+    storage = JsonOnlyLocalFileSystem(basepath=str(root / "fuzz"))
     begin = time.monotonic()
     try:
         outcomes, error = dict(fuzz_reads(storage, key, genuine, marker, examples, seed)), None

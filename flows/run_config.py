@@ -22,6 +22,7 @@ from albert.config import JsonDict, StageConfig, build_config
 from albert.fileio import join
 from albert.stage import StageError
 from flows import tasks
+from flows.result_storage import result_storage_for
 
 
 class RunConfig(StageConfig):
@@ -59,7 +60,7 @@ class RunConfig(StageConfig):
         return join(self.run_dir, stage)
 
     def result_storage(self) -> Any:
-        return tasks.result_storage_for(self.results or join(self.run_dir, ".prefect"))
+        return result_storage_for(self.results or join(self.run_dir, ".prefect"))
 
     def segment_config(self, inputs: list[str]) -> StageConfig:
         from pipelines.segment import SegmentConfig

@@ -14,14 +14,13 @@ from record_mutations import fuzz_reads, pickle_record
 from albert.config import StageConfig
 from albert.fileio import atomic_output_dir
 from flows.caching import stage_cache_key
-from flows.tasks import (
+from flows.result_storage import (
     JsonOnlyLocalFileSystem,
     PlainJsonSerializer,
     UnsafeResultError,
     check_result_record,
-    run_stage,
-    stage_task,
 )
+from flows.tasks import run_stage, stage_task
 
 
 class EchoConfig(StageConfig):
