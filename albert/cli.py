@@ -12,14 +12,32 @@ from albert.stage import guarded, report_failure
 
 # subcommand -> (module with main(argv), one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "segment": ("pipelines.segment", "Beam: raw Wikipedia dumps / books / text -> sentence-segmented documents"),
-    "vocab": ("pipelines.vocab", "Beam: segmented corpus -> SentencePiece vocabulary (ALBERT recipe)"),
-    "tfrecords": ("pipelines.tfrecords", "Beam: segmented corpus -> masked SOP pretraining TFRecords"),
-    "pretrain": ("model.pretrain", "Keras: pretrain ALBERT from TFRecords (LAMB, checkpoints, resume)"),
+    "segment": (
+        "pipelines.segment",
+        "Beam: raw Wikipedia dumps / books / text -> sentence-segmented documents",
+    ),
+    "vocab": (
+        "pipelines.vocab",
+        "Beam: segmented corpus -> SentencePiece vocabulary (ALBERT recipe)",
+    ),
+    "tfrecords": (
+        "pipelines.tfrecords",
+        "Beam: segmented corpus -> masked SOP pretraining TFRecords",
+    ),
+    "pretrain": (
+        "model.pretrain",
+        "Keras: pretrain ALBERT from TFRecords (LAMB, checkpoints, resume)",
+    ),
     "finetune": ("model.finetune", "Keras: fine-tune on GLUE / SQuAD / RACE"),
     "evaluate": ("model.evaluate", "score predictions or a model"),
-    "run": ("flows.pretrain_pipeline", "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> heldout"),
-    "ablate": ("flows.ablation", "Prefect: the paper's ablation tables (objective, sharing, E) over a grid of pretraining runs"),
+    "run": (
+        "flows.pretrain_pipeline",
+        "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> heldout",
+    ),
+    "ablate": (
+        "flows.ablation",
+        "Prefect: the paper's ablation tables (objective, sharing, E) over a grid of pretraining runs",
+    ),
     "deploy": ("flows.deploy", "Prefect: apply the scheduled domain-adaptive deployment"),
     "runs": ("albert.runs", "runs gc RUN_DIR: list outputs runs moved aside (--yes removes them)"),
 }

@@ -20,7 +20,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 C = TypeVar("C", bound="StageConfig")
 
 JsonDict = Annotated[
-    dict[str, Any], BeforeValidator(lambda value: json.loads(value) if isinstance(value, str) else value)
+    dict[str, Any],
+    BeforeValidator(lambda value: json.loads(value) if isinstance(value, str) else value),
 ]
 """A mapping field: a dict in YAML or Python, a JSON object on the command line."""
 
@@ -29,8 +30,12 @@ def _split_commas(value: Any) -> Any:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)):
         return value
-    return [part.strip() for item in items for part in (item.split(",") if isinstance(item, str) else [item])
-            if not isinstance(part, str) or part.strip()]
+    return [
+        part.strip()
+        for item in items
+        for part in (item.split(",") if isinstance(item, str) else [item])
+        if not isinstance(part, str) or part.strip()
+    ]
 
 
 CommaList = BeforeValidator(_split_commas)
@@ -45,7 +50,9 @@ class StageConfig(BaseModel):
     """Base of every stage config: unknown fields are errors, values are validated on assignment,
     and float fields reject inf and NaN (a non-finite learning rate or probability is never meant)."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False
+    )
 
 
 def format_validation_error(cls: type[BaseModel], error: ValidationError) -> str:
@@ -94,8 +101,9 @@ def _yaml_reason(error: yaml.YAMLError) -> str:
     problem = error.problem or "invalid YAML"
     if "tag:yaml.org,2002:python/" in problem:
         tag = problem.split("tag:yaml.org,2002:", 1)[1].rstrip("'")
-        problem = (f"the tag !!{tag} would build a Python object; "
-                   "configuration files hold plain values")
+        problem = (
+            f"the tag !!{tag} would build a Python object; configuration files hold plain values"
+        )
     elif error.context:
         problem = f"{problem} ({error.context})"
     mark = error.problem_mark
@@ -103,7 +111,9 @@ def _yaml_reason(error: yaml.YAMLError) -> str:
     return " ".join(f"{where}{problem}".split())
 
 
-def load_config(cls: type[C], path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> C:
+def load_config(
+    cls: type[C], path: str | Path | None = None, overrides: dict[str, Any] | None = None
+) -> C:
     """Load a YAML mapping of field values (if given), apply `overrides`, validate."""
     values: dict[str, Any] = {}
     if path is not None:
@@ -132,7 +142,9 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type[StageConfig]
         annotation = _unwrap_optional(field.annotation)
         origin = typing.get_origin(annotation)
         required = field.is_required()
-        help_text = (field.description or "") + ("" if required else f" (default: {field.default!r})")
+        help_text = (field.description or "") + (
+            "" if required else f" (default: {field.default!r})"
+        )
         kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": help_text}
         if annotation is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
@@ -145,5 +157,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type[StageConfig]
 
 def config_from_namespace(cls: type[C], namespace: argparse.Namespace) -> C:
     """Build the config from parsed flags layered over the optional --config YAML file."""
-    values = {name: getattr(namespace, name) for name in cls.model_fields if hasattr(namespace, name)}
+    values = {
+        name: getattr(namespace, name) for name in cls.model_fields if hasattr(namespace, name)
+    }
     return load_config(cls, getattr(namespace, "config", None), values)

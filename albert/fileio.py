@@ -23,7 +23,11 @@ from fsspec.implementations.local import LocalFileSystem
 
 logger = logging.getLogger(__name__)
 
-_LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform.startswith("linux") else None
+_LIBC = (
+    ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    if sys.platform.startswith("linux")
+    else None
+)
 
 
 def filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
@@ -84,7 +88,9 @@ def listing_digest(url: str) -> str:
     if not _exists(fs, path):
         return "missing"
     files = fs.find(path, detail=True, withdirs=False) if fs.isdir(path) else {path: fs.info(path)}
-    entries = sorted((name[len(path):].lstrip("/"), info.get("size")) for name, info in files.items())
+    entries = sorted(
+        (name[len(path) :].lstrip("/"), info.get("size")) for name, info in files.items()
+    )
     return hashlib.sha256(json.dumps(entries).encode()).hexdigest()
 
 
@@ -143,7 +149,11 @@ def remove_leftovers(url: str) -> list[str]:
             fs.rm(leftover, recursive=True)
             removed.append(leftover)
     if removed:
-        logger.info("removed %d temporary folder(s) of interrupted runs: %s", len(removed), ", ".join(removed))
+        logger.info(
+            "removed %d temporary folder(s) of interrupted runs: %s",
+            len(removed),
+            ", ".join(removed),
+        )
     return removed
 
 
@@ -211,8 +221,11 @@ def _data_files(fs: fsspec.AbstractFileSystem, path: str) -> dict[str, dict]:
     """Relative name -> info of the files under the directory `path`, dot-files (bookkeeping such as
     the flows' `.stage-key`) left out."""
     found = fs.find(path, detail=True, withdirs=False)
-    return {name[len(path):].lstrip("/"): info for name, info in found.items()
-            if not name.rsplit("/", 1)[-1].startswith(".")}
+    return {
+        name[len(path) :].lstrip("/"): info
+        for name, info in found.items()
+        if not name.rsplit("/", 1)[-1].startswith(".")
+    }
 
 
 def _same_files(
@@ -267,7 +280,7 @@ def _move_tree(fs: fsspec.AbstractFileSystem, source: str, target: str) -> None:
     is an existing folder to move *into*, and a failed guess nests one output inside the other.
     """
     for name in fs.find(source):
-        fs.cp_file(name, target + name[len(source):])
+        fs.cp_file(name, target + name[len(source) :])
     fs.rm(source, recursive=True)
 
 
@@ -302,8 +315,11 @@ def atomic_output_dir(url: str, lock: bool = True, keep_previous: bool = True) -
             raise
         moved = _commit(fs, temp_path, path, isinstance(fs, LocalFileSystem), keep_previous)
         if moved:
-            logger.info("%s: the previous output differs from the new one; kept it as %s",
-                        url, protocol + moved)
+            logger.info(
+                "%s: the previous output differs from the new one; kept it as %s",
+                url,
+                protocol + moved,
+            )
         logger.debug("committed %s", url)
 
 

@@ -34,7 +34,9 @@ LOCK_SUFFIX = ".lock"
 HEARTBEAT_SECONDS = 30.0
 STALE_SECONDS = 300.0
 
-_held: dict[str, tuple[int, int]] = {}  # lock url -> (thread id, depth) of the locks this process holds
+_held: dict[
+    str, tuple[int, int]
+] = {}  # lock url -> (thread id, depth) of the locks this process holds
 _held_guard = threading.Lock()
 _tokens: set[str] = set()  # tokens of the object-store locks this process holds
 
@@ -50,8 +52,13 @@ def lock_url(output: str) -> str:
 def holder_info() -> dict[str, Any]:
     """Who this process is: pid, host, start time (what a lock file records)."""
     now = time.time()
-    return {"pid": os.getpid(), "host": socket.gethostname(), "started": now, "heartbeat": now,
-            "token": uuid.uuid4().hex}
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": now,
+        "heartbeat": now,
+        "token": uuid.uuid4().hex,
+    }
 
 
 def describe(holder: dict[str, Any]) -> str:
@@ -62,11 +69,15 @@ def describe(holder: dict[str, Any]) -> str:
 def holder_is_dead(holder: dict[str, Any], now: float | None = None) -> bool:
     """A lock's holder is gone: a dead (or since reused) pid on this host, or a heartbeat too old."""
     if holder.get("host") == socket.gethostname():
-        if holder.get("pid") == os.getpid():  # ours, unless this process holds it now (a failed release)
+        if (
+            holder.get("pid") == os.getpid()
+        ):  # ours, unless this process holds it now (a failed release)
             return holder.get("token") not in _tokens
         try:
             process = psutil.Process(int(holder["pid"]))
-            return process.create_time() > float(holder["started"]) + 1.0  # pid reused by a newer process
+            return (
+                process.create_time() > float(holder["started"]) + 1.0
+            )  # pid reused by a newer process
         except (psutil.NoSuchProcess, KeyError, ValueError):
             return True
     return (now or time.time()) - float(holder.get("heartbeat", 0)) > STALE_SECONDS
@@ -131,7 +142,9 @@ def _object_store_lock(output: str, url: str) -> Iterator[None]:
             holder = _read_object(fs, path)
             if holder and not holder_is_dead(holder):
                 raise _busy(output, holder) from None
-            logger.warning("%s: removing the stale lock of a dead run (%s)", output, describe(holder or {}))
+            logger.warning(
+                "%s: removing the stale lock of a dead run (%s)", output, describe(holder or {})
+            )
             with contextlib.suppress(FileNotFoundError):
                 fs.rm(path)
     else:
@@ -141,7 +154,9 @@ def _object_store_lock(output: str, url: str) -> Iterator[None]:
 
     def beat() -> None:
         while not stop.wait(HEARTBEAT_SECONDS):
-            with contextlib.suppress(Exception):  # a missed beat only ages the lock; the next one renews it
+            with contextlib.suppress(
+                Exception
+            ):  # a missed beat only ages the lock; the next one renews it
                 fs.pipe(path, json.dumps(dict(me, heartbeat=time.time())).encode())
 
     thread = threading.Thread(target=beat, name=f"lock-heartbeat {output}", daemon=True)

@@ -30,7 +30,11 @@ def _no_library_tracebacks(record: logging.LogRecord) -> bool:
     them all (and Prefect's own UI keeps its copy)."""
     if not record.name.startswith(_LIBRARIES):
         return True
-    return not (record.exc_info or record.exc_text or "Traceback (most recent call last)" in record.getMessage())
+    return not (
+        record.exc_info
+        or record.exc_text
+        or "Traceback (most recent call last)" in record.getMessage()
+    )
 
 
 def setup_logging(verbose: bool = False) -> None:
@@ -120,9 +124,10 @@ def _without_native_info_lines() -> Iterator[None]:
                 sys.stderr.flush()
                 os.dup2(saved, 2)
                 captured.seek(0)
-                kept = memoryview(b"".join(
-                    line for line in captured if not _NATIVE_INFO_LINE.match(line)))
+                kept = memoryview(
+                    b"".join(line for line in captured if not _NATIVE_INFO_LINE.match(line))
+                )
                 while kept:
-                    kept = kept[os.write(2, kept):]
+                    kept = kept[os.write(2, kept) :]
     finally:
         os.close(saved)

@@ -159,8 +159,13 @@ def encode_example(
 
 @functools.cache
 def _example_class():
-    proto = descriptor_pb2.FileDescriptorProto(name="albert_example.proto", package="albert_example", syntax="proto3")
-    repeated, optional = descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED, descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="albert_example.proto", package="albert_example", syntax="proto3"
+    )
+    repeated, optional = (
+        descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
+        descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+    )
     types = descriptor_pb2.FieldDescriptorProto
 
     def message(name, *fields, nested=()):
@@ -173,21 +178,39 @@ def _example_class():
                 field.oneof_index = oneof
         return msg
 
-    for name, kind in (("BytesList", types.TYPE_BYTES), ("FloatList", types.TYPE_FLOAT), ("Int64List", types.TYPE_INT64)):
+    for name, kind in (
+        ("BytesList", types.TYPE_BYTES),
+        ("FloatList", types.TYPE_FLOAT),
+        ("Int64List", types.TYPE_INT64),
+    ):
         message(name, ("value", 1, repeated, kind, None, None))
     feature = message(
         "Feature",
-        *((name, number, optional, types.TYPE_MESSAGE, f".albert_example.{kind}", 0)
-          for name, number, kind in (("bytes_list", 1, "BytesList"), ("float_list", 2, "FloatList"),
-                                     ("int64_list", 3, "Int64List"))),
+        *(
+            (name, number, optional, types.TYPE_MESSAGE, f".albert_example.{kind}", 0)
+            for name, number, kind in (
+                ("bytes_list", 1, "BytesList"),
+                ("float_list", 2, "FloatList"),
+                ("int64_list", 3, "Int64List"),
+            )
+        ),
     )
     feature.oneof_decl.add(name="kind")
-    features = message("Features", ("feature", 1, repeated, types.TYPE_MESSAGE, ".albert_example.Features.FeatureEntry", None))
+    features = message(
+        "Features",
+        ("feature", 1, repeated, types.TYPE_MESSAGE, ".albert_example.Features.FeatureEntry", None),
+    )
     entry = features.nested_type.add(name="FeatureEntry")
     entry.options.map_entry = True
-    message("", ("key", 1, optional, types.TYPE_STRING, None, None),
-            ("value", 2, optional, types.TYPE_MESSAGE, ".albert_example.Feature", None), nested=entry)
-    message("Example", ("features", 1, optional, types.TYPE_MESSAGE, ".albert_example.Features", None))
+    message(
+        "",
+        ("key", 1, optional, types.TYPE_STRING, None, None),
+        ("value", 2, optional, types.TYPE_MESSAGE, ".albert_example.Feature", None),
+        nested=entry,
+    )
+    message(
+        "Example", ("features", 1, optional, types.TYPE_MESSAGE, ".albert_example.Features", None)
+    )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("albert_example.Example"))

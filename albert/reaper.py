@@ -36,8 +36,11 @@ def watch() -> None:
     me = psutil.Process()
     _watchdog = subprocess.Popen(
         [sys.executable, "-m", "albert.reaper", str(me.pid), repr(me.create_time())],
-        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
     )
 
 

@@ -50,7 +50,7 @@ def human_size(size: int) -> str:
     power = 0
     while power < len(units) - 1 and size >= 1000 ** (power + 1):
         power += 1
-    return f"{size} B" if power == 0 else f"{size / 1000 ** power:.1f} {units[power]}"
+    return f"{size} B" if power == 0 else f"{size / 1000**power:.1f} {units[power]}"
 
 
 def collect(run_dir: str, delete: bool) -> list[MovedAside]:
@@ -77,18 +77,24 @@ def collect(run_dir: str, delete: bool) -> list[MovedAside]:
             continue
         print(f"removed {item.path}  ({human_size(item.size)})")
         removed.append(item)
-    print(f"{run_dir}: removed {len(removed)} of {len(found)} moved-aside output(s), "
-          f"{human_size(sum(item.size for item in removed))}")
+    print(
+        f"{run_dir}: removed {len(removed)} of {len(found)} moved-aside output(s), "
+        f"{human_size(sum(item.size for item in removed))}"
+    )
     return removed
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m albert.runs") -> int:
-    parser = ArgumentParser(prog=prog, description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(
+        prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    gc = commands.add_parser("gc", help="list (and with --yes remove) the outputs runs moved aside",
-                             description=__doc__,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    gc = commands.add_parser(
+        "gc",
+        help="list (and with --yes remove) the outputs runs moved aside",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     gc.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (local or gs://)")
     gc.add_argument("--yes", action="store_true", help="remove them (default: only list them)")
     gc.add_argument("--verbose", action="store_true", help="debug logs")

@@ -60,7 +60,9 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         yield current
-        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+        current = current.__cause__ or (
+            None if current.__suppress_context__ else current.__context__
+        )
 
 
 def describe_error(error: BaseException) -> tuple[str, int]:
@@ -116,7 +118,9 @@ def naming(path: str) -> Iterator[None]:
         raise
     except (ValueError, OSError) as error:
         reason = _first_line(str(error)) or type(error).__name__
-        raise StageError(reason if reason.startswith(f"{path}:") else f"{path}: {reason}") from error
+        raise StageError(
+            reason if reason.startswith(f"{path}:") else f"{path}: {reason}"
+        ) from error
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -170,7 +174,9 @@ def stage_main(
         description=description,
         epilog="Any other --flag is passed to Apache Beam as a pipeline option." if beam else None,
     )
-    parser.add_argument("--verbose", action="store_true", help="show debug logs and TensorFlow/Beam output")
+    parser.add_argument(
+        "--verbose", action="store_true", help="show debug logs and TensorFlow/Beam output"
+    )
     add_config_arguments(parser, config_cls)
 
     def body(args: argparse.Namespace, beam_args: list[str] | None) -> int:

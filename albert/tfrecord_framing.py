@@ -26,7 +26,9 @@ def masked_crc32c(data: bytes) -> int:
 def tfrecord_frame(record: bytes) -> bytes:
     """One record in TFRecord framing."""
     length = _LENGTH.pack(len(record))
-    return length + _FOOTER.pack(masked_crc32c(length)) + record + _FOOTER.pack(masked_crc32c(record))
+    return (
+        length + _FOOTER.pack(masked_crc32c(length)) + record + _FOOTER.pack(masked_crc32c(record))
+    )
 
 
 def _read_exactly(handle, size: int) -> bytes:
@@ -55,7 +57,9 @@ def tfrecord_records(path: str) -> Iterator[bytes]:
             if not header:
                 return
             if len(header) < _HEADER.size:
-                raise StageError(f"{path}: record {index}: truncated (file ends inside the record header)")
+                raise StageError(
+                    f"{path}: record {index}: truncated (file ends inside the record header)"
+                )
             length, length_crc = _HEADER.unpack(header)
             if masked_crc32c(header[:8]) != length_crc:
                 raise StageError(f"{path}: record {index}: corrupted (length CRC mismatch)")

@@ -143,9 +143,13 @@ def _code_point_ranges(predicate) -> list[tuple[int, int]]:
 
 
 def _re2_class(ranges: list[tuple[int, int]]) -> str:
-    return "[" + "".join(
-        f"\\x{{{low:x}}}" + (f"-\\x{{{high:x}}}" if high != low else "") for low, high in ranges
-    ) + "]"
+    return (
+        "["
+        + "".join(
+            f"\\x{{{low:x}}}" + (f"-\\x{{{high:x}}}" if high != low else "") for low, high in ranges
+        )
+        + "]"
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -157,7 +161,10 @@ def _combining_ranges() -> list[tuple[int, int]]:
 @functools.lru_cache(maxsize=1)
 def _combining_marks() -> re.Pattern:
     return re.compile(
-        "[" + "".join(re.escape(chr(low)) + "-" + re.escape(chr(high)) for low, high in _combining_ranges())
+        "["
+        + "".join(
+            re.escape(chr(low)) + "-" + re.escape(chr(high)) for low, high in _combining_ranges()
+        )
         + "]+"
     )
 
@@ -183,10 +190,14 @@ class InGraphAlbertTokenizer:
 
         self._tf, self._tf_text = tf, tf_text
         self.do_lower_case, self.keep_accents = tokenizer.do_lower_case, tokenizer.keep_accents
-        self.sentencepiece = tf_text.SentencepieceTokenizer(model=tokenizer.model_proto, out_type=tf.int32)
+        self.sentencepiece = tf_text.SentencepieceTokenizer(
+            model=tokenizer.model_proto, out_type=tf.int32
+        )
         expansions = tokenizer.digit_comma_expansions()
         if expansions:
-            rows = [expansions.get(piece_id, [piece_id]) for piece_id in range(tokenizer.vocab_size)]
+            rows = [
+                expansions.get(piece_id, [piece_id]) for piece_id in range(tokenizer.vocab_size)
+            ]
             self._expansions = tf.RaggedTensor.from_row_lengths(
                 tf.constant([i for row in rows for i in row], tf.int32),
                 tf.constant([len(row) for row in rows], tf.int64),

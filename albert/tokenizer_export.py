@@ -68,46 +68,68 @@ def hf_tokenizer(tokenizer: AlbertTokenizer):
     proto = _model_proto(tokenizer)
     steps = [normalizers.Replace(Regex(_python_whitespace_class() + "+"), " "), normalizers.Strip()]
     if not tokenizer.keep_accents:
-        steps += [normalizers.NFKD(), normalizers.Replace(Regex(_re2_class(_combining_ranges())), "")]
+        steps += [
+            normalizers.NFKD(),
+            normalizers.Replace(Regex(_re2_class(_combining_ranges())), ""),
+        ]
     if tokenizer.do_lower_case:
         steps.append(normalizers.Lowercase())
     if proto.normalizer_spec.precompiled_charsmap:
         steps.append(normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap))
     steps += [normalizers.Replace(Regex(" {2,}"), " "), normalizers.Strip()]
-    vocab = [(piece.piece, piece.score - DIGIT_COMMA_PENALTY if is_digit_comma_piece(piece.piece)
-              else piece.score) for piece in proto.pieces]
+    vocab = [
+        (
+            piece.piece,
+            piece.score - DIGIT_COMMA_PENALTY if is_digit_comma_piece(piece.piece) else piece.score,
+        )
+        for piece in proto.pieces
+    ]
     hf = Tokenizer(models.Unigram(vocab, unk_id=tokenizer.unk_id, byte_fallback=False))
     hf.normalizer = normalizers.Sequence(steps)
-    hf.pre_tokenizer = pre_tokenizers.Metaspace(replacement=SPIECE_UNDERLINE, prepend_scheme="always")
+    hf.pre_tokenizer = pre_tokenizers.Metaspace(
+        replacement=SPIECE_UNDERLINE, prepend_scheme="always"
+    )
     hf.decoder = decoders.Metaspace(replacement=SPIECE_UNDERLINE, prepend_scheme="always")
-    hf.add_special_tokens([AddedToken(piece, special=True, normalized=False)
-                           for piece in SPECIAL_PIECES.values()])
+    hf.add_special_tokens(
+        [AddedToken(piece, special=True, normalized=False) for piece in SPECIAL_PIECES.values()]
+    )
     cls, sep = SPECIAL_PIECES["cls"], SPECIAL_PIECES["sep"]
     hf.post_processor = processors.TemplateProcessing(
-        single=f"{cls}:0 $A:0 {sep}:0", pair=f"{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1",
-        special_tokens=[(cls, tokenizer.cls_id), (sep, tokenizer.sep_id)])
+        single=f"{cls}:0 $A:0 {sep}:0",
+        pair=f"{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1",
+        special_tokens=[(cls, tokenizer.cls_id), (sep, tokenizer.sep_id)],
+    )
     return hf
 
 
 def special_tokens_map() -> dict[str, str]:
     """transformers' `special_tokens_map.json` for ALBERT."""
-    return {"bos_token": SPECIAL_PIECES["cls"], "eos_token": SPECIAL_PIECES["sep"],
-            "unk_token": SPECIAL_PIECES["unk"], "sep_token": SPECIAL_PIECES["sep"],
-            "pad_token": SPECIAL_PIECES["pad"], "cls_token": SPECIAL_PIECES["cls"],
-            "mask_token": SPECIAL_PIECES["mask"]}
+    return {
+        "bos_token": SPECIAL_PIECES["cls"],
+        "eos_token": SPECIAL_PIECES["sep"],
+        "unk_token": SPECIAL_PIECES["unk"],
+        "sep_token": SPECIAL_PIECES["sep"],
+        "pad_token": SPECIAL_PIECES["pad"],
+        "cls_token": SPECIAL_PIECES["cls"],
+        "mask_token": SPECIAL_PIECES["mask"],
+    }
 
 
-def write_hf_tokenizer(tokenizer: AlbertTokenizer, directory: str,
-                       model_max_length: int | None = None) -> None:
+def write_hf_tokenizer(
+    tokenizer: AlbertTokenizer, directory: str, model_max_length: int | None = None
+) -> None:
     """Write `tokenizer.json`, `tokenizer_config.json`, `special_tokens_map.json` and `spiece.model`
     into `directory` (created if needed), so `AutoTokenizer.from_pretrained(directory)` loads them."""
     fs, path = fileio.filesystem(directory)
     fs.makedirs(path, exist_ok=True)
     # The generic fast class: transformers' AlbertTokenizer would rebuild its own normalizer (``
     # and '' to ", StripAccents) instead of using tokenizer.json's.
-    config = {"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False,
-              "model_input_names": ["input_ids", "token_type_ids", "attention_mask"],
-              **special_tokens_map()}
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "clean_up_tokenization_spaces": False,
+        "model_input_names": ["input_ids", "token_type_ids", "attention_mask"],
+        **special_tokens_map(),
+    }
     if model_max_length:
         config["model_max_length"] = model_max_length
     files = {
@@ -157,8 +179,9 @@ def sentencepiece_with_preprocessing(tokenizer: AlbertTokenizer) -> bytes:
     and strip accents as we do; pieces the digit-comma rule re-splits are marked UNUSED, so
     SentencePiece never chooses them. Pieces, ids and scores are unchanged.
     """
-    return _compile_with_preprocessing(tokenizer.model_proto, tokenizer.do_lower_case,
-                                       tokenizer.keep_accents)
+    return _compile_with_preprocessing(
+        tokenizer.model_proto, tokenizer.do_lower_case, tokenizer.keep_accents
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -176,9 +199,14 @@ def _compile_with_preprocessing(model_proto: bytes, lower: bool, keep_accents: b
         rules_file.flush()
         compiled = io.BytesIO()  # SentencePiece compiles rules only while training: a 3-piece model
         spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(["a b c"]), model_writer=compiled, model_type="char",
-            vocab_size=4, hard_vocab_limit=False, normalization_rule_tsv=rules_file.name,
-            minloglevel=2)
+            sentence_iterator=iter(["a b c"]),
+            model_writer=compiled,
+            model_type="char",
+            vocab_size=4,
+            hard_vocab_limit=False,
+            normalization_rule_tsv=rules_file.name,
+            minloglevel=2,
+        )
     proto, normalizer = sentencepiece_model_pb2.ModelProto(), sentencepiece_model_pb2.ModelProto()
     proto.ParseFromString(model_proto)
     normalizer.ParseFromString(compiled.getvalue())

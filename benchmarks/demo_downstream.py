@@ -40,9 +40,16 @@ def main() -> None:
     from model.tasks import get_task
 
     run_dir = Path(args.run_dir)
-    model, spm_model = run_dir / "pretrain" / "export" / "model.keras", run_dir / "vocab" / "spiece.model"
+    model, spm_model = (
+        run_dir / "pretrain" / "export" / "model.keras",
+        run_dir / "vocab" / "spiece.model",
+    )
     if not model.is_file() or not (SHARED / "glue").is_dir():
-        print(json.dumps({"skipped": f"needs a finished run ({model}; `make run`) and {SHARED / 'glue'}"}))
+        print(
+            json.dumps(
+                {"skipped": f"needs a finished run ({model}; `make run`) and {SHARED / 'glue'}"}
+            )
+        )
         return
     start = time.perf_counter()
     results = {}
@@ -53,16 +60,34 @@ def main() -> None:
             for seed in (int(s) for s in args.seeds.split(",")):
                 for name, init in (("pretrained", str(model)), ("random", "random")):
                     config = finetune.FinetuneConfig(
-                        task=task, init=init, preset=args.preset, spm_model=str(spm_model),
-                        data_dir=str(SHARED / "glue" / TASK_DIRS[task]), output=f"{scratch}/{task}-{name}-{seed}",
-                        train_steps=args.train_steps, learning_rate=args.learning_rate,
-                        max_seq_length=args.max_seq_length, seed=seed)
+                        task=task,
+                        init=init,
+                        preset=args.preset,
+                        spm_model=str(spm_model),
+                        data_dir=str(SHARED / "glue" / TASK_DIRS[task]),
+                        output=f"{scratch}/{task}-{name}-{seed}",
+                        train_steps=args.train_steps,
+                        learning_rate=args.learning_rate,
+                        max_seq_length=args.max_seq_length,
+                        seed=seed,
+                    )
                     scores[name].append(round(finetune.run(config)["dev"][metric], 4))
-            gain = sum(scores["pretrained"]) / len(scores["pretrained"]) - sum(scores["random"]) / len(scores["random"])
+            gain = sum(scores["pretrained"]) / len(scores["pretrained"]) - sum(
+                scores["random"]
+            ) / len(scores["random"])
             results[task] = {"metric": metric, **scores, "gain": round(gain, 4)}
-    print(json.dumps({"run_dir": str(run_dir), "train_steps": args.train_steps, "learning_rate": args.learning_rate,
-                      "max_seq_length": args.max_seq_length, "seconds": round(time.perf_counter() - start, 1),
-                      **results}))
+    print(
+        json.dumps(
+            {
+                "run_dir": str(run_dir),
+                "train_steps": args.train_steps,
+                "learning_rate": args.learning_rate,
+                "max_seq_length": args.max_seq_length,
+                "seconds": round(time.perf_counter() - start, 1),
+                **results,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

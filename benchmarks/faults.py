@@ -50,7 +50,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # record_mutations: the fuzz of the cached-result read path
 BOOKS = ROOT.parent / "shared" / "data" / "books"
-CORPUS = ["austen-persuasion.txt", "chesterton-brown.txt", "shakespeare-macbeth.txt", "blake-poems.txt"]
+CORPUS = [
+    "austen-persuasion.txt",
+    "chesterton-brown.txt",
+    "shakespeare-macbeth.txt",
+    "blake-poems.txt",
+]
 TIMING = ("steps_per_second", "sequences_per_second")
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
 
@@ -74,8 +79,13 @@ def tree(path: Path) -> dict[str, str]:
     """relative file name -> sha256 of its comparable bytes (everything else byte for byte)."""
     if not path.exists():
         return {}
-    return {p.relative_to(path).as_posix(): hashlib.sha256(_comparable(p.read_bytes(), path, p.name)).hexdigest()
-            for p in sorted(path.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(path).as_posix(): hashlib.sha256(
+            _comparable(p.read_bytes(), path, p.name)
+        ).hexdigest()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }
 
 
 def tree_bytes(path: Path) -> int:
@@ -83,18 +93,27 @@ def tree_bytes(path: Path) -> int:
 
 
 def leftovers(parent: Path) -> list[str]:
-    return sorted(str(p.relative_to(parent)) for p in parent.rglob("*")
-                  if ".tmp-" in p.name or ".old-" in p.name or p.name.endswith(".lock"))
+    return sorted(
+        str(p.relative_to(parent))
+        for p in parent.rglob("*")
+        if ".tmp-" in p.name or ".old-" in p.name or p.name.endswith(".lock")
+    )
 
 
 def descendants_alive(pids: set[int]) -> list[int]:
     import psutil
 
-    return [pid for pid in pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    return [
+        pid
+        for pid in pids
+        if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    ]
 
 
 def start(command: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def run(command: list[str]) -> tuple[float, dict]:
@@ -103,7 +122,7 @@ def run(command: list[str]) -> tuple[float, dict]:
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed: {process.stderr[-2000:]}")
     out = process.stdout
-    summary = json.loads(out[out.index("{"):]) if "{" in out else {}
+    summary = json.loads(out[out.index("{") :]) if "{" in out else {}
     return time.monotonic() - begin, summary
 
 
@@ -111,34 +130,107 @@ def stage_commands(work: Path, out: Path) -> dict[str, list[str]]:
     py = [sys.executable, "-m"]
     books = [arg for book in CORPUS for arg in ("--input", str(BOOKS / book))]
     return {
-        "segment": py + ["pipelines.segment", *books,
-                         "--output", str(out / "segment"), "--format", "text", "--num-shards", "4"],
-        "segment-2-workers": py + ["pipelines.segment", *books,
-                                   "--output", str(out / "segment-2-workers"), "--format", "text", "--num-shards", "4",
-                                   "--direct_running_mode=multi_processing", "--direct_num_workers=2"],
-        "vocab": py + ["pipelines.vocab", "--input", str(work / "ref" / "segment"), "--output", str(out / "vocab"),
-                       "--vocab-size", "2000"],
-        "tfrecords": py + ["pipelines.tfrecords", "--input", str(work / "ref" / "segment"),
-                           "--spm-model", str(work / "ref" / "vocab" / "spiece.model"), "--output", str(out / "tfrecords"),
-                           "--max-seq-length", "64", "--num-shards", "3", "--dupe-factor", "1"],
-        "pretrain": py + ["model.pretrain", "--data", str(work / "ref" / "tfrecords"), "--output", str(out / "pretrain"),
-                          "--preset", "albert-nano", "--steps", "40", "--batch-size", "8", "--log-every", "2",
-                          "--checkpoint-every", "5", "--eval-every", "0", "--eval-batches", "2", "--warmup-steps", "2",
-                          "--no-progress", "--no-jit-compile", "--spm-model", str(work / "ref" / "vocab" / "spiece.model")],
+        "segment": py
+        + [
+            "pipelines.segment",
+            *books,
+            "--output",
+            str(out / "segment"),
+            "--format",
+            "text",
+            "--num-shards",
+            "4",
+        ],
+        "segment-2-workers": py
+        + [
+            "pipelines.segment",
+            *books,
+            "--output",
+            str(out / "segment-2-workers"),
+            "--format",
+            "text",
+            "--num-shards",
+            "4",
+            "--direct_running_mode=multi_processing",
+            "--direct_num_workers=2",
+        ],
+        "vocab": py
+        + [
+            "pipelines.vocab",
+            "--input",
+            str(work / "ref" / "segment"),
+            "--output",
+            str(out / "vocab"),
+            "--vocab-size",
+            "2000",
+        ],
+        "tfrecords": py
+        + [
+            "pipelines.tfrecords",
+            "--input",
+            str(work / "ref" / "segment"),
+            "--spm-model",
+            str(work / "ref" / "vocab" / "spiece.model"),
+            "--output",
+            str(out / "tfrecords"),
+            "--max-seq-length",
+            "64",
+            "--num-shards",
+            "3",
+            "--dupe-factor",
+            "1",
+        ],
+        "pretrain": py
+        + [
+            "model.pretrain",
+            "--data",
+            str(work / "ref" / "tfrecords"),
+            "--output",
+            str(out / "pretrain"),
+            "--preset",
+            "albert-nano",
+            "--steps",
+            "40",
+            "--batch-size",
+            "8",
+            "--log-every",
+            "2",
+            "--checkpoint-every",
+            "5",
+            "--eval-every",
+            "0",
+            "--eval-batches",
+            "2",
+            "--warmup-steps",
+            "2",
+            "--no-progress",
+            "--no-jit-compile",
+            "--spm-model",
+            str(work / "ref" / "vocab" / "spiece.model"),
+        ],
     }
 
 
 def records(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in path.read_text().splitlines()]
+    return [
+        {k: v for k, v in json.loads(line).items() if k not in TIMING}
+        for line in path.read_text().splitlines()
+    ]
 
 
 def checkpoint_steps(pretrain: Path) -> list[int]:
-    return sorted(int(p.name.split("-")[1]) for p in (pretrain / "checkpoints").glob("ckpt-*") if p.name[5:].isdigit())
+    return sorted(
+        int(p.name.split("-")[1])
+        for p in (pretrain / "checkpoints").glob("ckpt-*")
+        if p.name[5:].isdigit()
+    )
 
 
-def kill_scenario(name: str, command: list[str], output: Path, reference: dict, seconds: float, rng: random.Random) -> dict:
+def kill_scenario(
+    name: str, command: list[str], output: Path, reference: dict, seconds: float, rng: random.Random
+) -> dict:
     """Kill `command` at a random moment, check what is visible, re-run, compare with the reference."""
     import psutil
 
@@ -162,13 +254,22 @@ def kill_scenario(name: str, command: list[str], output: Path, reference: dict, 
     lost = 0
     if name == "pretrain":
         ckpts_after_kill = checkpoint_steps(output)
-        lost += sum(tree_bytes(output / "checkpoints" / f"ckpt-{s:09d}") for s in ckpts_before if s > max(ckpts_after_kill or [0]))
+        lost += sum(
+            tree_bytes(output / "checkpoints" / f"ckpt-{s:09d}")
+            for s in ckpts_before
+            if s > max(ckpts_after_kill or [0])
+        )
     else:
         visible = tree(output)
         checks["no_partial_output"] = visible in ({}, reference["tree"], finished_before)
     time.sleep(2.0)  # the watchdog's grace to stop what the killed command started
-    watchdogs = [p.pid for p in psutil.process_iter(["cmdline"])
-                 if p.info["cmdline"] and "albert.reaper" in " ".join(p.info["cmdline"]) and str(process.pid) in p.info["cmdline"]]
+    watchdogs = [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if p.info["cmdline"]
+        and "albert.reaper" in " ".join(p.info["cmdline"])
+        and str(process.pid) in p.info["cmdline"]
+    ]
     deadline = time.monotonic() + 15
     while watchdogs and descendants_alive(set(watchdogs)) and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -178,21 +279,33 @@ def kill_scenario(name: str, command: list[str], output: Path, reference: dict, 
         checks["same_weights"] = summary.get("weights_sha256") == reference["weights"]
         checks["same_records"] = records(output / "metrics.jsonl") == reference["records"]
         ckpts_after = checkpoint_steps(output)
-        lost += sum(tree_bytes(output / "checkpoints" / f"ckpt-{s:09d}") for s in ckpts_before
-                    if s > max(ckpts_after or [0]))
+        lost += sum(
+            tree_bytes(output / "checkpoints" / f"ckpt-{s:09d}")
+            for s in ckpts_before
+            if s > max(ckpts_after or [0])
+        )
     else:
         checks["identical_output"] = tree(output) == reference["tree"]
     left = leftovers(output.parent)
     checks["no_leftovers"] = not left
-    return {"stage": name, "killed_after_s": round(delay, 1), "killed": killed, "checks": checks,
-            "survived": all(checks.values()), "bytes_lost": lost, "leftovers": left,
-            "processes_left": descendants_alive(seen)}
+    return {
+        "stage": name,
+        "killed_after_s": round(delay, 1),
+        "killed": killed,
+        "checks": checks,
+        "survived": all(checks.values()),
+        "bytes_lost": lost,
+        "leftovers": left,
+        "processes_left": descendants_alive(seen),
+    }
 
 
 def two_writers(commands: dict, work: Path, reference: dict) -> dict:
     """Two pretraining runs on one output at once: one fails at once naming the other; nothing corrupted."""
     output = work / "two" / "pretrain"
-    command = [c if c != str(work / "faults" / "pretrain") else str(output) for c in commands["pretrain"]]
+    command = [
+        c if c != str(work / "faults" / "pretrain") else str(output) for c in commands["pretrain"]
+    ]
     first, second = start(command), start(command)
     results = [(p.wait(), p.stderr.read()) for p in (first, second)]
     codes = sorted(code for code, _ in results)
@@ -202,7 +315,12 @@ def two_writers(commands: dict, work: Path, reference: dict) -> dict:
         "same_weights_and_records": records(output / "metrics.jsonl") == reference["records"],
         "no_leftovers": not leftovers(output.parent),
     }
-    return {"stage": "two_writers", "checks": checks, "survived": all(checks.values()), "bytes_lost": 0}
+    return {
+        "stage": "two_writers",
+        "checks": checks,
+        "survived": all(checks.values()),
+        "bytes_lost": 0,
+    }
 
 
 def io_error_scenarios(work: Path) -> list[dict]:
@@ -230,7 +348,20 @@ def io_error_scenarios(work: Path) -> list[dict]:
             if cls.calls == cls.fail_at:
                 raise OSError(errno.EIO, "injected I/O error")
 
-    for method in ("_open", "pipe_file", "cat_file", "mv", "rm", "exists", "info", "ls", "makedirs", "glob", "find", "copy"):
+    for method in (
+        "_open",
+        "pipe_file",
+        "cat_file",
+        "mv",
+        "rm",
+        "exists",
+        "info",
+        "ls",
+        "makedirs",
+        "glob",
+        "find",
+        "copy",
+    ):
         original = getattr(MemoryFileSystem, method)
 
         def wrapped(self, *args, _original=original, **kwargs):
@@ -248,7 +379,9 @@ def io_error_scenarios(work: Path) -> list[dict]:
     def operations(root: str, step: int) -> None:
         """What a training run does at a checkpoint (and at its start: clear leftovers of a failed attempt)."""
         fileio.remove_leftovers(f"{root}/checkpoints/ckpt-*")
-        checkpointing.save_checkpoint(f"{root}/checkpoints", step, model, optimizer, {"epoch": 0}, keep=2)
+        checkpointing.save_checkpoint(
+            f"{root}/checkpoints", step, model, optimizer, {"epoch": 0}, keep=2
+        )
         MetricsLog(f"{root}/metrics.jsonl", kept=step - 1).append({"step": step, "split": "train"})
         with fileio.atomic_output_dir(f"{root}/export", keep_previous=False) as temp:
             fileio.write_atomic(f"{temp}/model.bin", np.full(1000, step, np.int32).tobytes())
@@ -262,7 +395,11 @@ def io_error_scenarios(work: Path) -> list[dict]:
         root = f"flaky://run-{n}"
         FlakyFileSystem.fail_at = -1
         operations(root, 1)  # finished work before the fault
-        finished = {p: FlakyFileSystem.store[p].getvalue() for p in FlakyFileSystem.store if p.startswith(f"/run-{n}/")}
+        finished = {
+            p: FlakyFileSystem.store[p].getvalue()
+            for p in FlakyFileSystem.store
+            if p.startswith(f"/run-{n}/")
+        }
         FlakyFileSystem.calls, FlakyFileSystem.fail_at = 0, n
         try:
             operations(root, 2)
@@ -272,8 +409,13 @@ def io_error_scenarios(work: Path) -> list[dict]:
         FlakyFileSystem.fail_at = -1
         visible_export = {p for p in FlakyFileSystem.store if p.startswith(f"/run-{n}/export/")}
         mid_checks = {"export_whole": visible_export in (set(), {f"/run-{n}/export/model.bin"})}
-        lost = sum(len(v) for p, v in finished.items() if "/checkpoints/ckpt-000000001/" in p
-                   and p not in FlakyFileSystem.store and not any("ckpt-000000002/" in q for q in FlakyFileSystem.store))
+        lost = sum(
+            len(v)
+            for p, v in finished.items()
+            if "/checkpoints/ckpt-000000001/" in p
+            and p not in FlakyFileSystem.store
+            and not any("ckpt-000000002/" in q for q in FlakyFileSystem.store)
+        )
         operations(root, 2)  # the task's retry
         store = FlakyFileSystem.store
         lines = store[f"/run-{n}/metrics.jsonl"].getvalue().decode().splitlines()
@@ -281,21 +423,39 @@ def io_error_scenarios(work: Path) -> list[dict]:
             **mid_checks,
             "retry_succeeded": checkpointing.latest_checkpoint(f"{root}/checkpoints").step == 2,
             "records_complete": [json.loads(line)["step"] for line in lines] == [1, 2],
-            "export_is_new": store[f"/run-{n}/export/model.bin"].getvalue() == np.full(1000, 2, np.int32).tobytes(),
-            "no_leftovers": not [p for p in store if p.startswith(f"/run-{n}") and (".tmp-" in p or ".old-" in p or p.endswith(".lock"))],
+            "export_is_new": store[f"/run-{n}/export/model.bin"].getvalue()
+            == np.full(1000, 2, np.int32).tobytes(),
+            "no_leftovers": not [
+                p
+                for p in store
+                if p.startswith(f"/run-{n}")
+                and (".tmp-" in p or ".old-" in p or p.endswith(".lock"))
+            ],
         }
-        results.append({"stage": "io_error", "failing_call": n, "failed": failed, "checks": checks,
-                        "survived": all(checks.values()), "bytes_lost": lost})
+        results.append(
+            {
+                "stage": "io_error",
+                "failing_call": n,
+                "failed": failed,
+                "checks": checks,
+                "survived": all(checks.values()),
+                "bytes_lost": lost,
+            }
+        )
     return results
 
 
 def record_fuzz(work: Path, examples: int, seed: int) -> dict:
     """Run the segment stage once as a real cached flow task, then read `examples` mutations of its
     result record through the flows' result storage (`record_mutations.fuzz_reads`)."""
-    os.environ.update({"PREFECT_HOME": str(work / "prefect-home"),
-                       "PREFECT_LOGGING_LEVEL": "WARNING",  # set before Prefect is first imported
-                       "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
-                       "PREFECT_SERVER_ANALYTICS_ENABLED": "false"})
+    os.environ.update(
+        {
+            "PREFECT_HOME": str(work / "prefect-home"),
+            "PREFECT_LOGGING_LEVEL": "WARNING",  # set before Prefect is first imported
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        }
+    )
     from prefect import flow
     from prefect.testing.utilities import prefect_test_harness
     from record_mutations import fuzz_reads
@@ -305,13 +465,23 @@ def record_fuzz(work: Path, examples: int, seed: int) -> dict:
     from pipelines.segment import SegmentConfig
 
     root = work / "records"
-    config = SegmentConfig(input=[str(BOOKS / "blake-poems.txt")], output=str(root / "segment"),
-                           format="text", num_shards=1)
+    config = SegmentConfig(
+        input=[str(BOOKS / "blake-poems.txt")],
+        output=str(root / "segment"),
+        format="text",
+        num_shards=1,
+    )
 
     @flow
     def segment_once() -> None:
-        tasks.run_stage(tasks.segment, config, index=1, total=1, result_storage=root / ".prefect",
-                        output_marker=str(root / "segment" / "stats.json"))
+        tasks.run_stage(
+            tasks.segment,
+            config,
+            index=1,
+            total=1,
+            result_storage=root / ".prefect",
+            output_marker=str(root / "segment" / "stats.json"),
+        )
 
     with prefect_test_harness(server_startup_timeout=90), contextlib.redirect_stdout(sys.stderr):
         segment_once()  # its banners go to stderr: stdout is the one JSON line
@@ -325,22 +495,35 @@ def record_fuzz(work: Path, examples: int, seed: int) -> dict:
     except Exception as failure:  # noqa: BLE001  (reported in the JSON line, with the example)
         outcomes, error = {}, f"{type(failure).__name__}: {failure}"[:2000]
     checks = {"no_code_ran": not marker.exists(), "every_read_refused_or_plain": error is None}
-    return {"stage": "records", "examples": examples, "outcomes": outcomes,
-            "record_bytes": len(genuine), "seconds": round(time.monotonic() - begin, 1),
-            "checks": checks,
-            "survived": all(checks.values()), "error": error, "bytes_lost": 0}
+    return {
+        "stage": "records",
+        "examples": examples,
+        "outcomes": outcomes,
+        "record_bytes": len(genuine),
+        "seconds": round(time.monotonic() - begin, 1),
+        "checks": checks,
+        "survived": all(checks.values()),
+        "error": error,
+        "bytes_lost": 0,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--kills", type=int, default=2, help="SIGKILLs per stage")
-    parser.add_argument("--work", default=None, help="work directory (default: a temporary one, removed after)")
-    parser.add_argument("--only", default=None,
-                        help="comma-separated stages to kill (then no two-writer or I/O faults);"
-                        " `records`: the record fuzz")
-    parser.add_argument("--records", type=int, default=20000,
-                        help="mutations of a cached result record to read")
+    parser.add_argument(
+        "--work", default=None, help="work directory (default: a temporary one, removed after)"
+    )
+    parser.add_argument(
+        "--only",
+        default=None,
+        help="comma-separated stages to kill (then no two-writer or I/O faults);"
+        " `records`: the record fuzz",
+    )
+    parser.add_argument(
+        "--records", type=int, default=20000, help="mutations of a cached result record to read"
+    )
     args = parser.parse_args()
     only = args.only.split(",") if args.only else None
     rng = random.Random(args.seed)
@@ -348,17 +531,29 @@ def main() -> None:
     try:
         ref_commands = stage_commands(work, work / "ref")
         references: dict[str, dict] = {}
-        needed = {"segment": ["segment"], "segment-2-workers": ["segment", "segment-2-workers"],
-                  "vocab": ["segment", "vocab"], "tfrecords": ["segment", "vocab", "tfrecords"],
-                  "records": []}
-        wanted = {n for stage in only for n in needed.get(stage, list(ref_commands))} if only else set(ref_commands)
+        needed = {
+            "segment": ["segment"],
+            "segment-2-workers": ["segment", "segment-2-workers"],
+            "vocab": ["segment", "vocab"],
+            "tfrecords": ["segment", "vocab", "tfrecords"],
+            "records": [],
+        }
+        wanted = (
+            {n for stage in only for n in needed.get(stage, list(ref_commands))}
+            if only
+            else set(ref_commands)
+        )
         for name, command in ref_commands.items():
             if name not in wanted:
                 continue
             seconds, summary = run(command)
             output = Path(command[command.index("--output") + 1])
-            references[name] = {"seconds": seconds, "tree": tree(output), "weights": summary.get("weights_sha256"),
-                                "records": records(output / "metrics.jsonl")}
+            references[name] = {
+                "seconds": seconds,
+                "tree": tree(output),
+                "weights": summary.get("weights_sha256"),
+                "records": records(output / "metrics.jsonl"),
+            }
         if "segment-2-workers" in references:  # any worker count: the same bytes
             references["segment-2-workers"]["tree"] = references["segment"]["tree"]
         commands = stage_commands(work, work / "faults")
@@ -368,25 +563,36 @@ def main() -> None:
                 continue
             output = Path(command[command.index("--output") + 1])
             for _ in range(args.kills):
-                scenarios.append(kill_scenario(name, command, output, references[name], references[name]["seconds"], rng))
+                scenarios.append(
+                    kill_scenario(
+                        name, command, output, references[name], references[name]["seconds"], rng
+                    )
+                )
         if not only:
             scenarios.append(two_writers(commands, work, references["pretrain"]))
             scenarios.extend(io_error_scenarios(work))
         fuzz = record_fuzz(work, args.records, args.seed) if not only or "records" in only else None
         failed = [s for s in [*scenarios, fuzz] if s and not s["survived"]]
-        print(json.dumps({
-            "faults_injected": len(scenarios),
-            "survived": sum(1 for s in scenarios if s["survived"]),
-            "bytes_lost": sum(s["bytes_lost"] for s in scenarios),
-            "kills": sum(1 for s in scenarios if s["stage"] not in ("two_writers", "io_error")),
-            "io_errors": sum(1 for s in scenarios if s["stage"] == "io_error"),
-            "record_mutations": fuzz,
-            "reference_seconds": {k: round(v["seconds"], 1) for k, v in references.items()},
-            "failed": failed,
-            "kill_details": [s for s in scenarios if s["stage"] not in ("io_error",)],
-            "seed": args.seed,
-            "cpu": cpu_model(),
-        }, sort_keys=True))
+        print(
+            json.dumps(
+                {
+                    "faults_injected": len(scenarios),
+                    "survived": sum(1 for s in scenarios if s["survived"]),
+                    "bytes_lost": sum(s["bytes_lost"] for s in scenarios),
+                    "kills": sum(
+                        1 for s in scenarios if s["stage"] not in ("two_writers", "io_error")
+                    ),
+                    "io_errors": sum(1 for s in scenarios if s["stage"] == "io_error"),
+                    "record_mutations": fuzz,
+                    "reference_seconds": {k: round(v["seconds"], 1) for k, v in references.items()},
+                    "failed": failed,
+                    "kill_details": [s for s in scenarios if s["stage"] not in ("io_error",)],
+                    "seed": args.seed,
+                    "cpu": cpu_model(),
+                },
+                sort_keys=True,
+            )
+        )
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)

@@ -32,17 +32,33 @@ def epoch(batches) -> tuple[float, int, list]:
 
 
 def row(directory: Path, seq: int, masking: str, batch: int) -> dict:
-    meta = {"max_seq_length": seq, "max_predictions_per_seq": 20, "vocab_size": 30000, "masking": masking}
+    meta = {
+        "max_seq_length": seq,
+        "max_predictions_per_seq": 20,
+        "vocab_size": 30000,
+        "masking": masking,
+    }
     (directory / "metadata.json").write_text(json.dumps(meta))
     spec = pretrain_records.inspect_data(str(directory))
     options = {"epoch": 0, "seed": 1}
-    tf_seconds, tf_batches, tf_first = epoch(pretrain_data.train_dataset(spec, batch, **options).as_numpy_iterator())
-    grain_seconds, grain_batches, grain_first = epoch(grain_input.train_batches(spec, batch, **options))
-    assert tf_batches == grain_batches and all(np.array_equal(a, b) for a, b in zip(tf_first, grain_first))
+    tf_seconds, tf_batches, tf_first = epoch(
+        pretrain_data.train_dataset(spec, batch, **options).as_numpy_iterator()
+    )
+    grain_seconds, grain_batches, grain_first = epoch(
+        grain_input.train_batches(spec, batch, **options)
+    )
+    assert tf_batches == grain_batches and all(
+        np.array_equal(a, b) for a, b in zip(tf_first, grain_first)
+    )
     sequences = tf_batches * batch
-    return {"seq": seq, "masking": masking, "sequences": sequences,
-            "tfdata_seq_per_s": round(sequences / tf_seconds, 1), "grain_seq_per_s": round(sequences / grain_seconds, 1),
-            "grain_over_tfdata": round(tf_seconds / grain_seconds, 2)}
+    return {
+        "seq": seq,
+        "masking": masking,
+        "sequences": sequences,
+        "tfdata_seq_per_s": round(sequences / tf_seconds, 1),
+        "grain_seq_per_s": round(sequences / grain_seconds, 1),
+        "grain_over_tfdata": round(tf_seconds / grain_seconds, 2),
+    }
 
 
 def main() -> None:
@@ -52,8 +68,13 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--workdir", default=None)
     args = parser.parse_args()
-    result: dict = {"benchmark": "input", "cpu": cpu_model(), "cpus": os.cpu_count(), "load": os.getloadavg()[0],
-                    "rows": []}
+    result: dict = {
+        "benchmark": "input",
+        "cpu": cpu_model(),
+        "cpus": os.cpu_count(),
+        "load": os.getloadavg()[0],
+        "rows": [],
+    }
     with tempfile.TemporaryDirectory(dir=args.workdir) as work:
         for seq in (int(s) for s in args.seqs.split(",")):
             directory = Path(work) / f"s{seq}"

@@ -17,16 +17,18 @@ def table() -> list[dict]:
     for label, preset, overrides, paper, convention in PAPER_PARAMETERS:
         counts = parameter_counts(get_preset(preset, **overrides))
         shown = counts[convention or "backbone"]
-        rows.append({
-            "model": label,
-            "paper_M": paper,
-            "backbone": counts["backbone"],
-            "backbone_without_pooler": counts["backbone_without_pooler"],
-            "pretraining_with_heads": counts["pretraining"],
-            "convention": convention or "backbone",
-            "ours_M": round(shown / 1e6, 2),
-            "matches_paper": round(shown / 1e6) == paper,
-        })
+        rows.append(
+            {
+                "model": label,
+                "paper_M": paper,
+                "backbone": counts["backbone"],
+                "backbone_without_pooler": counts["backbone_without_pooler"],
+                "pretraining_with_heads": counts["pretraining"],
+                "convention": convention or "backbone",
+                "ours_M": round(shown / 1e6, 2),
+                "matches_paper": round(shown / 1e6) == paper,
+            }
+        )
     return rows
 
 
@@ -36,13 +38,19 @@ def main() -> None:
     start = time.perf_counter()
     base = AlbertPretrainingModel(get_preset("albert-base"))
     built = base.count_params()
-    print(json.dumps({
-        "benchmark": "model_params",
-        "rows": table(),
-        "albert_base_built_count_params": built,
-        "albert_base_counting_function": parameter_counts(get_preset("albert-base"))["pretraining"],
-        "build_seconds": round(time.perf_counter() - start, 2),
-    }))
+    print(
+        json.dumps(
+            {
+                "benchmark": "model_params",
+                "rows": table(),
+                "albert_base_built_count_params": built,
+                "albert_base_counting_function": parameter_counts(get_preset("albert-base"))[
+                    "pretraining"
+                ],
+                "build_seconds": round(time.perf_counter() - start, 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

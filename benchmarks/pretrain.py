@@ -36,7 +36,11 @@ IMPLEMENTATIONS = {"tf": "tensorflow", "tf-xla": "tensorflow", "jax": "jax", "hf
 
 def make_batch(batch: int, seq: int, vocab: int, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
-    positions = np.sort(np.stack([rng.choice(np.arange(1, seq - 1), PREDICTIONS, replace=False) for _ in range(batch)]))
+    positions = np.sort(
+        np.stack(
+            [rng.choice(np.arange(1, seq - 1), PREDICTIONS, replace=False) for _ in range(batch)]
+        )
+    )
     return {
         "input_ids": rng.integers(5, vocab, (batch, seq)).astype(np.int32),
         "input_mask": np.ones((batch, seq), np.int32),
@@ -61,7 +65,9 @@ def timed(step, warmup: int, seconds: float, min_steps: int) -> float:
     return count / (time.perf_counter() - start)
 
 
-def ours(implementation: str, preset: str, batch: dict, warmup: int, seconds: float, min_steps: int) -> float:
+def ours(
+    implementation: str, preset: str, batch: dict, warmup: int, seconds: float, min_steps: int
+) -> float:
     """Steps/s of the trainer's step on this process's Keras backend (tf_train_step or jax_train_step)."""
     import keras
 
@@ -88,7 +94,9 @@ def ours(implementation: str, preset: str, batch: dict, warmup: int, seconds: fl
 
     from model.pretrain import tf_train_step
 
-    step_fn = tf_train_step(model, optimizer, tf.distribute.get_strategy(), 1, implementation == "tf-xla")
+    step_fn = tf_train_step(
+        model, optimizer, tf.distribute.get_strategy(), 1, implementation == "tf-xla"
+    )
     tensors = {k: tf.constant(v) for k, v in batch.items()}
     return timed(lambda: step_fn(tensors).numpy(), warmup, seconds, min_steps)
 
@@ -101,12 +109,19 @@ def huggingface(preset: str, batch: dict, warmup: int, seconds: float, min_steps
     from model.convert import config_to_huggingface
 
     torch.manual_seed(0)
-    config = transformers.AlbertConfig(**config_to_huggingface(get_preset(preset, vocab_size=30000)))
+    config = transformers.AlbertConfig(
+        **config_to_huggingface(get_preset(preset, vocab_size=30000))
+    )
     model = transformers.AlbertForPreTraining(config)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, eps=1e-6)
     labels = np.full(batch["input_ids"].shape, -100, np.int64)
-    np.put_along_axis(labels, batch["masked_lm_positions"].astype(np.int64), batch["masked_lm_ids"].astype(np.int64), 1)
+    np.put_along_axis(
+        labels,
+        batch["masked_lm_positions"].astype(np.int64),
+        batch["masked_lm_ids"].astype(np.int64),
+        1,
+    )
     inputs = {
         "input_ids": torch.tensor(batch["input_ids"], dtype=torch.long),
         "attention_mask": torch.tensor(batch["input_mask"], dtype=torch.long),
@@ -125,7 +140,9 @@ def huggingface(preset: str, batch: dict, warmup: int, seconds: float, min_steps
     return timed(step, warmup, seconds, min_steps)
 
 
-def measure(implementation: str, preset: str, seq: int, batch_size: int, seconds: float, min_steps: int) -> float:
+def measure(
+    implementation: str, preset: str, seq: int, batch_size: int, seconds: float, min_steps: int
+) -> float:
     """Sequences/s of one implementation, measured in this process."""
     batch = make_batch(batch_size, seq, 30000)
     if implementation == "hf":
@@ -140,8 +157,22 @@ def measure_in_subprocess(implementation: str, preset: str, seq: int, args) -> f
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
     if IMPLEMENTATIONS[implementation]:
         env["KERAS_BACKEND"] = IMPLEMENTATIONS[implementation]
-    command = [sys.executable, __file__, "--measure", implementation, "--presets", preset, "--seqs", str(seq),
-               "--batch", str(args.batch), "--seconds", str(args.seconds), "--min-steps", str(args.min_steps)]
+    command = [
+        sys.executable,
+        __file__,
+        "--measure",
+        implementation,
+        "--presets",
+        preset,
+        "--seqs",
+        str(seq),
+        "--batch",
+        str(args.batch),
+        "--seconds",
+        str(args.seconds),
+        "--min-steps",
+        str(args.min_steps),
+    ]
     done = subprocess.run(command, check=False, env=env, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"{implementation} {preset} seq {seq} failed:\n{done.stderr[-3000:]}")
@@ -170,37 +201,66 @@ def main() -> None:
     parser.add_argument("--presets", default="albert-tiny,albert-base")
     parser.add_argument("--seqs", default="128,512")
     parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=10.0, help="minimum measuring time per case")
+    parser.add_argument(
+        "--seconds", type=float, default=10.0, help="minimum measuring time per case"
+    )
     parser.add_argument("--min-steps", type=int, default=3)
-    parser.add_argument("--implementations", default="tf,tf-xla,jax,hf", help=f"any of {','.join(IMPLEMENTATIONS)}")
-    parser.add_argument("--measure", choices=list(IMPLEMENTATIONS), help=argparse.SUPPRESS)  # one case, in-process
+    parser.add_argument(
+        "--implementations", default="tf,tf-xla,jax,hf", help=f"any of {','.join(IMPLEMENTATIONS)}"
+    )
+    parser.add_argument(
+        "--measure", choices=list(IMPLEMENTATIONS), help=argparse.SUPPRESS
+    )  # one case, in-process
     args = parser.parse_args()
     if args.measure:
-        print(measure(args.measure, args.presets, int(args.seqs), args.batch, args.seconds, args.min_steps))
+        print(
+            measure(
+                args.measure, args.presets, int(args.seqs), args.batch, args.seconds, args.min_steps
+            )
+        )
         return
     implementations = args.implementations.split(",")
     unknown = sorted(set(implementations) - set(IMPLEMENTATIONS))
     if unknown:
-        parser.error(f"unknown implementation(s) {', '.join(unknown)}; known: {', '.join(IMPLEMENTATIONS)}")
+        parser.error(
+            f"unknown implementation(s) {', '.join(unknown)}; known: {', '.join(IMPLEMENTATIONS)}"
+        )
     rows, started = [], time.time()
     for preset in args.presets.split(","):
         for seq in (int(s) for s in args.seqs.split(",")):
-            rates = {name: measure_in_subprocess(name, preset, seq, args) for name in implementations}
-            rows.append({
-                "preset": preset, "seq": seq, "batch": args.batch,
-                "sequences_per_s": {k: round(v, 2) for k, v in rates.items()},
-                "tokens_per_s": {k: round(v * seq, 1) for k, v in rates.items()},
-                **row_ratios(rates),
-            })
-    print(json.dumps({
-        "benchmark": "pretrain_throughput_cpu",
-        "cpu": cpu_model(), "vector_extensions": vector_extensions(), "cpu_count": os.cpu_count(),
-        "load_average_1m": round(os.getloadavg()[0], 2), "wall_s": round(time.time() - started),
-        "implementations": {"tf": "TensorFlow backend, XLA off (the CPU default)", "tf-xla": "TensorFlow backend, XLA on",
-                            "jax": "JAX backend (jit)", "hf": "Hugging Face AlbertForPreTraining, torch"},
-        "optimizers": {"ours": "LAMB (paper)", "hf": "torch AdamW"},
-        "rows": rows,
-    }))
+            rates = {
+                name: measure_in_subprocess(name, preset, seq, args) for name in implementations
+            }
+            rows.append(
+                {
+                    "preset": preset,
+                    "seq": seq,
+                    "batch": args.batch,
+                    "sequences_per_s": {k: round(v, 2) for k, v in rates.items()},
+                    "tokens_per_s": {k: round(v * seq, 1) for k, v in rates.items()},
+                    **row_ratios(rates),
+                }
+            )
+    print(
+        json.dumps(
+            {
+                "benchmark": "pretrain_throughput_cpu",
+                "cpu": cpu_model(),
+                "vector_extensions": vector_extensions(),
+                "cpu_count": os.cpu_count(),
+                "load_average_1m": round(os.getloadavg()[0], 2),
+                "wall_s": round(time.time() - started),
+                "implementations": {
+                    "tf": "TensorFlow backend, XLA off (the CPU default)",
+                    "tf-xla": "TensorFlow backend, XLA on",
+                    "jax": "JAX backend (jit)",
+                    "hf": "Hugging Face AlbertForPreTraining, torch",
+                },
+                "optimizers": {"ours": "LAMB (paper)", "hf": "torch AdamW"},
+                "rows": rows,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

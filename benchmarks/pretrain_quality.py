@@ -50,7 +50,9 @@ def unseen_corpus(workdir: Path) -> Path:
     return output
 
 
-def tfrecords(corpus: Path, output: Path, dupe_factor: int, num_shards: int, heldout_fraction: float) -> Path:
+def tfrecords(
+    corpus: Path, output: Path, dupe_factor: int, num_shards: int, heldout_fraction: float
+) -> Path:
     from pipelines import tfrecords as stage
 
     if not output.exists():

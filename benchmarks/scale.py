@@ -68,7 +68,9 @@ def sentence_pool(workdir: Path) -> list[str]:
                     path, raw, "auto", fallback_encoding="latin-1", inc=lambda name, amount=1: None
                 ):
                     for paragraph in clean_paragraphs(document.format, document.text, "NFKC"):
-                        sentences.update(s for s in splitter.split(paragraph) if 20 <= len(s) <= 600)
+                        sentences.update(
+                            s for s in splitter.split(paragraph) if 20 <= len(s) <= 600
+                        )
         cached.write_text("\n".join(sorted(sentences)) + "\n", encoding="utf-8")
     return cached.read_text(encoding="utf-8").splitlines()
 
@@ -103,7 +105,9 @@ def measure(command: list[str], cwd: Path, env: dict | None = None) -> dict:
     The tree is sampled every 0.2 s: RSS summed over its processes, and each process's own CPU
     seconds as last seen, so Beam's worker processes count whether or not the driver reaps them."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     peak, cpu = [0], {}
     done = threading.Event()
 
@@ -155,13 +159,51 @@ def run_stages(workdir: Path, corpus: Path, name: str, workers: int) -> dict:
         shutil.rmtree(directory, ignore_errors=True)
     stages = {}
     commands = {
-        "segment": [*python, "pipelines.segment", "--input", str(corpus / "*.txt"), "--format", "text",
-                    "--output", str(seg), "--num-shards", "16", *beam],
-        "vocab": [*python, "pipelines.vocab", "--input", str(seg), "--output", str(voc), "--vocab-size", "8000",
-                  "--sample-sentences", "200000", "--num-threads", str(workers), *beam],
-        "tfrecords": [*python, "pipelines.tfrecords", "--input", str(seg), "--spm-model", str(voc / "spiece.model"),
-                      "--output", str(tfr), "--dupe-factor", "1", "--max-seq-length", "512", "--num-shards", "16",
-                      *beam],
+        "segment": [
+            *python,
+            "pipelines.segment",
+            "--input",
+            str(corpus / "*.txt"),
+            "--format",
+            "text",
+            "--output",
+            str(seg),
+            "--num-shards",
+            "16",
+            *beam,
+        ],
+        "vocab": [
+            *python,
+            "pipelines.vocab",
+            "--input",
+            str(seg),
+            "--output",
+            str(voc),
+            "--vocab-size",
+            "8000",
+            "--sample-sentences",
+            "200000",
+            "--num-threads",
+            str(workers),
+            *beam,
+        ],
+        "tfrecords": [
+            *python,
+            "pipelines.tfrecords",
+            "--input",
+            str(seg),
+            "--spm-model",
+            str(voc / "spiece.model"),
+            "--output",
+            str(tfr),
+            "--dupe-factor",
+            "1",
+            "--max-seq-length",
+            "512",
+            "--num-shards",
+            "16",
+            *beam,
+        ],
     }
     inputs = {"segment": megabytes(corpus, "*.txt")}
     for stage, command in commands.items():
@@ -218,24 +260,53 @@ def reference_side_by_side(workdir: Path, reference: Path, name: str) -> dict:
     try:
         import tensorflow_hub  # noqa: F401
     except ImportError:
-        (package / "tensorflow_hub.py").write_text('"""Blank stand-in: unused with --spm_model_file."""\n')
+        (package / "tensorflow_hub.py").write_text(
+            '"""Blank stand-in: unused with --spm_model_file."""\n'
+        )
     env = {**os.environ, "PYTHONPATH": str(package), "TF_CPP_MIN_LOG_LEVEL": "2"}
     runs: dict[str, dict] = {"reference": {}, "ours_one_worker": {}}
     for size in (SAMPLE_MB, 3 * SAMPLE_MB):
         sample = segmented_sample(workdir, name, size)
         print(f"scale: reference side by side on {size} MB ...", file=sys.stderr, flush=True)
         runs["reference"][size] = measure(
-            [sys.executable, "-m", "albert.create_pretraining_data", f"--input_file={sample / 'sample.txt'}",
-             f"--output_file={workdir / 'reference.tfrecord'}", f"--spm_model_file={model}", "--vocab_file=unused",
-             "--max_seq_length=512", "--max_predictions_per_seq=20", "--masked_lm_prob=0.15", "--dupe_factor=1",
-             "--do_lower_case=true", "--random_seed=12345"],
-            workdir, env,
+            [
+                sys.executable,
+                "-m",
+                "albert.create_pretraining_data",
+                f"--input_file={sample / 'sample.txt'}",
+                f"--output_file={workdir / 'reference.tfrecord'}",
+                f"--spm_model_file={model}",
+                "--vocab_file=unused",
+                "--max_seq_length=512",
+                "--max_predictions_per_seq=20",
+                "--masked_lm_prob=0.15",
+                "--dupe_factor=1",
+                "--do_lower_case=true",
+                "--random_seed=12345",
+            ],
+            workdir,
+            env,
         )
         output = workdir / "ours-sample"
         shutil.rmtree(output, ignore_errors=True)
         runs["ours_one_worker"][size] = measure(
-            [sys.executable, "-m", "pipelines.tfrecords", "--input", str(sample), "--spm-model", str(model),
-             "--output", str(output), "--dupe-factor", "1", "--max-seq-length", "512", "--num-shards", "4"],
+            [
+                sys.executable,
+                "-m",
+                "pipelines.tfrecords",
+                "--input",
+                str(sample),
+                "--spm-model",
+                str(model),
+                "--output",
+                str(output),
+                "--dupe-factor",
+                "1",
+                "--max-seq-length",
+                "512",
+                "--num-shards",
+                "4",
+            ],
             REPO,
         )
         for tool in runs.values():
@@ -254,17 +325,25 @@ def reference_side_by_side(workdir: Path, reference: Path, name: str) -> dict:
         figures["ours_one_worker"]["mb_per_cpu_s"] / figures["reference"]["mb_per_cpu_s"], 1
     )
     figures["marginal_ratio_per_core"] = round(
-        figures["ours_one_worker"]["marginal_mb_per_cpu_s"] / figures["reference"]["marginal_mb_per_cpu_s"], 1
+        figures["ours_one_worker"]["marginal_mb_per_cpu_s"]
+        / figures["reference"]["marginal_mb_per_cpu_s"],
+        1,
     )
     return figures
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="0.25,1", help="corpus sizes in GB, comma-separated")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--workdir", help="where corpora and outputs go (default: a temporary directory)")
-    parser.add_argument("--reference", type=Path, help="a google-research/albert checkout, for the side by side")
+    parser.add_argument(
+        "--workdir", help="where corpora and outputs go (default: a temporary directory)"
+    )
+    parser.add_argument(
+        "--reference", type=Path, help="a google-research/albert checkout, for the side by side"
+    )
     args = parser.parse_args()
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="bench-scale-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -285,11 +364,15 @@ def main() -> None:
         "sentence_pool": len(pool),
         "sizes": results,
         "rss_ratio": {
-            stage: round(results[large][stage]["peak_rss_mb"] / results[small][stage]["peak_rss_mb"], 2)
+            stage: round(
+                results[large][stage]["peak_rss_mb"] / results[small][stage]["peak_rss_mb"], 2
+            )
             for stage in ("segment", "vocab", "tfrecords")
         },
         "mb_per_cpu_s_ratio": {
-            stage: round(results[large][stage]["mb_per_cpu_s"] / results[small][stage]["mb_per_cpu_s"], 2)
+            stage: round(
+                results[large][stage]["mb_per_cpu_s"] / results[small][stage]["mb_per_cpu_s"], 2
+            )
             for stage in ("segment", "vocab", "tfrecords")
         },
     }

@@ -50,7 +50,9 @@ def stream_case(paths: list[str]) -> dict:
     sentences = 0
     for path in paths:
         with open(path, "rb") as raw:
-            for doc in input_formats.read_documents(path, raw, "auto", fallback_encoding="latin-1", inc=inc):
+            for doc in input_formats.read_documents(
+                path, raw, "auto", fallback_encoding="latin-1", inc=inc
+            ):
                 for paragraph in clean_paragraphs(doc.format, doc.text, "NFKC"):
                     sentences += len(splitter.split(paragraph))
     seconds = time.process_time() - start
@@ -71,7 +73,10 @@ def beam_case(inputs: list[str], workers: int, output: str) -> dict:
     start = time.perf_counter()
     stats = run(SegmentConfig(input=inputs, output=output, fallback_encoding="latin-1"), flags)
     wall = time.perf_counter() - start
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return {
         "wall_s": wall,
         "cpu_s": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime,
@@ -83,14 +88,20 @@ def beam_case(inputs: list[str], workers: int, output: str) -> dict:
 def subprocess_case(mode: str, arguments: dict) -> dict:
     """Run `mode` ('--beam' or '--stream') in a fresh Python process; its JSON result."""
     result = subprocess.run(
-        [sys.executable, __file__, mode, json.dumps(arguments)], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, __file__, mode, json.dumps(arguments)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def run_case(inputs: list[str], workers: int) -> dict:
     with tempfile.TemporaryDirectory() as temp:
-        case = subprocess_case("--beam", {"inputs": inputs, "workers": workers, "output": temp + "/out"})
+        case = subprocess_case(
+            "--beam", {"inputs": inputs, "workers": workers, "output": temp + "/out"}
+        )
     stats = case.pop("stats")
     megabytes = stats["characters_in"] / 1e6
     return {
@@ -113,8 +124,13 @@ def repeated_dump(path: Path, copies: int) -> None:
     with bz2.open(path, "wt", encoding="utf-8") as out:
         out.write(head)
         for copy in range(copies):
-            out.write(re.sub(r"(<page>\s*<title>[^<]*</title>\s*<ns>\d+</ns>\s*<id>)(\d+)",
-                             lambda m, c=copy: f"{m.group(1)}{c}{m.group(2)}", body))
+            out.write(
+                re.sub(
+                    r"(<page>\s*<title>[^<]*</title>\s*<ns>\d+</ns>\s*<id>)(\d+)",
+                    lambda m, c=copy: f"{m.group(1)}{c}{m.group(2)}",
+                    body,
+                )
+            )
             out.write("</page>")
         out.write(tail)
 
@@ -144,31 +160,54 @@ def wikiextractor_comparison() -> dict | None:
     with tempfile.TemporaryDirectory() as temp:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(
-            [sys.executable, "-m", "wikiextractor.WikiExtractor", str(WIKI), "-o", temp, "--processes", "1", "-q"],
-            check=True, capture_output=True,
+            [
+                sys.executable,
+                "-m",
+                "wikiextractor.WikiExtractor",
+                str(WIKI),
+                "-o",
+                temp,
+                "--processes",
+                "1",
+                "-q",
+            ],
+            check=True,
+            capture_output=True,
         )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         theirs = {}
         for path in sorted(Path(temp).rglob("wiki_*")):
-            for match in re.finditer(r'<doc id="\d+"[^>]*title="([^"]*)">\n(.*?)</doc>', path.read_text(), re.DOTALL):
-                theirs[match.group(1)] = [line for line in match.group(2).split("\n") if line.strip()][1:]
+            for match in re.finditer(
+                r'<doc id="\d+"[^>]*title="([^"]*)">\n(.*?)</doc>', path.read_text(), re.DOTALL
+            ):
+                theirs[match.group(1)] = [
+                    line for line in match.group(2).split("\n") if line.strip()
+                ][1:]
     ours = {}
     with bz2.open(WIKI) as stream:
         for page in wikipedia.iter_pages(stream):
             if page.page_id and page.title in theirs:
-                ours[page.title] = [normalize_text(p) for p in wikipedia.wikitext_to_paragraphs(page.text)]
+                ours[page.title] = [
+                    normalize_text(p) for p in wikipedia.wikitext_to_paragraphs(page.text)
+                ]
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
     def residues(docs: dict) -> dict:
         patterns = {name: re.compile(rx, re.MULTILINE) for name, rx in RESIDUES.items()}
-        return {name: sum(len(rx.findall(line)) for lines in docs.values() for line in lines)
-                for name, rx in patterns.items()}
+        return {
+            name: sum(len(rx.findall(line)) for lines in docs.values() for line in lines)
+            for name, rx in patterns.items()
+        }
 
     return {
         "documents": {"wikiextractor": len(theirs), "ours": len(ours)},
-        "characters": {name: sum(len(line) for lines in docs.values() for line in lines)
-                       for name, docs in (("wikiextractor", theirs), ("ours", ours))},
-        "wikiextractor_mb_per_cpu_s": round(sum(len(p.text) for p in wikipedia.iter_pages(bz2.open(WIKI))) / 1e6 / cpu, 3),
+        "characters": {
+            name: sum(len(line) for lines in docs.values() for line in lines)
+            for name, docs in (("wikiextractor", theirs), ("ours", ours))
+        },
+        "wikiextractor_mb_per_cpu_s": round(
+            sum(len(p.text) for p in wikipedia.iter_pages(bz2.open(WIKI))) / 1e6 / cpu, 3
+        ),
         "residues": {"wikiextractor": residues(theirs), "ours": residues(ours)},
     }
 

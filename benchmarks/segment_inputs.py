@@ -30,8 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 BOOKS = ROOT.parent / "shared" / "data" / "books"
-PROSE = ("austen-emma", "austen-persuasion", "austen-sense", "chesterton-ball", "chesterton-brown",
-         "chesterton-thursday", "melville-moby_dick")
+PROSE = (
+    "austen-emma",
+    "austen-persuasion",
+    "austen-sense",
+    "chesterton-ball",
+    "chesterton-brown",
+    "chesterton-thursday",
+    "melville-moby_dick",
+)
 LONG_LINE_CHARS = 50_000_000
 
 
@@ -71,21 +78,42 @@ def run_segment(code: Path, source: Path, output: Path, *flags: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(code))
     start = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipelines.segment", "--input", str(source), "--output", str(output), *flags],
-        cwd=code, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pipelines.segment",
+            "--input",
+            str(source),
+            "--output",
+            str(output),
+            *flags,
+        ],
+        cwd=code,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     log = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
     if status != 0:
         raise RuntimeError(f"segment failed in {code}: {log[-2000:]}")
     stats = json.loads((output / "stats.json").read_text())
-    return {"wall_s": round(time.perf_counter() - start, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024),
-            "stats": stats, "log": [line for line in log.splitlines() if "read as" in line]}
+    return {
+        "wall_s": round(time.perf_counter() - start, 1),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024),
+        "stats": stats,
+        "log": [line for line in log.splitlines() if "read as" in line],
+    }
 
 
 def sentence_lengths(output: Path) -> list[int]:
-    return [len(line) for shard in sorted(output.glob("part-*.txt"))
-            for line in shard.read_text(encoding="utf-8").splitlines() if line]
+    return [
+        len(line)
+        for shard in sorted(output.glob("part-*.txt"))
+        for line in shard.read_text(encoding="utf-8").splitlines()
+        if line
+    ]
 
 
 def measure(code: Path, inputs: dict[str, Path], temp: Path) -> dict:
@@ -93,14 +121,20 @@ def measure(code: Path, inputs: dict[str, Path], temp: Path) -> dict:
     for name in ("long_line", "ordinary_lines"):
         run = run_segment(code, inputs[name], temp / f"{name}-out", "--format", "text")
         stats = run["stats"]
-        result[name] = {"peak_rss_mb": run["peak_rss_mb"], "wall_s": run["wall_s"],
-                        "documents_out": stats["documents_out"], "lines_cut": stats.get("lines_cut"),
-                        "documents_cut": stats.get("documents_cut")}
+        result[name] = {
+            "peak_rss_mb": run["peak_rss_mb"],
+            "wall_s": run["wall_s"],
+            "documents_out": stats["documents_out"],
+            "lines_cut": stats.get("lines_cut"),
+            "documents_cut": stats.get("documents_cut"),
+        }
     run = run_segment(code, inputs["domain"], temp / "domain-out")
     stats, lengths = run["stats"], sentence_lengths(temp / "domain-out")
     result["domain"] = {
-        "formats": stats["formats"], "documents_out": stats["documents_out"],
-        "sentences_out": stats["sentences_out"], "median_sentence_chars": statistics.median(lengths),
+        "formats": stats["formats"],
+        "documents_out": stats["documents_out"],
+        "sentences_out": stats["sentences_out"],
+        "median_sentence_chars": statistics.median(lengths),
         "sentences_cut_pct": round(100 * stats["sentences_cut"] / stats["sentences_out"], 2),
         "format_log": run["log"],
     }
@@ -109,12 +143,17 @@ def measure(code: Path, inputs: dict[str, Path], temp: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline", type=Path, help="another checkout of the project to compare with")
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout of the project to compare with"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         temp = Path(folder)
         inputs = build_inputs(temp)
-        result = {"cpu": cpu_model(), "input_mb": {k: round(p.stat().st_size / 1e6, 2) for k, p in inputs.items()}}
+        result = {
+            "cpu": cpu_model(),
+            "input_mb": {k: round(p.stat().st_size / 1e6, 2) for k, p in inputs.items()},
+        }
         for label, code in (("this", ROOT), ("baseline", args.baseline)):
             if code is not None:
                 (temp / label).mkdir()

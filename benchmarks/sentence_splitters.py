@@ -30,7 +30,9 @@ ABBREVIATION_END = re.compile(
 
 
 def paragraphs(limit: int) -> list[str]:
-    wiki = DATA / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+    wiki = (
+        DATA / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+    )
     found: list[str] = []
     with bz2.open(wiki) as stream:
         for page in wikipedia.iter_pages(stream):
@@ -90,7 +92,9 @@ def main() -> None:
             "sentences_per_cpu_s": round(len(flat) / cpu_seconds),
             "mb_per_cpu_s": round(characters / cpu_seconds / 1e6, 3),
             "mb_per_wall_s": round(characters / seconds / 1e6, 3),
-            "ends_in_abbreviation": sum(bool(ABBREVIATION_END.search(s)) for p in sentences for s in p[:-1]),
+            "ends_in_abbreviation": sum(
+                bool(ABBREVIATION_END.search(s)) for p in sentences for s in p[:-1]
+            ),
             "starts_lower_case": sum(s[0].islower() for p in sentences for s in p[1:]),
         }
     for name, figures in results.items():

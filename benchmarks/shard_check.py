@@ -21,11 +21,23 @@ from machine import cpu_model
 from albert.pretraining_example import encode_example
 from model import pretrain_data
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "reference" / "ref_seq128.tfrecord"
+REFERENCE = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "data"
+    / "reference"
+    / "ref_seq128.tfrecord"
+)
 
 
-def generate(directory: Path, megabytes: int, shards: int = 8, seq: int = 512, preds: int = 20,
-             vocab: int = 30000) -> list[str]:
+def generate(
+    directory: Path,
+    megabytes: int,
+    shards: int = 8,
+    seq: int = 512,
+    preds: int = 20,
+    vocab: int = 30000,
+) -> list[str]:
     """Random full-length instances in the pipeline's own format until about `megabytes` are written."""
     rng = np.random.default_rng(0)
     files = [str(directory / f"train-{i:05d}-of-{shards:05d}.tfrecord") for i in range(shards)]
@@ -36,7 +48,9 @@ def generate(directory: Path, megabytes: int, shards: int = 8, seq: int = 512, p
     while written < megabytes << 20:
         ids = rng.integers(5, vocab, seq)
         positions = np.sort(rng.choice(np.arange(1, seq - 1), preds, replace=False))
-        record = encode_example(ids, segments, boundary, positions, ids[positions], int(index % 2), seq, preds)
+        record = encode_example(
+            ids, segments, boundary, positions, ids[positions], int(index % 2), seq, preds
+        )
         writers[index % shards].write(record)
         written += len(record) + 16
         index += 1
@@ -48,7 +62,9 @@ def generate(directory: Path, megabytes: int, shards: int = 8, seq: int = 512, p
 def tfdata_epoch_seconds(files: list[str], seq: int, preds: int) -> float:
     """One pass of tf.data over `files` parsing every feature (model.pretrain_data.parse_fn)."""
     parse = pretrain_data.parse_fn(seq, preds)
-    dataset = tf.data.TFRecordDataset(files).map(parse, num_parallel_calls=tf.data.AUTOTUNE).batch(256)
+    dataset = (
+        tf.data.TFRecordDataset(files).map(parse, num_parallel_calls=tf.data.AUTOTUNE).batch(256)
+    )
     start = time.perf_counter()
     for _ in dataset:
         pass
@@ -61,9 +77,15 @@ def measure(files: list[str], vocab: int, seq: int, preds: int) -> dict:
     counts = pretrain_data.check_shards(files, vocab)
     scan = time.perf_counter() - start
     epoch = tfdata_epoch_seconds(files, seq, preds)
-    return {"files": len(files), "records": sum(counts.values()), "megabytes": round(size / 2**20, 1),
-            "check_seconds": round(scan, 2), "check_MB_per_s": round(size / 2**20 / scan, 1),
-            "tfdata_parse_epoch_seconds": round(epoch, 2), "check_over_tfdata_parse": round(scan / epoch, 2)}
+    return {
+        "files": len(files),
+        "records": sum(counts.values()),
+        "megabytes": round(size / 2**20, 1),
+        "check_seconds": round(scan, 2),
+        "check_MB_per_s": round(size / 2**20 / scan, 1),
+        "tfdata_parse_epoch_seconds": round(epoch, 2),
+        "check_over_tfdata_parse": round(scan / epoch, 2),
+    }
 
 
 def main() -> None:

@@ -158,11 +158,20 @@ def measure_workers(command: list[str]) -> dict:
         time.sleep(0.2)
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed")
-    workers = sorted((cpu for name, line, cpu in seen.values() if name.startswith("python") and "sdk_worker_main" in line),
-                     reverse=True)
-    return {"wall_s": round(time.perf_counter() - start, 1), "tree_cpu_s": round(sum(c for *_, c in seen.values()), 1),
-            "worker_cpu_s": [round(c, 1) for c in workers],
-            "busiest_worker_share": round(workers[0] / sum(workers), 3) if workers else None}
+    workers = sorted(
+        (
+            cpu
+            for name, line, cpu in seen.values()
+            if name.startswith("python") and "sdk_worker_main" in line
+        ),
+        reverse=True,
+    )
+    return {
+        "wall_s": round(time.perf_counter() - start, 1),
+        "tree_cpu_s": round(sum(c for *_, c in seen.values()), 1),
+        "worker_cpu_s": [round(c, 1) for c in workers],
+        "busiest_worker_share": round(workers[0] / sum(workers), 3) if workers else None,
+    }
 
 
 def files_digest(directory: Path) -> str:
@@ -179,25 +188,57 @@ def spread_check(workdir: Path, corpus: Path, model: Path) -> dict:
         one_file.mkdir()
         with open(one_file / "corpus.txt", "wb") as out:
             out.writelines(path.read_bytes() for path in sorted(corpus.glob("*.txt")))
-    flags = ["--spm-model", str(model), "--dupe-factor", "1", "--max-seq-length", "512", "--num-shards", "16"]
+    flags = [
+        "--spm-model",
+        str(model),
+        "--dupe-factor",
+        "1",
+        "--max-seq-length",
+        "512",
+        "--num-shards",
+        "16",
+    ]
     two_workers = ["--direct_num_workers", "2", "--direct_running_mode", "multi_processing"]
     figures: dict = {}
     for layout, path in (("one_file", one_file), ("four_files", corpus)):
         output = workdir / f"spread-{layout}"
         shutil.rmtree(output, ignore_errors=True)
-        command = [sys.executable, "-m", "pipelines.tfrecords", "--input", str(path), "--output", str(output)]
+        command = [
+            sys.executable,
+            "-m",
+            "pipelines.tfrecords",
+            "--input",
+            str(path),
+            "--output",
+            str(output),
+        ]
         figures[layout] = measure_workers(command + flags + two_workers)
         figures[layout]["input_files"] = len(list(path.glob("*.txt")))
         figures[layout]["digest"] = files_digest(output)
     reference = workdir / "spread-one-worker"
     shutil.rmtree(reference, ignore_errors=True)
-    measure([sys.executable, "-m", "pipelines.tfrecords", "--input", str(one_file), "--output", str(reference),
-             *flags])
+    measure(
+        [
+            sys.executable,
+            "-m",
+            "pipelines.tfrecords",
+            "--input",
+            str(one_file),
+            "--output",
+            str(reference),
+            *flags,
+        ]
+    )
     figures["four_files"].pop("digest")
     same = figures["one_file"].pop("digest") == files_digest(reference)
-    return {"benchmark": "tfrecords-spread", "cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 1),
-            "corpus_mb": round((one_file / "corpus.txt").stat().st_size / 1e6, 2), **figures,
-            "one_file_byte_identical_to_one_worker": same}
+    return {
+        "benchmark": "tfrecords-spread",
+        "cpus": os.cpu_count(),
+        "load_1min": round(os.getloadavg()[0], 1),
+        "corpus_mb": round((one_file / "corpus.txt").stat().st_size / 1e6, 2),
+        **figures,
+        "one_file_byte_identical_to_one_worker": same,
+    }
 
 
 def core_throughput(corpus: Path, model: Path) -> tuple[float, float]:
@@ -226,8 +267,11 @@ def main() -> None:
     parser.add_argument(
         "--workdir", help="where to cache the corpus and vocabulary (default: a temp dir)"
     )
-    parser.add_argument("--spread", action="store_true",
-                        help="2 workers on the corpus as one file and as 4: is the work spread? (see above)")
+    parser.add_argument(
+        "--spread",
+        action="store_true",
+        help="2 workers on the corpus as one file and as 4: is the work spread? (see above)",
+    )
     parser.add_argument("--core", nargs=2, metavar=("CORPUS", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.core:  # child process: the per-document work alone, for its CPU time and peak RSS

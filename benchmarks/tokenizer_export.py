@@ -38,7 +38,10 @@ SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", ROOT.parent / "shared" / "dat
 
 def tie(ours: AlbertTokenizer, ids: list[int], other: list[int]) -> bool:
     same_text = "".join(map(ours.id_to_piece, ids)) == "".join(map(ours.id_to_piece, other))
-    return same_text and abs(sum(map(ours.sp.get_score, ids)) - sum(map(ours.sp.get_score, other))) < 1e-4
+    return (
+        same_text
+        and abs(sum(map(ours.sp.get_score, ids)) - sum(map(ours.sp.get_score, other))) < 1e-4
+    )
 
 
 def compare(ours: AlbertTokenizer, lines: list[tuple[str, str]], work: Path) -> dict:
@@ -50,11 +53,14 @@ def compare(ours: AlbertTokenizer, lines: list[tuple[str, str]], work: Path) -> 
     shutil.copy(ours.model_file, bare / "spiece.model")
     candidates = {
         "hf_export": transformers.AutoTokenizer.from_pretrained(str(work / "hf"))(
-            texts, add_special_tokens=False)["input_ids"],
+            texts, add_special_tokens=False
+        )["input_ids"],
         "transformers_albert_tokenizer": transformers.AlbertTokenizer.from_pretrained(str(bare))(
-            texts, add_special_tokens=False)["input_ids"],
+            texts, add_special_tokens=False
+        )["input_ids"],
         "sentencepiece_with_preprocessing": spm.SentencePieceProcessor(
-            model_proto=sentencepiece_with_preprocessing(ours)).encode(texts),
+            model_proto=sentencepiece_with_preprocessing(ours)
+        ).encode(texts),
     }
     result = {}
     for name, ids in candidates.items():
@@ -66,8 +72,13 @@ def compare(ours: AlbertTokenizer, lines: list[tuple[str, str]], work: Path) -> 
             counts[1] += 1
             ties += got != want and tie(ours, want, got)
         equal = sum(c[0] for c in by_source.values())
-        result[name] = {"equal": equal, "lines": len(lines), "rate": round(equal / len(lines), 6),
-                        "equal_score_ties": ties, "by_source": by_source}
+        result[name] = {
+            "equal": equal,
+            "lines": len(lines),
+            "rate": round(equal / len(lines), 6),
+            "equal_score_ties": ties,
+            "by_source": by_source,
+        }
     return result
 
 
@@ -86,10 +97,18 @@ def main() -> None:
             for source, text in squad_lines(SHARED):
                 if source == "squad_context":
                     handle.write(text.strip() + "\n\n")
-        vocab.run(vocab.VocabConfig(input=str(work / "corpus"), output=str(work / "vocab"),
-                                    vocab_size=args.vocab_size, num_threads=1))
-        for name, model_file in (("reference_sp16k", str(SHARED / "reference" / "sp16k.model")),
-                                 (f"trained_{args.vocab_size}", str(work / "vocab" / "spiece.model"))):
+        vocab.run(
+            vocab.VocabConfig(
+                input=str(work / "corpus"),
+                output=str(work / "vocab"),
+                vocab_size=args.vocab_size,
+                num_threads=1,
+            )
+        )
+        for name, model_file in (
+            ("reference_sp16k", str(SHARED / "reference" / "sp16k.model")),
+            (f"trained_{args.vocab_size}", str(work / "vocab" / "spiece.model")),
+        ):
             (work / name).mkdir()
             report[name] = compare(AlbertTokenizer(model_file), lines, work / name)
     print(json.dumps(report))

@@ -38,18 +38,35 @@ def segment_shared_corpus(output: Path) -> float:
     from pipelines import segment
 
     start = time.perf_counter()
-    segment.run(segment.SegmentConfig(
-        input=[str(SHARED / "books" / "*.txt"),
-               str(SHARED / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")],
-        output=str(output),
-        fallback_encoding="latin-1",
-    ))
+    segment.run(
+        segment.SegmentConfig(
+            input=[
+                str(SHARED / "books" / "*.txt"),
+                str(
+                    SHARED
+                    / "wikipedia"
+                    / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+                ),
+            ],
+            output=str(output),
+            fallback_encoding="latin-1",
+        )
+    )
     return time.perf_counter() - start
 
 
 def run_job(corpus: Path, output: Path, *flags: str) -> dict:
     """Run the job in a fresh process; its stats plus process wall time, CPU time and peak RSS."""
-    command = [sys.executable, "-m", "pipelines.vocab", "--input", str(corpus), "--output", str(output), *flags]
+    command = [
+        sys.executable,
+        "-m",
+        "pipelines.vocab",
+        "--input",
+        str(corpus),
+        "--output",
+        str(output),
+        *flags,
+    ]
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
     stdout = process.stdout.read()
@@ -76,23 +93,42 @@ def job_sample(corpus: Path, config: vocab.VocabConfig) -> list[str]:
     for path in fileio.expand(vocab.input_pattern(str(corpus))):
         with open(path, "rb") as handle:
             for line in handle:
-                keyed.extend(vocab.prepare_sentence(
-                    line.rstrip(b"\n"), config.seed, config.do_lower_case, config.keep_accents,
-                    config.max_sentence_bytes, lambda name, n: None,
-                ))
+                keyed.extend(
+                    vocab.prepare_sentence(
+                        line.rstrip(b"\n"),
+                        config.seed,
+                        config.do_lower_case,
+                        config.keep_accents,
+                        config.max_sentence_bytes,
+                        lambda name, n: None,
+                    )
+                )
     bounds = sampling.sample_bounds(len(keyed), config.sample_sentences, config.heldout_sentences)
     train = [(key, s) for key, s in keyed if sampling.sample_role(key, bounds) == "train"]
     return [s for _, s in sampling.keep_smallest_keys(train, config.sample_sentences)]
 
 
-def direct_training(sample_file: Path, vocab_size: int, threads: int, prefix: Path) -> tuple[float, float]:
+def direct_training(
+    sample_file: Path, vocab_size: int, threads: int, prefix: Path
+) -> tuple[float, float]:
     """Wall and CPU seconds of SentencePiece's trainer on the sample file, with the job's options."""
     start, cpu_start = time.perf_counter(), time.process_time()
     spm.SentencePieceTrainer.train(
-        input=str(sample_file), model_prefix=str(prefix), model_type="unigram", vocab_size=vocab_size,
-        pad_id=0, unk_id=1, bos_id=-1, eos_id=-1, control_symbols=vocab.CONTROL_SYMBOLS,
-        user_defined_symbols=vocab.USER_DEFINED_SYMBOLS, character_coverage=0.99995,
-        input_sentence_size=0, shuffle_input_sentence=False, num_threads=threads, minloglevel=2,
+        input=str(sample_file),
+        model_prefix=str(prefix),
+        model_type="unigram",
+        vocab_size=vocab_size,
+        pad_id=0,
+        unk_id=1,
+        bos_id=-1,
+        eos_id=-1,
+        control_symbols=vocab.CONTROL_SYMBOLS,
+        user_defined_symbols=vocab.USER_DEFINED_SYMBOLS,
+        character_coverage=0.99995,
+        input_sentence_size=0,
+        shuffle_input_sentence=False,
+        num_threads=threads,
+        minloglevel=2,
     )
     return time.perf_counter() - start, time.process_time() - cpu_start
 
@@ -107,10 +143,18 @@ def same_pieces(model_a: Path, model_b: Path) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", help="a segmented corpus directory (default: segment the shared data)")
-    parser.add_argument("--threads", type=int, default=os.cpu_count(), help="SentencePiece trainer threads")
-    parser.add_argument("--scale-sample", type=int, default=20_000, help="sample size of the 1x/4x runs")
-    parser.add_argument("--repeats", type=int, default=2, help="runs of job and direct trainer per size")
+    parser.add_argument(
+        "--corpus", help="a segmented corpus directory (default: segment the shared data)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=os.cpu_count(), help="SentencePiece trainer threads"
+    )
+    parser.add_argument(
+        "--scale-sample", type=int, default=20_000, help="sample size of the 1x/4x runs"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=2, help="runs of job and direct trainer per size"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="vocab-bench-"))
     result: dict = {"benchmark": "vocab", "threads": args.threads, "cpus": os.cpu_count()}
@@ -126,10 +170,14 @@ def main() -> None:
     for size in (8000, 30000):
         config = vocab.VocabConfig(input=str(corpus), output="unused", vocab_size=size)
         sample_file = work / f"sample{size}.txt"
-        sample_file.write_text("".join(s + "\n" for s in job_sample(corpus, config)), encoding="utf-8")
+        sample_file.write_text(
+            "".join(s + "\n" for s in job_sample(corpus, config)), encoding="utf-8"
+        )
         jobs, directs = [], []
         for repeat in range(args.repeats):
-            jobs.append(run_job(corpus, work / f"vocab{size}-{repeat}", "--vocab-size", str(size), *threads))
+            jobs.append(
+                run_job(corpus, work / f"vocab{size}-{repeat}", "--vocab-size", str(size), *threads)
+            )
             directs.append(direct_training(sample_file, size, args.threads, work / f"direct{size}"))
         stats = jobs[0]
         job_wall = min(job["wall_seconds"] for job in jobs)
@@ -144,8 +192,9 @@ def main() -> None:
             "job_cpu_seconds": round(job_cpu, 2),
             "direct_cpu_seconds": round(direct_cpu, 2),
             "overhead_cpu_pct": round(100 * (job_cpu - direct_cpu) / job_cpu, 1),
-            "same_pieces_as_direct": same_pieces(work / f"vocab{size}-0" / "spiece.model",
-                                                 work / f"direct{size}.model"),
+            "same_pieces_as_direct": same_pieces(
+                work / f"vocab{size}-0" / "spiece.model", work / f"direct{size}.model"
+            ),
             "same_model_every_run": len({job["model_sha256"] for job in jobs}) == 1,
             "peak_rss_mb": max(job["peak_rss_mb"] for job in jobs),
             "corpus_sentences": stats["corpus_sentences"],
@@ -161,8 +210,15 @@ def main() -> None:
         for shard in sorted(corpus.glob("*.txt")):
             (scaled / f"copy{copy}-{shard.name}").symlink_to(shard.resolve())
     for name, directory in (("1x", corpus), ("4x", scaled)):
-        stats = run_job(directory, work / f"scale{name}", "--vocab-size", "8000",
-                        "--sample-sentences", str(args.scale_sample), *threads)
+        stats = run_job(
+            directory,
+            work / f"scale{name}",
+            "--vocab-size",
+            "8000",
+            "--sample-sentences",
+            str(args.scale_sample),
+            *threads,
+        )
         result[f"scale_{name}"] = {
             "corpus_sentences": stats["corpus_sentences"],
             "sample_sentences": stats["sample_sentences"],

@@ -43,15 +43,23 @@ EVAL_SETS = {"sop": "tfrecords-sop", "nsp": "tfrecords-nsp"}
 class AblationConfig(PretrainPipelineConfig):
     """The ablation grid over a shared corpus, vocabulary and pretraining budget."""
 
-    run_dir: str = Field("runs/ablation", description="run directory; one subdirectory per stage and cell")
+    run_dir: str = Field(
+        "runs/ablation", description="run directory; one subdirectory per stage and cell"
+    )
     objective: Annotated[list[Literal["sop", "nsp"]], CommaList] = Field(
-        default_factory=lambda: ["sop", "nsp"], min_length=1,
-        description="pretraining objectives (comma-separated; the first is the baseline)")
+        default_factory=lambda: ["sop", "nsp"],
+        min_length=1,
+        description="pretraining objectives (comma-separated; the first is the baseline)",
+    )
     sharing: Annotated[list[Literal["all", "attention", "ffn", "none"]], CommaList] = Field(
-        default_factory=lambda: ["all"], min_length=1,
-        description="cross-layer sharing modes (comma-separated; the first is the baseline)")
+        default_factory=lambda: ["all"],
+        min_length=1,
+        description="cross-layer sharing modes (comma-separated; the first is the baseline)",
+    )
     embedding_size: Annotated[list[int], CommaList] = Field(
-        default_factory=list, description="embedding sizes E (comma-separated; default: the preset's)")
+        default_factory=list,
+        description="embedding sizes E (comma-separated; default: the preset's)",
+    )
     seeds: int = Field(1, gt=0, description="seeds per cell: --seed, --seed + 1, ...")
     parallel: int = Field(1, gt=0, description="cells trained at once, each in its own process")
 
@@ -98,7 +106,9 @@ def grid(config: AblationConfig) -> list[Cell]:
     variants += [(objective, base[1], base[2]) for objective in config.objective[1:]]
     variants += [(base[0], sharing, base[2]) for sharing in config.sharing[1:]]
     variants += [(base[0], base[1], size) for size in sizes[1:]]
-    return [Cell(*variant, seed=config.seed + i) for variant in variants for i in range(config.seeds)]
+    return [
+        Cell(*variant, seed=config.seed + i) for variant in variants for i in range(config.seeds)
+    ]
 
 
 def cell_dir(config: AblationConfig, cell: Cell) -> str:
@@ -110,8 +120,11 @@ def data_configs(config: AblationConfig) -> dict[str, StageConfig]:
     base = stage_configs(config)
     configs = {"segment": base["segment"], "vocab": base["vocab"]}
     for objective in OBJECTIVES:
-        values = {**base["tfrecords"].model_dump(), "objective": objective,
-                  "output": config.stage_dir(EVAL_SETS[objective])}
+        values = {
+            **base["tfrecords"].model_dump(),
+            "objective": objective,
+            "output": config.stage_dir(EVAL_SETS[objective]),
+        }
         configs[EVAL_SETS[objective]] = build_config(type(base["tfrecords"]), values)
     return configs
 
@@ -120,25 +133,43 @@ def cell_configs(config: AblationConfig, cell: Cell) -> dict[str, StageConfig]:
     """The cell's pretraining config and its held-out evaluations on the SOP and NSP data."""
     spm_model = join(config.stage_dir("vocab"), "spiece.model")
     output = join(cell_dir(config, cell), "pretrain")
-    configs = {"pretrain": config.pretrain_config(
-        spm_model, data=config.stage_dir(EVAL_SETS[cell.objective]), output=output, seed=cell.seed,
-        architecture=cell.architecture())}
+    configs = {
+        "pretrain": config.pretrain_config(
+            spm_model,
+            data=config.stage_dir(EVAL_SETS[cell.objective]),
+            output=output,
+            seed=cell.seed,
+            architecture=cell.architecture(),
+        )
+    }
     model = join(output, "export", "model.keras")
     for objective, data in EVAL_SETS.items():
-        configs[f"heldout-{objective}"] = build_config(tasks.HeldOutEvalConfig, {
-            "model": model, "data": config.stage_dir(data), "output": join(cell_dir(config, cell), f"heldout-{objective}"),
-            "batch_size": config.batch_size, "max_batches": config.eval_batches})
+        configs[f"heldout-{objective}"] = build_config(
+            tasks.HeldOutEvalConfig,
+            {
+                "model": model,
+                "data": config.stage_dir(data),
+                "output": join(cell_dir(config, cell), f"heldout-{objective}"),
+                "batch_size": config.batch_size,
+                "max_batches": config.eval_batches,
+            },
+        )
     return configs
 
 
-def train_cells(cells: list[Cell], configs: dict[str, dict[str, StageConfig]], result_storage: Any) -> dict[str, tasks.StageOutcome]:
+def train_cells(
+    cells: list[Cell], configs: dict[str, dict[str, StageConfig]], result_storage: Any
+) -> dict[str, tasks.StageOutcome]:
     """Submit every cell's pretraining task (run by the flow's task runner), then wait for all."""
     submitted = {}
     for cell in cells:
         pretrain = configs[cell.name]["pretrain"]
         refresh = not exists(join(pretrain.output, "export", "model.keras"))
         task = tasks.pretrain.with_options(
-            task_run_name=f"pretrain-{cell.name}", result_storage=result_storage, refresh_cache=refresh or None)
+            task_run_name=f"pretrain-{cell.name}",
+            result_storage=result_storage,
+            refresh_cache=refresh or None,
+        )
         print(f"==> pretrain {cell.name}", flush=True)
         submitted[cell.name] = (task.submit(pretrain), time.monotonic())
     outcomes = {}
@@ -146,7 +177,9 @@ def train_cells(cells: list[Cell], configs: dict[str, dict[str, StageConfig]], r
         future.wait()
         state = future.state
         result = state.result()  # raises the cell's error: a failed cell fails the flow
-        outcomes[name] = tasks.StageOutcome("pretrain", dict(result or {}), state.name == "Cached", time.monotonic() - start)
+        outcomes[name] = tasks.StageOutcome(
+            "pretrain", dict(result or {}), state.name == "Cached", time.monotonic() - start
+        )
         print(f"<== pretrain {name}: {'cached' if outcomes[name].cached else 'done'}", flush=True)
     return outcomes
 
@@ -159,9 +192,14 @@ def ablation(config: AblationConfig, beam_args: list[str] | None = None) -> dict
     storage = config.result_storage()
     beam = {"beam_args": list(beam_args or [])}
     data = data_configs(config)
-    data_plan = [(tasks.segment, "segment", "stats.json", beam), (tasks.vocab, "vocab", "spiece.model", beam)]
-    data_plan += [(tasks.tfrecords.with_options(task_run_name=name), name, "metadata.json", beam)
-                  for name in EVAL_SETS.values()]
+    data_plan = [
+        (tasks.segment, "segment", "stats.json", beam),
+        (tasks.vocab, "vocab", "spiece.model", beam),
+    ]
+    data_plan += [
+        (tasks.tfrecords.with_options(task_run_name=name), name, "metadata.json", beam)
+        for name in EVAL_SETS.values()
+    ]
     outcomes = run_plan(data_plan, data, storage)
 
     cells = grid(config)
@@ -171,16 +209,35 @@ def ablation(config: AblationConfig, beam_args: list[str] | None = None) -> dict
     records = []
     for cell in cells:
         evaluations = run_plan(
-            [(tasks.heldout.with_options(task_run_name=f"{name}-{cell.name}"), name, "metrics.json", {})
-             for name in ("heldout-sop", "heldout-nsp")], configs[cell.name], storage)
-        records.append(cell_record(cell, configs[cell.name]["pretrain"], vocab_size, trained[cell.name], evaluations))
+            [
+                (
+                    tasks.heldout.with_options(task_run_name=f"{name}-{cell.name}"),
+                    name,
+                    "metrics.json",
+                    {},
+                )
+                for name in ("heldout-sop", "heldout-nsp")
+            ],
+            configs[cell.name],
+            storage,
+        )
+        records.append(
+            cell_record(
+                cell, configs[cell.name]["pretrain"], vocab_size, trained[cell.name], evaluations
+            )
+        )
     report = write_ablation_report(config, records)
     return {
         "run_dir": config.run_dir,
         "report": str(report["markdown"]) if report else None,
         "cells": records,
-        "stages": {**stage_summary(outcomes), **{f"pretrain-{k}": {"cached": o.cached, "seconds": round(o.seconds, 2)}
-                                                 for k, o in trained.items()}},
+        "stages": {
+            **stage_summary(outcomes),
+            **{
+                f"pretrain-{k}": {"cached": o.cached, "seconds": round(o.seconds, 2)}
+                for k, o in trained.items()
+            },
+        },
     }
 
 
@@ -191,9 +248,13 @@ def run(config: AblationConfig, beam_args: Sequence[str] | None = None) -> dict[
         cell_configs(config, cell)  # bad values fail here, before Prefect starts
     flow_run = ablation
     if config.parallel > 1:
-        flow_run = ablation.with_options(task_runner=ProcessPoolTaskRunner(max_workers=config.parallel))
+        flow_run = ablation.with_options(
+            task_runner=ProcessPoolTaskRunner(max_workers=config.parallel)
+        )
     summary = flow_run(config, list(beam_args or []))
-    print(f"run directory: {Path(config.run_dir).resolve() if '://' not in config.run_dir else config.run_dir}")
+    print(
+        f"run directory: {Path(config.run_dir).resolve() if '://' not in config.run_dir else config.run_dir}"
+    )
     print(f"ablation tables: {summary['report']}")
     return summary
 

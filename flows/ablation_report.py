@@ -17,36 +17,63 @@ from typing import Any
 from flows.report import markdown_table
 
 METRICS = ("masked_lm_accuracy", "sop_accuracy", "nsp_accuracy")
-METRIC_LABELS = {"masked_lm_accuracy": "masked-LM acc", "sop_accuracy": "SOP acc", "nsp_accuracy": "NSP acc"}
+METRIC_LABELS = {
+    "masked_lm_accuracy": "masked-LM acc",
+    "sop_accuracy": "SOP acc",
+    "nsp_accuracy": "NSP acc",
+}
 AXES = {
     "objective": "Pretraining objective (paper Table 5)",
     "sharing": "Cross-layer sharing (paper Table 4)",
     "embedding_size": "Embedding size E (paper Table 3)",
 }
-CSV_COLUMNS = ("cell", "variant", "objective", "sharing", "embedding_size", "seed", "parameters", "steps",
-               *METRICS, "masked_lm_loss", "cached")
+CSV_COLUMNS = (
+    "cell",
+    "variant",
+    "objective",
+    "sharing",
+    "embedding_size",
+    "seed",
+    "parameters",
+    "steps",
+    *METRICS,
+    "masked_lm_loss",
+    "cached",
+)
 PAPER = {
     "objective": "paper (ALBERT-base, 125k steps of 4,096): NSP-trained scores 52.0 on SOP, SOP-trained 78.9 on NSP "
-                 "and 86.5 on SOP",
+    "and 86.5 on SOP",
     "sharing": "paper (ALBERT-base, E=128): all-shared costs 1.5 points (Avg) against not-shared; sharing attention "
-               "costs nothing (+0.1), most of the drop comes from sharing the FFN",
+    "costs nothing (+0.1), most of the drop comes from sharing the FFN",
     "embedding_size": "paper (ALBERT-base, all-shared): E=128 is the best of 64, 128, 256, 768",
 }
 
 
-def cell_record(cell: Any, pretrain: Any, vocab_size: int, trained: Any, evaluations: Mapping[str, Any]) -> dict[str, Any]:
+def cell_record(
+    cell: Any, pretrain: Any, vocab_size: int, trained: Any, evaluations: Mapping[str, Any]
+) -> dict[str, Any]:
     """One CSV row: the cell's axes, its parameter count, and its three held-out scores."""
     from model.config import get_preset, parameter_counts
 
     sop, nsp = evaluations["heldout-sop"].result, evaluations["heldout-nsp"].result
-    architecture = get_preset(pretrain.preset, **{**pretrain.architecture, "vocab_size": vocab_size})
+    architecture = get_preset(
+        pretrain.preset, **{**pretrain.architecture, "vocab_size": vocab_size}
+    )
     parameters = parameter_counts(architecture)["pretraining"]
     return {
-        "cell": cell.name, "variant": cell.variant, "objective": cell.objective, "sharing": cell.sharing,
-        "embedding_size": cell.embedding_size, "seed": cell.seed, "parameters": parameters,
+        "cell": cell.name,
+        "variant": cell.variant,
+        "objective": cell.objective,
+        "sharing": cell.sharing,
+        "embedding_size": cell.embedding_size,
+        "seed": cell.seed,
+        "parameters": parameters,
         "steps": trained.result.get("steps"),
-        "masked_lm_accuracy": sop["masked_lm_accuracy"], "sop_accuracy": sop["sop_accuracy"],
-        "nsp_accuracy": nsp["sop_accuracy"], "masked_lm_loss": sop["masked_lm_loss"], "cached": trained.cached,
+        "masked_lm_accuracy": sop["masked_lm_accuracy"],
+        "sop_accuracy": sop["sop_accuracy"],
+        "nsp_accuracy": nsp["sop_accuracy"],
+        "masked_lm_loss": sop["masked_lm_loss"],
+        "cached": trained.cached,
     }
 
 
@@ -57,8 +84,10 @@ def summarize_variants(records: Sequence[Mapping[str, Any]]) -> list[dict[str, A
         variants.setdefault(record["variant"], []).append(record)
     rows = []
     for runs in variants.values():
-        row: dict[str, Any] = {key: runs[0][key] for key in ("variant", "objective", "sharing", "embedding_size",
-                                                              "parameters")}
+        row: dict[str, Any] = {
+            key: runs[0][key]
+            for key in ("variant", "objective", "sharing", "embedding_size", "parameters")
+        }
         row["seeds"] = len(runs)
         for metric in METRICS:
             values = [float(run[metric]) for run in runs]
@@ -96,7 +125,13 @@ def _compare(higher: Mapping[str, Any], lower: Mapping[str, Any], metric: str) -
 def _verdict(claims: list[tuple[str, bool, bool]]) -> str:
     parts = []
     for text, ordered, clear in claims:
-        status = "holds" if ordered and clear else "holds within the seeds' spread" if ordered else "does not hold"
+        status = (
+            "holds"
+            if ordered and clear
+            else "holds within the seeds' spread"
+            if ordered
+            else "does not hold"
+        )
         parts.append(f"{text}: {status}")
     return "; ".join(parts)
 
@@ -107,34 +142,66 @@ def direction(axis: str, rows: Sequence[Mapping[str, Any]]) -> str:
         sop, nsp = _value(rows, axis, "sop"), _value(rows, axis, "nsp")
         if not (sop and nsp):
             return "needs both objectives"
-        return _verdict([
-            ("NSP training does not solve SOP (SOP acc of the SOP-trained model above the NSP-trained one)",
-             *_compare(sop, nsp, "sop_accuracy")),
-            ("SOP training transfers to NSP (its NSP acc above chance, 0.5)",
-             sop["nsp_accuracy"] > 0.5, sop["nsp_accuracy"] - 0.5 > sop["nsp_accuracy_sd"]),
-        ])
+        return _verdict(
+            [
+                (
+                    "NSP training does not solve SOP (SOP acc of the SOP-trained model above the NSP-trained one)",
+                    *_compare(sop, nsp, "sop_accuracy"),
+                ),
+                (
+                    "SOP training transfers to NSP (its NSP acc above chance, 0.5)",
+                    sop["nsp_accuracy"] > 0.5,
+                    sop["nsp_accuracy"] - 0.5 > sop["nsp_accuracy_sd"],
+                ),
+            ]
+        )
     if axis == "sharing":
         claims = []
         none, shared = _value(rows, axis, "none"), _value(rows, axis, "all")
         attention, ffn = _value(rows, axis, "attention"), _value(rows, axis, "ffn")
         if none and shared:
-            claims.append(("not-shared beats all-shared on masked-LM acc", *_compare(none, shared, "masked_lm_accuracy")))
+            claims.append(
+                (
+                    "not-shared beats all-shared on masked-LM acc",
+                    *_compare(none, shared, "masked_lm_accuracy"),
+                )
+            )
         if attention and ffn:
-            claims.append(("sharing attention costs less than sharing the FFN",
-                           *_compare(attention, ffn, "masked_lm_accuracy")))
+            claims.append(
+                (
+                    "sharing attention costs less than sharing the FFN",
+                    *_compare(attention, ffn, "masked_lm_accuracy"),
+                )
+            )
         return _verdict(claims) if claims else "needs none + all, or attention + ffn"
     best = max(rows, key=lambda row: row["masked_lm_accuracy"])
     if not any(row["embedding_size"] == 128 for row in rows):
         return f"E=128 not in the grid; best masked-LM acc at E={best['embedding_size']}"
-    runner_up = max((row for row in rows if row is not best), key=lambda row: row["masked_lm_accuracy"])
+    runner_up = max(
+        (row for row in rows if row is not best), key=lambda row: row["masked_lm_accuracy"]
+    )
     is_128 = best["embedding_size"] == 128
-    return _verdict([(f"E=128 is best (best here: E={best['embedding_size']})",
-                      is_128, is_128 and _compare(best, runner_up, "masked_lm_accuracy")[1])])
+    return _verdict(
+        [
+            (
+                f"E=128 is best (best here: E={best['embedding_size']})",
+                is_128,
+                is_128 and _compare(best, runner_up, "masked_lm_accuracy")[1],
+            )
+        ]
+    )
 
 
 def axis_table(rows: Sequence[Mapping[str, Any]], axis: str) -> str:
-    table_rows = [{"variant": row["variant"], "parameters": row["parameters"], "seeds": row["seeds"],
-                   **{METRIC_LABELS[m]: _with_spread(row, m) for m in METRICS}} for row in rows]
+    table_rows = [
+        {
+            "variant": row["variant"],
+            "parameters": row["parameters"],
+            "seeds": row["seeds"],
+            **{METRIC_LABELS[m]: _with_spread(row, m) for m in METRICS},
+        }
+        for row in rows
+    ]
     return markdown_table(table_rows, ["variant", "parameters", "seeds", *METRIC_LABELS.values()])
 
 
@@ -149,8 +216,13 @@ def plot_axis(rows: Sequence[Mapping[str, Any]], axis: str, path: Path) -> Path:
     height = 0.8 / len(METRICS)
     for i, metric in enumerate(METRICS):
         positions = [r + i * height for r in range(len(rows))]
-        ax.barh(positions, [row[metric] for row in rows], height, xerr=[row[f"{metric}_sd"] for row in rows],
-                label=METRIC_LABELS[metric])
+        ax.barh(
+            positions,
+            [row[metric] for row in rows],
+            height,
+            xerr=[row[f"{metric}_sd"] for row in rows],
+            label=METRIC_LABELS[metric],
+        )
     ax.set_yticks([r + height for r in range(len(rows))], [row["variant"] for row in rows])
     ax.axvline(0.5, color="grey", linestyle=":", linewidth=1)
     ax.set_xlabel("held-out accuracy (documents no model trained on)")
@@ -163,7 +235,9 @@ def plot_axis(rows: Sequence[Mapping[str, Any]], axis: str, path: Path) -> Path:
     return path
 
 
-def write_ablation_report(config: Any, records: Sequence[Mapping[str, Any]]) -> dict[str, Path] | None:
+def write_ablation_report(
+    config: Any, records: Sequence[Mapping[str, Any]]
+) -> dict[str, Path] | None:
     """RUN_DIR/ablation.csv (one row per cell and seed), ablation.md and plots/ablation-*.png."""
     if "://" in config.run_dir:
         return None
@@ -176,19 +250,30 @@ def write_ablation_report(config: Any, records: Sequence[Mapping[str, Any]]) -> 
     rows = summarize_variants(records)
     steps = records[0]["steps"] if records else None
     lines = [
-        "# ALBERT ablations", "",
-        (f"Preset `{config.preset}`, {steps} steps of {config.batch_size} sequences of {config.max_seq_length} "
-         f"tokens, {config.seeds} seed(s) per variant; held-out scores on documents no model trained on. "
-         "Per-cell figures: `ablation.csv` and `cells/<cell>/heldout-{sop,nsp}/metrics.json`."), "",
+        "# ALBERT ablations",
+        "",
+        (
+            f"Preset `{config.preset}`, {steps} steps of {config.batch_size} sequences of {config.max_seq_length} "
+            f"tokens, {config.seeds} seed(s) per variant; held-out scores on documents no model trained on. "
+            "Per-cell figures: `ablation.csv` and `cells/<cell>/heldout-{sop,nsp}/metrics.json`."
+        ),
+        "",
     ]
     for axis, title in AXES.items():
         selected = axis_rows(rows, axis)
         if not selected:
             continue
         plot = plot_axis(selected, axis, run_dir / "plots" / f"ablation-{axis}.png")
-        lines += [f"## {title}", "", axis_table(selected, axis), "",
-                  f"Direction: {direction(axis, selected)}. ({PAPER[axis]}.)", "",
-                  f"![{title}]({plot.relative_to(run_dir).as_posix()})", ""]
+        lines += [
+            f"## {title}",
+            "",
+            axis_table(selected, axis),
+            "",
+            f"Direction: {direction(axis, selected)}. ({PAPER[axis]}.)",
+            "",
+            f"![{title}]({plot.relative_to(run_dir).as_posix()})",
+            "",
+        ]
     markdown = run_dir / "ablation.md"
     markdown.write_text("\n".join(lines), encoding="utf-8")
     return {"markdown": markdown, "csv": run_dir / "ablation.csv"}

@@ -45,7 +45,9 @@ def _local_entries(root: Path) -> Iterable[tuple[str, Any]]:
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
     for path in files:
         name = "." if path == root else path.relative_to(root).as_posix()
-        if ".tmp-" in name or name.rsplit("/", 1)[-1] in _NOT_DATA:  # unfinished outputs, bookkeeping
+        if (
+            ".tmp-" in name or name.rsplit("/", 1)[-1] in _NOT_DATA
+        ):  # unfinished outputs, bookkeeping
             continue
         stat = path.stat()
         if stat.st_size <= SMALL_FILE_BYTES:
@@ -59,7 +61,7 @@ def _remote_entries(url: str) -> Iterable[tuple[str, Any]]:
     fs, path = fileio.filesystem(url)
     details = fs.find(path, detail=True, withdirs=False)
     for name, info in sorted(details.items()):
-        relative = name[len(path):].lstrip("/") or "."
+        relative = name[len(path) :].lstrip("/") or "."
         if ".tmp-" in relative or relative.rsplit("/", 1)[-1] in _NOT_DATA:
             continue
         content = next((str(info[k]) for k in fileio.CONTENT_KEYS if info.get(k)), None)
@@ -127,7 +129,9 @@ def module_closure(modules: Iterable[str]) -> dict[str, Path]:
     while pending:
         name = pending.pop()
         parts = name.split(".")
-        for depth in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
+        for depth in range(
+            1, len(parts) + 1
+        ):  # importing a.b.c runs a/__init__ and a/b/__init__ too
             prefix = ".".join(parts[:depth])
             path = _module_file(prefix)
             if path is None or prefix in found:

@@ -52,20 +52,30 @@ def apply(deployment: dict[str, Any], source: Path) -> str:
 
     pool = deployment["work_pool"]
     ensure_work_pool(pool["name"], pool.get("type", "process"))
-    schedules = [CronSchedule(cron=s["cron"], timezone=s.get("timezone", "UTC"))
-                 for s in deployment.get("schedules", []) if "cron" in s]
+    schedules = [
+        CronSchedule(cron=s["cron"], timezone=s.get("timezone", "UTC"))
+        for s in deployment.get("schedules", [])
+        if "cron" in s
+    ]
     remote = flow.from_source(source=str(source), entrypoint=deployment["entrypoint"])
     runner_deployment = remote.to_deployment(
-        name=deployment["name"], work_pool_name=pool["name"], schedules=schedules,
-        parameters=deployment.get("parameters", {}), description=deployment.get("description"),
+        name=deployment["name"],
+        work_pool_name=pool["name"],
+        schedules=schedules,
+        parameters=deployment.get("parameters", {}),
+        description=deployment.get("description"),
     )
     return str(runner_deployment.apply())
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.deploy") -> int:
     parser = ArgumentParser(prog=prog, description=__doc__)
-    parser.add_argument("--file", default=str(REPO_ROOT / "prefect.yaml"), help="the prefect.yaml to apply")
-    parser.add_argument("--source", default=str(REPO_ROOT), help="directory the worker runs the flow code from")
+    parser.add_argument(
+        "--file", default=str(REPO_ROOT / "prefect.yaml"), help="the prefect.yaml to apply"
+    )
+    parser.add_argument(
+        "--source", default=str(REPO_ROOT), help="directory the worker runs the flow code from"
+    )
     parser.add_argument("--verbose", action="store_true", help="debug logs")
     return run_command(prog, parser, argv, _apply_all)
 
@@ -73,7 +83,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.deploy"
 def _apply_all(args: argparse.Namespace, _: None) -> int:
     for deployment in load_deployments(Path(args.file)):
         deployment_id = apply(deployment, Path(args.source))
-        print(f"applied deployment {deployment['name']} ({deployment_id}) to work pool {deployment['work_pool']['name']}")
+        print(
+            f"applied deployment {deployment['name']} ({deployment_id}) to work pool {deployment['work_pool']['name']}"
+        )
     return 0
 
 

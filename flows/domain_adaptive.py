@@ -45,10 +45,18 @@ from model.distribute import leave_jax_cluster
 class DomainAdaptiveConfig(RunConfig):
     """Parameters of the domain-adaptive flow; per-stage dicts set any other stage config field."""
 
-    base: str = Field(description="earlier run directory, or a model (.keras / HF dir / TF1 checkpoint)")
-    spm_model: str | None = Field(None, description="the base's SentencePiece model (default: BASE/vocab/spiece.model)")
-    input: list[str] = Field(min_length=1, description="new-domain corpus files or globs (repeat the flag)")
-    run_dir: str = Field("runs/domain-adaptive", description="run directory; one subdirectory per stage")
+    base: str = Field(
+        description="earlier run directory, or a model (.keras / HF dir / TF1 checkpoint)"
+    )
+    spm_model: str | None = Field(
+        None, description="the base's SentencePiece model (default: BASE/vocab/spiece.model)"
+    )
+    input: list[str] = Field(
+        min_length=1, description="new-domain corpus files or globs (repeat the flag)"
+    )
+    run_dir: str = Field(
+        "runs/domain-adaptive", description="run directory; one subdirectory per stage"
+    )
     steps: int = Field(200, gt=0, description="further pretraining steps")
     select: JsonDict | None = Field(
         None,
@@ -63,7 +71,9 @@ def resolve_base(config: DomainAdaptiveConfig) -> tuple[str, str]:
     model = run_model if exists(run_model) else config.base
     spm = config.spm_model or join(config.base, "vocab", "spiece.model")
     if not exists(spm):
-        raise ConfigError(f"DomainAdaptiveConfig.spm_model: {spm} does not exist (pass the base's --spm-model)")
+        raise ConfigError(
+            f"DomainAdaptiveConfig.spm_model: {spm} does not exist (pass the base's --spm-model)"
+        )
     return model, spm
 
 
@@ -75,9 +85,16 @@ def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
     if config.select is not None:
         from pipelines.domain_select import DomainSelectConfig
 
-        configs["select"] = build_config(DomainSelectConfig, {
-            "input": corpus, "output": config.stage_dir("select"), "spm_model": spm, "seed": config.seed,
-            **config.select})
+        configs["select"] = build_config(
+            DomainSelectConfig,
+            {
+                "input": corpus,
+                "output": config.stage_dir("select"),
+                "spm_model": spm,
+                "seed": config.seed,
+                **config.select,
+            },
+        )
         corpus = join(config.stage_dir("select"), "selected-*.txt")
     return configs | {
         "tfrecords": config.tfrecords_config(corpus, spm),
@@ -87,26 +104,44 @@ def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
     }
 
 
-def domain_facts(config: DomainAdaptiveConfig, outcomes: dict[str, tasks.StageOutcome], *,
-                 baseline: dict, wall_seconds: float, cpu_seconds: float) -> dict[str, Any]:
+def domain_facts(
+    config: DomainAdaptiveConfig,
+    outcomes: dict[str, tasks.StageOutcome],
+    *,
+    baseline: dict,
+    wall_seconds: float,
+    cpu_seconds: float,
+) -> dict[str, Any]:
     """What the report says, from the stages' returned summaries (a cached stage returns its
     cached one)."""
     base_model, spm = resolve_base(config)
-    summaries = {name: outcomes[name].result for name in ("segment", "select", "tfrecords")
-                 if name in outcomes}
+    summaries = {
+        name: outcomes[name].result
+        for name in ("segment", "select", "tfrecords")
+        if name in outcomes
+    }
     return {
-        **training_facts(config, outcomes), "base": base_model, "base_spm": spm,
-        "inputs": files_text(config.input), "selection": summaries.get("select"),
-        "evaluation": {"base": outcomes["heldout-before"].result,
-                       "adapted": outcomes["heldout-after"].result},
-        "baseline": baseline, "wall_seconds": wall_seconds, "cpu_seconds": cpu_seconds,
+        **training_facts(config, outcomes),
+        "base": base_model,
+        "base_spm": spm,
+        "inputs": files_text(config.input),
+        "selection": summaries.get("select"),
+        "evaluation": {
+            "base": outcomes["heldout-before"].result,
+            "adapted": outcomes["heldout-after"].result,
+        },
+        "baseline": baseline,
+        "wall_seconds": wall_seconds,
+        "cpu_seconds": cpu_seconds,
         "next_command": finetune_command(config.trained_model(), spm, config.run_dir),
         "summaries": summaries,
     }
 
 
 @flow(name="albert-domain-adaptive", log_prints=True)
-def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
+def domain_adaptive(
+    config: DomainAdaptiveConfig, beam_args: list[str] | None = None
+) -> dict[str, Any]:
     """segment -> [select] -> tfrecords -> heldout (base) -> pretrain -> heldout (adapted), then the report."""
     from flows.domain_report import MODELS, domain_report_markdown, format_headline_line
     from flows.report import TrainingProgress, write_report
@@ -114,28 +149,47 @@ def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
     beam = {"beam_args": list(beam_args or [])}
-    selection = [(tasks.domain_select, "select", "selection.json", beam)] if "select" in configs else []
+    selection = (
+        [(tasks.domain_select, "select", "selection.json", beam)] if "select" in configs else []
+    )
     plan = [
         (tasks.segment, "segment", "stats.json", beam),
         *selection,
         (tasks.tfrecords, "tfrecords", "metadata.json", beam),
         (tasks.heldout.with_options(name="heldout-before"), "heldout-before", "metrics.json", {}),
-        (tasks.pretrain, "pretrain", join("export", "model.keras"),
-         {"on_metrics": TrainingProgress("albert-domain-adaptive", configs["pretrain"].steps)}),
+        (
+            tasks.pretrain,
+            "pretrain",
+            join("export", "model.keras"),
+            {"on_metrics": TrainingProgress("albert-domain-adaptive", configs["pretrain"].steps)},
+        ),
         (tasks.heldout.with_options(name="heldout-after"), "heldout-after", "metrics.json", {}),
     ]
     outcomes = run_plan(plan, configs, config.result_storage())
     baseline = piece_baseline(config, resolve_base(config)[1])
-    facts = domain_facts(config, outcomes, baseline=baseline, wall_seconds=time.monotonic() - start,
-                         cpu_seconds=cpu_seconds() - cpu_start)
-    report = write_report(config.run_dir, "ALBERT domain-adaptive run", "albert-domain-adaptive",
-                          lambda run_dir: domain_report_markdown(run_dir, facts),
-                          {MODELS[k]: facts["evaluation"][k] for k in MODELS}, facts["baseline"])
+    facts = domain_facts(
+        config,
+        outcomes,
+        baseline=baseline,
+        wall_seconds=time.monotonic() - start,
+        cpu_seconds=cpu_seconds() - cpu_start,
+    )
+    report = write_report(
+        config.run_dir,
+        "ALBERT domain-adaptive run",
+        "albert-domain-adaptive",
+        lambda run_dir: domain_report_markdown(run_dir, facts),
+        {MODELS[k]: facts["evaluation"][k] for k in MODELS},
+        facts["baseline"],
+    )
     print(format_headline_line(facts), flush=True)
-    return {"run_dir": config.run_dir, "report": str(report) if report else None,
-            "evaluation": facts["evaluation"],
-            "baseline": {k: baseline[k] for k in ("masked_lm_accuracy", "sop_accuracy", "piece")},
-            "stages": stage_summary(outcomes)}
+    return {
+        "run_dir": config.run_dir,
+        "report": str(report) if report else None,
+        "evaluation": facts["evaluation"],
+        "baseline": {k: baseline[k] for k in ("masked_lm_accuracy", "sop_accuracy", "piece")},
+        "stages": stage_summary(outcomes),
+    }
 
 
 def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
@@ -146,7 +200,8 @@ def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) ->
     configs = stage_configs(config)  # bad values fail here, before Prefect starts
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
         return pretrain_as_secondary_process(
-            config, (tasks.tfrecords, configs["tfrecords"], "metadata.json"), configs["pretrain"])
+            config, (tasks.tfrecords, configs["tfrecords"], "metadata.json"), configs["pretrain"]
+        )
     summary = domain_adaptive(config, list(beam_args or []))
     print_summary(summary, config.run_dir, format_headline_line(summary))
     return summary
@@ -157,7 +212,9 @@ def _run_cli(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = Non
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.domain_adaptive") -> int:
-    code = stage_main(DomainAdaptiveConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True)
+    code = stage_main(
+        DomainAdaptiveConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
+    )
     return leave_jax_cluster(code, process_0_met=True)  # several JAX hosts: the others leave here
 
 

@@ -50,49 +50,70 @@ def scores_table(evaluation: Mapping[str, Mapping[str, Any]], baseline: Mapping[
     before, after = evaluation.get("base") or {}, evaluation.get("adapted") or {}
 
     def row(label: str, key: str, reference: str) -> tuple[str, ...]:
-        return (label, number(before.get(key)), f"**{number(after.get(key))}**",
-                change(before.get(key), after.get(key)), reference)
+        return (
+            label,
+            number(before.get(key)),
+            f"**{number(after.get(key))}**",
+            change(before.get(key), after.get(key)),
+            reference,
+        )
 
-    return table([
-        row("masked-LM accuracy", "masked_lm_accuracy", piece_baseline_text(baseline)),
-        row("masked-LM perplexity", "perplexity", "–"),
-        row("sentence-order (SOP) accuracy", "sop_accuracy", "0.5 (chance)"),
-    ], ("held-out in-domain score", *MODELS.values(), "change", "baseline"))
+    return table(
+        [
+            row("masked-LM accuracy", "masked_lm_accuracy", piece_baseline_text(baseline)),
+            row("masked-LM perplexity", "perplexity", "–"),
+            row("sentence-order (SOP) accuracy", "sop_accuracy", "0.5 (chance)"),
+        ],
+        ("held-out in-domain score", *MODELS.values(), "change", "baseline"),
+    )
 
 
 def selection_text(selection: Mapping[str, Any]) -> str:
     """'25 of 60 documents (the 25 most in-domain by the domain classifier)'."""
-    rule = (f"the {number(selection['top_k'])} most in-domain" if selection.get("top_k") is not None
-            else f"P(in-domain) ≥ {format_value(selection.get('threshold'))}")
-    return (f"{number(selection.get('selected'))} of {number(selection.get('documents'))} "
-            f"documents ({rule} by the domain classifier)")
+    rule = (
+        f"the {number(selection['top_k'])} most in-domain"
+        if selection.get("top_k") is not None
+        else f"P(in-domain) ≥ {format_value(selection.get('threshold'))}"
+    )
+    return (
+        f"{number(selection.get('selected'))} of {number(selection.get('documents'))} "
+        f"documents ({rule} by the domain classifier)"
+    )
 
 
 def headline(facts: Mapping[str, Any]) -> str:
     """The block a person reads first: in, out, before → after beside the baseline, time, next."""
     lines = [
-        (f"**In:** the base model `{facts['base']}` (its {number(facts.get('vocab_size'))}-piece "
-         f"vocabulary `{facts['base_spm']}`) and the new-domain corpus: {facts['inputs']} → "
-         f"{corpus_text(facts)}"),
+        (
+            f"**In:** the base model `{facts['base']}` (its {number(facts.get('vocab_size'))}-piece "
+            f"vocabulary `{facts['base_spm']}`) and the new-domain corpus: {facts['inputs']} → "
+            f"{corpus_text(facts)}"
+        ),
     ]
     if facts.get("selection"):
         lines.append(f"**Selected:** {selection_text(facts['selection'])}")
     lines += [
-        (f"**Out:** {facts['preset']}, {millions(facts.get('parameters'))} parameters, further "
-         f"pretrained {training_text(facts)}"),
+        (
+            f"**Out:** {facts['preset']}, {millions(facts.get('parameters'))} parameters, further "
+            f"pretrained {training_text(facts)}"
+        ),
         heldout_line(facts, "of the new corpus that further pretraining never saw"),
         scores_table(facts.get("evaluation") or {}, facts.get("baseline") or {}),
         time_line(facts),
         *kept_lines(facts),
-        next_block("fine-tune the adapted model on a task (any task `albert finetune` knows)",
-                   facts["next_command"]),
+        next_block(
+            "fine-tune the adapted model on a task (any task `albert finetune` knows)",
+            facts["next_command"],
+        ),
     ]
     return "\n\n".join(lines)
 
 
 def selection_section(selection: Mapping[str, Any]) -> str:
-    rows = [("documents scored", number(selection.get("documents"))),
-            ("documents kept", selection_text(selection))]
+    rows = [
+        ("documents scored", number(selection.get("documents"))),
+        ("documents kept", selection_text(selection)),
+    ]
     if selection.get("classifier"):
         rows.append(("classifier", f"`{selection['classifier']}`"))
     return table(rows, ("figure", "value"))
@@ -102,14 +123,22 @@ def evaluation_body(run_dir: Path, facts: Mapping[str, Any], plots: Path) -> str
     """The before/after table and a bar chart of masked-LM accuracy beside the baseline."""
     evaluation, baseline = facts.get("evaluation") or {}, facts.get("baseline") or {}
     parts = [evaluation_section({MODELS[k]: evaluation.get(k) or {} for k in MODELS}, baseline)]
-    bars = {"baseline (most frequent piece)": baseline.get("masked_lm_accuracy"),
-            **{MODELS[k]: (evaluation.get(k) or {}).get("masked_lm_accuracy") for k in MODELS}}
+    bars = {
+        "baseline (most frequent piece)": baseline.get("masked_lm_accuracy"),
+        **{MODELS[k]: (evaluation.get(k) or {}).get("masked_lm_accuracy") for k in MODELS},
+    }
     if all(isinstance(v, (int, float)) for v in bars.values()):
-        image = plot_distribution("Held-out in-domain masked-LM accuracy", bars,
-                                  plots / "heldout-before-after.png", xlabel="masked-LM accuracy",
-                                  ordered=True)
-        parts.append(f"![held-out masked-LM accuracy: baseline, base model, adapted model]"
-                     f"({image.relative_to(run_dir).as_posix()})")
+        image = plot_distribution(
+            "Held-out in-domain masked-LM accuracy",
+            bars,
+            plots / "heldout-before-after.png",
+            xlabel="masked-LM accuracy",
+            ordered=True,
+        )
+        parts.append(
+            f"![held-out masked-LM accuracy: baseline, base model, adapted model]"
+            f"({image.relative_to(run_dir).as_posix()})"
+        )
     return "\n\n".join(parts)
 
 
@@ -119,28 +148,55 @@ def domain_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
     plots.mkdir(parents=True, exist_ok=True)
     summaries = facts.get("summaries") or {}
     metadata = summaries.get("tfrecords") or {}
-    parts = [f"# ALBERT domain-adaptive run: `{run_dir.name}`", headline(facts),
-             stage_section(run_dir, facts, ("segment",), "Segment: new-domain corpus to sentences",
-                           segment_section(run_dir, summaries.get("segment") or {}, plots),
-                           [run_dir / "segment" / "stats.json"])]
+    parts = [
+        f"# ALBERT domain-adaptive run: `{run_dir.name}`",
+        headline(facts),
+        stage_section(
+            run_dir,
+            facts,
+            ("segment",),
+            "Segment: new-domain corpus to sentences",
+            segment_section(run_dir, summaries.get("segment") or {}, plots),
+            [run_dir / "segment" / "stats.json"],
+        ),
+    ]
     if summaries.get("select"):
-        parts.append(stage_section(run_dir, facts, ("select",), "Domain-classifier selection",
-                                   selection_section(summaries["select"]),
-                                   [run_dir / "select" / "selection.json"]))
+        parts.append(
+            stage_section(
+                run_dir,
+                facts,
+                ("select",),
+                "Domain-classifier selection",
+                selection_section(summaries["select"]),
+                [run_dir / "select" / "selection.json"],
+            )
+        )
     parts += [
-        stage_section(run_dir, facts, ("tfrecords",),
-                      f"{STAGE_TITLES['tfrecords']} (the base's vocabulary)",
-                      tfrecords_section(run_dir, metadata, plots),
-                      [run_dir / "tfrecords" / "metadata.json"],
-                      heldout_document_list(run_dir, metadata)),
-        stage_section(run_dir, facts, ("pretrain",), "Further pretraining from the base model",
-                      pretrain_section(run_dir, facts, plots),
-                      [run_dir / "pretrain" / "metrics.jsonl"]),
-        stage_section(run_dir, facts, ("heldout-before", "heldout-after"),
-                      "Held-out in-domain evaluation: before and after",
-                      evaluation_body(run_dir, facts, plots),
-                      [run_dir / name / "metrics.json"
-                       for name in ("heldout-before", "heldout-after")]),
+        stage_section(
+            run_dir,
+            facts,
+            ("tfrecords",),
+            f"{STAGE_TITLES['tfrecords']} (the base's vocabulary)",
+            tfrecords_section(run_dir, metadata, plots),
+            [run_dir / "tfrecords" / "metadata.json"],
+            heldout_document_list(run_dir, metadata),
+        ),
+        stage_section(
+            run_dir,
+            facts,
+            ("pretrain",),
+            "Further pretraining from the base model",
+            pretrain_section(run_dir, facts, plots),
+            [run_dir / "pretrain" / "metrics.jsonl"],
+        ),
+        stage_section(
+            run_dir,
+            facts,
+            ("heldout-before", "heldout-after"),
+            "Held-out in-domain evaluation: before and after",
+            evaluation_body(run_dir, facts, plots),
+            [run_dir / name / "metrics.json" for name in ("heldout-before", "heldout-after")],
+        ),
     ]
     return "\n\n".join(parts) + "\n"
 
@@ -150,8 +206,10 @@ def format_headline_line(facts: Mapping[str, Any]) -> str:
     after, beside the baseline."""
     evaluation, baseline = facts.get("evaluation") or {}, facts.get("baseline") or {}
     before, after = evaluation.get("base") or {}, evaluation.get("adapted") or {}
-    return (f"held-out in-domain documents: masked-LM accuracy "
-            f"{format_value(before.get('masked_lm_accuracy'))} -> "
-            f"{format_value(after.get('masked_lm_accuracy'))} (baseline "
-            f"{format_value(baseline.get('masked_lm_accuracy'))}), perplexity "
-            f"{format_value(before.get('perplexity'))} -> {format_value(after.get('perplexity'))}")
+    return (
+        f"held-out in-domain documents: masked-LM accuracy "
+        f"{format_value(before.get('masked_lm_accuracy'))} -> "
+        f"{format_value(after.get('masked_lm_accuracy'))} (baseline "
+        f"{format_value(baseline.get('masked_lm_accuracy'))}), perplexity "
+        f"{format_value(before.get('perplexity'))} -> {format_value(after.get('perplexity'))}"
+    )

@@ -56,22 +56,35 @@ class PretrainPipelineConfig(RunConfig):
         description="raw corpus files or globs (Wikipedia dumps, books, text); default: the demo corpus "
         "shipped with the package (flows/demo_corpus)",
     )
-    run_dir: str = Field("runs/enwiki-sample", description="run directory (local or gs://); one subdirectory per stage")
+    run_dir: str = Field(
+        "runs/enwiki-sample",
+        description="run directory (local or gs://); one subdirectory per stage",
+    )
     # The demo's budget (docs/flows.md, "The demo learns"): 32k sequences of 64 tokens that never repeat
     # a sentence-order pair (dupe factor 10), XLA at batch 32, LAMB at 0.004: about 5 min on 2 cores.
-    max_seq_length: int = Field(64, gt=8, description=RunConfig.model_fields["max_seq_length"].description)
+    max_seq_length: int = Field(
+        64, gt=8, description=RunConfig.model_fields["max_seq_length"].description
+    )
     dupe_factor: int = Field(10, gt=0, description="times each document is masked differently")
     steps: int = Field(1000, gt=0, description="pretraining steps")
-    learning_rate: float | None = Field(0.004, gt=0, description="peak learning rate (default: the stage's)")
-    jit_compile: bool = Field(True, description="XLA-compile the training step (faster on CPU at batch 32+)")
+    learning_rate: float | None = Field(
+        0.004, gt=0, description="peak learning rate (default: the stage's)"
+    )
+    jit_compile: bool = Field(
+        True, description="XLA-compile the training step (faster on CPU at batch 32+)"
+    )
     vocab_size: int = Field(8000, gt=5, description="SentencePiece vocabulary size")
-    vocab: JsonDict = Field(default_factory=dict, description="other VocabConfig fields (YAML or JSON)")
+    vocab: JsonDict = Field(
+        default_factory=dict, description="other VocabConfig fields (YAML or JSON)"
+    )
     downstream: list[str] = Field(
         default_factory=list,
         description="TASK=DIR (any task `albert finetune` knows): fine-tune the pretrained model and a randomly "
         "initialised twin with the same budget and seed, side by side in the report",
     )
-    finetune: JsonDict = Field(default_factory=dict, description="other FinetuneConfig fields for --downstream")
+    finetune: JsonDict = Field(
+        default_factory=dict, description="other FinetuneConfig fields for --downstream"
+    )
 
 
 def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
@@ -82,11 +95,20 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     spm_model = join(vocab_dir, "spiece.model")
     return {
         "segment": config.segment_config(config.input or default_corpus()),
-        "vocab": build_config(VocabConfig, {"input": segment_dir, "output": vocab_dir,
-                                            "vocab_size": config.vocab_size, "seed": config.seed, **config.vocab}),
+        "vocab": build_config(
+            VocabConfig,
+            {
+                "input": segment_dir,
+                "output": vocab_dir,
+                "vocab_size": config.vocab_size,
+                "seed": config.seed,
+                **config.vocab,
+            },
+        ),
         "tfrecords": config.tfrecords_config(segment_dir, spm_model),
-        "pretrain": config.pretrain_config(spm_model, jit_compile=config.jit_compile,
-                                           eval_every=max(1, config.steps // 4)),
+        "pretrain": config.pretrain_config(
+            spm_model, jit_compile=config.jit_compile, eval_every=max(1, config.steps // 4)
+        ),
         "heldout": config.held_out_eval_config(config.trained_model(), "heldout"),
     }
 
@@ -100,15 +122,30 @@ def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]
     for item in config.downstream:
         task, separator, data_dir = item.partition("=")
         if not separator or not task or not data_dir:
-            raise ConfigError(f"--downstream {item!r}: expected TASK=DIR, e.g. sst2=../shared/data/glue/SST-2")
-        common = {"task": task, "data_dir": data_dir, "spm_model": join(config.stage_dir("vocab"), "spiece.model"),
-                  "preset": config.preset, "seed": config.seed, **config.finetune}
-        for name, init in ((f"finetune-{task}", config.trained_model()), (f"finetune-{task}-random", "random")):
-            configs[name] = build_config(FinetuneConfig, {**common, "init": init, "output": config.stage_dir(name)})
+            raise ConfigError(
+                f"--downstream {item!r}: expected TASK=DIR, e.g. sst2=../shared/data/glue/SST-2"
+            )
+        common = {
+            "task": task,
+            "data_dir": data_dir,
+            "spm_model": join(config.stage_dir("vocab"), "spiece.model"),
+            "preset": config.preset,
+            "seed": config.seed,
+            **config.finetune,
+        }
+        for name, init in (
+            (f"finetune-{task}", config.trained_model()),
+            (f"finetune-{task}-random", "random"),
+        ):
+            configs[name] = build_config(
+                FinetuneConfig, {**common, "init": init, "output": config.stage_dir(name)}
+            )
     return configs
 
 
-def downstream_results(configs: dict[str, StageConfig], outcomes: dict[str, tasks.StageOutcome]) -> list[dict]:
+def downstream_results(
+    configs: dict[str, StageConfig], outcomes: dict[str, tasks.StageOutcome]
+) -> list[dict]:
     """[{task, metric, pretrained, random, steps, …}] from the fine-tuning outcomes, for the report."""
     from model.tasks import get_task
 
@@ -118,33 +155,52 @@ def downstream_results(configs: dict[str, StageConfig], outcomes: dict[str, task
             continue
         random_name = f"{name}-random"
         metric = get_task(stage_config.task).primary_metric
-        results.append({
-            "task": stage_config.task, "metric": metric,
-            "pretrained": outcomes[name].result.get("dev", {}), "random": outcomes[random_name].result.get("dev", {}),
-            "steps": stage_config.train_steps, "pretrained_output": name, "random_output": random_name,
-        })
+        results.append(
+            {
+                "task": stage_config.task,
+                "metric": metric,
+                "pretrained": outcomes[name].result.get("dev", {}),
+                "random": outcomes[random_name].result.get("dev", {}),
+                "steps": stage_config.train_steps,
+                "pretrained_output": name,
+                "random_output": random_name,
+            }
+        )
     return results
 
 
-def run_facts(config: PretrainPipelineConfig, outcomes: dict[str, tasks.StageOutcome], *, wall_seconds: float,
-              cpu_seconds: float, baseline: dict, downstream: list[dict]) -> dict[str, Any]:
+def run_facts(
+    config: PretrainPipelineConfig,
+    outcomes: dict[str, tasks.StageOutcome],
+    *,
+    wall_seconds: float,
+    cpu_seconds: float,
+    baseline: dict,
+    downstream: list[dict],
+) -> dict[str, Any]:
     """What the report says, from the stages' returned summaries (a cached stage returns its cached one)."""
     files = config.input or [Path(path).name for path in default_corpus()]
     facts = training_facts(config, outcomes)
     return {
-        **facts, "inputs": files_text(files, "" if config.input else "; the demo corpus"),
+        **facts,
+        "inputs": files_text(files, "" if config.input else "; the demo corpus"),
         "vocab_size": facts["vocab_size"] or config.vocab_size,
-        "evaluation": outcomes["heldout"].result, "baseline": baseline,
-        "wall_seconds": wall_seconds, "cpu_seconds": cpu_seconds, "downstream": downstream,
-        "next_command": finetune_command(config.trained_model(),
-                                         join(config.stage_dir("vocab"), "spiece.model"),
-                                         config.run_dir),
+        "evaluation": outcomes["heldout"].result,
+        "baseline": baseline,
+        "wall_seconds": wall_seconds,
+        "cpu_seconds": cpu_seconds,
+        "downstream": downstream,
+        "next_command": finetune_command(
+            config.trained_model(), join(config.stage_dir("vocab"), "spiece.model"), config.run_dir
+        ),
         "summaries": {name: outcomes[name].result for name in ("segment", "vocab", "tfrecords")},
     }
 
 
 @flow(name="albert-pretrain-pipeline", log_prints=True)
-def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
+def pretrain_pipeline(
+    config: PretrainPipelineConfig, beam_args: list[str] | None = None
+) -> dict[str, Any]:
     """segment -> vocab -> tfrecords -> pretrain -> heldout [-> fine-tune pretrained and random twins],
     then the report; returns the summary."""
     from flows.report import TrainingProgress, write_report
@@ -158,19 +214,33 @@ def pretrain_pipeline(config: PretrainPipelineConfig, beam_args: list[str] | Non
         (tasks.segment, "segment", "stats.json", beam),
         (tasks.vocab, "vocab", "spiece.model", beam),
         (tasks.tfrecords, "tfrecords", "metadata.json", beam),
-        (tasks.pretrain, "pretrain", join("export", "model.keras"),
-         {"on_metrics": TrainingProgress("albert-pretrain", configs["pretrain"].steps)}),
+        (
+            tasks.pretrain,
+            "pretrain",
+            join("export", "model.keras"),
+            {"on_metrics": TrainingProgress("albert-pretrain", configs["pretrain"].steps)},
+        ),
         (tasks.heldout, "heldout", "metrics.json", {}),
         *[(tasks.finetune.with_options(name=name), name, "results.json", {}) for name in extra],
     ]
     outcomes = run_plan(plan, {**configs, **extra}, config.result_storage())
     baseline = piece_baseline(config, join(config.stage_dir("vocab"), "spiece.model"))
-    facts = run_facts(config, outcomes, wall_seconds=time.monotonic() - start,
-                      cpu_seconds=cpu_seconds() - cpu_start, baseline=baseline,
-                      downstream=downstream_results(extra, outcomes))
-    report = write_report(config.run_dir, "ALBERT pretraining run", "albert-pretrain",
-                          lambda run_dir: run_report_markdown(run_dir, facts),
-                          {"held-out documents": facts["evaluation"]}, facts["baseline"])
+    facts = run_facts(
+        config,
+        outcomes,
+        wall_seconds=time.monotonic() - start,
+        cpu_seconds=cpu_seconds() - cpu_start,
+        baseline=baseline,
+        downstream=downstream_results(extra, outcomes),
+    )
+    report = write_report(
+        config.run_dir,
+        "ALBERT pretraining run",
+        "albert-pretrain",
+        lambda run_dir: run_report_markdown(run_dir, facts),
+        {"held-out documents": facts["evaluation"]},
+        facts["baseline"],
+    )
     print(format_headline_line(facts), flush=True)
     return {
         "run_dir": config.run_dir,
@@ -188,7 +258,8 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
     downstream_configs(config)
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
         return pretrain_as_secondary_process(
-            config, (tasks.tfrecords, configs["tfrecords"], "metadata.json"), configs["pretrain"])
+            config, (tasks.tfrecords, configs["tfrecords"], "metadata.json"), configs["pretrain"]
+        )
     start = time.monotonic()
     summary = pretrain_pipeline(config, list(beam_args or []))
     summary["seconds"] = round(time.monotonic() - start, 1)
@@ -201,7 +272,9 @@ def _run_cli(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = N
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.pretrain_pipeline") -> int:
-    code = stage_main(PretrainPipelineConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True)
+    code = stage_main(
+        PretrainPipelineConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
+    )
     return leave_jax_cluster(code, process_0_met=True)  # several JAX hosts: the others leave here
 
 

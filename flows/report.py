@@ -24,7 +24,14 @@ import matplotlib.pyplot as plt
 
 logger = logging.getLogger(__name__)
 
-CURVE_KEYS = ("loss", "masked_lm_loss", "masked_lm_accuracy", "sop_loss", "sop_accuracy", "learning_rate")
+CURVE_KEYS = (
+    "loss",
+    "masked_lm_loss",
+    "masked_lm_accuracy",
+    "sop_loss",
+    "sop_accuracy",
+    "learning_rate",
+)
 
 
 def _is_number(value: Any) -> bool:
@@ -58,8 +65,9 @@ def _sort_labels(mapping: Mapping[str, Any]) -> list[tuple[str, float]]:
     return sorted(((str(k), float(v)) for k, v in mapping.items()), key=order)
 
 
-def plot_distribution(name: str, mapping: Mapping[str, Any], path: Path, xlabel: str = "count",
-                      ordered: bool = False) -> Path:
+def plot_distribution(
+    name: str, mapping: Mapping[str, Any], path: Path, xlabel: str = "count", ordered: bool = False
+) -> Path:
     """A horizontal bar chart of one count distribution: labels on the left, values on the bars;
     sorted by label (numbers by value) unless `ordered` keeps the mapping's order."""
     items = [(str(k), float(v)) for k, v in mapping.items()] if ordered else _sort_labels(mapping)
@@ -67,8 +75,12 @@ def plot_distribution(name: str, mapping: Mapping[str, Any], path: Path, xlabel:
     labels, values = [label for label, _ in items], [count for _, count in items]
     bars = ax.barh(labels, values, color="#4C72B0")
     ax.invert_yaxis()  # first label on top
-    ax.bar_label(bars, labels=[format_value(int(v) if float(v).is_integer() else v) for v in values],
-                 padding=3, fontsize=8)
+    ax.bar_label(
+        bars,
+        labels=[format_value(int(v) if float(v).is_integer() else v) for v in values],
+        padding=3,
+        fontsize=8,
+    )
     ax.set_title(name)
     ax.set_xlabel(xlabel)
     ax.margins(x=0.15)
@@ -83,17 +95,27 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     """The records of a metrics.jsonl file (one JSON object per line); empty if it does not exist."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 CURVE_LABELS = {
-    "loss": "total loss", "masked_lm_loss": "masked-LM loss", "masked_lm_accuracy": "masked-LM accuracy",
-    "sop_loss": "sentence-order loss", "sop_accuracy": "sentence-order accuracy", "learning_rate": "learning rate",
+    "loss": "total loss",
+    "masked_lm_loss": "masked-LM loss",
+    "masked_lm_accuracy": "masked-LM accuracy",
+    "sop_loss": "sentence-order loss",
+    "sop_accuracy": "sentence-order accuracy",
+    "learning_rate": "learning rate",
 }
 
 
-def plot_curves(records: list[Mapping[str, Any]], path: Path, step_key: str = "step",
-                baselines: Mapping[str, float] | None = None) -> Path | None:
+def plot_curves(
+    records: list[Mapping[str, Any]],
+    path: Path,
+    step_key: str = "step",
+    baselines: Mapping[str, float] | None = None,
+) -> Path | None:
     """Training curves: one panel per known metric, the training log as a line and held-out
     evaluations (records with split="heldout") as points, against the step; `baselines` draws a
     dashed line per metric (e.g. the unigram baseline of masked-LM accuracy)."""
@@ -104,9 +126,15 @@ def plot_curves(records: list[Mapping[str, Any]], path: Path, step_key: str = "s
     rows = math.ceil(len(keys) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.0 * rows), squeeze=False)
     for ax, key in zip(axes.flat, keys):
-        for split, style, label in (("train", "-", "training batches"), ("heldout", "o", "held-out documents")):
-            points = [(r.get(step_key, i), r[key]) for i, r in enumerate(records)
-                      if _is_number(r.get(key)) and r.get("split", "train") == split]
+        for split, style, label in (
+            ("train", "-", "training batches"),
+            ("heldout", "o", "held-out documents"),
+        ):
+            points = [
+                (r.get(step_key, i), r[key])
+                for i, r in enumerate(records)
+                if _is_number(r.get(key)) and r.get("split", "train") == split
+            ]
             if points:
                 ax.plot([p[0] for p in points], [p[1] for p in points], style, label=label)
         if baselines and _is_number(baselines.get(key)):
@@ -115,7 +143,7 @@ def plot_curves(records: list[Mapping[str, Any]], path: Path, step_key: str = "s
         ax.set_xlabel("training step")
         ax.set_ylabel(CURVE_LABELS.get(key, key))
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(keys):]:
+    for ax in list(axes.flat)[len(keys) :]:
         ax.axis("off")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -127,13 +155,20 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def publish_report(key: str, markdown: str, evaluation: Mapping[str, Mapping[str, Any]] | None) -> None:
+def publish_report(
+    key: str, markdown: str, evaluation: Mapping[str, Mapping[str, Any]] | None
+) -> None:
     """Publish the report as a Prefect markdown artifact and the evaluation as a table artifact."""
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-    create_markdown_artifact(markdown=markdown, key=_slug(key) + "-report", description="run report")
+    create_markdown_artifact(
+        markdown=markdown, key=_slug(key) + "-report", description="run report"
+    )
     if evaluation:
-        table = [{"model": name, **{k: v for k, v in row.items() if _is_number(v)}} for name, row in evaluation.items()]
+        table = [
+            {"model": name, **{k: v for k, v in row.items() if _is_number(v)}}
+            for name, row in evaluation.items()
+        ]
         create_table_artifact(table=table, key=_slug(key) + "-evaluation", description="evaluation")
 
 
@@ -165,8 +200,12 @@ class TrainingProgress:
         if now - self._last_update < self.interval and step < self.total_steps:
             return
         self._last_update = now
-        update_progress_artifact(self._progress_id, progress=min(100.0, 100.0 * step / self.total_steps))
-        create_table_artifact(table=self.rows[-20:], key=f"{self.key}-metrics", description="latest training metrics")
+        update_progress_artifact(
+            self._progress_id, progress=min(100.0, 100.0 * step / self.total_steps)
+        )
+        create_table_artifact(
+            table=self.rows[-20:], key=f"{self.key}-metrics", description="latest training metrics"
+        )
 
 
 HTML_STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -181,12 +220,20 @@ def render_html(markdown_text: str, title: str) -> str:
     import markdown
 
     body = markdown.markdown(markdown_text, extensions=["tables", "fenced_code"])
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{HTML_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{HTML_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
+    )
 
 
-def write_report(run_dir: str, title: str, key: str, markdown_of: Callable[[Path], str],
-                 scores: Mapping[str, Mapping[str, Any]], baseline: Mapping[str, Any]) -> Path | None:
+def write_report(
+    run_dir: str,
+    title: str,
+    key: str,
+    markdown_of: Callable[[Path], str],
+    scores: Mapping[str, Mapping[str, Any]],
+    baseline: Mapping[str, Any],
+) -> Path | None:
     """RUN_DIR/report.md and report.html (`markdown_of(run_dir)` writes the plots it links) and the
     Prefect artifacts: the report, and `scores` per model beside the baseline's; the report's path,
     or None where RUN_DIR is remote (gs://: the artifacts and the summary stand for it)."""
@@ -196,8 +243,14 @@ def write_report(run_dir: str, title: str, key: str, markdown_of: Callable[[Path
     markdown = markdown_of(root)
     path = root / "report.md"
     path.write_text(markdown, encoding="utf-8")
-    (root / "report.html").write_text(render_html(markdown, f"{title} {root.name}"), encoding="utf-8")
-    evaluation = {**scores, "baseline (most frequent piece; SOP majority)": {
-        k: baseline.get(k) for k in ("masked_lm_accuracy", "sop_accuracy")}}
+    (root / "report.html").write_text(
+        render_html(markdown, f"{title} {root.name}"), encoding="utf-8"
+    )
+    evaluation = {
+        **scores,
+        "baseline (most frequent piece; SOP majority)": {
+            k: baseline.get(k) for k in ("masked_lm_accuracy", "sop_accuracy")
+        },
+    }
     publish_report(key, markdown, evaluation)
     return path

@@ -89,8 +89,12 @@ def _rebuilt_record(content: bytes) -> bytes:
         if missing := [key for key in expected if key not in keys]:
             raise _NotOurRecord(f"lacks the key {missing[0]!r}")
     storage_key, block_id = metadata["storage_key"], metadata["storage_block_id"]
-    if not (isinstance(storage_key, str | None) and isinstance(metadata["prefect_version"], str)
-            and metadata["expiration"] is None and (block_id is None or _is_uuid(block_id))):
+    if not (
+        isinstance(storage_key, str | None)
+        and isinstance(metadata["prefect_version"], str)
+        and metadata["expiration"] is None
+        and (block_id is None or _is_uuid(block_id))
+    ):
         raise _NotOurRecord("has metadata values of the wrong type")
     result = record["result"]
     try:
@@ -99,8 +103,10 @@ def _rebuilt_record(content: bytes) -> bytes:
         raise _NotOurRecord(f"holds a value that is not plain JSON ({error})") from None
     if not isinstance(result, dict):
         raise _NotOurRecord("holds a value that is not a JSON object")
-    rebuilt = {"metadata": {key: metadata[key] for key in _METADATA_KEYS},
-               "result": PlainJsonSerializer().dumps(result).decode()}
+    rebuilt = {
+        "metadata": {key: metadata[key] for key in _METADATA_KEYS},
+        "result": PlainJsonSerializer().dumps(result).decode(),
+    }
     return json.dumps(rebuilt, ensure_ascii=False, separators=(",", ":")).encode()
 
 
@@ -174,10 +180,14 @@ def result_storage_for(url: str) -> Any:
     """Prefect result storage at `url` (a local directory, or gs:// etc.) that reads plain-JSON
     records only; a block saved on the Prefect server, as Prefect requires of storage blocks."""
     if "://" not in url or url.startswith("file://"):
-        block: Any = JsonOnlyLocalFileSystem(basepath=str(Path(url.removeprefix("file://")).resolve()))
+        block: Any = JsonOnlyLocalFileSystem(
+            basepath=str(Path(url.removeprefix("file://")).resolve())
+        )
     else:
         block = JsonOnlyRemoteFileSystem(basepath=url)
-    block.save("albert-results-" + hashlib.sha256(block.basepath.encode()).hexdigest()[:16], overwrite=True)
+    block.save(
+        "albert-results-" + hashlib.sha256(block.basepath.encode()).hexdigest()[:16], overwrite=True
+    )
     return block
 
 
@@ -187,7 +197,9 @@ def json_only_storage(storage: Any) -> Any:
         return storage
     if isinstance(storage, (str, Path)):
         return result_storage_for(str(storage))
-    raise TypeError(f"result storage must be a local directory or made by result_storage_for, not {storage!r}")
+    raise TypeError(
+        f"result storage must be a local directory or made by result_storage_for, not {storage!r}"
+    )
 
 
 def discard_failure_record(state: State, storage: Any) -> None:

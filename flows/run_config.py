@@ -30,31 +30,54 @@ class RunConfig(StageConfig):
 
     run_dir: str = Field(description="run directory (local or gs://); one subdirectory per stage")
     results: str | None = Field(
-        None, description="where Prefect persists task results and cache records (default: RUN_DIR/.prefect)"
+        None,
+        description="where Prefect persists task results and cache records (default: RUN_DIR/.prefect)",
     )
     preset: str = Field("albert-tiny", description="model preset (model.config.get_preset)")
-    max_seq_length: int = Field(128, gt=8, description="tokens per pretraining instance (masked-LM predictions: "
-                                "the reference's 20 per 128 tokens, unless --tfrecords sets max_predictions_per_seq)")
+    max_seq_length: int = Field(
+        128,
+        gt=8,
+        description="tokens per pretraining instance (masked-LM predictions: "
+        "the reference's 20 per 128 tokens, unless --tfrecords sets max_predictions_per_seq)",
+    )
     num_shards: int = Field(8, gt=1, description="TFRecord training shards")
     dupe_factor: int = Field(2, gt=0, description="times each document is masked differently")
     heldout_fraction: float = Field(
-        0.1, ge=0, lt=1, description="fraction of documents held out whole for evaluation (stable hash of the text)")
+        0.1,
+        ge=0,
+        lt=1,
+        description="fraction of documents held out whole for evaluation (stable hash of the text)",
+    )
     heldout_min_documents: int = Field(8, ge=0, description="hold out at least this many documents")
     seed: int = Field(12345, description="seed of every random choice in the run")
     steps: int = Field(300, gt=0, description="pretraining steps")
     batch_size: int = Field(32, gt=0, description="pretraining batch size")
-    learning_rate: float | None = Field(None, gt=0, description="peak learning rate (default: the stage's)")
-    eval_batches: int | None = Field(50, gt=0, description="held-out batches to score (default: all)")
-    segment: JsonDict = Field(default_factory=dict, description="other SegmentConfig fields (YAML or JSON)")
-    tfrecords: JsonDict = Field(default_factory=dict, description="other TFRecordsConfig fields (YAML or JSON)")
-    pretrain: JsonDict = Field(default_factory=dict, description="other PretrainConfig fields (YAML or JSON)")
+    learning_rate: float | None = Field(
+        None, gt=0, description="peak learning rate (default: the stage's)"
+    )
+    eval_batches: int | None = Field(
+        50, gt=0, description="held-out batches to score (default: all)"
+    )
+    segment: JsonDict = Field(
+        default_factory=dict, description="other SegmentConfig fields (YAML or JSON)"
+    )
+    tfrecords: JsonDict = Field(
+        default_factory=dict, description="other TFRecordsConfig fields (YAML or JSON)"
+    )
+    pretrain: JsonDict = Field(
+        default_factory=dict, description="other PretrainConfig fields (YAML or JSON)"
+    )
     coordinator: str | None = Field(None, description="pretrain on several JAX hosts: HOST:PORT")
     num_processes: int | None = Field(None, gt=0, description="pretrain's JAX process count")
     process_id: int | None = Field(
-        None, ge=0, description="pretrain's JAX process index; a process other than 0 waits for "
-        "process 0's TFRecords, then only joins the pretrain stage (process 0 runs the flow)")
+        None,
+        ge=0,
+        description="pretrain's JAX process index; a process other than 0 waits for "
+        "process 0's TFRecords, then only joins the pretrain stage (process 0 runs the flow)",
+    )
     data_wait_seconds: float = Field(
-        86400, gt=0, description="process > 0: how long to wait for process 0's finished TFRecords")
+        86400, gt=0, description="process > 0: how long to wait for process 0's finished TFRecords"
+    )
 
     def stage_dir(self, stage: str) -> str:
         return join(self.run_dir, stage)
@@ -65,7 +88,9 @@ class RunConfig(StageConfig):
     def segment_config(self, inputs: list[str]) -> StageConfig:
         from pipelines.segment import SegmentConfig
 
-        return build_config(SegmentConfig, {"input": inputs, "output": self.stage_dir("segment"), **self.segment})
+        return build_config(
+            SegmentConfig, {"input": inputs, "output": self.stage_dir("segment"), **self.segment}
+        )
 
     def tfrecords_config(self, corpus: str, spm_model: str) -> StageConfig:
         """The tfrecords stage's config. Its `max_seq_length` counts as set by the user (the stage
@@ -73,12 +98,22 @@ class RunConfig(StageConfig):
         it is this flow's default."""
         from pipelines.tfrecords import TFRecordsConfig
 
-        config = build_config(TFRecordsConfig, {
-            "input": corpus, "spm_model": spm_model, "output": self.stage_dir("tfrecords"),
-            "max_seq_length": self.max_seq_length, "max_predictions_per_seq": max_predictions(self.max_seq_length),
-            "dupe_factor": self.dupe_factor, "seed": self.seed,
-            "num_shards": self.num_shards, "heldout_fraction": self.heldout_fraction,
-            "heldout_min_documents": self.heldout_min_documents, **self.tfrecords})
+        config = build_config(
+            TFRecordsConfig,
+            {
+                "input": corpus,
+                "spm_model": spm_model,
+                "output": self.stage_dir("tfrecords"),
+                "max_seq_length": self.max_seq_length,
+                "max_predictions_per_seq": max_predictions(self.max_seq_length),
+                "dupe_factor": self.dupe_factor,
+                "seed": self.seed,
+                "num_shards": self.num_shards,
+                "heldout_fraction": self.heldout_fraction,
+                "heldout_min_documents": self.heldout_min_documents,
+                **self.tfrecords,
+            },
+        )
         if "max_seq_length" not in self.model_fields_set | self.tfrecords.keys():
             config.model_fields_set.discard("max_seq_length")
         return config
@@ -88,11 +123,20 @@ class RunConfig(StageConfig):
         from model.pretrain import PretrainConfig
 
         defaults: dict[str, Any] = {
-            "data": self.stage_dir("tfrecords"), "preset": self.preset, "output": self.stage_dir("pretrain"),
-            "spm_model": spm_model, "steps": self.steps, "batch_size": self.batch_size, "seed": self.seed,
-            "warmup_steps": self.steps // 10, "log_every": max(1, self.steps // 50), "eval_every": 0,
-            "eval_batches": self.eval_batches or 20, "coordinator": self.coordinator,
-            "num_processes": self.num_processes, "process_id": self.process_id,
+            "data": self.stage_dir("tfrecords"),
+            "preset": self.preset,
+            "output": self.stage_dir("pretrain"),
+            "spm_model": spm_model,
+            "steps": self.steps,
+            "batch_size": self.batch_size,
+            "seed": self.seed,
+            "warmup_steps": self.steps // 10,
+            "log_every": max(1, self.steps // 50),
+            "eval_every": 0,
+            "eval_batches": self.eval_batches or 20,
+            "coordinator": self.coordinator,
+            "num_processes": self.num_processes,
+            "process_id": self.process_id,
         }
         if self.learning_rate is not None:
             defaults["learning_rate"] = self.learning_rate
@@ -103,9 +147,16 @@ class RunConfig(StageConfig):
 
     def held_out_eval_config(self, model: str, name: str) -> StageConfig:
         """Held-out metrics of `model` on this run's TFRecords, written to RUN_DIR/`name`."""
-        return build_config(tasks.HeldOutEvalConfig, {
-            "model": model, "data": self.stage_dir("tfrecords"), "output": self.stage_dir(name),
-            "batch_size": self.batch_size, "max_batches": self.eval_batches})
+        return build_config(
+            tasks.HeldOutEvalConfig,
+            {
+                "model": model,
+                "data": self.stage_dir("tfrecords"),
+                "output": self.stage_dir(name),
+                "batch_size": self.batch_size,
+                "max_batches": self.eval_batches,
+            },
+        )
 
 
 def max_predictions(max_seq_length: int) -> int:
@@ -117,21 +168,34 @@ PlanStep = tuple[Task[..., Any], str, str, dict[str, Any]]
 """(task, stage name, output marker relative to the stage's output, extra task arguments)."""
 
 
-def run_plan(plan: Sequence[PlanStep], configs: dict[str, StageConfig], result_storage: Any) -> dict[str, tasks.StageOutcome]:
+def run_plan(
+    plan: Sequence[PlanStep], configs: dict[str, StageConfig], result_storage: Any
+) -> dict[str, tasks.StageOutcome]:
     """Run the steps in order with banners and cross-run caching; the outcomes by stage name."""
     outcomes: dict[str, tasks.StageOutcome] = {}
     for index, (stage, name, marker, kwargs) in enumerate(plan, start=1):
         outcomes[name] = tasks.run_stage(
-            stage, configs[name], index=index, total=len(plan),
-            output_marker=join(configs[name].output, marker), result_storage=result_storage, **kwargs)
+            stage,
+            configs[name],
+            index=index,
+            total=len(plan),
+            output_marker=join(configs[name].output, marker),
+            result_storage=result_storage,
+            **kwargs,
+        )
     return outcomes
 
 
 def stage_summary(outcomes: dict[str, tasks.StageOutcome]) -> dict[str, dict[str, Any]]:
     """Per stage: cached or not, seconds, and where a previous output was moved aside (if it was)."""
-    return {name: {"cached": o.cached, "seconds": round(o.seconds, 2),
-                   **({"moved_aside": o.result["moved_aside"]} if o.result.get("moved_aside") else {})}
-            for name, o in outcomes.items()}
+    return {
+        name: {
+            "cached": o.cached,
+            "seconds": round(o.seconds, 2),
+            **({"moved_aside": o.result["moved_aside"]} if o.result.get("moved_aside") else {}),
+        }
+        for name, o in outcomes.items()
+    }
 
 
 def cpu_seconds() -> float:
@@ -146,8 +210,12 @@ def piece_baseline(config: RunConfig, spm_model: str) -> dict:
 
     from model.baselines import unigram_baseline
 
-    baseline = unigram_baseline(config.stage_dir("tfrecords"), batch_size=config.batch_size,
-                                heldout_batches=config.eval_batches, seed=config.seed)
+    baseline = unigram_baseline(
+        config.stage_dir("tfrecords"),
+        batch_size=config.batch_size,
+        heldout_batches=config.eval_batches,
+        seed=config.seed,
+    )
     processor = sentencepiece.SentencePieceProcessor(model_file=spm_model)
     return {**baseline, "piece": processor.id_to_piece(baseline["piece_id"])}
 
@@ -165,21 +233,33 @@ def training_facts(config: RunConfig, outcomes: dict[str, tasks.StageOutcome]) -
     return {
         "documents": segment.get("documents_out", counts.get("documents")),
         "sentences": segment.get("sentences_out", counts.get("sentences")),
-        "tokens": counts.get("document_tokens"), "vocab_size": vocab_size, "preset": config.preset,
-        "parameters": (parameter_counts(get_preset(config.preset, vocab_size=vocab_size))
-                       .get("pretraining") if vocab_size else None),
-        "steps": pretrain_result.get("steps", config.steps), "batch_size": config.batch_size,
+        "tokens": counts.get("document_tokens"),
+        "vocab_size": vocab_size,
+        "preset": config.preset,
+        "parameters": (
+            parameter_counts(get_preset(config.preset, vocab_size=vocab_size)).get("pretraining")
+            if vocab_size
+            else None
+        ),
+        "steps": pretrain_result.get("steps", config.steps),
+        "batch_size": config.batch_size,
         "max_seq_length": config.max_seq_length,
         "sequences_per_second": pretrain_result.get("sequences_per_second"),
         "export": export.get("keras", config.trained_model()),
         "export_hf": export.get("hf", join(config.stage_dir("pretrain"), "export", "hf")),
-        "heldout_documents": heldout.get("documents"), "heldout_note": heldout.get("note"),
-        "heldout_sequences": min(heldout.get("instances") or 0,
-                                 (config.eval_batches or 10**12) * config.batch_size),
-        "stages": {name: {"seconds": o.seconds, "cached": o.cached}
-                   for name, o in outcomes.items()},
-        "moved_aside": {name: o.result["moved_aside"] for name, o in outcomes.items()
-                        if o.result.get("moved_aside")},
+        "heldout_documents": heldout.get("documents"),
+        "heldout_note": heldout.get("note"),
+        "heldout_sequences": min(
+            heldout.get("instances") or 0, (config.eval_batches or 10**12) * config.batch_size
+        ),
+        "stages": {
+            name: {"seconds": o.seconds, "cached": o.cached} for name, o in outcomes.items()
+        },
+        "moved_aside": {
+            name: o.result["moved_aside"]
+            for name, o in outcomes.items()
+            if o.result.get("moved_aside")
+        },
     }
 
 
@@ -199,8 +279,11 @@ def finished_output(stage: Task[..., Any], config: StageConfig, marker: str) -> 
 
 
 def pretrain_as_secondary_process(
-    config: RunConfig, data: tuple[Task[..., Any], StageConfig, str], pretrain: StageConfig,
-    *, poll_seconds: float = 2.0,
+    config: RunConfig,
+    data: tuple[Task[..., Any], StageConfig, str],
+    pretrain: StageConfig,
+    *,
+    poll_seconds: float = 2.0,
 ) -> dict[str, Any]:
     """A flow on JAX process `config.process_id` > 0 of several: wait (at most
     `config.data_wait_seconds`) until process 0's flow has finished the data stage `data`
@@ -212,20 +295,30 @@ def pretrain_as_secondary_process(
 
     stage, data_config, marker = data
     if finished_output(tasks.pretrain, pretrain, join("export", "model.keras")):
-        print(f"process {config.process_id}: {pretrain.output} is already trained with these "
-              "settings; nothing to join", flush=True)
+        print(
+            f"process {config.process_id}: {pretrain.output} is already trained with these "
+            "settings; nothing to join",
+            flush=True,
+        )
         return {"run_dir": config.run_dir, "process_id": config.process_id, "pretrain": None}
     deadline = time.monotonic() + config.data_wait_seconds
-    print(f"process {config.process_id}: waiting for process 0's {stage.name} output "
-          f"{data_config.output}", flush=True)
+    print(
+        f"process {config.process_id}: waiting for process 0's {stage.name} output "
+        f"{data_config.output}",
+        flush=True,
+    )
     while not finished_output(stage, data_config, marker):
         if time.monotonic() > deadline:
             raise StageError(
                 f"{data_config.output}: process 0 did not finish the {stage.name} stage within "
-                f"{config.data_wait_seconds:g} s (--data-wait-seconds)")
+                f"{config.data_wait_seconds:g} s (--data-wait-seconds)"
+            )
         time.sleep(poll_seconds)
     print(f"process {config.process_id}: joining the pretrain stage", flush=True)
     result = pretrain_run(pretrain)
-    print(f"process {config.process_id}: pretrain done; process 0 writes the outputs and the "
-          f"report under {config.run_dir}", flush=True)
+    print(
+        f"process {config.process_id}: pretrain done; process 0 writes the outputs and the "
+        f"report under {config.run_dir}",
+        flush=True,
+    )
     return {"run_dir": config.run_dir, "process_id": config.process_id, "pretrain": result}

@@ -150,7 +150,10 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
             stage.check_output(config)
         except stage.IncompatibleOutputError as error:
             moved = move_aside(config.output)
-            print(f"pretrain: {error}\npretrain: moved the previous output aside to {moved}", flush=True)
+            print(
+                f"pretrain: {error}\npretrain: moved the previous output aside to {moved}",
+                flush=True,
+            )
         result = stage.run(config, on_metrics=on_metrics)
     if not stage.meet_other_processes():
         raise StageError(f"{config.output}: the other JAX processes did not finish training")
@@ -166,11 +169,15 @@ def finetune(config: StageConfig) -> dict:
 class HeldOutEvalConfig(StageConfig):
     """Held-out pretraining metrics of a model (masked-LM accuracy, perplexity, SOP accuracy)."""
 
-    model: str = Field(description="model to score: a .keras file, a Hugging Face dir or a TF1 checkpoint")
+    model: str = Field(
+        description="model to score: a .keras file, a Hugging Face dir or a TF1 checkpoint"
+    )
     data: str = Field(description="held-out TFRecords: a directory, a shard or a glob")
     output: str = Field(description="directory for metrics.json")
     batch_size: int = Field(32, gt=0, description="evaluation batch size")
-    max_batches: int | None = Field(None, gt=0, description="score at most this many batches (default: all)")
+    max_batches: int | None = Field(
+        None, gt=0, description="score at most this many batches (default: all)"
+    )
 
 
 @stage_task("heldout", input_fields=["model", "data"], modules=["model.pretraining_metrics"])
@@ -179,7 +186,10 @@ def heldout(config: HeldOutEvalConfig) -> dict:
     metrics = _stage("model.pretraining_metrics").evaluate_pretraining(
         config.model, config.data, config.batch_size, max_batches=config.max_batches
     )
-    with atomic_output_dir(config.output) as out, open_file(join(out, "metrics.json"), "w") as handle:
+    with (
+        atomic_output_dir(config.output) as out,
+        open_file(join(out, "metrics.json"), "w") as handle,
+    ):
         json.dump(metrics, handle, indent=2, sort_keys=True)
     return dict(metrics)
 
@@ -258,6 +268,12 @@ def run_stage(
     moved = [path for path in moved_aside_copies(config.output) if path not in earlier]
     if moved:
         result["moved_aside"] = ", ".join(moved)
-        print(f"    {stage.name}: the previous output was moved aside to {result['moved_aside']}", flush=True)
-    print(f"<== [{index}/{total}] {stage.name}: {'cached' if cached else 'done'} in {seconds:.1f} s", flush=True)
+        print(
+            f"    {stage.name}: the previous output was moved aside to {result['moved_aside']}",
+            flush=True,
+        )
+    print(
+        f"<== [{index}/{total}] {stage.name}: {'cached' if cached else 'done'} in {seconds:.1f} s",
+        flush=True,
+    )
     return StageOutcome(stage.name, result, cached, seconds)

@@ -19,8 +19,11 @@ class ConfiguredModel(keras.Model):
         self.config = as_config(config)
 
     def get_config(self):
-        return {"config": self.config.model_dump(), "name": self.name,
-                "dtype": keras.saving.serialize_keras_object(self.dtype_policy)}
+        return {
+            "config": self.config.model_dump(),
+            "name": self.name,
+            "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
+        }
 
     @classmethod
     def from_config(cls, config):
@@ -45,8 +48,12 @@ class AlbertBackbone(ConfiguredModel):
         self.embeddings = AlbertEmbeddings(cfg, dtype=self.dtype_policy, name="embeddings")
         self.encoder = AlbertEncoder(cfg, dtype=self.dtype_policy, name="encoder")
         self.pooler = keras.layers.Dense(
-            cfg.hidden_size, activation="tanh", kernel_initializer=truncated_normal(cfg),
-            dtype=self.dtype_policy, name="pooler")
+            cfg.hidden_size,
+            activation="tanh",
+            kernel_initializer=truncated_normal(cfg),
+            dtype=self.dtype_policy,
+            name="pooler",
+        )
         self.build()
 
     def build(self, input_shape=None):

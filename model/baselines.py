@@ -15,8 +15,14 @@ import numpy as np
 from model import pretrain_input, pretrain_records
 
 
-def unigram_baseline(data: str, *, batch_size: int = 64, train_batches: int = 200,
-                     heldout_batches: int | None = None, seed: int = 0) -> dict:
+def unigram_baseline(
+    data: str,
+    *,
+    batch_size: int = 64,
+    train_batches: int = 200,
+    heldout_batches: int | None = None,
+    seed: int = 0,
+) -> dict:
     """Accuracy of the majority predictions on `data`'s held-out split (the batches the held-out
     evaluation scores when `heldout_batches` and `batch_size` match it), with the counts learned
     from the first `train_batches` training batches of epoch 0.
@@ -26,7 +32,9 @@ def unigram_baseline(data: str, *, batch_size: int = 64, train_batches: int = 20
     spec = pretrain_records.inspect_data(data)
     counts = np.zeros(0, np.int64)
     order = np.zeros(2, np.int64)
-    training = pretrain_input.numpy_batches(pretrain_input.train_batches(spec, batch_size, epoch=0, seed=seed))
+    training = pretrain_input.numpy_batches(
+        pretrain_input.train_batches(spec, batch_size, epoch=0, seed=seed)
+    )
     for batch in itertools.islice(training, train_batches):
         labels = batch["masked_lm_ids"][batch["masked_lm_weights"] > 0]
         counts = _add_counts(counts, labels)
@@ -34,7 +42,9 @@ def unigram_baseline(data: str, *, batch_size: int = 64, train_batches: int = 20
     piece = int(np.argmax(counts)) if counts.any() else 0
     majority = int(np.argmax(order))
     hits = masked = sop_hits = pairs = 0
-    for batch in pretrain_input.heldout_batches(spec, batch_size, seed=seed, max_batches=heldout_batches):
+    for batch in pretrain_input.heldout_batches(
+        spec, batch_size, seed=seed, max_batches=heldout_batches
+    ):
         labels = batch["masked_lm_ids"][batch["masked_lm_weights"] > 0]
         hits, masked = hits + int((labels == piece).sum()), masked + labels.size
         sop = batch["next_sentence_labels"].ravel()

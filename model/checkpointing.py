@@ -41,7 +41,11 @@ def list_checkpoints(directory: str) -> list[Checkpoint]:
     for entry in fs.ls(path, detail=False):
         match = _NAME.search(entry.rstrip("/"))
         if match:
-            found.append(Checkpoint(int(match.group(1)), fileio.join(directory, f"ckpt-{int(match.group(1)):09d}")))
+            found.append(
+                Checkpoint(
+                    int(match.group(1)), fileio.join(directory, f"ckpt-{int(match.group(1)):09d}")
+                )
+            )
     return sorted(found, key=lambda c: c.step)
 
 
@@ -128,13 +132,22 @@ def load_checkpoint(path: str, model, optimizer=None) -> dict:
                 groups[group][key] = arrays[name]
     restore(model.weights, groups["model"], f"{path}: model weights")
     if optimizer is not None:
-        restore(optimizer.variables, groups["optimizer"], f"{path}: optimizer variables", owner_prefix=True)
+        restore(
+            optimizer.variables,
+            groups["optimizer"],
+            f"{path}: optimizer variables",
+            owner_prefix=True,
+        )
         rng_states = _rng_states(model)
         if len(rng_states) == len(groups["rng"]):
             restore(rng_states, groups["rng"], f"{path}: dropout seed states")
         else:
-            logger.warning("%s: dropout seed states not restored (%d saved, %d in the model)", path,
-                           len(groups["rng"]), len(rng_states))
+            logger.warning(
+                "%s: dropout seed states not restored (%d saved, %d in the model)",
+                path,
+                len(groups["rng"]),
+                len(rng_states),
+            )
     return read_state(path)
 
 
@@ -142,7 +155,9 @@ def _positional(keys) -> bool:
     return all(key.isdigit() for key in keys)
 
 
-def restore(variables, arrays: dict[str, np.ndarray], what: str, owner_prefix: bool = False) -> None:
+def restore(
+    variables, arrays: dict[str, np.ndarray], what: str, owner_prefix: bool = False
+) -> None:
     """Assign `arrays` (keyed by variable path) to `variables`; StageError naming the first mismatch."""
     variables = list(variables)
     if arrays and _positional(arrays):
@@ -151,7 +166,9 @@ def restore(variables, arrays: dict[str, np.ndarray], what: str, owner_prefix: b
     keys = variable_keys(variables, owner_prefix)
     for key, variable in zip(keys, variables):
         if key not in arrays:
-            raise StageError(f"{what}: the model's {key} {tuple(variable.shape)} is not in the checkpoint")
+            raise StageError(
+                f"{what}: the model's {key} {tuple(variable.shape)} is not in the checkpoint"
+            )
         if tuple(variable.shape) != tuple(arrays[key].shape):
             raise StageError(
                 f"{what}: {key} has shape {tuple(variable.shape)}, checkpoint has {tuple(arrays[key].shape)}"
@@ -170,7 +187,9 @@ def assign_all(variables, arrays: list[np.ndarray], what: str) -> None:
     """Assign arrays to variables in order, with a clear error when the shapes disagree."""
     variables = list(variables)
     if len(variables) != len(arrays):
-        raise StageError(f"{what}: checkpoint has {len(arrays)} arrays, the model has {len(variables)} variables")
+        raise StageError(
+            f"{what}: checkpoint has {len(arrays)} arrays, the model has {len(variables)} variables"
+        )
     for variable, array in zip(variables, arrays):
         if tuple(variable.shape) != tuple(array.shape):
             raise StageError(

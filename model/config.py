@@ -37,11 +37,15 @@ class AlbertConfig(BaseModel):
     intermediate_size: int = Field(3072, gt=0, description="feed-forward inner size")
     num_hidden_groups: int = Field(1, gt=0, description="parameter groups over the layers")
     inner_group_num: int = Field(1, gt=0, description="sub-layers applied per layer, in sequence")
-    sharing: Sharing = Field("all", description="which blocks are shared across the layers of a group")
+    sharing: Sharing = Field(
+        "all", description="which blocks are shared across the layers of a group"
+    )
     hidden_act: Activation = Field("gelu_new", description="gelu_new = tanh-approximated GELU")
     hidden_dropout_prob: float = Field(0.0, ge=0.0, lt=1.0)
     attention_probs_dropout_prob: float = Field(0.0, ge=0.0, lt=1.0)
-    classifier_dropout_prob: float = Field(0.1, ge=0.0, lt=1.0, description="dropout before task heads")
+    classifier_dropout_prob: float = Field(
+        0.1, ge=0.0, lt=1.0, description="dropout before task heads"
+    )
     max_position_embeddings: int = Field(512, gt=0)
     type_vocab_size: int = Field(2, gt=0)
     initializer_range: float = Field(0.02, gt=0.0, description="truncated-normal stddev")
@@ -101,14 +105,34 @@ class PresetError(ValueError):
     """An unknown preset name or an invalid override."""
 
 
-_BASE = {"embedding_size": 128, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
-             "intermediate_size": 3072}
-_LARGE = {"embedding_size": 128, "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
-              "intermediate_size": 4096}
-_XLARGE = {"embedding_size": 128, "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16,
-               "intermediate_size": 8192}
-_XXLARGE = {"embedding_size": 128, "hidden_size": 4096, "num_hidden_layers": 12, "num_attention_heads": 64,
-                "intermediate_size": 16384}
+_BASE = {
+    "embedding_size": 128,
+    "hidden_size": 768,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "intermediate_size": 3072,
+}
+_LARGE = {
+    "embedding_size": 128,
+    "hidden_size": 1024,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 16,
+    "intermediate_size": 4096,
+}
+_XLARGE = {
+    "embedding_size": 128,
+    "hidden_size": 2048,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 16,
+    "intermediate_size": 8192,
+}
+_XXLARGE = {
+    "embedding_size": 128,
+    "hidden_size": 4096,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 64,
+    "intermediate_size": 16384,
+}
 _V1_DROPOUT = {"hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}
 _NO_DROPOUT = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
 
@@ -126,10 +150,24 @@ PRESETS: dict[str, dict[str, Any]] = {
     "bert-base": {**_BASE, "embedding_size": 768, "sharing": "none", **_V1_DROPOUT},
     "bert-large": {**_LARGE, "embedding_size": 1024, "sharing": "none", **_V1_DROPOUT},
     # Tests and the `make run` demo; vocab_size comes from the trained SentencePiece model.
-    "albert-tiny": dict(embedding_size=64, hidden_size=128, num_hidden_layers=4, num_attention_heads=2,
-                        intermediate_size=512, max_position_embeddings=512, **_NO_DROPOUT),
-    "albert-nano": dict(embedding_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128, **_NO_DROPOUT),
+    "albert-tiny": dict(
+        embedding_size=64,
+        hidden_size=128,
+        num_hidden_layers=4,
+        num_attention_heads=2,
+        intermediate_size=512,
+        max_position_embeddings=512,
+        **_NO_DROPOUT,
+    ),
+    "albert-nano": dict(
+        embedding_size=16,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        **_NO_DROPOUT,
+    ),
 }
 for _size in ("base", "large", "xlarge", "xxlarge"):
     PRESETS[f"albert-{_size}"] = PRESETS[f"albert-{_size}-v2"]
@@ -151,13 +189,21 @@ def parameter_counts(config: AlbertConfig) -> dict[str, int]:
     `backbone` = embeddings + projection + encoder + pooler (Hugging Face's `AlbertModel`);
     `pretraining` adds the masked-LM head (its decoder is tied to the word embeddings) and SOP head.
     """
-    v, e, h, f = config.vocab_size, config.embedding_size, config.hidden_size, config.intermediate_size
+    v, e, h, f = (
+        config.vocab_size,
+        config.embedding_size,
+        config.hidden_size,
+        config.intermediate_size,
+    )
     embeddings = (v + config.max_position_embeddings + config.type_vocab_size) * e + 2 * e
     projection = (e * h + h) if config.has_embedding_projection else 0
     attention = 4 * (h * h + h) + 2 * h
     ffn = (h * f + f) + (f * h + h) + 2 * h
-    encoder = (projection + attention * config.num_block_sets("attention")
-               + ffn * config.num_block_sets("ffn"))
+    encoder = (
+        projection
+        + attention * config.num_block_sets("attention")
+        + ffn * config.num_block_sets("ffn")
+    )
     pooler = h * h + h
     mlm_head = (h * e + e) + 2 * e + v
     sop_head = 2 * h + 2
@@ -190,15 +236,26 @@ PAPER_PARAMETERS: list[tuple[str, str, dict[str, Any], int, str | None]] = [
     ("BERT base", "bert-base", {}, 108, "backbone_without_pooler"),
     ("BERT large", "bert-large", {}, 334, "backbone_without_pooler"),
     *[
-        (f"base E={e} {label}", "albert-base", {"embedding_size": e, "sharing": sharing}, millions,
-         "backbone_without_pooler" if sharing == "none" else "backbone")
+        (
+            f"base E={e} {label}",
+            "albert-base",
+            {"embedding_size": e, "sharing": sharing},
+            millions,
+            "backbone_without_pooler" if sharing == "none" else "backbone",
+        )
         for e, sharing, label, millions in [
-            (64, "none", "not-shared", 87), (128, "none", "not-shared", 89),
-            (256, "none", "not-shared", 93), (768, "none", "not-shared", 108),
-            (64, "all", "all-shared", 10), (128, "all", "all-shared", 12),
-            (256, "all", "all-shared", 16), (768, "all", "all-shared", 31),
-            (768, "attention", "shared-attention", 83), (768, "ffn", "shared-FFN", 57),
-            (128, "attention", "shared-attention", 64), (128, "ffn", "shared-FFN", 38),
+            (64, "none", "not-shared", 87),
+            (128, "none", "not-shared", 89),
+            (256, "none", "not-shared", 93),
+            (768, "none", "not-shared", 108),
+            (64, "all", "all-shared", 10),
+            (128, "all", "all-shared", 12),
+            (256, "all", "all-shared", 16),
+            (768, "all", "all-shared", 31),
+            (768, "attention", "shared-attention", 83),
+            (768, "ffn", "shared-FFN", 57),
+            (128, "attention", "shared-attention", 64),
+            (128, "ffn", "shared-FFN", 38),
         ]
     ],
 ]

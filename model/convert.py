@@ -32,8 +32,12 @@ logger = logging.getLogger(__name__)
 
 HF_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 # Hugging Face: the decoder is tied to the word embeddings / output bias; buffers are not weights.
-HF_IGNORED_SUFFIXES = ("predictions.decoder.weight", "predictions.decoder.bias", ".position_ids",
-                       ".token_type_ids")
+HF_IGNORED_SUFFIXES = (
+    "predictions.decoder.weight",
+    "predictions.decoder.bias",
+    ".position_ids",
+    ".token_type_ids",
+)
 TF1_IGNORED_SUFFIXES = ("/adam_m", "/adam_v")
 TF1_IGNORED_NAMES = ("global_step",)
 TF1_CONFIG_FILES = ("albert_config.json", "bert_config.json", "config.json")
@@ -73,7 +77,8 @@ def checkpoint_groups(config: AlbertConfig) -> int:
     if config.sharing in ("attention", "ffn"):
         raise ConversionError(
             f"sharing={config.sharing!r} has no equivalent in TF1 or Hugging Face checkpoints, which "
-            "share whole layers; only sharing='all' or 'none' can be converted")
+            "share whole layers; only sharing='all' or 'none' can be converted"
+        )
     return config.num_block_sets("attention") // config.inner_group_num
 
 
@@ -85,7 +90,9 @@ def weight_entries(model: AlbertPretrainingModel) -> list[WeightEntry]:
     entries: list[WeightEntry] = []
 
     def dense(layer, tf1: str, hf: str) -> None:
-        entries.append(WeightEntry(layer.kernel, f"{tf1}/kernel", f"{hf}.weight", hf_transpose=True))
+        entries.append(
+            WeightEntry(layer.kernel, f"{tf1}/kernel", f"{hf}.weight", hf_transpose=True)
+        )
         entries.append(WeightEntry(layer.bias, f"{tf1}/bias", f"{hf}.bias"))
 
     def norm(layer, tf1: str, hf: str) -> None:
@@ -94,13 +101,21 @@ def weight_entries(model: AlbertPretrainingModel) -> list[WeightEntry]:
 
     emb = backbone.embeddings
     for table in ("word_embeddings", "position_embeddings", "token_type_embeddings"):
-        entries.append(WeightEntry(getattr(emb, table).embeddings, f"bert/embeddings/{table}",
-                                   f"albert.embeddings.{table}.weight"))
+        entries.append(
+            WeightEntry(
+                getattr(emb, table).embeddings,
+                f"bert/embeddings/{table}",
+                f"albert.embeddings.{table}.weight",
+            )
+        )
     norm(emb.layer_norm, "bert/embeddings/LayerNorm", "albert.embeddings.LayerNorm")
     encoder = backbone.encoder
     if encoder.projection is not None:
-        dense(encoder.projection, "bert/encoder/embedding_hidden_mapping_in",
-              "albert.encoder.embedding_hidden_mapping_in")
+        dense(
+            encoder.projection,
+            "bert/encoder/embedding_hidden_mapping_in",
+            "albert.encoder.embedding_hidden_mapping_in",
+        )
     for k, block in enumerate(encoder.attention_blocks):
         group, inner = _block_location(config, k)
         tf1 = f"bert/encoder/transformer/group_{group}/inner_group_{inner}"
@@ -122,15 +137,28 @@ def weight_entries(model: AlbertPretrainingModel) -> list[WeightEntry]:
     norm(mlm.layer_norm, "cls/predictions/transform/LayerNorm", "predictions.LayerNorm")
     entries.append(WeightEntry(mlm.bias, "cls/predictions/output_bias", "predictions.bias"))
     sop = model.sop_head.dense
-    entries.append(WeightEntry(sop.kernel, "cls/seq_relationship/output_weights",
-                               "sop_classifier.classifier.weight", True, True))
-    entries.append(WeightEntry(sop.bias, "cls/seq_relationship/output_bias",
-                               "sop_classifier.classifier.bias"))
+    entries.append(
+        WeightEntry(
+            sop.kernel,
+            "cls/seq_relationship/output_weights",
+            "sop_classifier.classifier.weight",
+            True,
+            True,
+        )
+    )
+    entries.append(
+        WeightEntry(sop.bias, "cls/seq_relationship/output_bias", "sop_classifier.classifier.bias")
+    )
     return entries
 
 
-def assign_weights(model: AlbertPretrainingModel, tensors: dict[str, np.ndarray], fmt: str,
-                   source: str, optional_prefixes: tuple[str, ...] = ()) -> None:
+def assign_weights(
+    model: AlbertPretrainingModel,
+    tensors: dict[str, np.ndarray],
+    fmt: str,
+    source: str,
+    optional_prefixes: tuple[str, ...] = (),
+) -> None:
     """Copy `tensors` (named in format `fmt`: 'tf1' or 'hf') into `model`, strictly.
 
     Entries whose name starts with one of `optional_prefixes` may be absent (logged, left at
@@ -147,16 +175,19 @@ def assign_weights(model: AlbertPretrainingModel, tensors: dict[str, np.ndarray]
         if getattr(entry, f"{fmt}_transpose"):
             value = value.T
         if tuple(value.shape) != tuple(entry.variable.shape):
-            raise ConversionError(f"{source}: tensor {name} has shape {tuple(value.shape)}, the "
-                                  f"model expects {tuple(entry.variable.shape)}")
+            raise ConversionError(
+                f"{source}: tensor {name} has shape {tuple(value.shape)}, the "
+                f"model expects {tuple(entry.variable.shape)}"
+            )
         entry.variable.assign(value.astype(keras.backend.standardize_dtype(entry.variable.dtype)))
         used.add(name)
     required = [name for name in missing if not name.startswith(optional_prefixes)]
     if required:
         raise ConversionError(f"{source}: missing tensors {required}")
     if missing:
-        logger.warning("%s: %d head tensors absent (left initialised): %s", source, len(missing),
-                       missing)
+        logger.warning(
+            "%s: %d head tensors absent (left initialised): %s", source, len(missing), missing
+        )
     unused = sorted(set(tensors) - used)
     if unused:
         raise ConversionError(f"{source}: tensors not used by the model {unused}")
@@ -164,8 +195,12 @@ def assign_weights(model: AlbertPretrainingModel, tensors: dict[str, np.ndarray]
 
 # --- Hugging Face ---------------------------------------------------------------------------------
 
-_HF_ACTIVATIONS = {"gelu_new": "gelu_new", "gelu_pytorch_tanh": "gelu_new", "gelu": "gelu",
-                   "relu": "relu"}
+_HF_ACTIVATIONS = {
+    "gelu_new": "gelu_new",
+    "gelu_pytorch_tanh": "gelu_new",
+    "gelu": "gelu",
+    "relu": "relu",
+}
 
 
 def config_from_huggingface(values: dict[str, Any], source: str = "config.json") -> AlbertConfig:
@@ -174,15 +209,34 @@ def config_from_huggingface(values: dict[str, Any], source: str = "config.json")
     if act not in _HF_ACTIVATIONS:
         raise ConversionError(f"{source}: unsupported hidden_act {act!r}")
     if values.get("position_embedding_type", "absolute") != "absolute":
-        raise ConversionError(f"{source}: unsupported position_embedding_type "
-                              f"{values['position_embedding_type']!r} (only 'absolute')")
-    fields = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
-              "num_attention_heads", "intermediate_size", "num_hidden_groups", "inner_group_num",
-              "hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout_prob",
-              "max_position_embeddings", "type_vocab_size", "initializer_range", "layer_norm_eps")
+        raise ConversionError(
+            f"{source}: unsupported position_embedding_type "
+            f"{values['position_embedding_type']!r} (only 'absolute')"
+        )
+    fields = (
+        "vocab_size",
+        "embedding_size",
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "num_hidden_groups",
+        "inner_group_num",
+        "hidden_dropout_prob",
+        "attention_probs_dropout_prob",
+        "classifier_dropout_prob",
+        "max_position_embeddings",
+        "type_vocab_size",
+        "initializer_range",
+        "layer_norm_eps",
+    )
     kwargs = {name: values[name] for name in fields if values.get(name) is not None}
-    return AlbertConfig(**kwargs, hidden_act=_HF_ACTIVATIONS[act], sharing="all",
-                        embedding_projection=projection_flag(kwargs, True))
+    return AlbertConfig(
+        **kwargs,
+        hidden_act=_HF_ACTIVATIONS[act],
+        sharing="all",
+        embedding_projection=projection_flag(kwargs, True),
+    )
 
 
 def config_to_huggingface(config: AlbertConfig) -> dict[str, Any]:
@@ -248,13 +302,17 @@ def load_huggingface(directory: str) -> AlbertPretrainingModel:
     config_url = fileio.join(directory, "config.json")
     with fileio.open_file(config_url, "rb") as handle:
         config = config_from_huggingface(json.load(handle), config_url)
-    tensors = {name: value for name, value in read_huggingface_tensors(directory).items()
-               if not name.endswith(HF_IGNORED_SUFFIXES)}
+    tensors = {
+        name: value
+        for name, value in read_huggingface_tensors(directory).items()
+        if not name.endswith(HF_IGNORED_SUFFIXES)
+    }
     if not any(name.startswith("albert.") for name in tensors):  # a bare AlbertModel
         tensors = {f"albert.{name}": value for name, value in tensors.items()}
     model = AlbertPretrainingModel(config)
-    assign_weights(model, tensors, "hf", directory,
-                   optional_prefixes=("predictions.", "sop_classifier."))
+    assign_weights(
+        model, tensors, "hf", directory, optional_prefixes=("predictions.", "sop_classifier.")
+    )
     return model
 
 
@@ -274,9 +332,11 @@ def export_huggingface(model: AlbertPretrainingModel, directory: str) -> str:
         tensors[entry.hf] = np.ascontiguousarray(value.T if entry.hf_transpose else value)
     if model.backbone.encoder.projection is None:
         tensors["albert.encoder.embedding_hidden_mapping_in.weight"] = np.eye(
-            config.hidden_size, dtype=np.float32)
+            config.hidden_size, dtype=np.float32
+        )
         tensors["albert.encoder.embedding_hidden_mapping_in.bias"] = np.zeros(
-            config.hidden_size, np.float32)
+            config.hidden_size, np.float32
+        )
     with fileio.atomic_output_dir(directory) as temp:
         with fileio.open_file(fileio.join(temp, "config.json"), "w") as handle:
             json.dump(hf_config, handle, indent=2, sort_keys=True)
@@ -287,21 +347,31 @@ def export_huggingface(model: AlbertPretrainingModel, directory: str) -> str:
 
 # --- keras-hub --------------------------------------------------------------------------------------
 
+
 def keras_hub_compatible(config: AlbertConfig) -> None:
     """Raise a `ConversionError` unless keras-hub's `AlbertBackbone` can represent `config`: whole
     layers shared in groups (sharing 'all' or 'none'), the tanh GELU and LayerNorm epsilon 1e-12,
     which keras-hub fixes."""
     checkpoint_groups(config)
     if config.hidden_act != "gelu_new":
-        raise ConversionError(f"hidden_act={config.hidden_act!r} has no keras-hub equivalent: "
-                              "its AlbertBackbone always uses the tanh GELU ('gelu_new')")
+        raise ConversionError(
+            f"hidden_act={config.hidden_act!r} has no keras-hub equivalent: "
+            "its AlbertBackbone always uses the tanh GELU ('gelu_new')"
+        )
     if config.layer_norm_eps != 1e-12:
-        raise ConversionError(f"layer_norm_eps={config.layer_norm_eps} has no keras-hub equivalent: "
-                              "its AlbertBackbone always uses 1e-12")
+        raise ConversionError(
+            f"layer_norm_eps={config.layer_norm_eps} has no keras-hub equivalent: "
+            "its AlbertBackbone always uses 1e-12"
+        )
 
 
-def export_keras_hub(model: AlbertPretrainingModel, directory: str, spm_model: str | None = None,
-                     do_lower_case: bool = True, keep_accents: bool = False) -> str:
+def export_keras_hub(
+    model: AlbertPretrainingModel,
+    directory: str,
+    spm_model: str | None = None,
+    do_lower_case: bool = True,
+    keep_accents: bool = False,
+) -> str:
     """Write `model`'s backbone as a keras-hub preset that `keras_hub.models.AlbertBackbone` and
     `AlbertTextClassifier.from_preset(directory, num_classes=...)` load.
 
@@ -318,15 +388,21 @@ def export_keras_hub(model: AlbertPretrainingModel, directory: str, spm_model: s
         hf_dir, preset_dir = os.path.join(local, "hf"), os.path.join(local, "preset")
         export_huggingface(model, hf_dir)
         keras_hub.models.AlbertBackbone.from_preset(hf_dir, dtype="float32").save_to_preset(
-            preset_dir)
+            preset_dir
+        )
         if spm_model:
             from albert.tokenization import AlbertTokenizer
             from albert.tokenizer_export import sentencepiece_with_preprocessing
 
-            ours = AlbertTokenizer(spm_model, do_lower_case=do_lower_case, keep_accents=keep_accents)
-            tokenizer = keras_hub.models.AlbertTokenizer(proto=sentencepiece_with_preprocessing(ours))
+            ours = AlbertTokenizer(
+                spm_model, do_lower_case=do_lower_case, keep_accents=keep_accents
+            )
+            tokenizer = keras_hub.models.AlbertTokenizer(
+                proto=sentencepiece_with_preprocessing(ours)
+            )
             keras_hub.models.AlbertTextClassifierPreprocessor(
-                tokenizer, sequence_length=model.config.max_position_embeddings,
+                tokenizer,
+                sequence_length=model.config.max_position_embeddings,
             ).save_to_preset(preset_dir)
         with fileio.atomic_output_dir(directory) as temp:
             fs, temp_path = fileio.filesystem(temp)
@@ -341,25 +417,44 @@ def export_keras_hub(model: AlbertPretrainingModel, directory: str, spm_model: s
 
 # --- google-research TF1 checkpoints ---------------------------------------------------------------
 
+
 def config_from_tf1(values: dict[str, Any], has_projection: bool, source: str) -> AlbertConfig:
     """Our config for a reference `albert_config.json` (its `gelu` is the tanh approximation)."""
     defaults = {"net_structure_type": 0, "down_scale_factor": 1, "layers_to_keep": []}
-    unsupported = {key: values[key] for key, default in defaults.items()
-                   if values.get(key, default) not in (default, None)}
+    unsupported = {
+        key: values[key]
+        for key, default in defaults.items()
+        if values.get(key, default) not in (default, None)
+    }
     if unsupported:
         raise ConversionError(f"{source}: unsupported reference options {unsupported}")
     act = values.get("hidden_act", "gelu")
     acts = {"gelu": "gelu_new", "relu": "relu"}
     if act not in acts:
         raise ConversionError(f"{source}: unsupported hidden_act {act!r}")
-    fields = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
-              "num_attention_heads", "intermediate_size", "num_hidden_groups", "inner_group_num",
-              "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
-              "type_vocab_size", "initializer_range")
+    fields = (
+        "vocab_size",
+        "embedding_size",
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "num_hidden_groups",
+        "inner_group_num",
+        "hidden_dropout_prob",
+        "attention_probs_dropout_prob",
+        "max_position_embeddings",
+        "type_vocab_size",
+        "initializer_range",
+    )
     kwargs = {name: values[name] for name in fields if values.get(name) is not None}
     kwargs.setdefault("embedding_size", kwargs.get("hidden_size", 768))
-    return AlbertConfig(**kwargs, hidden_act=acts[act], sharing="all",
-                        embedding_projection=projection_flag(kwargs, has_projection))
+    return AlbertConfig(
+        **kwargs,
+        hidden_act=acts[act],
+        sharing="all",
+        embedding_projection=projection_flag(kwargs, has_projection),
+    )
 
 
 def _find_tf1_config(prefix: str) -> str:
@@ -368,12 +463,15 @@ def _find_tf1_config(prefix: str) -> str:
         candidate = fileio.join(directory, name)
         if fileio.exists(candidate):
             return candidate
-    raise ConversionError(f"{prefix}: no config next to the checkpoint (looked for "
-                          f"{', '.join(TF1_CONFIG_FILES)} in {directory}); pass config=")
+    raise ConversionError(
+        f"{prefix}: no config next to the checkpoint (looked for "
+        f"{', '.join(TF1_CONFIG_FILES)} in {directory}); pass config="
+    )
 
 
-def load_tf1_checkpoint(prefix: str, config: AlbertConfig | str | None = None
-                        ) -> AlbertPretrainingModel:
+def load_tf1_checkpoint(
+    prefix: str, config: AlbertConfig | str | None = None
+) -> AlbertPretrainingModel:
     """An `AlbertPretrainingModel` from a google-research ALBERT TF1 checkpoint prefix.
 
     `config`: an `AlbertConfig`, a path to `albert_config.json`, or None to find it next to the
@@ -385,8 +483,11 @@ def load_tf1_checkpoint(prefix: str, config: AlbertConfig | str | None = None
         reader = tf.train.load_checkpoint(prefix)
     except (tf.errors.NotFoundError, tf.errors.DataLossError, ValueError) as error:
         raise ConversionError(f"{prefix}: not a readable TF checkpoint ({error})") from None
-    names = [name for name in reader.get_variable_to_shape_map()
-             if name not in TF1_IGNORED_NAMES and not name.endswith(TF1_IGNORED_SUFFIXES)]
+    names = [
+        name
+        for name in reader.get_variable_to_shape_map()
+        if name not in TF1_IGNORED_NAMES and not name.endswith(TF1_IGNORED_SUFFIXES)
+    ]
     has_projection = "bert/encoder/embedding_hidden_mapping_in/kernel" in names
     if not isinstance(config, AlbertConfig):
         config_url = config or _find_tf1_config(prefix)
@@ -395,10 +496,13 @@ def load_tf1_checkpoint(prefix: str, config: AlbertConfig | str | None = None
     elif config.has_embedding_projection != has_projection:
         values = config.model_dump()
         try:
-            config = AlbertConfig(**{**values, "embedding_projection": projection_flag(
-                values, has_projection)})
+            config = AlbertConfig(
+                **{**values, "embedding_projection": projection_flag(values, has_projection)}
+            )
         except ValueError as error:
-            raise ConversionError(f"{prefix}: checkpoint does not fit the config: {error}") from None
+            raise ConversionError(
+                f"{prefix}: checkpoint does not fit the config: {error}"
+            ) from None
     model = AlbertPretrainingModel(config)
     tensors = {name: reader.get_tensor(name) for name in names}
     assign_weights(model, tensors, "tf1", prefix, optional_prefixes=("cls/",))
@@ -418,6 +522,7 @@ def _load_keras_file(url: str) -> keras.Model:
 
 # --- dispatch ---------------------------------------------------------------------------------------
 
+
 def load_pretrained(path: str, config: AlbertConfig | str | None = None) -> AlbertPretrainingModel:
     """Load an `AlbertPretrainingModel` from a `.keras` file, a Hugging Face directory
     (`config.json` + weights), or a TF1 checkpoint prefix (`config` only applies to TF1)."""
@@ -425,8 +530,9 @@ def load_pretrained(path: str, config: AlbertConfig | str | None = None) -> Albe
     if path.endswith(".keras"):
         model = _load_keras_file(path)
         if not isinstance(model, AlbertPretrainingModel):
-            raise ConversionError(f"{path}: holds a {type(model).__name__}, "
-                                  "not an AlbertPretrainingModel")
+            raise ConversionError(
+                f"{path}: holds a {type(model).__name__}, not an AlbertPretrainingModel"
+            )
         return model
     if fileio.exists(fileio.join(path, "config.json")):
         return load_huggingface(path)
@@ -438,5 +544,7 @@ def load_pretrained(path: str, config: AlbertConfig | str | None = None) -> Albe
         latest = tf.train.latest_checkpoint(path)
         if latest:
             return load_tf1_checkpoint(latest, config)
-    raise ConversionError(f"{path}: not a .keras file, a Hugging Face directory with config.json, "
-                          "or a TF1 checkpoint prefix (no .index file)")
+    raise ConversionError(
+        f"{path}: not a .keras file, a Hugging Face directory with config.json, "
+        "or a TF1 checkpoint prefix (no .index file)"
+    )

@@ -26,8 +26,13 @@ logger = logging.getLogger(__name__)
 
 # Environment variables by which JAX's cluster detection recognises a multi-process job it can join
 # without flags: SLURM, Open MPI, Cloud TPU on GKE (and multislice), or JAX's own.
-JAX_CLUSTER_VARIABLES = ("SLURM_JOB_ID", "OMPI_MCA_orte_hnp_uri", "TPU_WORKER_HOSTNAMES",
-                         "MEGASCALE_COORDINATOR_ADDRESS", "JAX_COORDINATOR_ADDRESS")
+JAX_CLUSTER_VARIABLES = (
+    "SLURM_JOB_ID",
+    "OMPI_MCA_orte_hnp_uri",
+    "TPU_WORKER_HOSTNAMES",
+    "MEGASCALE_COORDINATOR_ADDRESS",
+    "JAX_COORDINATOR_ADDRESS",
+)
 HEARTBEAT_TIMEOUT_SECONDS = 20  # a process silent this long is dead; the others then stop
 JOIN_TIMEOUT_SECONDS = 300  # how long a process waits for all the others to join (or to finish)
 EXIT_GRACE_SECONDS = 1.0  # process 0 keeps the coordination service up while the others exit
@@ -59,7 +64,9 @@ def select_strategy(tpu: str | None = None):
 
     name = strategy_name(tpu, len(tf.config.list_physical_devices("GPU")))
     if name == "tpu":
-        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="" if tpu == "local" else tpu)
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
+            tpu="" if tpu == "local" else tpu
+        )
         tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
         strategy = tf.distribute.TPUStrategy(resolver)
@@ -97,8 +104,12 @@ def jax_data_parallel():
     devices = jax.devices()
     if len(devices) <= 1:
         return None
-    logger.info("distribution: keras DataParallel over %d %s devices in %d processes", len(devices),
-                devices[0].platform, jax.process_count())
+    logger.info(
+        "distribution: keras DataParallel over %d %s devices in %d processes",
+        len(devices),
+        devices[0].platform,
+        jax.process_count(),
+    )
     return keras.distribution.DataParallel(devices=devices)
 
 
@@ -116,14 +127,20 @@ class JaxCluster:
         return f"{self.coordinator} as process {self.process_id} of {self.num_processes}"
 
 
-def jax_cluster(coordinator: str | None, num_processes: int | None, process_id: int | None,
-                environ: Mapping[str, str] = os.environ) -> JaxCluster | None:
+def jax_cluster(
+    coordinator: str | None,
+    num_processes: int | None,
+    process_id: int | None,
+    environ: Mapping[str, str] = os.environ,
+) -> JaxCluster | None:
     """The multi-process job the flags (or, with none, the environment) describe; None: one process.
 
     StageError (one line) when the flags are incomplete or the process id is out of range.
     """
     given = {
-        "--coordinator": coordinator, "--num-processes": num_processes, "--process-id": process_id,
+        "--coordinator": coordinator,
+        "--num-processes": num_processes,
+        "--process-id": process_id,
     }
     if all(value is None for value in given.values()):
         if cluster_size(environ.get("TF_CONFIG", "")) > 1:  # Vertex AI, Kubeflow: tasks in order
@@ -132,14 +149,18 @@ def jax_cluster(coordinator: str | None, num_processes: int | None, process_id: 
         return JaxCluster() if detected else None
     missing = [flag for flag, value in given.items() if value is None]
     if missing:
-        raise StageError(f"{', '.join(missing)} missing: several processes need "
-                         f"--coordinator HOST:PORT, --num-processes N and --process-id I together")
+        raise StageError(
+            f"{', '.join(missing)} missing: several processes need "
+            f"--coordinator HOST:PORT, --num-processes N and --process-id I together"
+        )
     host, _, port = coordinator.rpartition(":")
     if not host or not port.isdigit():
         raise StageError(f"--coordinator {coordinator}: expected HOST:PORT")
     if not 0 <= process_id < num_processes:
-        raise StageError(f"--process-id {process_id} is out of range for --num-processes "
-                         f"{num_processes} (0 to {num_processes - 1})")
+        raise StageError(
+            f"--process-id {process_id} is out of range for --num-processes "
+            f"{num_processes} (0 to {num_processes - 1})"
+        )
     return JaxCluster(coordinator, num_processes, process_id)
 
 
@@ -147,8 +168,11 @@ def jax_cluster_from_tf_config(tf_config: str) -> JaxCluster:
     """TF_CONFIG's cluster as JAX processes: the chief (else worker 0) is process 0 and the
     coordinator at its address, the workers follow in order."""
     spec = json.loads(tf_config)
-    tasks = [(kind, index, address) for kind in ("chief", "worker")
-             for index, address in enumerate(spec.get("cluster", {}).get(kind, []))]
+    tasks = [
+        (kind, index, address)
+        for kind in ("chief", "worker")
+        for index, address in enumerate(spec.get("cluster", {}).get(kind, []))
+    ]
     task = spec.get("task", {})
     this = (task.get("type"), int(task.get("index", 0)))
     rank = [(kind, index) for kind, index, _ in tasks].index(this)
@@ -170,7 +194,9 @@ def join_jax_cluster(cluster: JaxCluster) -> None:
     jax.config.update("jax_enable_recoverability", True)
     try:
         jax.distributed.initialize(
-            cluster.coordinator, cluster.num_processes, cluster.process_id,
+            cluster.coordinator,
+            cluster.num_processes,
+            cluster.process_id,
             initialization_timeout=JOIN_TIMEOUT_SECONDS,
             heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_SECONDS,
         )
@@ -178,8 +204,10 @@ def join_jax_cluster(cluster: JaxCluster) -> None:
         reason = str(error).strip().splitlines()[0]
         raise StageError(f"could not join {cluster.describe()}: {reason}") from None
     if cluster.num_processes is not None and jax.process_count() != cluster.num_processes:
-        raise StageError(f"--num-processes {cluster.num_processes}, but the job at "
-                         f"{cluster.coordinator} has {jax.process_count()} processes")
+        raise StageError(
+            f"--num-processes {cluster.num_processes}, but the job at "
+            f"{cluster.coordinator} has {jax.process_count()} processes"
+        )
     logger.info("process %d of %d joined the JAX cluster", jax.process_index(), jax.process_count())
 
 
@@ -246,8 +274,9 @@ def meet_other_processes() -> bool:
             "model.pretrain-finished", JOIN_TIMEOUT_SECONDS * 1000
         )
     except Exception as error:  # noqa: BLE001  (one line; the caller's exit code says it failed)
-        logger.error("process %d: the other processes did not finish: %s", index,
-                     str(error).splitlines()[0])
+        logger.error(
+            "process %d: the other processes did not finish: %s", index, str(error).splitlines()[0]
+        )
         return False
     return True
 

@@ -28,18 +28,32 @@ class AlbertEmbeddings(keras.layers.Layer):
         cfg = self.config
         init = truncated_normal(cfg)
         self.word_embeddings = keras.layers.Embedding(
-            cfg.vocab_size, cfg.embedding_size, embeddings_initializer=init, dtype=self.dtype_policy,
-            name="word_embeddings")
+            cfg.vocab_size,
+            cfg.embedding_size,
+            embeddings_initializer=init,
+            dtype=self.dtype_policy,
+            name="word_embeddings",
+        )
         self.position_embeddings = keras.layers.Embedding(
-            cfg.max_position_embeddings, cfg.embedding_size, embeddings_initializer=init,
-            dtype=self.dtype_policy, name="position_embeddings")
+            cfg.max_position_embeddings,
+            cfg.embedding_size,
+            embeddings_initializer=init,
+            dtype=self.dtype_policy,
+            name="position_embeddings",
+        )
         self.token_type_embeddings = keras.layers.Embedding(
-            cfg.type_vocab_size, cfg.embedding_size, embeddings_initializer=init,
-            dtype=self.dtype_policy, name="token_type_embeddings")
+            cfg.type_vocab_size,
+            cfg.embedding_size,
+            embeddings_initializer=init,
+            dtype=self.dtype_policy,
+            name="token_type_embeddings",
+        )
         self.layer_norm = keras.layers.LayerNormalization(
-            epsilon=cfg.layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
+            epsilon=cfg.layer_norm_eps, dtype=self.dtype_policy, name="layer_norm"
+        )
         self.dropout = keras.layers.Dropout(
-            cfg.hidden_dropout_prob, dtype=self.dtype_policy, name="dropout")
+            cfg.hidden_dropout_prob, dtype=self.dtype_policy, name="dropout"
+        )
 
     def build(self, input_shape=None):
         for table in (self.word_embeddings, self.position_embeddings, self.token_type_embeddings):
@@ -50,11 +64,16 @@ class AlbertEmbeddings(keras.layers.Layer):
     def call(self, input_ids, segment_ids, training=False):
         seq_len = ops.shape(input_ids)[1]
         if isinstance(seq_len, int) and seq_len > self.config.max_position_embeddings:
-            raise ValueError(f"sequence length {seq_len} exceeds max_position_embeddings "
-                             f"{self.config.max_position_embeddings}")
+            raise ValueError(
+                f"sequence length {seq_len} exceeds max_position_embeddings "
+                f"{self.config.max_position_embeddings}"
+            )
         positions = ops.expand_dims(ops.arange(seq_len, dtype="int32"), 0)
-        x = (self.word_embeddings(input_ids) + self.token_type_embeddings(segment_ids)
-             + self.position_embeddings(positions))
+        x = (
+            self.word_embeddings(input_ids)
+            + self.token_type_embeddings(segment_ids)
+            + self.position_embeddings(positions)
+        )
         return self.dropout(self.layer_norm(x), training=training)
 
     def get_config(self):

@@ -26,8 +26,11 @@ class AlbertEncoder(keras.layers.Layer):
         self.projection = None
         if cfg.has_embedding_projection:
             self.projection = keras.layers.Dense(
-                cfg.hidden_size, kernel_initializer=truncated_normal(cfg),
-                dtype=self.dtype_policy, name="embedding_hidden_mapping_in")
+                cfg.hidden_size,
+                kernel_initializer=truncated_normal(cfg),
+                dtype=self.dtype_policy,
+                name="embedding_hidden_mapping_in",
+            )
         self.attention_blocks = [
             AttentionBlock(cfg, dtype=self.dtype_policy, name=f"attention_{k}")
             for k in range(cfg.num_block_sets("attention"))

@@ -39,12 +39,17 @@ OFFICIAL_NA_PROB_THRESHOLD = 1.0  # the SQuAD v2.0 evaluation script's --na-prob
 
 class EvaluateConfig(StageConfig):
     task: str = Field(description="task name (as model.finetune)")
-    gold: str = Field(description="gold file: a GLUE dev TSV, a SQuAD JSON, or a RACE split directory")
+    gold: str = Field(
+        description="gold file: a GLUE dev TSV, a SQuAD JSON, or a RACE split directory"
+    )
     predictions: str | None = Field(None, description="predictions file to score")
     model: str | None = Field(None, description="model.finetune output directory to predict with")
     na_probs: str | None = Field(None, description="SQuAD v2: null odds JSON {id: score}")
-    threshold: float | None = Field(None, description="SQuAD v2: null odds above this mean 'no answer' "
-                                    "(default: the official script's 1.0; with --model, the tuned one)")
+    threshold: float | None = Field(
+        None,
+        description="SQuAD v2: null odds above this mean 'no answer' "
+        "(default: the official script's 1.0; with --model, the tuned one)",
+    )
     output: str | None = Field(None, description="write the scores here as JSON")
 
 
@@ -57,7 +62,9 @@ def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
     split = gold_path.rsplit("/", 1)[-1].split(".")[0]
     gold = {e.guid: e.label for e in read_glue(task, gold_path, split)}
     if not gold:
-        raise StageError(f"{gold_path}: no examples to score (the file is empty or has only a header)")
+        raise StageError(
+            f"{gold_path}: no examples to score (the file is empty or has only a header)"
+        )
     labels = LABELS[task]
     predicted = {}
     with fileio.open_file(predictions_path, "r") as handle:
@@ -66,21 +73,32 @@ def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
             if line_number == 1 and fields[0] == "index":
                 continue
             if len(fields) != 2:
-                raise StageError(f"{predictions_path}:{line_number}: expected 'index<TAB>prediction'")
+                raise StageError(
+                    f"{predictions_path}:{line_number}: expected 'index<TAB>prediction'"
+                )
             try:
-                predicted[fields[0]] = float(fields[1]) if labels is None else labels.index(fields[1])
+                predicted[fields[0]] = (
+                    float(fields[1]) if labels is None else labels.index(fields[1])
+                )
             except ValueError:
-                raise StageError(f"{predictions_path}:{line_number}: bad prediction {fields[1]!r}") from None
+                raise StageError(
+                    f"{predictions_path}:{line_number}: bad prediction {fields[1]!r}"
+                ) from None
     missing = [guid for guid in gold if guid not in predicted]
     if missing:
-        raise StageError(f"{predictions_path}: no prediction for {len(missing)} examples (e.g. {missing[0]!r})")
+        raise StageError(
+            f"{predictions_path}: no prediction for {len(missing)} examples (e.g. {missing[0]!r})"
+        )
     guids = list(gold)
-    return {**glue_metrics(task, [predicted[g] for g in guids], [gold[g] for g in guids]),
-            "unknown_predictions": count_unknown(gold, predicted, predictions_path, gold_path)}
+    return {
+        **glue_metrics(task, [predicted[g] for g in guids], [gold[g] for g in guids]),
+        "unknown_predictions": count_unknown(gold, predicted, predictions_path, gold_path),
+    }
 
 
-def score_squad(gold_path: str, predictions_path: str, na_probs_path: str | None,
-                threshold: float | None) -> dict:
+def score_squad(
+    gold_path: str, predictions_path: str, na_probs_path: str | None, threshold: float | None
+) -> dict:
     gold = gold_answers(gold_path)
     if not gold:
         raise StageError(f"{gold_path}: no questions to score")
@@ -88,13 +106,22 @@ def score_squad(gold_path: str, predictions_path: str, na_probs_path: str | None
     if not isinstance(predictions, dict):
         raise StageError(f"{predictions_path}: expected a JSON object {{question id: answer}}")
     unknown = count_unknown(gold, predictions, predictions_path, gold_path)
-    coverage = {**prediction_coverage(gold, predictions, predictions_path),
-                "unknown_predictions": unknown}
+    coverage = {
+        **prediction_coverage(gold, predictions, predictions_path),
+        "unknown_predictions": unknown,
+    }
     if not is_v2(gold_path):
         return {**squad_v1_scores(gold, predictions), **coverage}
     na_probs = _read_json(na_probs_path) if na_probs_path else None
-    return {**squad_v2_scores(gold, predictions, na_probs,
-                              OFFICIAL_NA_PROB_THRESHOLD if threshold is None else threshold), **coverage}
+    return {
+        **squad_v2_scores(
+            gold,
+            predictions,
+            na_probs,
+            OFFICIAL_NA_PROB_THRESHOLD if threshold is None else threshold,
+        ),
+        **coverage,
+    }
 
 
 def prediction_coverage(gold: dict, predictions: dict, predictions_path: str) -> dict[str, int]:
@@ -102,11 +129,17 @@ def prediction_coverage(gold: dict, predictions: dict, predictions_path: str) ->
     reported: a warning and `missing_predictions` in the scores (they score as unanswered)."""
     predicted = sum(1 for qid in gold if qid in predictions)
     if not predicted:
-        raise StageError(f"{predictions_path}: none of the {len(gold)} gold questions has a prediction")
+        raise StageError(
+            f"{predictions_path}: none of the {len(gold)} gold questions has a prediction"
+        )
     missing = len(gold) - predicted
     if missing:
-        logger.warning("%s: PARTIAL predictions: %d of %d questions have none (scored as unanswered)",
-                       predictions_path, missing, len(gold))
+        logger.warning(
+            "%s: PARTIAL predictions: %d of %d questions have none (scored as unanswered)",
+            predictions_path,
+            missing,
+            len(gold),
+        )
     return {"predicted": predicted, "missing_predictions": missing}
 
 
@@ -115,9 +148,14 @@ def count_unknown(gold: dict, predictions: dict, predictions_path: str, gold_pat
     warning names the predictions file (the wrong gold file, or predictions of another split)."""
     unknown = [key for key in predictions if key not in gold]
     if unknown:
-        logger.warning("%s: %d of %d predictions have an id that is not in %s (e.g. %r); "
-                       "not scored", predictions_path, len(unknown), len(predictions), gold_path,
-                       unknown[0])
+        logger.warning(
+            "%s: %d of %d predictions have an id that is not in %s (e.g. %r); not scored",
+            predictions_path,
+            len(unknown),
+            len(predictions),
+            gold_path,
+            unknown[0],
+        )
     return len(unknown)
 
 
@@ -135,10 +173,15 @@ def score_race(gold_dir: str, predictions_path: str) -> dict:
                 predicted[record["id"]] = ANSWER_LETTERS.index(record["answer"])
     missing = [e.example_id for e in examples if e.example_id not in predicted]
     if missing:
-        raise StageError(f"{predictions_path}: no prediction for {len(missing)} questions (e.g. {missing[0]!r})")
+        raise StageError(
+            f"{predictions_path}: no prediction for {len(missing)} questions (e.g. {missing[0]!r})"
+        )
     gold = {e.example_id: e for e in examples}
-    scores = race_accuracy([e.level for e in examples], [predicted[e.example_id] for e in examples],
-                           [e.label for e in examples])
+    scores = race_accuracy(
+        [e.level for e in examples],
+        [predicted[e.example_id] for e in examples],
+        [e.label for e in examples],
+    )
     unknown = count_unknown(gold, predicted, predictions_path, gold_dir)
     return {**scores, "unknown_predictions": unknown}
 
@@ -152,12 +195,25 @@ def predict_with_model(config: EvaluateConfig) -> tuple[str, str | None, float |
     from model.finetune import FinetuneConfig, TaskData, write_predictions
 
     results = _read_json(fileio.join(config.model, "results.json"))
-    finetune_config = FinetuneConfig(**{**results["config"], "dev_file": config.gold, "max_dev_examples": None,
-                                        "multitask": [], "further_pretrain_steps": 0})
+    finetune_config = FinetuneConfig(
+        **{
+            **results["config"],
+            "dev_file": config.gold,
+            "max_dev_examples": None,
+            "multitask": [],
+            "further_pretrain_steps": 0,
+        }
+    )
     spec = get_task(finetune_config.task)
     hp = results["hyperparameters"]
-    data = TaskData(spec, finetune_config, AlbertTokenizer(finetune_config.spm_model), hp, with_train=False,
-                    threshold=results["dev"].get("threshold_tuned_on_train_holdout"))
+    data = TaskData(
+        spec,
+        finetune_config,
+        AlbertTokenizer(finetune_config.spm_model),
+        hp,
+        with_train=False,
+        threshold=results["dev"].get("threshold_tuned_on_train_holdout"),
+    )
     model_path = fileio.join(config.model, "model.keras")
     with naming(model_path):  # e.g. Keras refusing an unsafe .keras file
         model = keras.saving.load_model(model_path, compile=False)

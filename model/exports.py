@@ -20,9 +20,22 @@ from model.config import AlbertConfig, parameter_counts
 
 logger = logging.getLogger(__name__)
 
-RUN_FIELDS = ("preset", "steps", "batch_size", "learning_rate", "warmup_steps", "decay_power",
-              "optimizer", "weight_decay", "clipnorm", "gradient_accumulation", "precision", "seed",
-              "masking", "eval_batches")
+RUN_FIELDS = (
+    "preset",
+    "steps",
+    "batch_size",
+    "learning_rate",
+    "warmup_steps",
+    "decay_power",
+    "optimizer",
+    "weight_decay",
+    "clipnorm",
+    "gradient_accumulation",
+    "precision",
+    "seed",
+    "masking",
+    "eval_batches",
+)
 COUNT_FIELDS = ("documents", "sentences", "tokens", "instances")
 
 
@@ -30,9 +43,14 @@ def _yaml_value(value: Any) -> str:
     return json.dumps(value)  # JSON scalars and lists are YAML
 
 
-def model_card(model_config: AlbertConfig, run: dict[str, Any], data: dict[str, Any],
-               heldout: dict[str, float], do_lower_case: bool = True,
-               data_license: str | None = None) -> str:
+def model_card(
+    model_config: AlbertConfig,
+    run: dict[str, Any],
+    data: dict[str, Any],
+    heldout: dict[str, float],
+    do_lower_case: bool = True,
+    data_license: str | None = None,
+) -> str:
     """A Hugging Face model card (README.md with YAML metadata) for a pretrained model.
 
     `run`: the pretraining settings (`PretrainConfig` fields, see RUN_FIELDS, plus `data`);
@@ -52,65 +70,116 @@ def model_card(model_config: AlbertConfig, run: dict[str, Any], data: dict[str, 
     yaml = "\n".join(f"{key}: {_yaml_value(value)}" for key, value in metadata.items())
     training = {name: run[name] for name in RUN_FIELDS if name in run}
     preset = run.get("preset", "custom")
-    intro = ("An ALBERT model pretrained from raw text with this project's pipeline: Beam stages "
-             "`pipelines.segment` -> `pipelines.vocab` -> `pipelines.tfrecords`, then "
-             "`model.pretrain` (Keras 3). The export holds the `AlbertForPreTraining` weights "
-             "(masked-LM and sentence-order heads included), the SentencePiece vocabulary and a fast "
-             "tokenizer that reproduces the tokenization the model was trained with.")
-    command = (f"python -m model.pretrain --data {run.get('data')} --preset {preset} "
-               f"--steps {run.get('steps')} --batch-size {run.get('batch_size')}")
-    records = (f"- TFRecords: `{run.get('data')}`, {len(data.get('files', []))} files, "
-               f"max_seq_length {data.get('max_seq_length')}, masking {data.get('masking')}, "
-               f"objective {data.get('objective', 'sop')}")
+    intro = (
+        "An ALBERT model pretrained from raw text with this project's pipeline: Beam stages "
+        "`pipelines.segment` -> `pipelines.vocab` -> `pipelines.tfrecords`, then "
+        "`model.pretrain` (Keras 3). The export holds the `AlbertForPreTraining` weights "
+        "(masked-LM and sentence-order heads included), the SentencePiece vocabulary and a fast "
+        "tokenizer that reproduces the tokenization the model was trained with."
+    )
+    command = (
+        f"python -m model.pretrain --data {run.get('data')} --preset {preset} "
+        f"--steps {run.get('steps')} --batch-size {run.get('batch_size')}"
+    )
+    records = (
+        f"- TFRecords: `{run.get('data')}`, {len(data.get('files', []))} files, "
+        f"max_seq_length {data.get('max_seq_length')}, masking {data.get('masking')}, "
+        f"objective {data.get('objective', 'sop')}"
+    )
     licence = data_license or "not recorded by the pipeline; state it before publishing this model"
     casing = "lowercased" if do_lower_case else "cased"
-    vocabulary = (f"SentencePiece unigram, {model_config.vocab_size:,} pieces (`spiece.model`), "
-                  f"{casing}, accents stripped as google-research/albert does. `tokenizer.json` is "
-                  "the same tokenizer for `AutoTokenizer.from_pretrained`; see the project's "
-                  "docs/vocab.md for the rare inputs where it differs.")
-    size = (f"{parameters['pretraining']:,} parameters with the heads "
-            f"({parameters['backbone']:,} in the backbone).")
-    metrics_note = ("Measured by `model.pretrain` at the last step on held-out TFRecords (documents "
-                    "the model never trained on).")
+    vocabulary = (
+        f"SentencePiece unigram, {model_config.vocab_size:,} pieces (`spiece.model`), "
+        f"{casing}, accents stripped as google-research/albert does. `tokenizer.json` is "
+        "the same tokenizer for `AutoTokenizer.from_pretrained`; see the project's "
+        "docs/vocab.md for the rare inputs where it differs."
+    )
+    size = (
+        f"{parameters['pretraining']:,} parameters with the heads "
+        f"({parameters['backbone']:,} in the backbone)."
+    )
+    metrics_note = (
+        "Measured by `model.pretrain` at the last step on held-out TFRecords (documents "
+        "the model never trained on)."
+    )
     dataset = _yaml_value(options.get("input") or run.get("data"))
     lines = [
-        "---", yaml,
+        "---",
+        yaml,
         "model-index:",
         f"- name: {_yaml_value('albert-' + str(preset))}",
         "  results:",
         "  - task: {type: fill-mask, name: held-out masked LM and sentence order}",
         f"    dataset: {{type: text, name: {dataset}}}",
         "    metrics:",
-        *[f"    - {{type: {name}, value: {float(value):.6g}, name: held-out {name}}}"
-          for name, value in sorted(heldout.items())],
-        "---", "",
-        f"# ALBERT ({preset}) pretrained with albert-pretraining", "", intro, "",
-        "## How it was produced", "", "```bash", command, "```", "",
-        "| setting | value |", "|---|---|",
-        *[f"| {name} | {value} |" for name, value in training.items()], "",
-        "## Training data", "", records,
+        *[
+            f"    - {{type: {name}, value: {float(value):.6g}, name: held-out {name}}}"
+            for name, value in sorted(heldout.items())
+        ],
+        "---",
+        "",
+        f"# ALBERT ({preset}) pretrained with albert-pretraining",
+        "",
+        intro,
+        "",
+        "## How it was produced",
+        "",
+        "```bash",
+        command,
+        "```",
+        "",
+        "| setting | value |",
+        "|---|---|",
+        *[f"| {name} | {value} |" for name, value in training.items()],
+        "",
+        "## Training data",
+        "",
+        records,
         f"- Segmented corpus: `{options.get('input')}`",
         *[f"- {name}: {counts[name]:,}" for name in COUNT_FIELDS if name in counts],
-        f"- Licence of the training text: {licence}", "",
-        "## Vocabulary", "", vocabulary, "",
-        "## Architecture", "", size, "",
-        "| parameter | value |", "|---|---|",
-        *[f"| {name} | {value} |" for name, value in model_config.model_dump().items()], "",
-        "## Held-out metrics", "", metrics_note, "",
-        "| metric | value |", "|---|---|",
-        *[f"| {name} | {float(value):.4f} |" for name, value in sorted(heldout.items())], "",
-        "## Use", "", "```python",
+        f"- Licence of the training text: {licence}",
+        "",
+        "## Vocabulary",
+        "",
+        vocabulary,
+        "",
+        "## Architecture",
+        "",
+        size,
+        "",
+        "| parameter | value |",
+        "|---|---|",
+        *[f"| {name} | {value} |" for name, value in model_config.model_dump().items()],
+        "",
+        "## Held-out metrics",
+        "",
+        metrics_note,
+        "",
+        "| metric | value |",
+        "|---|---|",
+        *[f"| {name} | {float(value):.4f} |" for name, value in sorted(heldout.items())],
+        "",
+        "## Use",
+        "",
+        "```python",
         "from transformers import AlbertForPreTraining, AutoTokenizer",
         "tokenizer = AutoTokenizer.from_pretrained(path)",
         "model = AlbertForPreTraining.from_pretrained(path)",
-        "```", "",
+        "```",
+        "",
     ]
     return "\n".join(lines)
 
 
-def write_exports(model, export_dir: str, run: dict[str, Any], data: dict[str, Any],
-                  heldout: dict[str, float], spm_model: str | None,
-                  data_license: str | None = None) -> dict[str, str]:
+def write_exports(
+    model,
+    export_dir: str,
+    run: dict[str, Any],
+    data: dict[str, Any],
+    heldout: dict[str, float],
+    spm_model: str | None,
+    data_license: str | None = None,
+) -> dict[str, str]:
     """Write `export_dir/hf` and `export_dir/keras_hub` (see the module doc); return the names
     written ({"huggingface": "hf", "keras_hub": "keras_hub"} when both are).
 
@@ -130,14 +199,18 @@ def write_exports(model, export_dir: str, run: dict[str, Any], data: dict[str, A
             from albert.tokenization import AlbertTokenizer
             from albert.tokenizer_export import write_hf_tokenizer
 
-            write_hf_tokenizer(AlbertTokenizer(spm_model, do_lower_case=do_lower_case), hf_dir,
-                               model_max_length=model.config.max_position_embeddings)
+            write_hf_tokenizer(
+                AlbertTokenizer(spm_model, do_lower_case=do_lower_case),
+                hf_dir,
+                model_max_length=model.config.max_position_embeddings,
+            )
         with fileio.open_file(fileio.join(hf_dir, "README.md"), "w") as handle:
             handle.write(model_card(model.config, run, data, heldout, do_lower_case, data_license))
         paths["huggingface"] = "hf"
     try:
-        export_keras_hub(model, fileio.join(export_dir, "keras_hub"), spm_model,
-                         do_lower_case=do_lower_case)
+        export_keras_hub(
+            model, fileio.join(export_dir, "keras_hub"), spm_model, do_lower_case=do_lower_case
+        )
     except ConversionError as error:
         logger.warning("keras-hub export skipped: %s", error)
     else:

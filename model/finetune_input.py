@@ -43,7 +43,11 @@ def train_batches(elements, batch_size: int, seed: int):
 
         dataset = tf.data.Dataset.from_tensor_slices(elements)
         return dataset.shuffle(_length(elements), seed=seed).repeat().batch(batch_size).prefetch(2)
-    return _shuffled_indices(elements, seed).batch(batch_size, batch_fn=np.asarray).map(_rows(elements))
+    return (
+        _shuffled_indices(elements, seed)
+        .batch(batch_size, batch_fn=np.asarray)
+        .map(_rows(elements))
+    )
 
 
 def mixture_batches(parts: list, batch_size: int, seed: int):
@@ -54,9 +58,15 @@ def mixture_batches(parts: list, batch_size: int, seed: int):
     if _uses_tf_data():
         import tensorflow as tf
 
-        datasets = [tf.data.Dataset.from_tensor_slices(part).shuffle(size, seed=seed).repeat()
-                    for part, size in zip(parts, sizes)]
-        return tf.data.Dataset.sample_from_datasets(datasets, weights=weights, seed=seed).batch(batch_size).prefetch(2)
+        datasets = [
+            tf.data.Dataset.from_tensor_slices(part).shuffle(size, seed=seed).repeat()
+            for part, size in zip(parts, sizes)
+        ]
+        return (
+            tf.data.Dataset.sample_from_datasets(datasets, weights=weights, seed=seed)
+            .batch(batch_size)
+            .prefetch(2)
+        )
     import grain
 
     examples = [_shuffled_indices(part, seed).map(_rows(part)) for part in parts]

@@ -33,8 +33,9 @@ Truncation = Literal["head", "tail", "head_tail"]
 Features = Literal["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"]
 
 
-def truncate_tokens(tokens: Sequence, budget: int, strategy: Truncation = "head",
-                    head_tokens: int = 128) -> list:
+def truncate_tokens(
+    tokens: Sequence, budget: int, strategy: Truncation = "head", head_tokens: int = 128
+) -> list:
     """At most `budget` tokens: the first (`head`), the last (`tail`), or the first
     `min(head_tokens, budget)` plus the last of the rest (`head_tail`)."""
     tokens = list(tokens)
@@ -63,14 +64,21 @@ def pair_budgets(len_a: int, len_b: int, budget: int) -> tuple[int, int]:
     return len_a, len_b
 
 
-def truncate_pair(a: Sequence, b: Sequence | None, budget: int, strategy: Truncation = "head",
-                  head_tokens: int = 128) -> tuple[list, list | None]:
+def truncate_pair(
+    a: Sequence,
+    b: Sequence | None,
+    budget: int,
+    strategy: Truncation = "head",
+    head_tokens: int = 128,
+) -> tuple[list, list | None]:
     """Truncate one segment or a pair to `budget` tokens, each segment by `strategy`."""
     if b is None:
         return truncate_tokens(a, budget, strategy, head_tokens), None
     budget_a, budget_b = pair_budgets(len(a), len(b), budget)
-    return (truncate_tokens(a, budget_a, strategy, head_tokens),
-            truncate_tokens(b, budget_b, strategy, head_tokens))
+    return (
+        truncate_tokens(a, budget_a, strategy, head_tokens),
+        truncate_tokens(b, budget_b, strategy, head_tokens),
+    )
 
 
 def feature_size(features: Features, hidden_size: int, num_layers: int) -> int:
@@ -156,6 +164,8 @@ class LayerwiseAdamW(keras.optimizers.AdamW):
         return {**super().get_config(), "multipliers": self.multipliers}
 
 
-def layerwise_multipliers(config: AlbertConfig, variable_paths: Sequence[str], decay: float) -> dict[str, float]:
+def layerwise_multipliers(
+    config: AlbertConfig, variable_paths: Sequence[str], decay: float
+) -> dict[str, float]:
     """lr multiplier decay^depth per variable path."""
-    return {path: decay ** depth for path, depth in layer_depths(config, variable_paths).items()}
+    return {path: decay**depth for path, depth in layer_depths(config, variable_paths).items()}

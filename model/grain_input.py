@@ -67,7 +67,9 @@ class _ShardIterator(grain.DatasetIterator):
 
     def set_state(self, state):
         self.next_index = state["next_index"]
-        self.records = itertools.islice(enumerate(tfrecord_records(self.shard.path)), self.next_index, None)
+        self.records = itertools.islice(
+            enumerate(tfrecord_records(self.shard.path)), self.next_index, None
+        )
 
 
 class _Unwindow(grain.experimental.FlatMapTransform):
@@ -105,11 +107,20 @@ class _Decode(grain.transforms.Map):
             values = features.get(name)
             if values is None or len(values) != length:
                 found = "absent" if values is None else f"of length {len(values)}"
-                raise StageError(f"{path}: record {index}: feature {name} is {found}, expected length {length}")
+                raise StageError(
+                    f"{path}: record {index}: feature {name} is {found}, expected length {length}"
+                )
             example[name] = values if name == "masked_lm_weights" else values.astype(np.int32)
         if self.masker is not None:
-            ids, positions, labels, weights = self.masker(position, example["input_ids"], example["token_boundary"])
-            example.update(input_ids=ids, masked_lm_positions=positions, masked_lm_ids=labels, masked_lm_weights=weights)
+            ids, positions, labels, weights = self.masker(
+                position, example["input_ids"], example["token_boundary"]
+            )
+            example.update(
+                input_ids=ids,
+                masked_lm_positions=positions,
+                masked_lm_ids=labels,
+                masked_lm_weights=weights,
+            )
         return example
 
 
@@ -124,9 +135,13 @@ class _DecodeRows(grain.transforms.Map):
         return {name: np.stack([example[name] for example in examples]) for name in examples[0]}
 
 
-def _records(files: list[str], modulus: int, keep_heldout: bool, cycle_length: int) -> grain.IterDataset:
+def _records(
+    files: list[str], modulus: int, keep_heldout: bool, cycle_length: int
+) -> grain.IterDataset:
     shards = [_ShardRecords(path, modulus, keep_heldout) for path in files]
-    return grain.experimental.InterleaveIterDataset(shards, cycle_length=min(cycle_length, len(files)))
+    return grain.experimental.InterleaveIterDataset(
+        shards, cycle_length=min(cycle_length, len(files))
+    )
 
 
 def with_denominators(batch: dict) -> dict:
@@ -173,14 +188,20 @@ def train_batches(
     )
     if denominators and count == 1:
         batches = batches.map(with_denominators)
-    return grain.experimental.ThreadPrefetchIterDataset(batches, prefetch_buffer_size=PREFETCH_BATCHES)
+    return grain.experimental.ThreadPrefetchIterDataset(
+        batches, prefetch_buffer_size=PREFETCH_BATCHES
+    )
 
 
-def heldout_batches(spec: DataSpec, batch_size: int, *, seed: int = 0, eval_every: int = 20, max_batches=None):
+def heldout_batches(
+    spec: DataSpec, batch_size: int, *, seed: int = 0, eval_every: int = 20, max_batches=None
+):
     """The held-out records in file order, batched (the last partial batch kept), masked as epoch 0:
     `model.pretrain_data.heldout_dataset`'s batches."""
     _, files, modulus = split_files(spec, eval_every)
-    records = _records(files, modulus, True, 1).map_with_index(lambda position, record: (position, record))
+    records = _records(files, modulus, True, 1).map_with_index(
+        lambda position, record: (position, record)
+    )
     batches = records.map(_Decode(spec, seed, 0)).batch(batch_size)
     if max_batches:
         batches = grain.experimental.LimitIterDataset(batches, count=max_batches)

@@ -23,8 +23,10 @@ NEG_INF = -1e9
 def gather_positions(sequence, positions):
     """`sequence [B, T, H]`, `positions [B, P]` int -> `[B, P, H]` (the masked tokens only)."""
     positions = ops.cast(positions, "int32")
-    index = ops.broadcast_to(positions[:, :, None],
-                             (ops.shape(positions)[0], ops.shape(positions)[1], ops.shape(sequence)[2]))
+    index = ops.broadcast_to(
+        positions[:, :, None],
+        (ops.shape(positions)[0], ops.shape(positions)[1], ops.shape(sequence)[2]),
+    )
     return ops.take_along_axis(sequence, index, axis=1)
 
 
@@ -36,8 +38,13 @@ class _ConfigLayer(keras.layers.Layer):
         self.config = as_config(config)
 
     def _dense(self, units, name, **kwargs):
-        return keras.layers.Dense(units, kernel_initializer=truncated_normal(self.config),
-                                  dtype=self.dtype_policy, name=name, **kwargs)
+        return keras.layers.Dense(
+            units,
+            kernel_initializer=truncated_normal(self.config),
+            dtype=self.dtype_policy,
+            name=name,
+            **kwargs,
+        )
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.model_dump()}
@@ -55,14 +62,16 @@ class MaskedLMHead(_ConfigLayer):
         cfg = self.config
         self.dense = self._dense(cfg.embedding_size, "dense")
         self.layer_norm = keras.layers.LayerNormalization(
-            epsilon=cfg.layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
+            epsilon=cfg.layer_norm_eps, dtype=self.dtype_policy, name="layer_norm"
+        )
         self.activation = activation_fn(cfg.hidden_act)
 
     def build(self, input_shape=None):
         self.dense.build((None, self.config.hidden_size))
         self.layer_norm.build((None, self.config.embedding_size))
-        self.bias = self.add_weight(shape=(self.config.vocab_size,), initializer="zeros",
-                                    name="output_bias")
+        self.bias = self.add_weight(
+            shape=(self.config.vocab_size,), initializer="zeros", name="output_bias"
+        )
         self.built = True
 
     def call(self, hidden, word_embeddings):
@@ -77,8 +86,9 @@ class _PooledDenseHead(_ConfigLayer):
     def __init__(self, config: AlbertConfig | dict, units: int, dense_name: str, **kwargs):
         super().__init__(config, **kwargs)
         self.dense = self._dense(units, dense_name)
-        self.dropout = keras.layers.Dropout(self.config.classifier_dropout_prob,
-                                            dtype=self.dtype_policy, name="dropout")
+        self.dropout = keras.layers.Dropout(
+            self.config.classifier_dropout_prob, dtype=self.dtype_policy, name="dropout"
+        )
 
     def build(self, input_shape=None):
         self.dense.build((None, self.config.hidden_size))

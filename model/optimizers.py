@@ -47,7 +47,9 @@ class Lamb(keras.optimizers.Optimizer):
         name: str = "lamb",
         **kwargs,
     ):
-        super().__init__(learning_rate=learning_rate, global_clipnorm=global_clipnorm, name=name, **kwargs)
+        super().__init__(
+            learning_rate=learning_rate, global_clipnorm=global_clipnorm, name=name, **kwargs
+        )
         self.beta_1 = beta_1
         self.beta_2 = beta_2
         self.epsilon = epsilon
@@ -68,9 +70,14 @@ class Lamb(keras.optimizers.Optimizer):
         dtype = variable.dtype
         gradient = ops.cast(gradient, dtype)
         learning_rate = ops.cast(learning_rate, dtype)
-        self.assign(m, ops.add(ops.multiply(m, self.beta_1), ops.multiply(gradient, 1.0 - self.beta_1)))
         self.assign(
-            v, ops.add(ops.multiply(v, self.beta_2), ops.multiply(ops.square(gradient), 1.0 - self.beta_2))
+            m, ops.add(ops.multiply(m, self.beta_1), ops.multiply(gradient, 1.0 - self.beta_1))
+        )
+        self.assign(
+            v,
+            ops.add(
+                ops.multiply(v, self.beta_2), ops.multiply(ops.square(gradient), 1.0 - self.beta_2)
+            ),
         )
         update = ops.divide(m, ops.add(ops.sqrt(v), self.epsilon))
         if self._adapted[index]:
@@ -79,7 +86,9 @@ class Lamb(keras.optimizers.Optimizer):
             u_norm = ops.sqrt(ops.sum(ops.square(update)))
             ratio = ops.where(
                 ops.greater(w_norm, 0.0),
-                ops.where(ops.greater(u_norm, 0.0), ops.divide(w_norm, ops.maximum(u_norm, 1e-30)), 1.0),
+                ops.where(
+                    ops.greater(u_norm, 0.0), ops.divide(w_norm, ops.maximum(u_norm, 1e-30)), 1.0
+                ),
                 1.0,
             )
             update = ops.multiply(update, ratio)
@@ -105,8 +114,14 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
     replaces it for the first `warmup_steps`: lr(t) = peak * (1 - t/total)^power for t >= warmup.
     """
 
-    def __init__(self, peak: float, warmup_steps: int, total_steps: int, end: float = 0.0, power: float = 1.0):
-        self.peak, self.warmup_steps, self.total_steps = float(peak), int(warmup_steps), int(total_steps)
+    def __init__(
+        self, peak: float, warmup_steps: int, total_steps: int, end: float = 0.0, power: float = 1.0
+    ):
+        self.peak, self.warmup_steps, self.total_steps = (
+            float(peak),
+            int(warmup_steps),
+            int(total_steps),
+        )
         self.end, self.power = float(end), float(power)
 
     def __call__(self, step):
@@ -119,8 +134,13 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         return ops.where(ops.less(step, float(self.warmup_steps)), warmup, decayed)
 
     def get_config(self):
-        return {"peak": self.peak, "warmup_steps": self.warmup_steps, "total_steps": self.total_steps,
-                "end": self.end, "power": self.power}
+        return {
+            "peak": self.peak,
+            "warmup_steps": self.warmup_steps,
+            "total_steps": self.total_steps,
+            "end": self.end,
+            "power": self.power,
+        }
 
 
 def build_optimizer(
@@ -139,7 +159,12 @@ def build_optimizer(
         return Lamb(schedule, beta_1, beta_2, epsilon, weight_decay, global_clipnorm=clip)
     if name == "adamw":
         optimizer = keras.optimizers.AdamW(
-            schedule, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, global_clipnorm=clip
+            schedule,
+            weight_decay=weight_decay,
+            beta_1=beta_1,
+            beta_2=beta_2,
+            epsilon=epsilon,
+            global_clipnorm=clip,
         )
         optimizer.exclude_from_weight_decay(var_names=list(DEFAULT_EXCLUDE))
         return optimizer

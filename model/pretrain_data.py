@@ -27,8 +27,16 @@ from model.pretrain_records import (  # the TF-free half, re-exported for this m
 )
 
 __all__ = [
-    "DataSpec", "check_compatible", "check_heldout_not_empty", "check_shards", "heldout_dataset", "inspect_data",
-    "parse_fn", "split_files", "train_dataset", "with_denominators",
+    "DataSpec",
+    "check_compatible",
+    "check_heldout_not_empty",
+    "check_shards",
+    "heldout_dataset",
+    "inspect_data",
+    "parse_fn",
+    "split_files",
+    "train_dataset",
+    "with_denominators",
 ]
 
 
@@ -75,7 +83,9 @@ def _window_shuffle(records, seed: int, epoch: int, window: int):
 
     def permute(index, block):
         order = tf.numpy_function(
-            lambda w, size: window_permutation(seed, epoch, int(w), int(size)), [index, tf.size(block)], tf.int64
+            lambda w, size: window_permutation(seed, epoch, int(w), int(size)),
+            [index, tf.size(block)],
+            tf.int64,
         )
         return tf.gather(block, order)
 
@@ -89,7 +99,9 @@ def dynamic_masker(spec: DataSpec, seed: int, epoch: int):
 
     def apply(index, example):
         ids, pos, lab, weights = tf.numpy_function(
-            masker, [index, example["input_ids"], example["token_boundary"]], [tf.int32, tf.int32, tf.int32, tf.float32]
+            masker,
+            [index, example["input_ids"], example["token_boundary"]],
+            [tf.int32, tf.int32, tf.int32, tf.float32],
         )
         example = dict(example)
         example["input_ids"] = tf.ensure_shape(ids, [seq_len])
@@ -104,13 +116,21 @@ def dynamic_masker(spec: DataSpec, seed: int, epoch: int):
 def _examples(spec: DataSpec, records, seed: int, epoch: int, skip: int = 0):
     """Records -> parsed (and dynamically masked) examples, the first `skip` dropped before parsing
     (masking still counts them: record i of the epoch keeps its generator)."""
-    parse = parse_fn(spec.max_seq_length, 0 if spec.masking == "dynamic" else spec.max_predictions_per_seq)
+    parse = parse_fn(
+        spec.max_seq_length, 0 if spec.masking == "dynamic" else spec.max_predictions_per_seq
+    )
     indexed = records.enumerate()
     if skip:
         indexed = indexed.skip(skip)
-    examples = indexed.map(lambda i, r: (i, parse(r)), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    examples = indexed.map(
+        lambda i, r: (i, parse(r)), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+    )
     if spec.masking == "dynamic":
-        return examples.map(dynamic_masker(spec, seed, epoch), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        return examples.map(
+            dynamic_masker(spec, seed, epoch),
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True,
+        )
     return examples.map(lambda _, example: example)
 
 
@@ -128,7 +148,9 @@ def train_dataset(
     """One epoch of training batches (drop_remainder), starting `skip_batches` into the epoch;
     `shuffle_buffer` is the window of the window shuffle."""
     ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
-    records = _window_shuffle(_records(ordered, modulus, False, cycle_length), seed, epoch, shuffle_buffer)
+    records = _window_shuffle(
+        _records(ordered, modulus, False, cycle_length), seed, epoch, shuffle_buffer
+    )
     examples = _examples(spec, records, seed, epoch, skip_batches * batch_size)
     return examples.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
 
@@ -147,7 +169,9 @@ def with_denominators(dataset: tf.data.Dataset, batch_size: int) -> tf.data.Data
     return dataset.map(add)
 
 
-def heldout_dataset(spec: DataSpec, batch_size: int, *, seed: int = 0, eval_every: int = 20, max_batches=None):
+def heldout_dataset(
+    spec: DataSpec, batch_size: int, *, seed: int = 0, eval_every: int = 20, max_batches=None
+):
     """The held-out records in file order, batched (the last partial batch kept), masked as epoch 0."""
     _, files, modulus = split_files(spec, eval_every)
     batches = _examples(spec, _records(files, modulus, True, 1), seed, 0).batch(batch_size)

@@ -13,7 +13,9 @@ def uses_grain(choice: str) -> bool:
 
     backend = keras.config.backend()
     if choice == "grain" and backend != "jax":
-        raise StageError(f"--input grain needs the JAX backend (KERAS_BACKEND=jax); this run uses {backend}")
+        raise StageError(
+            f"--input grain needs the JAX backend (KERAS_BACKEND=jax); this run uses {backend}"
+        )
     return choice == "grain" or (choice == "auto" and backend == "jax")
 
 
@@ -26,7 +28,9 @@ def train_batches(spec, batch_size: int, choice: str = "auto", **options):
         return grain_input.train_batches(spec, batch_size, **options)
     from model import pretrain_data
 
-    return pretrain_data.with_denominators(pretrain_data.train_dataset(spec, batch_size, **options), batch_size)
+    return pretrain_data.with_denominators(
+        pretrain_data.train_dataset(spec, batch_size, **options), batch_size
+    )
 
 
 def heldout_batches(spec, batch_size: int, choice: str = "auto", **options):

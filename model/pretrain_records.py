@@ -31,7 +31,10 @@ from albert.tfrecord_framing import tfrecord_records
 
 logger = logging.getLogger(__name__)
 
-PREDICTION_FEATURES = (*INT_FEATURES_PRED, "masked_lm_weights")  # absent from dynamically masked data
+PREDICTION_FEATURES = (
+    *INT_FEATURES_PRED,
+    "masked_lm_weights",
+)  # absent from dynamically masked data
 MLM_DENOMINATOR_EPSILON = 1e-5
 """Added to a batch's masked-token weight, the masked-LM loss's denominator, so that a batch without
 masked tokens divides by it rather than by 0: both inputs' `with_denominators` and the JAX step."""
@@ -84,9 +87,13 @@ def inspect_data(data: str) -> DataSpec:
     is_pattern = any(c in data for c in "*?[") or data.endswith((".tfrecord", ".tfrecord.gz"))
     metadata_path = fileio.join(posixpath.dirname(data) if is_pattern else data, "metadata.json")
     features = _first_example(files[0])
-    missing = [name for name in FEATURE_NAMES if name not in features and name not in PREDICTION_FEATURES]
+    missing = [
+        name for name in FEATURE_NAMES if name not in features and name not in PREDICTION_FEATURES
+    ]
     if missing:
-        raise StageError(f"{files[0]}: record lacks features {missing} (expected {list(FEATURE_NAMES)})")
+        raise StageError(
+            f"{files[0]}: record lacks features {missing} (expected {list(FEATURE_NAMES)})"
+        )
     seq_len = len(features["input_ids"])
     preds = len(features["masked_lm_positions"]) if "masked_lm_positions" in features else 0
     metadata: dict = {}
@@ -108,8 +115,10 @@ def inspect_data(data: str) -> DataSpec:
         listed = metadata.get("features") or {}
         absent = sorted(set(listed) - set(features))
         if absent:
-            raise StageError(f"{files[0]}: {metadata_path} lists features {absent} the records lack")
-        for name, declared in (listed.items() if isinstance(listed, dict) else ()):
+            raise StageError(
+                f"{files[0]}: {metadata_path} lists features {absent} the records lack"
+            )
+        for name, declared in listed.items() if isinstance(listed, dict) else ():
             if declared.get("shape") and len(features[name]) != declared["shape"][0]:
                 raise StageError(
                     f"{files[0]}: feature {name} has length {len(features[name])}, {metadata_path} says "
@@ -117,7 +126,12 @@ def inspect_data(data: str) -> DataSpec:
                 )
         preds = int(expected_preds or preds)
     else:
-        logger.warning("%s: no metadata.json; inferred max_seq_length=%d, max_predictions_per_seq=%d", data, seq_len, preds)
+        logger.warning(
+            "%s: no metadata.json; inferred max_seq_length=%d, max_predictions_per_seq=%d",
+            data,
+            seq_len,
+            preds,
+        )
     masking = metadata.get("masking", "static" if preds else "dynamic")
     if masking == "dynamic" and not preds:
         preds = int(metadata.get("max_predictions_per_seq", 20))
@@ -127,22 +141,32 @@ def inspect_data(data: str) -> DataSpec:
         max_predictions_per_seq=preds,
         masking=masking,
         vocab_size=metadata.get("vocab_size"),
-        vocab_sha256=metadata.get("spm_model_sha256") or metadata.get("vocab_sha256") or metadata.get("vocab_hash"),
+        vocab_sha256=metadata.get("spm_model_sha256")
+        or metadata.get("vocab_sha256")
+        or metadata.get("vocab_hash"),
         metadata=metadata,
         metadata_path=metadata_path if found else None,
     )
 
 
-def check_compatible(spec: DataSpec, *, vocab_size: int, max_position_embeddings: int,
-                     vocab_sha256: str | None, vocab_origin: str = "the run's flags",
-                     spm_model: str | None = None) -> None:
+def check_compatible(
+    spec: DataSpec,
+    *,
+    vocab_size: int,
+    max_position_embeddings: int,
+    vocab_sha256: str | None,
+    vocab_origin: str = "the run's flags",
+    spm_model: str | None = None,
+) -> None:
     """Clear errors when the data cannot feed the model (vocabulary, sequence length); a vocabulary
     mismatch names the data's metadata.json, and `vocab_origin` (where `vocab_size` came from, e.g.
     `--spm-model PATH`) or `spm_model` (the file hashed to `vocab_sha256`)."""
     where = spec.metadata_path or spec.files[0]
     if spec.vocab_size is not None and int(spec.vocab_size) != int(vocab_size):
-        raise StageError(f"{where}: data vocabulary has {spec.vocab_size} pieces but the model's "
-                         f"vocab_size is {vocab_size} (from {vocab_origin})")
+        raise StageError(
+            f"{where}: data vocabulary has {spec.vocab_size} pieces but the model's "
+            f"vocab_size is {vocab_size} (from {vocab_origin})"
+        )
     if vocab_sha256 and spec.vocab_sha256 and vocab_sha256 != spec.vocab_sha256:
         raise StageError(
             f"{where}: data was tokenized with SentencePiece model "
@@ -190,8 +214,13 @@ def check_shards(files: list[str], vocab_size: int) -> dict[str, int]:
         for count, record in enumerate(tfrecord_records(path), start=1):
             check_ids(path, count - 1, record, vocab_size)
         counts[path] = count
-    logger.info("checked %d records in %d shards (framing, CRCs, ids < %d) in %.1f s",
-                sum(counts.values()), len(files), vocab_size, time.perf_counter() - start)
+    logger.info(
+        "checked %d records in %d shards (framing, CRCs, ids < %d) in %.1f s",
+        sum(counts.values()),
+        len(files),
+        vocab_size,
+        time.perf_counter() - start,
+    )
     return counts
 
 
@@ -199,7 +228,9 @@ def check_heldout_not_empty(spec: DataSpec, counts: dict[str, int], eval_every: 
     """Held-out metrics of no records would read as a perfect score: an empty held-out split is an error."""
     _, heldout, _ = split_files(spec, eval_every)
     if not sum(counts.get(path, 0) for path in heldout):
-        raise StageError(f"{', '.join(heldout)}: the held-out split has no records (an empty shard?)")
+        raise StageError(
+            f"{', '.join(heldout)}: the held-out split has no records (an empty shard?)"
+        )
 
 
 def split_files(spec: DataSpec, eval_every: int = 20) -> tuple[list[str], list[str], int]:
@@ -220,7 +251,9 @@ def training_files(spec: DataSpec, eval_every: int = 20) -> tuple[list[str], int
     """(training files, record modulus) of `split_files`; StageError when everything is held out."""
     files, _, modulus = split_files(spec, eval_every)
     if not files:
-        raise StageError(f"{spec.files[0]}: the data holds only held-out documents (heldout_fraction 1)")
+        raise StageError(
+            f"{spec.files[0]}: the data holds only held-out documents (heldout_fraction 1)"
+        )
     return files, modulus
 
 
@@ -233,7 +266,9 @@ def shard_order(num_files: int, seed: int, epoch: int) -> np.ndarray:
     return np.random.default_rng(derive_seed(seed, epoch)).permutation(num_files)
 
 
-def epoch_files(spec: DataSpec, seed: int, epoch: int, eval_every: int = 20) -> tuple[list[str], int]:
+def epoch_files(
+    spec: DataSpec, seed: int, epoch: int, eval_every: int = 20
+) -> tuple[list[str], int]:
     """(the training shards in the order epoch `epoch` opens them, record modulus of `training_files`)."""
     files, modulus = training_files(spec, eval_every)
     return [files[i] for i in shard_order(len(files), seed, epoch)], modulus
@@ -241,7 +276,9 @@ def epoch_files(spec: DataSpec, seed: int, epoch: int, eval_every: int = 20) -> 
 
 def window_permutation(seed: int, epoch: int, window: int, size: int) -> np.ndarray:
     """The order of the `size` records of window `window` of epoch `epoch` (int64 indices)."""
-    return np.random.default_rng(derive_seed(seed, epoch, window)).permutation(size).astype(np.int64)
+    return (
+        np.random.default_rng(derive_seed(seed, epoch, window)).permutation(size).astype(np.int64)
+    )
 
 
 class DynamicMasker:
@@ -266,6 +303,10 @@ class DynamicMasker:
         rng = np.random.default_rng([self.seed, self.epoch, int(index)])
         masked = mask_tokens(input_ids, token_boundary, rng, **self.options)
         count, preds = len(masked.positions), self.preds
-        positions, labels, weights = np.zeros(preds, np.int32), np.zeros(preds, np.int32), np.zeros(preds, np.float32)
+        positions, labels, weights = (
+            np.zeros(preds, np.int32),
+            np.zeros(preds, np.int32),
+            np.zeros(preds, np.float32),
+        )
         positions[:count], labels[:count], weights[:count] = masked.positions, masked.labels, 1.0
         return np.asarray(masked.masked_ids, np.int32), positions, labels, weights

@@ -14,7 +14,14 @@ from keras import ops
 
 from albert.stage import StageError, naming
 
-SUM_NAMES = ("mlm_loss_sum", "mlm_correct", "mlm_weight", "sop_loss_sum", "sop_correct", "sop_count")
+SUM_NAMES = (
+    "mlm_loss_sum",
+    "mlm_correct",
+    "mlm_weight",
+    "sop_loss_sum",
+    "sop_correct",
+    "sop_count",
+)
 
 
 def label_scores(logits, labels):
@@ -48,7 +55,9 @@ def pretraining_loss(outputs: dict, batch: dict, mlm_denominator, sop_denominato
     sop_count = ops.cast(ops.shape(sop_labels)[0], "float32")
 
     loss = mlm_loss_sum / mlm_denominator + sop_loss_sum / sop_denominator
-    sums = ops.stack([mlm_loss_sum, mlm_correct, ops.sum(weights), sop_loss_sum, sop_correct, sop_count])
+    sums = ops.stack(
+        [mlm_loss_sum, mlm_correct, ops.sum(weights), sop_loss_sum, sop_correct, sop_count]
+    )
     return loss, sums
 
 
@@ -79,13 +88,17 @@ def eval_step_fn(model):
 
         @jax.jit
         def stateless(trainable, non_trainable, batch):
-            outputs, _ = model.stateless_call(trainable, non_trainable, model_inputs(batch), training=False)
+            outputs, _ = model.stateless_call(
+                trainable, non_trainable, model_inputs(batch), training=False
+            )
             return pretraining_loss(outputs, batch, 1.0, 1.0)[1]
 
         def step(batch):
             batch = {k: np.asarray(v) for k, v in batch.items()}
             return stateless(
-                [v.value for v in model.trainable_variables], [v.value for v in model.non_trainable_variables], batch
+                [v.value for v in model.trainable_variables],
+                [v.value for v in model.non_trainable_variables],
+                batch,
             )
 
         return step
@@ -115,7 +128,9 @@ def evaluate_batches(model, batches, step=None, source: str = "held-out data") -
     return metrics_from_sums(total)
 
 
-def evaluate_pretraining(model_or_path, data_dir: str, batch_size: int = 64, max_batches: int | None = None) -> dict:
+def evaluate_pretraining(
+    model_or_path, data_dir: str, batch_size: int = 64, max_batches: int | None = None
+) -> dict:
     """Held-out masked-LM and SOP metrics of a model (or a path `load_pretrained` accepts) on the
     held-out split of `data_dir` (pretrain_records.split_files: the held-out documents' shard named in
     metadata.json, else the last shard, or every 20th record of a single shard).

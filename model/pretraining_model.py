@@ -29,7 +29,9 @@ class AlbertPretrainingModel(ConfiguredModel):
         super().__init__(config, **kwargs)
         self.backbone = AlbertBackbone(self.config, dtype=self.dtype_policy, name="albert")
         self.mlm_head = MaskedLMHead(self.config, dtype=self.dtype_policy, name="predictions")
-        self.sop_head = SentenceOrderHead(self.config, dtype=self.dtype_policy, name="sop_classifier")
+        self.sop_head = SentenceOrderHead(
+            self.config, dtype=self.dtype_policy, name="sop_classifier"
+        )
         self.build()
 
     def build(self, input_shape=None):

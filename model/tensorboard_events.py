@@ -17,8 +17,12 @@ from albert.protobuf_wire import length_delimited, varint
 from albert.tfrecord_framing import tfrecord_frame
 
 
-def encode_event(wall_time: float, step: int = 0, scalars: dict[str, float] | None = None,
-                 file_version: str | None = None) -> bytes:
+def encode_event(
+    wall_time: float,
+    step: int = 0,
+    scalars: dict[str, float] | None = None,
+    file_version: str | None = None,
+) -> bytes:
     """A serialized tensorflow.Event: wall_time (1), step (2), file_version (3), summary (5) of
     Summary.Value{tag (1), simple_value (2)}."""
     event = b"\x09" + struct.pack("<d", wall_time) + b"\x10" + varint(step & (2**64 - 1))
@@ -26,7 +30,9 @@ def encode_event(wall_time: float, step: int = 0, scalars: dict[str, float] | No
         event += length_delimited(3, file_version.encode())
     if scalars:
         values = b"".join(
-            length_delimited(1, length_delimited(1, tag.encode()) + b"\x15" + struct.pack("<f", float(value)))
+            length_delimited(
+                1, length_delimited(1, tag.encode()) + b"\x15" + struct.pack("<f", float(value))
+            )
             for tag, value in scalars.items()
         )
         event += length_delimited(5, values)

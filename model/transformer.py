@@ -62,11 +62,14 @@ class AttentionBlock(keras.layers.Layer):
         self.value = keras.layers.Dense(cfg.hidden_size, name="value", **dense)
         self.output_dense = keras.layers.Dense(cfg.hidden_size, name="output_dense", **dense)
         self.layer_norm = keras.layers.LayerNormalization(
-            epsilon=cfg.layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
+            epsilon=cfg.layer_norm_eps, dtype=self.dtype_policy, name="layer_norm"
+        )
         self.probs_dropout = keras.layers.Dropout(
-            cfg.attention_probs_dropout_prob, dtype=self.dtype_policy, name="probs_dropout")
+            cfg.attention_probs_dropout_prob, dtype=self.dtype_policy, name="probs_dropout"
+        )
         self.output_dropout = keras.layers.Dropout(
-            cfg.hidden_dropout_prob, dtype=self.dtype_policy, name="output_dropout")
+            cfg.hidden_dropout_prob, dtype=self.dtype_policy, name="output_dropout"
+        )
 
     def build(self, input_shape=None):
         shape = (None, None, self.config.hidden_size)
@@ -82,7 +85,9 @@ class AttentionBlock(keras.layers.Layer):
     def call(self, x, mask, training=False):
         q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
         scale = 1.0 / float(self.config.head_size) ** 0.5
-        if (training and self.config.attention_probs_dropout_prob > 0) or not fused_attention_pays():
+        if (
+            training and self.config.attention_probs_dropout_prob > 0
+        ) or not fused_attention_pays():
             scores = ops.einsum("btnh,bsnh->bnts", q, k) * ops.cast(scale, q.dtype)
             scores = ops.where(mask, ops.cast(scores, "float32"), -1e9)
             probs = self.probs_dropout(ops.softmax(scores, axis=-1), training=training)
@@ -109,9 +114,11 @@ class FeedForwardBlock(keras.layers.Layer):
         self.intermediate = keras.layers.Dense(cfg.intermediate_size, name="intermediate", **dense)
         self.output_dense = keras.layers.Dense(cfg.hidden_size, name="output_dense", **dense)
         self.layer_norm = keras.layers.LayerNormalization(
-            epsilon=cfg.layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
+            epsilon=cfg.layer_norm_eps, dtype=self.dtype_policy, name="layer_norm"
+        )
         self.dropout = keras.layers.Dropout(
-            cfg.hidden_dropout_prob, dtype=self.dtype_policy, name="dropout")
+            cfg.hidden_dropout_prob, dtype=self.dtype_policy, name="dropout"
+        )
         self.activation = activation_fn(cfg.hidden_act)
 
     def build(self, input_shape=None):

@@ -27,7 +27,7 @@ def strip_gutenberg(text: str) -> str:
     """The book's text without the Project Gutenberg licence header and footer (if it has them)."""
     start = _START.search(text)
     if start:
-        text = text[start.end():]
+        text = text[start.end() :]
     end = _END.search(text)
     if end:
         text = text[: end.start()]
@@ -47,7 +47,8 @@ def join_wrapped_lines(lines: list[str]) -> str:
 
 
 _CHAPTER_NUMBER = re.compile(  # Arabic, or a well-formed Roman numeral ('IV', not 'DID')
-    r"(?:\d{1,4}|(?=[MDCLXVI])M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))[.:]?")
+    r"(?:\d{1,4}|(?=[MDCLXVI])M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))[.:]?"
+)
 _SECTION_SIGN = re.compile(r"§{1,2}\s*\d{1,4}[.:]?")
 _NAME_CONNECTORS = frozenset({"of", "the", "and"})
 MAX_CHAPTER_HEADING_CHARS = 48
@@ -69,8 +70,11 @@ def is_chapter_heading(line: str) -> bool:
         return False
     if not _CHAPTER_NUMBER.fullmatch(number):
         return False
-    return all(word.rstrip(".'’").replace("-", "").isalpha()
-               and (word[:1].isupper() or word in _NAME_CONNECTORS) for word in name)
+    return all(
+        word.rstrip(".'’").replace("-", "").isalpha()
+        and (word[:1].isupper() or word in _NAME_CONNECTORS)
+        for word in name
+    )
 
 
 def chapter_headings(lines: list[str]) -> list[str]:
@@ -79,7 +83,7 @@ def chapter_headings(lines: list[str]) -> list[str]:
     found = []
     for index, line in enumerate(lines):
         if (index == 0 or not lines[index - 1].strip()) and is_chapter_heading(line):
-            following = next((text for text in lines[index + 1:index + 3] if text.strip()), "")
+            following = next((text for text in lines[index + 1 : index + 3] if text.strip()), "")
             if following and not is_chapter_heading(following):
                 found.append(line.strip())
     return found
@@ -115,7 +119,9 @@ def is_hard_wrapped(lines: list[str]) -> bool:
     if len(lines) < 4:
         return False
     short = sum(len(line) <= 80 for line in lines) / len(lines)
-    open_ended = sum(not _SENTENCE_END.search(line.rstrip()) for line in lines[:-1]) / (len(lines) - 1)
+    open_ended = sum(not _SENTENCE_END.search(line.rstrip()) for line in lines[:-1]) / (
+        len(lines) - 1
+    )
     return short >= 0.95 and open_ended >= 1 / 3
 
 
@@ -155,8 +161,10 @@ def text_kind(sample: str, complete: bool) -> tuple[str, str]:
     headings = chapter_headings(sample.split("\n") if complete else sample.split("\n")[:-1])
     if len(headings) >= MIN_CHAPTER_HEADINGS:
         where = "" if complete else f" in the first {len(sample.encode()) >> 10} KB"
-        return "chapters", (f"{len(headings)} chapter headings alone before a block{where} "
-                            f"({', '.join(headings[:2])}, …): short chapters")
+        return "chapters", (
+            f"{len(headings)} chapter headings alone before a block{where} "
+            f"({', '.join(headings[:2])}, …): short chapters"
+        )
     lines = [line for line in sample.split("\n") if line.strip()]
     if not is_hard_wrapped(lines if complete else lines[:-1]):
         count = f"{len(lines)} line" + ("s" if len(lines) != 1 else "")

@@ -42,11 +42,16 @@ def build_classifier(vocab_size: int, max_seq_length: int, dim: int = 64) -> ker
     pooled = MaskedMean(name="mean")(vectors, mask)
     hidden = keras.layers.Dense(dim, activation="relu", name="hidden")(pooled)
     logits = keras.layers.Dense(2, name="logits")(hidden)
-    return keras.Model({"input_ids": ids, "input_mask": mask, "segment_ids": segments}, logits,
-                       name="domain_classifier")
+    return keras.Model(
+        {"input_ids": ids, "input_mask": mask, "segment_ids": segments},
+        logits,
+        name="domain_classifier",
+    )
 
 
-def encode_texts(tokenizer: AlbertTokenizer, texts: Sequence[str], max_seq_length: int) -> dict[str, np.ndarray]:
+def encode_texts(
+    tokenizer: AlbertTokenizer, texts: Sequence[str], max_seq_length: int
+) -> dict[str, np.ndarray]:
     """`[CLS] text [SEP]` ids, head-truncated and padded, as int32 model inputs."""
     ids = np.full((len(texts), max_seq_length), tokenizer.pad_id, dtype=np.int32)
     for row, text in enumerate(texts):
@@ -63,9 +68,17 @@ def target_probabilities(model: keras.Model, inputs: dict[str, np.ndarray]) -> n
     return probabilities[:, TARGET] / probabilities.sum(axis=-1)
 
 
-def train_classifier(tokenizer: AlbertTokenizer, target: Sequence[str], source: Sequence[str], path: str,
-                     max_seq_length: int = 128, epochs: int = 5, batch_size: int = 32, seed: int = 12345,
-                     holdout: float = 0.2) -> dict[str, Any]:
+def train_classifier(
+    tokenizer: AlbertTokenizer,
+    target: Sequence[str],
+    source: Sequence[str],
+    path: str,
+    max_seq_length: int = 128,
+    epochs: int = 5,
+    batch_size: int = 32,
+    seed: int = 12345,
+    holdout: float = 0.2,
+) -> dict[str, Any]:
     """Fit the classifier on labelled samples (target = 1, source = 0), save it to `path` (.keras)
     and return its accuracy on a held-out share of the samples."""
     keras.utils.set_random_seed(seed)
@@ -76,12 +89,21 @@ def train_classifier(tokenizer: AlbertTokenizer, target: Sequence[str], source: 
     train, held = order[:cut], order[cut:]
     inputs = encode_texts(tokenizer, texts, max_seq_length)
     model = build_classifier(tokenizer.vocab_size, max_seq_length)
-    model.compile(optimizer=keras.optimizers.AdamW(1e-2), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
+    model.compile(
+        optimizer=keras.optimizers.AdamW(1e-2),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
     take = lambda rows: {k: v[rows] for k, v in inputs.items()}
-    model.fit(take(train), labels[train], epochs=epochs, batch_size=batch_size, verbose=0, shuffle=True)
-    summary = {"target_samples": len(target), "source_samples": len(source), "train": len(train),
-               "heldout": len(held)}
+    model.fit(
+        take(train), labels[train], epochs=epochs, batch_size=batch_size, verbose=0, shuffle=True
+    )
+    summary = {
+        "target_samples": len(target),
+        "source_samples": len(source),
+        "train": len(train),
+        "heldout": len(held),
+    }
     if len(held):
         predicted = target_probabilities(model, take(held)) >= 0.5
         summary["heldout_accuracy"] = float(np.mean(predicted == (labels[held] == TARGET)))
@@ -117,7 +139,9 @@ class LoadedClassifier:
 class DomainModelHandler(ModelHandler[str, PredictionResult, LoadedClassifier]):
     """RunInference handler: texts -> PredictionResult(text, P(target domain)) with a Keras 3 model."""
 
-    def __init__(self, model_path: str, spm_model: str, max_seq_length: int = 128, max_batch_size: int = 64):
+    def __init__(
+        self, model_path: str, spm_model: str, max_seq_length: int = 128, max_batch_size: int = 64
+    ):
         super().__init__()
         self.model_path, self.spm_model = model_path, spm_model
         self.max_seq_length, self.max_batch_size = max_seq_length, max_batch_size
@@ -125,7 +149,9 @@ class DomainModelHandler(ModelHandler[str, PredictionResult, LoadedClassifier]):
     def load_model(self):
         return LoadedClassifier(load_model(self.model_path), AlbertTokenizer(self.spm_model))
 
-    def run_inference(self, batch: Sequence[str], model, inference_args=None) -> Iterable[PredictionResult]:
+    def run_inference(
+        self, batch: Sequence[str], model, inference_args=None
+    ) -> Iterable[PredictionResult]:
         inputs = encode_texts(model.tokenizer, batch, self.max_seq_length)
         probabilities = target_probabilities(model.model, inputs)
         return [PredictionResult(text, float(p)) for text, p in zip(batch, probabilities)]

@@ -37,14 +37,26 @@ NAMESPACE = "domain_select"
 
 
 class DomainSelectConfig(StageConfig):
-    input: str = Field(description="source-domain corpus to select from: a directory of *.txt shards, a file or a glob")
+    input: str = Field(
+        description="source-domain corpus to select from: a directory of *.txt shards, a file or a glob"
+    )
     output: str = Field(description="output directory")
-    spm_model: str = Field(description="SentencePiece model used to encode texts for the classifier")
-    target_samples: str | None = Field(None, description="labelled target-domain documents (segmented corpus)")
-    source_samples: str | None = Field(None, description="labelled source-domain documents (segmented corpus)")
-    classifier: str | None = Field(None, description="an existing classifier (.keras) instead of training one")
+    spm_model: str = Field(
+        description="SentencePiece model used to encode texts for the classifier"
+    )
+    target_samples: str | None = Field(
+        None, description="labelled target-domain documents (segmented corpus)"
+    )
+    source_samples: str | None = Field(
+        None, description="labelled source-domain documents (segmented corpus)"
+    )
+    classifier: str | None = Field(
+        None, description="an existing classifier (.keras) instead of training one"
+    )
     top_k: int | None = Field(None, gt=0, description="keep the k most target-like documents")
-    threshold: float | None = Field(None, ge=0, le=1, description="keep documents with P(target) >= this")
+    threshold: float | None = Field(
+        None, ge=0, le=1, description="keep documents with P(target) >= this"
+    )
     max_seq_length: int = Field(128, gt=2, description="pieces per document seen by the classifier")
     epochs: int = Field(5, gt=0, description="classifier training epochs")
     batch_size: int = Field(64, gt=0, description="inference batch size")
@@ -56,7 +68,9 @@ class DomainSelectConfig(StageConfig):
         if (self.top_k is None) == (self.threshold is None):
             raise ValueError("give exactly one of top_k and threshold")
         if self.classifier is None and not (self.target_samples and self.source_samples):
-            raise ValueError("give --classifier, or --target-samples and --source-samples to train one")
+            raise ValueError(
+                "give --classifier, or --target-samples and --source-samples to train one"
+            )
         return self
 
 
@@ -99,7 +113,11 @@ class CountSelected(CountingDoFn):
 
 def write_selection(_, counts: dict[str, int], summary: dict, output_dir: str) -> None:
     """selection.json, with the counts summed in the pipeline."""
-    summary = {**summary, "documents": counts.get("documents", 0), "selected": counts.get("selected", 0)}
+    summary = {
+        **summary,
+        "documents": counts.get("documents", 0),
+        "selected": counts.get("selected", 0),
+    }
     with fileio.open_file(fileio.join(output_dir, "selection.json"), "w") as handle:
         json.dump(summary, handle, indent=2, sort_keys=True)
 
@@ -115,41 +133,86 @@ def run(config: DomainSelectConfig, beam_args=None) -> dict:
             target = [text for _, text in documents_of(config.target_samples)]
             source = [text for _, text in documents_of(config.source_samples)]
             if not target or not source:
-                raise StageError("need at least one target-domain and one source-domain sample document")
+                raise StageError(
+                    "need at least one target-domain and one source-domain sample document"
+                )
             classifier = fileio.join(out, "classifier.keras")
-            training = train_classifier(AlbertTokenizer(config.spm_model), target, source, classifier,
-                                        config.max_seq_length, config.epochs, seed=config.seed)
-        handler = KeyedModelHandler(DomainModelHandler(classifier, config.spm_model, config.max_seq_length,
-                                                       config.batch_size))
-        summary = {"top_k": config.top_k, "threshold": config.threshold,
-                   "classifier": classifier if config.classifier else fileio.join(config.output, "classifier.keras"),
-                   "classifier_training": training, "output": config.output}
+            training = train_classifier(
+                AlbertTokenizer(config.spm_model),
+                target,
+                source,
+                classifier,
+                config.max_seq_length,
+                config.epochs,
+                seed=config.seed,
+            )
+        handler = KeyedModelHandler(
+            DomainModelHandler(
+                classifier, config.spm_model, config.max_seq_length, config.batch_size
+            )
+        )
+        summary = {
+            "top_k": config.top_k,
+            "threshold": config.threshold,
+            "classifier": classifier
+            if config.classifier
+            else fileio.join(config.output, "classifier.keras"),
+            "classifier_training": training,
+            "output": config.output,
+        }
         counts: list = []
         with beam.Pipeline(options=pipeline_options(beam_args)) as pipeline:
-            documents = counted(pipeline | "Files" >> beam.Create(files), "Read", ReadDocuments(), counts)
-            scores = (documents
-                      | "Text" >> beam.MapTuple(lambda key, doc: (key, " ".join(doc.split("\n"))))
-                      | "Score" >> RunInference(handler)
-                      | "Probability" >> beam.MapTuple(lambda key, result: (key, result.inference)))
-            _ = (scores | "ScoreLines" >> beam.MapTuple(scored_line)
-                 | "WriteScores" >> WriteShards(fileio.join(out, "scores"), config.num_shards, ".tsv"))
+            documents = counted(
+                pipeline | "Files" >> beam.Create(files), "Read", ReadDocuments(), counts
+            )
+            scores = (
+                documents
+                | "Text" >> beam.MapTuple(lambda key, doc: (key, " ".join(doc.split("\n"))))
+                | "Score" >> RunInference(handler)
+                | "Probability" >> beam.MapTuple(lambda key, result: (key, result.inference))
+            )
+            _ = (
+                scores
+                | "ScoreLines" >> beam.MapTuple(scored_line)
+                | "WriteScores"
+                >> WriteShards(fileio.join(out, "scores"), config.num_shards, ".tsv")
+            )
             if config.top_k is not None:
                 k = config.top_k
-                chosen = (scores
-                          | "TopK" >> beam.combiners.Top.Of(k, key=lambda kv: (kv[1], kv[0]))
-                          | "Flatten" >> beam.FlatMap(lambda top: top))
+                chosen = (
+                    scores
+                    | "TopK" >> beam.combiners.Top.Of(k, key=lambda kv: (kv[1], kv[0]))
+                    | "Flatten" >> beam.FlatMap(lambda top: top)
+                )
             else:
                 threshold = config.threshold
                 chosen = scores | "AboveThreshold" >> beam.Filter(lambda kv: kv[1] >= threshold)
-            _ = ({"document": documents, "score": counted(chosen, "Count", CountSelected(), counts)}
-                 | "Join" >> beam.CoGroupByKey()
-                 | "Selected" >> beam.FlatMap(lambda kv: [(kv[0], (kv[1]["document"][0], kv[1]["score"][0]))]
-                                              if kv[1]["score"] else [])
-                 | "Encode" >> beam.Map(selected_document)
-                 | "WriteSelected" >> WriteShards(fileio.join(out, "selected"), config.num_shards, ".txt"))
-            _ = (pipeline | "SelectionTrigger" >> beam.Create([None])
-                 | "WriteSelection" >> beam.Map(write_selection, counts=beam.pvalue.AsSingleton(sum_counts(counts)),
-                                                summary=summary, output_dir=out))
+            _ = (
+                {"document": documents, "score": counted(chosen, "Count", CountSelected(), counts)}
+                | "Join" >> beam.CoGroupByKey()
+                | "Selected"
+                >> beam.FlatMap(
+                    lambda kv: (
+                        [(kv[0], (kv[1]["document"][0], kv[1]["score"][0]))]
+                        if kv[1]["score"]
+                        else []
+                    )
+                )
+                | "Encode" >> beam.Map(selected_document)
+                | "WriteSelected"
+                >> WriteShards(fileio.join(out, "selected"), config.num_shards, ".txt")
+            )
+            _ = (
+                pipeline
+                | "SelectionTrigger" >> beam.Create([None])
+                | "WriteSelection"
+                >> beam.Map(
+                    write_selection,
+                    counts=beam.pvalue.AsSingleton(sum_counts(counts)),
+                    summary=summary,
+                    output_dir=out,
+                )
+            )
         with fileio.open_file(fileio.join(out, "selection.json"), "r") as handle:
             summary = json.load(handle)
     return summary

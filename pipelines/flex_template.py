@@ -48,13 +48,20 @@ def flex_template_metadata(stage: str) -> dict:
     parameters = []
     for name, field in cls.model_fields.items():
         is_list = typing.get_origin(field.annotation) is list
-        parameters.append({
-            "name": name,
-            "label": name.replace("_", " ").capitalize(),
-            "helpText": _field_help(field) + (" (comma-separated)" if is_list else ""),
-            "isOptional": not field.is_required(),
-        })
-    return {"name": f"albert-{stage}", "description": description, "streaming": False, "parameters": parameters}
+        parameters.append(
+            {
+                "name": name,
+                "label": name.replace("_", " ").capitalize(),
+                "helpText": _field_help(field) + (" (comma-separated)" if is_list else ""),
+                "isOptional": not field.is_required(),
+            }
+        )
+    return {
+        "name": f"albert-{stage}",
+        "description": description,
+        "streaming": False,
+        "parameters": parameters,
+    }
 
 
 def flex_argv(stage: str, argv: Sequence[str]) -> list[str]:
@@ -86,7 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The flex-template launcher: run the Beam stage named by $ALBERT_STAGE with the template's parameters."""
     stage = os.environ.get("ALBERT_STAGE", "")
     if stage not in DATAFLOW_STAGES:
-        print(f"flex_main: set ALBERT_STAGE to one of {sorted(DATAFLOW_STAGES)} (got {stage!r})", file=sys.stderr)
+        print(
+            f"flex_main: set ALBERT_STAGE to one of {sorted(DATAFLOW_STAGES)} (got {stage!r})",
+            file=sys.stderr,
+        )
         return 2
     module = importlib.import_module(DATAFLOW_STAGES[stage][0])
     args = flex_argv(stage, sys.argv[1:] if argv is None else argv)
@@ -98,7 +108,9 @@ def write_flex_metadata(directory: Path) -> list[Path]:
     written = []
     for stage in DATAFLOW_STAGES:
         path = Path(directory) / f"{stage}-metadata.json"
-        path.write_text(json.dumps(flex_template_metadata(stage), indent=2) + "\n", encoding="utf-8")
+        path.write_text(
+            json.dumps(flex_template_metadata(stage), indent=2) + "\n", encoding="utf-8"
+        )
         written.append(path)
     return written
 

@@ -25,8 +25,11 @@ from pipelines.runner import Counter
 
 Format = Literal["auto", "wikipedia", "books", "chapters", "text", "jsonl"]
 FORMAT_NAMES = {
-    "wikipedia": "a Wikipedia dump", "books": "one book", "chapters": "one document per chapter",
-    "text": "blank-line separated documents", "jsonl": "JSONL",
+    "wikipedia": "a Wikipedia dump",
+    "books": "one book",
+    "chapters": "one document per chapter",
+    "text": "blank-line separated documents",
+    "jsonl": "JSONL",
 }
 logger = logging.getLogger(__name__)
 SNIFF_BYTES = 1 << 16
@@ -101,7 +104,9 @@ def detect_format(path: str, head: bytes) -> tuple[str, str]:
     if name.endswith((".jsonl", ".ndjson", ".json")):
         return "jsonl", "a .jsonl/.ndjson/.json name"
     start = head.lstrip()
-    if start.startswith(b"<mediawiki") or (start.startswith(b"<?xml") and b"<mediawiki" in start[:2000]):
+    if start.startswith(b"<mediawiki") or (
+        start.startswith(b"<?xml") and b"<mediawiki" in start[:2000]
+    ):
         return "wikipedia", "a <mediawiki> root element"
     if start.startswith(b"{"):
         return "jsonl", "a JSON object at the start"
@@ -126,7 +131,9 @@ def bounded_lines(stream: IO[bytes], max_bytes: int, inc: Counter) -> Iterator[b
             yield line
             continue
         following = reader.peek(2)[:2]
-        if not following or following.startswith(b"\n") or following == b"\r\n":  # ends just at the bound
+        if (
+            not following or following.startswith(b"\n") or following == b"\r\n"
+        ):  # ends just at the bound
             yield line + reader.readline(2)
             continue
         cut = line.rfind(b" ") + 1 or _whole_characters(line)
@@ -138,7 +145,9 @@ def bounded_lines(stream: IO[bytes], max_bytes: int, inc: Counter) -> Iterator[b
 def _whole_characters(data: bytes) -> int:
     """The length of `data` without a UTF-8 character cut off at its end."""
     start = max(len(data) - 4, 0)
-    while start < len(data) and data[start] & 0xC0 == 0x80:  # continuation bytes of an earlier character
+    while (
+        start < len(data) and data[start] & 0xC0 == 0x80
+    ):  # continuation bytes of an earlier character
         start += 1
     try:
         data[start:].decode("utf-8")
@@ -149,13 +158,20 @@ def _whole_characters(data: bytes) -> int:
 
 
 def decoded_lines(
-    stream: IO[bytes], fallback_encoding: str | None, inc: Counter, max_line_bytes: int | None = MAX_LINE_BYTES
+    stream: IO[bytes],
+    fallback_encoding: str | None,
+    inc: Counter,
+    max_line_bytes: int | None = MAX_LINE_BYTES,
 ) -> Iterator[str]:
     """Lines of a byte stream decoded as UTF-8 (or `fallback_encoding`, counted), without newlines.
 
     Lines longer than `max_line_bytes` are cut into pieces (see `bounded_lines`); None keeps them whole.
     """
-    lines = io.BufferedReader(stream, 1 << 20) if max_line_bytes is None else bounded_lines(stream, max_line_bytes, inc)
+    lines = (
+        io.BufferedReader(stream, 1 << 20)
+        if max_line_bytes is None
+        else bounded_lines(stream, max_line_bytes, inc)
+    )
     for number, line in enumerate(lines, start=1):
         try:
             text = line.decode("utf-8")
@@ -236,7 +252,9 @@ def read_book(
         yield _document("books", index, lines, inc)
 
 
-def read_text(stream: IO[bytes], fallback_encoding: str | None, inc: Counter) -> Iterator[RawDocument]:
+def read_text(
+    stream: IO[bytes], fallback_encoding: str | None, inc: Counter
+) -> Iterator[RawDocument]:
     """Documents separated by blank lines; each line is a paragraph.
 
     A document longer than MAX_DOCUMENT_CHARS is cut into parts between lines (`documents_cut`).
@@ -338,7 +356,9 @@ def describe_error(error: BaseException, path: str = "") -> str:
     archive = archive_kind(path) or "compressed"
     if isinstance(error, EOFError):
         return f"truncated {archive} archive ({error})"
-    if isinstance(error, (zlib.error, gzip.BadGzipFile)) or (isinstance(error, OSError) and archive_kind(path)):
+    if isinstance(error, (zlib.error, gzip.BadGzipFile)) or (
+        isinstance(error, OSError) and archive_kind(path)
+    ):
         return f"corrupt {archive} archive ({error})"
     if isinstance(error, OSError):
         return f"unreadable file ({error})"

@@ -112,7 +112,9 @@ class CountingDoFn(beam.DoFn):
 
 def counted(pcoll, label: str, dofn: CountingDoFn, counts: list, *side_inputs, **kwargs):
     """`pcoll | label >> ParDo(dofn)`: returns the main output; appends the COUNTS output to `counts`."""
-    outputs = pcoll | label >> beam.ParDo(dofn, *side_inputs, **kwargs).with_outputs(COUNTS, main="main")
+    outputs = pcoll | label >> beam.ParDo(dofn, *side_inputs, **kwargs).with_outputs(
+        COUNTS, main="main"
+    )
     counts.append(outputs[COUNTS])
     return outputs.main
 

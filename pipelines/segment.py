@@ -52,8 +52,14 @@ NAMESPACE = "segment"
 BAD_FILES = "bad_files"
 STATS_FILE = "stats.json"
 SKIP_REASONS = (
-    "bad_file", "bad_record", "namespace", "redirect", "disambiguation", "empty",
-    "duplicate_document", "too_short",
+    "bad_file",
+    "bad_record",
+    "namespace",
+    "redirect",
+    "disambiguation",
+    "empty",
+    "duplicate_document",
+    "too_short",
 )
 _READ_ERRORS = (input_formats.BadInput, OSError, EOFError, zlib.error)
 
@@ -62,17 +68,21 @@ class SegmentConfig(StageConfig):
     """Inputs, format, error policy and cleaning bounds of the segmentation stage."""
 
     input: list[str] = Field(
-        min_length=1, description="input file, directory or glob pattern, local or gs:// (repeat the flag)"
+        min_length=1,
+        description="input file, directory or glob pattern, local or gs:// (repeat the flag)",
     )
     output: str = Field(description="output directory for the *.txt shards and stats.json")
     format: input_formats.Format = Field(
         "auto", description="input format; auto picks per file by extension and content"
     )
     on_error: Literal["fail", "skip"] = Field(
-        "fail", description="bad input file: fail the job naming it, or skip it and report it in stats.json"
+        "fail",
+        description="bad input file: fail the job naming it, or skip it and report it in stats.json",
     )
     num_shards: int = Field(8, gt=0, description="number of output .txt shards")
-    unicode_form: text_cleaning.UnicodeForm = Field("NFKC", description="Unicode normalisation form")
+    unicode_form: text_cleaning.UnicodeForm = Field(
+        "NFKC", description="Unicode normalisation form"
+    )
     min_document_chars: int = Field(
         200, ge=0, description="documents with fewer characters of sentences are dropped"
     )
@@ -126,7 +136,9 @@ def check_not_empty(stats: dict) -> None:
             f"e.g. {first['file']}: {first['reason']}"
         )
     if stats["documents_out"] == 0:
-        skipped = ", ".join(f"{reason} {count}" for reason, count in stats["skipped"].items() if count)
+        skipped = ", ".join(
+            f"{reason} {count}" for reason, count in stats["skipped"].items() if count
+        )
         raise StageError(
             f"no document left: {stats['documents_in']} read from {stats['files_read']} file(s), "
             f"all skipped ({skipped or 'nothing readable'})"
@@ -157,8 +169,13 @@ class ReadFiles(CountingDoFn):
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw:
                 for document in input_formats.read_documents(
-                    path, raw, self.format, fallback_encoding=self.fallback_encoding,
-                    jsonl_field=self.jsonl_field, on_error=self.on_error, inc=self.inc,
+                    path,
+                    raw,
+                    self.format,
+                    fallback_encoding=self.fallback_encoding,
+                    jsonl_field=self.jsonl_field,
+                    on_error=self.on_error,
+                    inc=self.inc,
                 ):
                     yield document_key(path, document.doc_id), document.format, document.text
             self.inc("files_read", 1)
@@ -198,7 +215,9 @@ class SegmentDocuments(CountingDoFn):
 
     def process(self, element):
         key, paragraphs = element
-        sentences = [s for paragraph in paragraphs for s in self.splitter.split(paragraph, self.inc)]
+        sentences = [
+            s for paragraph in paragraphs for s in self.splitter.split(paragraph, self.inc)
+        ]
         characters = sum(len(sentence) for sentence in sentences)
         self.inc("sentences_in", len(sentences))
         if characters < self.min_document_chars or not sentences:
@@ -241,7 +260,9 @@ def raw_documents(pairs, inc):
 def content_pair(element) -> tuple[bytes, bytes]:
     """(key, paragraphs) -> (content hash + key, paragraphs): duplicates meet, smallest key first."""
     key, paragraphs = element
-    return text_cleaning.content_hash(paragraphs).to_bytes(_KEY_BYTES, "big") + key, _encode_paragraphs(paragraphs)
+    return text_cleaning.content_hash(paragraphs).to_bytes(
+        _KEY_BYTES, "big"
+    ) + key, _encode_paragraphs(paragraphs)
 
 
 def first_of_each_content(pairs, inc):
@@ -261,7 +282,12 @@ def paragraph_refs(element, min_chars: int):
     key, paragraphs = element
     for index, paragraph in enumerate(paragraphs):
         if len(paragraph) >= min_chars:
-            yield text_cleaning.paragraph_hash(paragraph).to_bytes(_KEY_BYTES, "big") + key + index.to_bytes(4, "big"), b""
+            yield (
+                text_cleaning.paragraph_hash(paragraph).to_bytes(_KEY_BYTES, "big")
+                + key
+                + index.to_bytes(4, "big"),
+                b"",
+            )
 
 
 def repeated_paragraphs(pairs, inc):
@@ -269,7 +295,10 @@ def repeated_paragraphs(pairs, inc):
     for _, group in itertools.groupby(pairs, key=lambda pair: pair[0][:_KEY_BYTES]):
         for position, (sort_key, _) in enumerate(group):
             if position:
-                yield sort_key[_KEY_BYTES:2 * _KEY_BYTES] + b"\x00" + sort_key[2 * _KEY_BYTES:], b""
+                yield (
+                    sort_key[_KEY_BYTES : 2 * _KEY_BYTES] + b"\x00" + sort_key[2 * _KEY_BYTES :],
+                    b"",
+                )
 
 
 def document_pair(element) -> tuple[bytes, bytes]:
@@ -284,7 +313,7 @@ def drop_repeated_paragraphs(pairs, inc):
         drop: set[int] = set()
         for sort_key, payload in group:
             if sort_key[_KEY_BYTES] == 0:
-                drop.add(int.from_bytes(sort_key[_KEY_BYTES + 1:], "big"))
+                drop.add(int.from_bytes(sort_key[_KEY_BYTES + 1 :], "big"))
                 continue
             paragraphs = _decode_paragraphs(payload)
             if drop:
@@ -305,7 +334,9 @@ def sentence_length_counts(sentences: Iterable[str]) -> dict[str, int]:
     """Counts per length bucket, named `sentence_chars_<bucket's lower bound>`."""
     counts: dict[str, int] = {}
     for sentence in sentences:
-        low = SENTENCE_LENGTH_BUCKETS[bisect.bisect_right(SENTENCE_LENGTH_BUCKETS, len(sentence)) - 1]
+        low = SENTENCE_LENGTH_BUCKETS[
+            bisect.bisect_right(SENTENCE_LENGTH_BUCKETS, len(sentence)) - 1
+        ]
         counts[f"sentence_chars_{low}"] = counts.get(f"sentence_chars_{low}", 0) + 1
     return counts
 
@@ -325,20 +356,38 @@ def sentence_length_warnings(histogram: dict[str, int]) -> list[str]:
         if total and 2 * seen >= total:
             if low < LONG_MEDIAN_CHARS:
                 return []
-            high = SENTENCE_LENGTH_BUCKETS[index + 1] - 1 if index + 1 < len(SENTENCE_LENGTH_BUCKETS) else "more"
-            return [(
-                f"the median sentence is {low}-{high} characters long (typical prose: "
-                "60-200): sentences were probably not split; check the input format and the text"
-            )]
+            high = (
+                SENTENCE_LENGTH_BUCKETS[index + 1] - 1
+                if index + 1 < len(SENTENCE_LENGTH_BUCKETS)
+                else "more"
+            )
+            return [
+                (
+                    f"the median sentence is {low}-{high} characters long (typical prose: "
+                    "60-200): sentences were probably not split; check the input format and the text"
+                )
+            ]
     return []
 
 
-def summarize(counters: dict[str, int], bad_files: list[dict], paths: list[str], shards: list[str]) -> dict:
+def summarize(
+    counters: dict[str, int], bad_files: list[dict], paths: list[str], shards: list[str]
+) -> dict:
     """stats.json: figures from the counts, a count per skip reason, the bad files, sentence lengths."""
     figures = (
-        "documents_in", "documents_out", "sentences_in", "sentences_out", "characters_in",
-        "characters_out", "bytes_in", "paragraphs_duplicate", "sentences_cut",
-        "lines_fallback_encoding", "lines_cut", "documents_cut", "files_read",
+        "documents_in",
+        "documents_out",
+        "sentences_in",
+        "sentences_out",
+        "characters_in",
+        "characters_out",
+        "bytes_in",
+        "paragraphs_duplicate",
+        "sentences_cut",
+        "lines_fallback_encoding",
+        "lines_cut",
+        "documents_cut",
+        "files_read",
     )
     stats: dict = {"input_files": len(paths)}
     stats.update({name: counters.get(name, 0) for name in figures})
@@ -355,8 +404,15 @@ def summarize(counters: dict[str, int], bad_files: list[dict], paths: list[str],
     return stats
 
 
-def write_stats(_, counters: dict, bad_files: list[dict], shards: list[str], paths: list[str],
-                output_dir: str, run_dirs: list[str]) -> None:
+def write_stats(
+    _,
+    counters: dict,
+    bad_files: list[dict],
+    shards: list[str],
+    paths: list[str],
+    output_dir: str,
+    run_dirs: list[str],
+) -> None:
     """Write stats.json from the pipeline's data, once everything else is written."""
     spill.remove_run_dirs(run_dirs)
     stats = summarize(counters, bad_files, paths, shards)
@@ -364,14 +420,21 @@ def write_stats(_, counters: dict, bad_files: list[dict], shards: list[str], pat
         handle.write((json.dumps(stats, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
-def build_pipeline(pipeline: beam.Pipeline, paths: list[str], config: SegmentConfig, output_dir: str):
+def build_pipeline(
+    pipeline: beam.Pipeline, paths: list[str], config: SegmentConfig, output_dir: str
+):
     """Add the segmentation transforms to `pipeline`, writing shards and stats.json into `output_dir`."""
     counts: list = []
-    run_dirs = [fileio.join(output_dir, f"_{name}-runs") for name in ("spread", "documents", "paragraphs", "repeats")]
+    run_dirs = [
+        fileio.join(output_dir, f"_{name}-runs")
+        for name in ("spread", "documents", "paragraphs", "repeats")
+    ]
     spread_runs, document_runs, paragraph_runs, repeat_runs = run_dirs
 
     def merge_sorted(run_dir, reduce, group_bytes=_KEY_BYTES):
-        return spill.MergeSorted(run_dir, reduce, group_bytes=group_bytes, counts=counts, namespace=NAMESPACE)
+        return spill.MergeSorted(
+            run_dir, reduce, group_bytes=group_bytes, counts=counts, namespace=NAMESPACE
+        )
 
     read = (
         pipeline
@@ -384,7 +447,9 @@ def build_pipeline(pipeline: beam.Pipeline, paths: list[str], config: SegmentCon
         read.documents
         | "RawPairs" >> beam.Map(raw_document_pair)
         | "SpreadDocuments" >> merge_sorted(spread_runs, raw_documents),
-        "Clean", CleanDocuments(config.unicode_form), counts,
+        "Clean",
+        CleanDocuments(config.unicode_form),
+        counts,
     )
     unique = (
         documents
@@ -397,17 +462,23 @@ def build_pipeline(pipeline: beam.Pipeline, paths: list[str], config: SegmentCon
         | "FindRepeats" >> merge_sorted(paragraph_runs, repeated_paragraphs)
     )
     kept = (
-        (repeats, unique | "DocumentPairs" >> beam.Map(document_pair))
-        | "DropRepeats" >> merge_sorted(repeat_runs, drop_repeated_paragraphs)
-    )
+        repeats,
+        unique | "DocumentPairs" >> beam.Map(document_pair),
+    ) | "DropRepeats" >> merge_sorted(repeat_runs, drop_repeated_paragraphs)
     segmented = counted(
-        kept, "Segment", SegmentDocuments(config.max_sentence_chars, config.min_document_chars), counts
+        kept,
+        "Segment",
+        SegmentDocuments(config.max_sentence_chars, config.min_document_chars),
+        counts,
     )
-    shards = segmented | "Write" >> WriteShards(fileio.join(output_dir, "part"), config.num_shards, ".txt")
+    shards = segmented | "Write" >> WriteShards(
+        fileio.join(output_dir, "part"), config.num_shards, ".txt"
+    )
     _ = (
         pipeline
         | "StatsTrigger" >> beam.Create([None])
-        | "WriteStats" >> beam.Map(
+        | "WriteStats"
+        >> beam.Map(
             write_stats,
             counters=beam.pvalue.AsSingleton(sum_counts(counts)),
             bad_files=beam.pvalue.AsList(read[BAD_FILES]),

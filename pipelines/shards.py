@@ -41,7 +41,9 @@ _RUN_HEADER = struct.Struct("<II")
 
 def write_run(handle: BinaryIO, pairs: list[tuple[bytes, bytes]]) -> None:
     """Write (sort_key, payload) pairs, sorted, as length-prefixed records."""
-    handle.writelines(_RUN_HEADER.pack(len(key), len(payload)) + key + payload for key, payload in sorted(pairs))
+    handle.writelines(
+        _RUN_HEADER.pack(len(key), len(payload)) + key + payload for key, payload in sorted(pairs)
+    )
 
 
 def read_run(handle: BinaryIO) -> Iterator[tuple[bytes, bytes]]:
@@ -60,7 +62,9 @@ class SpillSortedRuns(beam.DoFn):
     """Buffers pairs per partition and spills each full buffer as a sorted run file; emits
     (partition, run path). The partition is `shard_of` the key's first `group_bytes` (None: all of it)."""
 
-    def __init__(self, run_dir: str, partitions: int, run_bytes: int, group_bytes: int | None = None):
+    def __init__(
+        self, run_dir: str, partitions: int, run_bytes: int, group_bytes: int | None = None
+    ):
         self.run_dir, self.partitions, self.run_bytes = run_dir, partitions, run_bytes
         self.group_bytes = group_bytes
 
@@ -123,7 +127,12 @@ class WriteShards(beam.PTransform):
         super().__init__()
         if num_shards < 1:
             raise ValueError(f"num_shards must be at least 1, got {num_shards}")
-        self.prefix, self.num_shards, self.suffix, self.framing = prefix, num_shards, suffix, framing
+        self.prefix, self.num_shards, self.suffix, self.framing = (
+            prefix,
+            num_shards,
+            suffix,
+            framing,
+        )
         self.run_bytes = run_bytes
 
     def expand(self, pairs):

@@ -38,7 +38,9 @@ class _MergeAndReduce(CountingDoFn):
         paths = sorted(paths)
         handles = [FileSystems.open(path) for path in paths]
         try:
-            yield from self.reduce(merge_runs(read_run(handle) for handle in handles), self.inc, **side_inputs)
+            yield from self.reduce(
+                merge_runs(read_run(handle) for handle in handles), self.inc, **side_inputs
+            )
         finally:
             for handle in handles:
                 handle.close()
@@ -72,21 +74,30 @@ class MergeSorted(beam.PTransform):
         self.run_dir, self.reduce, self.group_bytes = run_dir, reduce, group_bytes
         self.counts, self.namespace = counts, namespace
         self.partitions, self.run_bytes = partitions, run_bytes
-        self.reduce_side_inputs = side_inputs or {}  # not `side_inputs`: a PTransform attribute of Beam's
+        self.reduce_side_inputs = (
+            side_inputs or {}
+        )  # not `side_inputs`: a PTransform attribute of Beam's
 
     def expand(self, pairs):
         # Several inputs are spilled each by its own DoFn and only the run paths are flattened: a
         # Flatten of the pairs themselves would be an in-memory buffer on the in-process runner.
         inputs = pairs if isinstance(pairs, tuple) else (pairs,)
         runs = tuple(
-            part | f"Spill{index}" >> beam.ParDo(
+            part
+            | f"Spill{index}"
+            >> beam.ParDo(
                 SpillSortedRuns(self.run_dir, self.partitions, self.run_bytes, self.group_bytes)
             )
             for index, part in enumerate(inputs)
         )
         grouped = runs | "FlattenRuns" >> beam.Flatten() | "GroupRuns" >> beam.GroupByKey()
-        return counted(grouped, "MergeReduce", _MergeAndReduce(self.reduce, self.namespace), self.counts,
-                       **self.reduce_side_inputs)
+        return counted(
+            grouped,
+            "MergeReduce",
+            _MergeAndReduce(self.reduce, self.namespace),
+            self.counts,
+            **self.reduce_side_inputs,
+        )
 
 
 def remove_run_dirs(directories: Iterable[str]) -> None:

@@ -17,7 +17,6 @@ from pipelines.runner import Counter
 UnicodeForm = Literal["NFC", "NFKC"]
 
 
-
 def _character_class(categories: tuple[str, ...], keep: str) -> str:
     """A regex character class of every code point in `categories` (except `keep`), as ranges."""
     ranges: list[list[int]] = []
@@ -27,23 +26,34 @@ def _character_class(categories: tuple[str, ...], keep: str) -> str:
                 ranges[-1][1] = code
             else:
                 ranges.append([code, code])
-    return "[" + "".join(
-        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
-    ) + "]"
+    return (
+        "["
+        + "".join(
+            re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+            for a, b in ranges
+        )
+        + "]"
+    )
 
 
 # Control, format, private-use and surrogate characters; whitespace controls are kept and become spaces.
-_INVISIBLE = re.compile(_character_class(("Cc", "Cf", "Co", "Cs"), keep="\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85"))
+_INVISIBLE = re.compile(
+    _character_class(("Cc", "Cf", "Co", "Cs"), keep="\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85")
+)
 _WHITESPACE = re.compile(r"\s+")
 # BlingFire's two common false splits: after a title abbreviation ("Mrs." | "Goddard's school...") and
 # before a lower-case continuation ('"What!"' | 'said Mrs. Weston').
-_TITLE_AT_END = re.compile(r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|St|Mt)\.$")
+_TITLE_AT_END = re.compile(
+    r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|St|Mt)\.$"
+)
 _LOWER_CASE_START = re.compile(r"^[\"'“”‘’(\[]*[a-z]")
 
 
 # An inline number that starts a sentence: a verse or clause number ("12", "12a", "3:16", "12.", "4)"),
 # a bracketed clause or list label ("(3)", "(b)", "(iv)") or a citation marker ("[12]").
-_INLINE_NUMBER = r"(?:\d{1,3}(?::\d{1,3})?[a-z]?[.):]?|\((?:\d{1,3}[a-z]?|[a-z]|[ivxlc]{1,6})\)|\[\d{1,3}\])"
+_INLINE_NUMBER = (
+    r"(?:\d{1,3}(?::\d{1,3})?[a-z]?[.):]?|\((?:\d{1,3}[a-z]?|[a-z]|[ivxlc]{1,6})\)|\[\d{1,3}\])"
+)
 _OPENING = r"[\"'“‘(\[]?"
 # A sentence end followed by an inline number and a word (split before the number: group 1 is the
 # word's first letter), or by a citation number glued to it ("approved.12 The": split after the
@@ -94,7 +104,9 @@ def split_inline_numbers(sentence: str) -> list[str]:
         if match.group(2):  # a glued citation number, after a word
             if match.group(3).isupper() and start > 0 and sentence[start - 1].isalpha():
                 cuts.append(match.end())
-        elif match.group(1).isupper() and not _NUMBERING_ABBREVIATION.search(sentence, 0, start + 1):
+        elif match.group(1).isupper() and not _NUMBERING_ABBREVIATION.search(
+            sentence, 0, start + 1
+        ):
             cuts.append(match.end())
     if not cuts:
         return [sentence]
@@ -111,7 +123,11 @@ def attach_list_numbers(sentences: list[str]) -> list[str]:
         if len(sentence) <= 12 and _LONE_NUMBER.fullmatch(sentence):
             pending = f"{pending} {sentence}".strip()
             continue
-        trailing = _TRAILING_NUMBER.search(sentence, len(sentence) - 8) if sentence[-2:-1].isdigit() else None
+        trailing = (
+            _TRAILING_NUMBER.search(sentence, len(sentence) - 8)
+            if sentence[-2:-1].isdigit()
+            else None
+        )
         if trailing and trailing.start() > 0:
             attached.append(f"{pending} {sentence[: trailing.start() + 1]}".strip())
             pending = trailing.group(1)
@@ -156,7 +172,12 @@ class SentenceSplitter:
 
     def split(self, paragraph: str, inc: Counter | None = None) -> list[str]:
         """Sentences of one normalised paragraph; over-long ones are cut (counted as `sentences_cut`)."""
-        pieces = [p for s in self._split(paragraph).split("\n") if s.strip() for p in split_inline_numbers(s)]
+        pieces = [
+            p
+            for s in self._split(paragraph).split("\n")
+            if s.strip()
+            for p in split_inline_numbers(s)
+        ]
         sentences = []
         for sentence in repair_splits(attach_list_numbers(pieces)):
             sentence = sentence.strip()

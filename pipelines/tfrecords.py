@@ -78,7 +78,9 @@ class TFRecordsConfig(StageConfig):
         True, description="lowercase before tokenizing (must match the vocabulary)"
     )
     num_shards: int = Field(
-        64, ge=1, description="output shards (written by merging sorted runs from disk, memory stays flat)"
+        64,
+        ge=1,
+        description="output shards (written by merging sorted runs from disk, memory stays flat)",
     )
     nsp_bucket_documents: int = Field(
         256,
@@ -86,7 +88,9 @@ class TFRecordsConfig(StageConfig):
         description="NSP only: documents per bucket that random B segments are drawn from",
     )
     heldout_fraction: float = Field(
-        0.05, ge=0, le=1,
+        0.05,
+        ge=0,
+        le=1,
         description="fraction of documents held out whole (by a stable hash of their text); 1 = all",
     )
     heldout_min_documents: int = Field(
@@ -147,8 +151,13 @@ def truncation(config: TFRecordsConfig, counts: dict[str, int]) -> dict | None:
     if not corpus or config.objective != "sop":
         return None
     dropped = max(0, corpus - kept)
-    return {"max_seq_length": config.max_seq_length, "passes": passes, "corpus_tokens": corpus,
-            "dropped_tokens": dropped, "dropped_fraction": dropped / corpus}
+    return {
+        "max_seq_length": config.max_seq_length,
+        "passes": passes,
+        "corpus_tokens": corpus,
+        "dropped_tokens": dropped,
+        "dropped_fraction": dropped / corpus,
+    }
 
 
 def truncation_note(config: TFRecordsConfig, cut: dict | None) -> tuple[int, str] | None:
@@ -173,12 +182,17 @@ def few_documents_note(documents: int, heldout: int, min_documents: int) -> str 
     if documents >= min_documents:
         return None
     scored = "that document" if heldout == 1 else "those documents"
-    meaning = ("nothing is held out, so there are no held-out figures" if not heldout else
-               f"held-out figures score {scored} only, not a sample of the corpus")
-    return (f"the corpus yields {documents} document{'s' if documents != 1 else ''}, fewer than "
-            f"--heldout-min-documents {min_documents}: {heldout} held out whole, "
-            f"{documents - heldout} trained on; {meaning} (split it into more documents: "
-            "docs/segment.md)")
+    meaning = (
+        "nothing is held out, so there are no held-out figures"
+        if not heldout
+        else f"held-out figures score {scored} only, not a sample of the corpus"
+    )
+    return (
+        f"the corpus yields {documents} document{'s' if documents != 1 else ''}, fewer than "
+        f"--heldout-min-documents {min_documents}: {heldout} held out whole, "
+        f"{documents - heldout} trained on; {meaning} (split it into more documents: "
+        "docs/segment.md)"
+    )
 
 
 def document_rng(seed: int, doc_hash: int, dupe: int) -> np.random.Generator:
@@ -330,7 +344,9 @@ def held_out_or_not(document: tuple[int, bytes, list[str], bool], partitions: in
     return int(document[3])
 
 
-def without_split_flag(document: tuple[int, bytes, list[str], bool]) -> tuple[int, bytes, list[str]]:
+def without_split_flag(
+    document: tuple[int, bytes, list[str], bool],
+) -> tuple[int, bytes, list[str]]:
     return document[:3]
 
 
@@ -433,21 +449,28 @@ def build_examples(documents, config: TFRecordsConfig, label: str, counts: list)
         | f"Bucket{label}"
         >> beam.FlatMap(nsp_buckets, count=beam.pvalue.AsSingleton(count), config=config)
         | f"GroupBuckets{label}" >> beam.GroupByKey(),
-        f"NspExamples{label}", NspExamples(config), counts,
+        f"NspExamples{label}",
+        NspExamples(config),
+        counts,
     )
 
 
-def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsConfig, output_dir: str):
+def build_pipeline(
+    pipeline: beam.Pipeline, files: list[str], config: TFRecordsConfig, output_dir: str
+):
     """Training shards `data-*`, held-out shard `heldout-*`, the held-out documents' list and
     metadata.json (counts summed in the pipeline)."""
     counts: list = []
-    pairs = pipeline | "Files" >> beam.Create(files) | "ReadDocuments" >> beam.ParDo(ReadDocuments())
+    pairs = (
+        pipeline | "Files" >> beam.Create(files) | "ReadDocuments" >> beam.ParDo(ReadDocuments())
+    )
     # The held-out cutoff comes from the documents' hashes alone, and the spread's reduce applies it:
     # the only main input waiting for that side input is the spill's run paths, never the corpus.
     hashes = pairs | "Hashes" >> beam.Map(pair_hash)
     cutoff = beam.pvalue.AsSingleton(
         (
-            hashes | "Smallest" >> beam.combiners.Top.Smallest(max(1, config.heldout_min_documents)),
+            hashes
+            | "Smallest" >> beam.combiners.Top.Smallest(max(1, config.heldout_min_documents)),
             hashes | "Count" >> beam.combiners.Count.Globally(),
         )
         | "Together" >> beam.Flatten()
@@ -456,22 +479,39 @@ def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsC
     )
     split = (
         pairs
-        | "SpreadDocuments" >> spill.MergeSorted(
-            fileio.join(output_dir, "_spread-runs"), spread_documents, group_bytes=None,
-            counts=counts, namespace=NAMESPACE, side_inputs={"cutoff": cutoff},
+        | "SpreadDocuments"
+        >> spill.MergeSorted(
+            fileio.join(output_dir, "_spread-runs"),
+            spread_documents,
+            group_bytes=None,
+            counts=counts,
+            namespace=NAMESPACE,
+            side_inputs={"cutoff": cutoff},
         )
         | "HeldOutOrNot" >> beam.Partition(held_out_or_not, 2)
     )
     train = split[0] | "Train" >> beam.Map(without_split_flag)
-    heldout = counted(split[1] | "Heldout" >> beam.Map(without_split_flag), "CountHeldoutDocuments",
-                      CountElements("heldout_documents"), counts)
-    heldout_examples = counted(build_examples(heldout, config, "Heldout", counts), "CountHeldoutInstances",
-                               CountElements("heldout_instances"), counts)
+    heldout = counted(
+        split[1] | "Heldout" >> beam.Map(without_split_flag),
+        "CountHeldoutDocuments",
+        CountElements("heldout_documents"),
+        counts,
+    )
+    heldout_examples = counted(
+        build_examples(heldout, config, "Heldout", counts),
+        "CountHeldoutInstances",
+        CountElements("heldout_instances"),
+        counts,
+    )
     shards = (
         build_examples(train, config, "", counts)
-        | "Write" >> WriteShards(fileio.join(output_dir, "data"), config.num_shards, ".tfrecord", framing="tfrecord"),
+        | "Write"
+        >> WriteShards(
+            fileio.join(output_dir, "data"), config.num_shards, ".tfrecord", framing="tfrecord"
+        ),
         heldout_examples
-        | "WriteHeldout" >> WriteShards(fileio.join(output_dir, HELDOUT_PREFIX), 1, ".tfrecord", framing="tfrecord"),
+        | "WriteHeldout"
+        >> WriteShards(fileio.join(output_dir, HELDOUT_PREFIX), 1, ".tfrecord", framing="tfrecord"),
     ) | "AllShards" >> beam.Flatten()
     document_list = (
         heldout
@@ -481,7 +521,8 @@ def build_pipeline(pipeline: beam.Pipeline, files: list[str], config: TFRecordsC
     _ = (
         pipeline
         | "MetadataTrigger" >> beam.Create([None])
-        | "WriteMetadata" >> beam.Map(
+        | "WriteMetadata"
+        >> beam.Map(
             write_metadata,
             counts=beam.pvalue.AsSingleton(sum_counts(counts)),
             shards=beam.pvalue.AsList(shards),
@@ -551,15 +592,23 @@ def summarize(
             "instances": counts.get("heldout_instances", 0),
             "files": [name for name in shard_files if name.startswith(HELDOUT_PREFIX + "-")],
             "document_list": document_list,
-            "note": few_documents_note(counts.get("documents", 0),
-                                       counts.get("heldout_documents", 0),
-                                       config.heldout_min_documents),
+            "note": few_documents_note(
+                counts.get("documents", 0),
+                counts.get("heldout_documents", 0),
+                config.heldout_min_documents,
+            ),
         },
     }
 
 
-def write_metadata(_, counts: dict[str, int], shards: list[str], written: list[str], config: TFRecordsConfig,
-                   output_dir: str):
+def write_metadata(
+    _,
+    counts: dict[str, int],
+    shards: list[str],
+    written: list[str],
+    config: TFRecordsConfig,
+    output_dir: str,
+):
     """Write metadata.json from the pipeline's counts once every shard and the held-out documents'
     list (`written`) are written; no instances is an error."""
     spill.remove_run_dirs([fileio.join(output_dir, "_spread-runs")])
@@ -569,8 +618,13 @@ def write_metadata(_, counts: dict[str, int], shards: list[str], written: list[s
             f"{counts.get('document_tokens', 0)} tokens)"
         )
     tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
-    metadata = summarize(config, counts, tokenizer, sorted(os.path.basename(path) for path in shards),
-                         os.path.basename(written[0]))
+    metadata = summarize(
+        config,
+        counts,
+        tokenizer,
+        sorted(os.path.basename(path) for path in shards),
+        os.path.basename(written[0]),
+    )
     with fileio.open_file(fileio.join(output_dir, METADATA_FILE), "w") as handle:
         json.dump(metadata, handle, indent=2, sort_keys=True)
 

@@ -47,21 +47,32 @@ STATS_FILE = "vocab_stats.json"
 
 
 class VocabConfig(StageConfig):
-    input: str = Field(description="segmented corpus: a directory of *.txt shards, or a glob of them")
-    output: str = Field(description="directory to write spiece.model, spiece.vocab, vocab_stats.json")
+    input: str = Field(
+        description="segmented corpus: a directory of *.txt shards, or a glob of them"
+    )
+    output: str = Field(
+        description="directory to write spiece.model, spiece.vocab, vocab_stats.json"
+    )
     vocab_size: int = Field(30000, ge=16, description="number of pieces, special symbols included")
     sample_sentences: int = Field(10_000_000, gt=0, description="sentences to train on")
     heldout_sentences: int = Field(
-        10_000, ge=0,
+        10_000,
+        ge=0,
         description="held-out sentences for unk rate and pieces per word (at most 5 percent of the corpus)",
     )
     seed: int = Field(0, description="seed of the hash that draws the sample")
-    do_lower_case: bool = Field(True, description="lowercase the sample, as the tokenizer will (uncased)")
+    do_lower_case: bool = Field(
+        True, description="lowercase the sample, as the tokenizer will (uncased)"
+    )
     keep_accents: bool = Field(False, description="keep accents instead of stripping them")
-    character_coverage: float = Field(0.99995, gt=0, le=1, description="SentencePiece character coverage")
+    character_coverage: float = Field(
+        0.99995, gt=0, le=1, description="SentencePiece character coverage"
+    )
     num_threads: int = Field(
-        0, ge=0, description="trainer threads; 0 = the worker's cores. The model depends on it: fix it "
-        "for byte-identical vocabularies across machines"
+        0,
+        ge=0,
+        description="trainer threads; 0 = the worker's cores. The model depends on it: fix it "
+        "for byte-identical vocabularies across machines",
     )
     max_sentence_bytes: int = Field(
         4192, gt=0, description="longer lines (in UTF-8 bytes) are skipped and counted"
@@ -109,7 +120,9 @@ def prepare_sentence(
 def translate_trainer_error(error: RuntimeError, vocab_size: int, sample_size: int) -> StageError:
     """SentencePiece's internal check failures as errors that say what to change."""
     message = str(error)
-    too_high = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", message)
+    too_high = re.search(
+        r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", message
+    )
     if too_high:
         return StageError(
             f"the sample ({sample_size} sentences) has too few distinct characters and words for "
@@ -157,7 +170,8 @@ def train_sentencepiece(
             input_sentence_size=0,
             shuffle_input_sentence=False,
             num_threads=num_threads or os.cpu_count() or 1,
-            max_sentence_length=1 << 16,  # lines are limited before preprocessing: never skip one here
+            max_sentence_length=1
+            << 16,  # lines are limited before preprocessing: never skip one here
             minloglevel=2,
         )
     except RuntimeError as error:
@@ -178,7 +192,9 @@ class _BytesWriter:
 def vocab_file_text(model_proto: bytes) -> str:
     """The `.vocab` file SentencePiece writes: one `piece<TAB>score` line per id."""
     sp = spm.SentencePieceProcessor(model_proto=model_proto)
-    return "".join(f"{sp.id_to_piece(i)}\t{sp.get_score(i):g}\n" for i in range(sp.get_piece_size()))
+    return "".join(
+        f"{sp.id_to_piece(i)}\t{sp.get_score(i):g}\n" for i in range(sp.get_piece_size())
+    )
 
 
 def heldout_metrics(tokenizer: AlbertTokenizer, sentences: Iterable[str]) -> dict:
@@ -254,7 +270,9 @@ class _BuildVocabulary(beam.DoFn):
             raise StageError(f"{self.config.input}: {error}") from None
         stats["corpus_counts"] = corpus_counts
         stats["wall_seconds"] = round(time.time() - self.start_time, 3)
-        with fileio.open_file(fileio.join(self.output_dir, STATS_FILE), "w", encoding="utf-8") as handle:
+        with fileio.open_file(
+            fileio.join(self.output_dir, STATS_FILE), "w", encoding="utf-8"
+        ) as handle:
             json.dump(stats, handle, indent=2, sort_keys=True)
         yield self.output_dir
 
@@ -271,7 +289,12 @@ def choose_sentences(
     """(role, key, sentence) of the lines whose key falls in the held-out or training range."""
     for line in lines:
         for key, sentence in prepare_sentence(
-            line, config.seed, config.do_lower_case, config.keep_accents, config.max_sentence_bytes, inc
+            line,
+            config.seed,
+            config.do_lower_case,
+            config.keep_accents,
+            config.max_sentence_bytes,
+            inc,
         ):
             role = sampling.sample_role(key, bounds)
             if role is not None:
@@ -288,13 +311,17 @@ class _ChooseFromFile(CountingDoFn):
         self.config = config
 
     def process(self, readable_file, total):
-        bounds = sampling.sample_bounds(total, self.config.sample_sentences, self.config.heldout_sentences)
+        bounds = sampling.sample_bounds(
+            total, self.config.sample_sentences, self.config.heldout_sentences
+        )
         chosen = choose_sentences(file_lines(readable_file), self.config, bounds, self.inc)
         while chunk := list(itertools.islice(chosen, self.CHUNK)):
             yield 0, chunk
 
 
-def build_pipeline(pipeline: beam.Pipeline, config: VocabConfig, output_dir: str, start_time: float) -> None:
+def build_pipeline(
+    pipeline: beam.Pipeline, config: VocabConfig, output_dir: str, start_time: float
+) -> None:
     """Match files; count their sentences; read them again choosing by key; one group -> train, evaluate.
 
     Files are read whole by one DoFn each and only counts and the chosen sentences become Beam
@@ -309,18 +336,24 @@ def build_pipeline(pipeline: beam.Pipeline, config: VocabConfig, output_dir: str
     )
     total = (
         files
-        | "CountSentences" >> beam.Map(
-            lambda f: sum(is_sentence_line(line, config.max_sentence_bytes) for line in file_lines(f))
+        | "CountSentences"
+        >> beam.Map(
+            lambda f: sum(
+                is_sentence_line(line, config.max_sentence_bytes) for line in file_lines(f)
+            )
         )
         | "Total" >> beam.CombineGlobally(sum)
     )
-    chosen = counted(files, "Choose", _ChooseFromFile(config), counts, beam.pvalue.AsSingleton(total))
+    chosen = counted(
+        files, "Choose", _ChooseFromFile(config), counts, beam.pvalue.AsSingleton(total)
+    )
     always = pipeline | "AlwaysOneGroup" >> beam.Create([(0, [])])
     (
         (chosen, always)
         | "Flatten" >> beam.Flatten()
         | "OneGroup" >> beam.GroupByKey()
-        | "Train" >> beam.ParDo(
+        | "Train"
+        >> beam.ParDo(
             _BuildVocabulary(config, output_dir, start_time),
             beam.pvalue.AsSingleton(total),
             beam.pvalue.AsSingleton(sum_counts(counts)),
@@ -332,7 +365,9 @@ def run(config: VocabConfig, beam_args: list[str] | None = None) -> dict:
     """Run the vocabulary job; return the stats it wrote to vocab_stats.json."""
     pattern = input_pattern(config.input)
     if not fileio.expand(pattern):
-        raise StageError(f"no corpus shards match {pattern}: run pipelines.segment first or fix --input")
+        raise StageError(
+            f"no corpus shards match {pattern}: run pipelines.segment first or fix --input"
+        )
     start_time = time.time()
     with fileio.atomic_output_dir(config.output) as output_dir:
         pipeline = beam.Pipeline(options=pipeline_options(beam_args))
@@ -343,9 +378,12 @@ def run(config: VocabConfig, beam_args: list[str] | None = None) -> dict:
     if stats["corpus_counts"].get("invalid_utf8_lines"):
         logger.warning(
             "%s: skipped %d lines that are not UTF-8 (segment the corpus with pipelines.segment)",
-            config.input, stats["corpus_counts"]["invalid_utf8_lines"],
+            config.input,
+            stats["corpus_counts"]["invalid_utf8_lines"],
         )
-    logger.info("wrote %s (%d pieces, unk rate %s)", config.output, stats["vocab_size"], stats["unk_rate"])
+    logger.info(
+        "wrote %s (%d pieces, unk rate %s)", config.output, stats["vocab_size"], stats["unk_rate"]
+    )
     return {"output": config.output, **stats}
 
 

@@ -25,37 +25,87 @@ MAIN_NAMESPACE = 0
 
 # Tags whose content is never prose: dropped with their content before parsing.
 _DROPPED_TAGS = (
-    "ref", "references", "math", "chem", "ce", "gallery", "timeline", "imagemap", "score", "graph",
-    "syntaxhighlight", "source", "pre", "code", "hiero", "mapframe", "maplink", "templatedata",
-    "templatestyles", "table", "noinclude", "includeonly", "poem", "inputbox", "categorytree",
+    "ref",
+    "references",
+    "math",
+    "chem",
+    "ce",
+    "gallery",
+    "timeline",
+    "imagemap",
+    "score",
+    "graph",
+    "syntaxhighlight",
+    "source",
+    "pre",
+    "code",
+    "hiero",
+    "mapframe",
+    "maplink",
+    "templatedata",
+    "templatestyles",
+    "table",
+    "noinclude",
+    "includeonly",
+    "poem",
+    "inputbox",
+    "categorytree",
 )
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _PAIRED_TAGS = re.compile(
-    r"<({})\b[^>]*?(?<!/)>(?:(?!<\1\b).)*?</\1\s*>".format("|".join(_DROPPED_TAGS)), re.DOTALL | re.IGNORECASE
+    r"<({})\b[^>]*?(?<!/)>(?:(?!<\1\b).)*?</\1\s*>".format("|".join(_DROPPED_TAGS)),
+    re.DOTALL | re.IGNORECASE,
 )
 # Self-closing tags, and opening/closing tags left unpaired (their content is then kept).
 _LONE_TAGS = re.compile(r"</?(?:{})\b[^>]*>".format("|".join(_DROPPED_TAGS)), re.IGNORECASE)
 _BRACKETS = re.compile(r"\{\{|\}\}|^[ \t]*\{\||^[ \t]*\|\}|\[\[|\]\]", re.MULTILINE)
 # MediaWiki's canonical namespace names (valid on every wiki, whatever its language) by number.
 CANONICAL_NAMESPACES = {
-    -2: "Media", -1: "Special", 1: "Talk", 2: "User", 3: "User talk", 4: "Project", 5: "Project talk",
-    6: "File", 7: "File talk", 8: "MediaWiki", 9: "MediaWiki talk", 10: "Template", 11: "Template talk",
-    12: "Help", 13: "Help talk", 14: "Category", 15: "Category talk",
+    -2: "Media",
+    -1: "Special",
+    1: "Talk",
+    2: "User",
+    3: "User talk",
+    4: "Project",
+    5: "Project talk",
+    6: "File",
+    7: "File talk",
+    8: "MediaWiki",
+    9: "MediaWiki talk",
+    10: "Template",
+    11: "Template talk",
+    12: "Help",
+    13: "Help talk",
+    14: "Category",
+    15: "Category talk",
 }
 FILE_NAMESPACE = 6
 # Aliases of the File namespace that a dump's <namespaces> list does not name (MediaWiki's
 # $namespaceAliases), by language: the older local word for "Image" on large wikis ("Image" itself
 # is an alias on every wiki and always dropped).
 _FILE_ALIASES = {
-    "bg": ("Картинка",), "de": ("Bild",), "sv": ("Bild",), "ru": ("Изображение",),
-    "es": ("Imagen",), "it": ("Immagine",), "pt": ("Imagem",), "nl": ("Afbeelding",), "pl": ("Grafika",),
+    "bg": ("Картинка",),
+    "de": ("Bild",),
+    "sv": ("Bild",),
+    "ru": ("Изображение",),
+    "es": ("Imagen",),
+    "it": ("Immagine",),
+    "pt": ("Imagem",),
+    "nl": ("Afbeelding",),
+    "pl": ("Grafika",),
 }
 # Link targets that are not prose: any canonical namespace (media, files, categories ...) and
 # interwiki/interlanguage links. Localized prefixes are made canonical first (SiteInfo.canonical_links).
 _DROPPED_LINK = re.compile(
     r"\s*:?\s*(?:{}|image|wikt|wiktionary|commons|wikisource|s|q|n|b|v|voy|meta|mw|species|d|"
     r"[a-z]{{2,3}}(?:-[a-z]{{2,8}})?)\s*:".format(
-        "|".join(sorted((n.replace(" ", "[ _]+") for n in CANONICAL_NAMESPACES.values()), key=len, reverse=True))
+        "|".join(
+            sorted(
+                (n.replace(" ", "[ _]+") for n in CANONICAL_NAMESPACES.values()),
+                key=len,
+                reverse=True,
+            )
+        )
     ),
     re.IGNORECASE,
 )
@@ -63,9 +113,25 @@ _HEADING = re.compile(r"^(=+)\s*(.*?)\s*\1\s*$")
 _BEHAVIOUR_SWITCH = re.compile(r"__[A-Z]+__")
 # Sections whose content is lists of references or links, not prose.
 _NON_PROSE_SECTIONS = frozenset(
-    {"references", "external links", "see also", "further reading", "notes", "bibliography",
-     "sources", "footnotes", "citations", "notes and references", "works cited", "gallery",
-     "selected bibliography", "discography", "filmography", "works", "publications"}
+    {
+        "references",
+        "external links",
+        "see also",
+        "further reading",
+        "notes",
+        "bibliography",
+        "sources",
+        "footnotes",
+        "citations",
+        "notes and references",
+        "works cited",
+        "gallery",
+        "selected bibliography",
+        "discography",
+        "filmography",
+        "works",
+        "publications",
+    }
 )
 _REDIRECT = re.compile(r"\s*#\s*redirect", re.IGNORECASE)
 _DISAMBIGUATION = re.compile(
@@ -97,10 +163,20 @@ class SiteInfo:
     @cached_property
     def _local_names(self) -> tuple[re.Pattern | None, dict[str, str]]:
         """(pattern of `[[` + a local or alias prefix + `:`, canonical name by case-folded local name)."""
-        local = {name: key for key, name in self.namespaces.items() if key in CANONICAL_NAMESPACES and name}
-        local.update((alias, FILE_NAMESPACE) for alias in _FILE_ALIASES.get(self.language.split("-")[0], ()))
+        local = {
+            name: key
+            for key, name in self.namespaces.items()
+            if key in CANONICAL_NAMESPACES and name
+        }
+        local.update(
+            (alias, FILE_NAMESPACE) for alias in _FILE_ALIASES.get(self.language.split("-")[0], ())
+        )
         canonical = {name.casefold(): CANONICAL_NAMESPACES[key] for name, key in local.items()}
-        renamed = sorted((n for n in local if n.casefold() != canonical[n.casefold()].casefold()), key=len, reverse=True)
+        renamed = sorted(
+            (n for n in local if n.casefold() != canonical[n.casefold()].casefold()),
+            key=len,
+            reverse=True,
+        )
         if not renamed:
             return None, canonical
         alternatives = "|".join("[ _]+".join(map(re.escape, name.split())) for name in renamed)
@@ -112,7 +188,9 @@ class SiteInfo:
         if pattern is None:
             return wikitext
         return pattern.sub(
-            lambda m: f"[[{m.group(1)}{canonical[re.sub(r'[ _]+', ' ', m.group(2)).casefold()]}{m.group(3)}",
+            lambda m: (
+                f"[[{m.group(1)}{canonical[re.sub(r'[ _]+', ' ', m.group(2)).casefold()]}{m.group(3)}"
+            ),
             wikitext,
         )
 
@@ -182,7 +260,9 @@ def iter_pages(stream: IO[bytes]) -> Iterator[Page]:
         elif name == "revision":
             depth -= 1
         elif name == "page":
-            yield Page(page_id or title or "", title or "", namespace, redirect, text or "", site, problem)
+            yield Page(
+                page_id or title or "", title or "", namespace, redirect, text or "", site, problem
+            )
             root.clear()
 
 
@@ -224,7 +304,9 @@ def _render_inline(match: re.Match) -> str:
         words = [args[0]]
         for arg in args[1:]:
             words.append(arg)
-            if not (_NUMBER.fullmatch(arg) or arg in ("to", "and", "-", "–", "or", "by", "x", "+/-")):
+            if not (
+                _NUMBER.fullmatch(arg) or arg in ("to", "and", "-", "–", "or", "by", "x", "+/-")
+            ):
                 break
         return " ".join(words).replace(" - ", "–").replace(" – ", "–")
     if name.startswith("lang") or name == "transl":
@@ -250,7 +332,9 @@ def strip_nested(text: str) -> str:
     bracket of its kind (and any left unclosed inside it); a closer with no opener is dropped.
     """
     out: list[str] = []
-    stack: list[tuple[str, bool]] = []  # open brackets: (closer expected, whether it removes content)
+    stack: list[
+        tuple[str, bool]
+    ] = []  # open brackets: (closer expected, whether it removes content)
     dropping = 0  # how many open brackets remove content
     position = 0
     for match in _BRACKETS.finditer(text):
@@ -304,7 +388,9 @@ def wikitext_to_paragraphs(wikitext: str) -> list[str]:
     prose = "\n".join(_prose_lines(text))
     if not prose:
         return []
-    plain = mwparserfromhell.parse(prose, skip_style_tags=False).strip_code(normalize=True, collapse=True)
+    plain = mwparserfromhell.parse(prose, skip_style_tags=False).strip_code(
+        normalize=True, collapse=True
+    )
     plain = _QUOTE_MARKUP.sub("", _HTML_TAG.sub(" ", plain))
     plain = _SPACE_BEFORE_PUNCTUATION.sub("", _EMPTY_PARENTHESES.sub("", plain))
     paragraphs = []

@@ -24,17 +24,33 @@ def chromium() -> str:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         if path := shutil.which(name):
             return path
-    pytest.skip("no headless browser: install Debian's `chromium` (make test does it when run as root)")
+    pytest.skip(
+        "no headless browser: install Debian's `chromium` (make test does it when run as root)"
+    )
 
 
 def image_widths(page: Path) -> list[tuple[str, int]]:
     probe = page.with_name(page.stem + ".probe.html")
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    probe.write_text(
+        page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8"
+    )
     try:
         dom = subprocess.run(
-            [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
-             "--virtual-time-budget=10000", "--dump-dom", probe.resolve().as_uri()],
-            capture_output=True, text=True, timeout=120, check=True).stdout
+            [
+                chromium(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--allow-file-access-from-files",
+                "--virtual-time-budget=10000",
+                "--dump-dom",
+                probe.resolve().as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
     finally:
         probe.unlink()
     found = re.search(r'data-images="([^"]*)"', dom)

@@ -63,9 +63,13 @@ def loopback_only() -> Iterator[list]:
         return original_connect(sock, address)
 
     def getaddrinfo(host, *args, **kwargs):
-        if host is not None and not _is_loopback((host if isinstance(host, str) else host.decode(), 0)):
+        if host is not None and not _is_loopback(
+            (host if isinstance(host, str) else host.decode(), 0)
+        ):
             refused.append(host)
-            raise socket.gaierror(socket.EAI_NONAME, f"offline check: refused name lookup of {host!r}")
+            raise socket.gaierror(
+                socket.EAI_NONAME, f"offline check: refused name lookup of {host!r}"
+            )
         return original_getaddrinfo(host, *args, **kwargs)
 
     socket.socket.connect, socket.getaddrinfo = connect, getaddrinfo
@@ -87,10 +91,17 @@ class _MetadataHandler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         path = self.path
         if "/token" in path:
-            body = json.dumps({"access_token": "offline-test-token", "expires_in": 3600, "token_type": "Bearer"})
+            body = json.dumps(
+                {"access_token": "offline-test-token", "expires_in": 3600, "token_type": "Bearer"}
+            )
         elif "recursive=true" in path:
-            body = json.dumps({"email": "offline-test-account", "aliases": ["default"],
-                               "scopes": ["https://www.googleapis.com/auth/cloud-platform"]})
+            body = json.dumps(
+                {
+                    "email": "offline-test-account",
+                    "aliases": ["default"],
+                    "scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+                }
+            )
         elif path.endswith("/project/project-id"):
             body = "test-project"
         elif path.endswith("/universe/universe-domain"):
@@ -99,7 +110,9 @@ class _MetadataHandler(http.server.BaseHTTPRequestHandler):
             body = ""
         self.send_response(200)
         self.send_header("Metadata-Flavor", "Google")
-        self.send_header("Content-Type", "application/json" if body.startswith("{") else "text/plain")
+        self.send_header(
+            "Content-Type", "application/json" if body.startswith("{") else "text/plain"
+        )
         self.end_headers()
         self.wfile.write(body.encode())
 
@@ -123,7 +136,12 @@ def offline_metadata_server() -> Iterator[str]:
         _METADATA_SERVER = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _MetadataHandler)
         threading.Thread(target=_METADATA_SERVER.serve_forever, daemon=True).start()
     address = f"127.0.0.1:{_METADATA_SERVER.server_address[1]}"
-    names = ("GCE_METADATA_HOST", "GCE_METADATA_IP", "NO_GCE_CHECK", "GOOGLE_APPLICATION_CREDENTIALS")
+    names = (
+        "GCE_METADATA_HOST",
+        "GCE_METADATA_IP",
+        "NO_GCE_CHECK",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    )
     saved = {name: os.environ.get(name) for name in names}
     os.environ.update({"GCE_METADATA_HOST": address, "GCE_METADATA_IP": address})
     os.environ.pop("NO_GCE_CHECK", None)
@@ -144,6 +162,7 @@ def _restore(saved: dict[str, str | None]) -> None:
 
 # (The account name is not an e-mail address: google.auth then skips its regional access boundary
 # lookup, which would go to iamcredentials.googleapis.com.)
+
 
 # Environment that points every Google client at the emulator: Beam's GCS filesystem and
 # google-cloud-storage read STORAGE_EMULATOR_HOST, gcsfs reads it too (with HNS probing off).
@@ -178,8 +197,10 @@ def _move_routes() -> tuple:
     from gcp_storage_emulator import settings
 
     return tuple(
-        (rf"^{prefix}/b/(?P<bucket_name>[-.\w]+)/o/(?P<object_id>.*[^/]+)/moveTo/o/(?P<dest_object_id>.*[^/]+)$",
-         {"POST": _move_object})
+        (
+            rf"^{prefix}/b/(?P<bucket_name>[-.\w]+)/o/(?P<object_id>.*[^/]+)/moveTo/o/(?P<dest_object_id>.*[^/]+)$",
+            {"POST": _move_object},
+        )
         for prefix in (settings.API_ENDPOINT, "")
     )
 
@@ -213,7 +234,9 @@ def gcs_filesystem():
     """A fresh gcsfs filesystem talking to the emulator (anonymous, no cached instance)."""
     import gcsfs
 
-    return gcsfs.GCSFileSystem(token="anon", endpoint_url=os.environ["STORAGE_EMULATOR_HOST"], skip_instance_cache=True)
+    return gcsfs.GCSFileSystem(
+        token="anon", endpoint_url=os.environ["STORAGE_EMULATOR_HOST"], skip_instance_cache=True
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -253,7 +276,6 @@ def pipeline_dofns(pipeline) -> dict[str, Any]:
 
     pipeline.visit(Visitor())
     return found
-
 
 
 # --------------------------------------------------------------------------------------------

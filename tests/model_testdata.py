@@ -11,8 +11,8 @@ def padded_inputs(vocab: int, length: int, seed: int = 0) -> dict[str, np.ndarra
     rng = np.random.default_rng(seed)
     ids = rng.integers(5, vocab, (3, length)).astype("int32")
     mask = np.ones_like(ids)
-    mask[1, length * 3 // 5:] = 0
+    mask[1, length * 3 // 5 :] = 0
     mask[2, 3:] = 0
     segments = np.zeros_like(ids)
-    segments[:, length // 2 - 1:] = 1
+    segments[:, length // 2 - 1 :] = 1
     return {"input_ids": ids * mask, "segment_ids": segments * mask, "input_mask": mask}

@@ -36,27 +36,55 @@ def example(rng, seq_len: int, preds: int, vocab: int, dynamic: bool = False) ->
     else:
         ids[chosen] = 4
     feature = {
-        "input_ids": ids, "input_mask": mask, "segment_ids": segments, "token_boundary": mask,
-        "masked_lm_positions": positions, "masked_lm_ids": labels,
+        "input_ids": ids,
+        "input_mask": mask,
+        "segment_ids": segments,
+        "token_boundary": mask,
+        "masked_lm_positions": positions,
+        "masked_lm_ids": labels,
     }
-    features = {k: tf.train.Feature(int64_list=tf.train.Int64List(value=v.tolist())) for k, v in feature.items()}
-    features["masked_lm_weights"] = tf.train.Feature(float_list=tf.train.FloatList(value=weights.tolist()))
-    features["next_sentence_labels"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[label]))
+    features = {
+        k: tf.train.Feature(int64_list=tf.train.Int64List(value=v.tolist()))
+        for k, v in feature.items()
+    }
+    features["masked_lm_weights"] = tf.train.Feature(
+        float_list=tf.train.FloatList(value=weights.tolist())
+    )
+    features["next_sentence_labels"] = tf.train.Feature(
+        int64_list=tf.train.Int64List(value=[label])
+    )
     return tf.train.Example(features=tf.train.Features(feature=features))
 
 
-def write_shards(directory: Path, num_shards=3, per_shard=64, seq_len=32, preds=5, vocab=100, seed=0,
-                 metadata: dict | None = None, dynamic: bool = False) -> Path:
+def write_shards(
+    directory: Path,
+    num_shards=3,
+    per_shard=64,
+    seq_len=32,
+    preds=5,
+    vocab=100,
+    seed=0,
+    metadata: dict | None = None,
+    dynamic: bool = False,
+) -> Path:
     """`num_shards` TFRecord files + metadata.json in `directory`."""
     directory.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     for shard in range(num_shards):
-        with tf.io.TFRecordWriter(str(directory / f"train-{shard:05d}-of-{num_shards:05d}.tfrecord")) as writer:
+        with tf.io.TFRecordWriter(
+            str(directory / f"train-{shard:05d}-of-{num_shards:05d}.tfrecord")
+        ) as writer:
             for _ in range(per_shard):
                 writer.write(example(rng, seq_len, preds, vocab, dynamic).SerializeToString())
-    meta = {"max_seq_length": seq_len, "max_predictions_per_seq": preds, "vocab_size": vocab,
-            "masking": "dynamic" if dynamic else "static", "masked_lm_prob": 0.15, "ngram": 3,
-            "features": feature_spec_json(seq_len, preds)}
+    meta = {
+        "max_seq_length": seq_len,
+        "max_predictions_per_seq": preds,
+        "vocab_size": vocab,
+        "masking": "dynamic" if dynamic else "static",
+        "masked_lm_prob": 0.15,
+        "ngram": 3,
+        "features": feature_spec_json(seq_len, preds),
+    }
     meta.update(metadata or {})
     (directory / "metadata.json").write_text(json.dumps(meta))
     return directory

@@ -241,8 +241,19 @@ def _emit(doc: dict, duplicates: dict[str, list[tuple[str, Any]]], value_level: 
     return obj(doc, duplicates.get("top", []), top_level)
 
 
-BYTE_CHANGES = ["none"] * 6 + ["truncate", "flip", "insert", "gzip", "zlib", "bz2", "lzma",
-                               "base64", "utf-16", "bom", "trailing"]
+BYTE_CHANGES = ["none"] * 6 + [
+    "truncate",
+    "flip",
+    "insert",
+    "gzip",
+    "zlib",
+    "bz2",
+    "lzma",
+    "base64",
+    "utf-16",
+    "bom",
+    "trailing",
+]
 """What happens to the mutated record's bytes: nothing about a third of the time."""
 
 

@@ -20,7 +20,9 @@ def _numbered(paragraph: str, numbers: itertools.count) -> str:
     return _SENTENCE_GAP.sub(lambda _: f" {next(numbers)} ", paragraph)
 
 
-def numbered_chapters(book: str, chapters: int, paragraphs_per_chapter: int, width: int = 72) -> str:
+def numbered_chapters(
+    book: str, chapters: int, paragraphs_per_chapter: int, width: int = 72
+) -> str:
     """A domain-style corpus from a book's own paragraphs: `chapters` documents separated by blank
     lines, each a run of hard-wrapped paragraphs (no blank line between them) whose sentences carry
     inline verse/clause numbers, as in legal and religious text ("… was approved. 12 The committee …").
@@ -30,13 +32,18 @@ def numbered_chapters(book: str, chapters: int, paragraphs_per_chapter: int, wid
     documents = []
     for index in range(chapters):
         numbers = itertools.count(2)
-        chapter = paragraphs[index * paragraphs_per_chapter:(index + 1) * paragraphs_per_chapter]
+        chapter = paragraphs[index * paragraphs_per_chapter : (index + 1) * paragraphs_per_chapter]
         documents.append("\n".join(textwrap.fill(_numbered(p, numbers), width) for p in chapter))
     return "\n\n".join(documents) + "\n"
 
 
-def headed_chapters(book: str, chapters: int, paragraphs_per_chapter: int,
-                    heading: str = "Genesis {}", width: int = 72) -> str:
+def headed_chapters(
+    book: str,
+    chapters: int,
+    paragraphs_per_chapter: int,
+    heading: str = "Genesis {}",
+    width: int = 72,
+) -> str:
     """A single-file corpus of chapters as scripture comes: a title line, then per chapter a heading
     alone on its line (`heading` with the chapter's number), a blank line, and blank-line separated
     hard-wrapped paragraphs whose sentences are numbered verses ("1 It was … 2 Then …").
@@ -45,9 +52,11 @@ def headed_chapters(book: str, chapters: int, paragraphs_per_chapter: int,
     parts = ["THE BOOK OF CHAPTERS"]
     for index in range(chapters):
         numbers = itertools.count(1)
-        chapter = paragraphs[index * paragraphs_per_chapter:(index + 1) * paragraphs_per_chapter]
-        verses = [_numbered(f"{next(numbers)} {p}" if not n else p, numbers)
-                  for n, p in enumerate(chapter)]
+        chapter = paragraphs[index * paragraphs_per_chapter : (index + 1) * paragraphs_per_chapter]
+        verses = [
+            _numbered(f"{next(numbers)} {p}" if not n else p, numbers)
+            for n, p in enumerate(chapter)
+        ]
         blocks = "\n\n".join(textwrap.fill(verse, width) for verse in verses)
         parts.append(heading.format(index + 1) + "\n\n" + blocks)
     return "\n\n".join(parts) + "\n"

@@ -11,11 +11,17 @@ from model.baselines import unigram_baseline
 def _labels(files):
     masked, order = [], []
     for raw in tf.data.TFRecordDataset(files):
-        example = tf.io.parse_single_example(raw, {
-            "masked_lm_ids": tf.io.FixedLenFeature([5], tf.int64),
-            "masked_lm_weights": tf.io.FixedLenFeature([5], tf.float32),
-            "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64)})
-        masked += example["masked_lm_ids"].numpy()[example["masked_lm_weights"].numpy() > 0].tolist()
+        example = tf.io.parse_single_example(
+            raw,
+            {
+                "masked_lm_ids": tf.io.FixedLenFeature([5], tf.int64),
+                "masked_lm_weights": tf.io.FixedLenFeature([5], tf.float32),
+                "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+            },
+        )
+        masked += (
+            example["masked_lm_ids"].numpy()[example["masked_lm_weights"].numpy() > 0].tolist()
+        )
         order += example["next_sentence_labels"].numpy().tolist()
     return np.array(masked), np.array(order)
 

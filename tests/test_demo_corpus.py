@@ -17,7 +17,9 @@ def test_demo_corpus_is_package_data_with_its_licence():
     assert files and all(path.is_file() and path.stat().st_size > 1_000_000 for path in files)
     readme = (DEMO_CORPUS_DIR / "README.md").read_text(encoding="utf-8")
     assert "CC BY-SA 3.0" in readme and "Wikipedia" in readme
-    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["flows"]
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"
+    ]["flows"]
     for path in [*files, DEMO_CORPUS_DIR / "README.md"]:
         relative = path.relative_to(REPO / "flows").as_posix()
         assert any(fnmatch.fnmatch(relative, pattern) for pattern in patterns), relative

@@ -27,23 +27,34 @@ DISPATCHER = "albert.cli"  # its subcommands are entry points below; its own err
 BAD_FILES = {  # case: (file text or None for no file, the reason after `PATH: `)
     "missing file": (None, "No such file or directory"),
     "YAML syntax error": ("input: [a, b\n", "line 2, column 1: expected ',' or ']'"),
-    "!!python/ tag": ("input: !!python/object/apply:os.system ['touch {marker}']\n",
-                      "line 1, column 8: the tag !!python/object/apply:os.system would build"),
+    "!!python/ tag": (
+        "input: !!python/object/apply:os.system ['touch {marker}']\n",
+        "line 1, column 8: the tag !!python/object/apply:os.system would build",
+    ),
 }
 BAD_VALUES = {"--batch-size": "0", "--steps": "-1", "--vocab-size": "0"}
 
 
 def _calls_main(block: ast.If) -> bool:
     """Whether the block calls `main` (or `main` imported as another name, `importable_main`)."""
-    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-               and node.func.id.endswith("main") for node in ast.walk(block))
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id.endswith("main")
+        for node in ast.walk(block)
+    )
 
 
 def _is_main_guard(node: ast.stmt) -> bool:
-    return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
-            and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__"
-            and any(isinstance(c, ast.Constant) and c.value == "__main__"
-                    for c in node.test.comparators))
+    return (
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Compare)
+        and isinstance(node.test.left, ast.Name)
+        and node.test.left.id == "__name__"
+        and any(
+            isinstance(c, ast.Constant) and c.value == "__main__" for c in node.test.comparators
+        )
+    )
 
 
 def python_m_modules() -> list[str]:
@@ -59,8 +70,9 @@ def python_m_modules() -> list[str]:
     return [module for module in modules if module != DISPATCHER]
 
 
-ENTRY_POINTS = ([f"python -m {module}" for module in python_m_modules()]
-                + [f"albert {name}" for name in cli.COMMANDS])
+ENTRY_POINTS = [f"python -m {module}" for module in python_m_modules()] + [
+    f"albert {name}" for name in cli.COMMANDS
+]
 
 
 def call(entry_point: str, argv: list[str]) -> int:
@@ -106,7 +118,9 @@ def test_a_bad_config_file_is_one_line_and_exit_2(entry_point, case, tmp_path, c
         path.write_text(text.format(marker=marker))
     config_flag = min(config_flags, default="--config")
     assert call(entry_point, [config_flag, str(path)]) == 2
-    expected = f"{entry_point} failed: {path}: {reason}" if config_flags else f"{entry_point} failed: "
+    expected = (
+        f"{entry_point} failed: {path}: {reason}" if config_flags else f"{entry_point} failed: "
+    )
     assert one_error_line(capsys).startswith(expected)
     assert not marker.exists()
 
@@ -126,34 +140,58 @@ def test_a_bad_setting_is_one_line_naming_the_field(entry_point, capsys):
 @pytest.mark.parametrize("entry_point", ["python -m model.evaluate", "albert deploy"])
 def test_an_unknown_flag_is_one_line(entry_point, capsys):
     assert call(entry_point, ["--no-such-flag"]) == 2
-    assert one_error_line(capsys) == (f"{entry_point} failed: unrecognized arguments: "
-                                      f"--no-such-flag ({entry_point} --help lists the flags)")
+    assert one_error_line(capsys) == (
+        f"{entry_point} failed: unrecognized arguments: "
+        f"--no-such-flag ({entry_point} --help lists the flags)"
+    )
 
 
 def test_an_unknown_albert_command_is_one_line(capsys):
     assert cli.main(["--config", "x.yaml"]) == 2
     assert one_error_line(capsys).startswith(
-        "albert failed: unknown command '--config'; the commands are segment, vocab")
+        "albert failed: unknown command '--config'; the commands are segment, vocab"
+    )
 
 
-@pytest.mark.parametrize("command, config_text, expected", [
-    ([sys.executable, "-m", "pipelines.segment", "--config"], "input: !!python/name:os.system\n",
-     "python -m pipelines.segment failed: {path}: line 1, column 8: the tag !!python/name:os"),
-    (["albert", "vocab", "--config"], "input: [a, b\n",
-     "albert vocab failed: {path}: line 2, column 1: expected ',' or ']', but got '<stream end>'"),
-    ([sys.executable, "-m", "model.pretrain", "--batch-size", "0", "--config"],
-     "data: d\noutput: o\n",
-     "python -m model.pretrain failed: PretrainConfig.batch_size: Input should be greater than 0"),
-], ids=["python -m pipelines.segment", "albert vocab", "python -m model.pretrain"])
+@pytest.mark.parametrize(
+    "command, config_text, expected",
+    [
+        (
+            [sys.executable, "-m", "pipelines.segment", "--config"],
+            "input: !!python/name:os.system\n",
+            "python -m pipelines.segment failed: {path}: line 1, column 8: the tag !!python/name:os",
+        ),
+        (
+            ["albert", "vocab", "--config"],
+            "input: [a, b\n",
+            "albert vocab failed: {path}: line 2, column 1: expected ',' or ']', but got '<stream end>'",
+        ),
+        (
+            [sys.executable, "-m", "model.pretrain", "--batch-size", "0", "--config"],
+            "data: d\noutput: o\n",
+            "python -m model.pretrain failed: PretrainConfig.batch_size: Input should be greater than 0",
+        ),
+    ],
+    ids=["python -m pipelines.segment", "albert vocab", "python -m model.pretrain"],
+)
 def test_the_real_command_prints_one_line_and_exits_2(command, config_text, expected, tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text(config_text)
     if command[0] == "albert":
         command = [str(Path(sys.executable).parent / "albert"), *command[1:]]
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([*command, str(path)], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [*command, str(path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     lines = done.stderr.splitlines()
     assert (done.returncode, len(lines), done.stdout) == (2, 1, ""), done.stderr
     assert lines[0].split(": ", 1)[1].startswith(expected.format(path=path))

@@ -19,7 +19,9 @@ def first_batches(dataset, count: int) -> list:
 
 def elements(n: int, marker: int):
     """(inputs, labels): labels are the example's index; inputs carry a `marker` column."""
-    return {"input_ids": np.stack([np.arange(n), np.full(n, marker)], 1).astype(np.int32)}, np.arange(n)
+    return {
+        "input_ids": np.stack([np.arange(n), np.full(n, marker)], 1).astype(np.int32)
+    }, np.arange(n)
 
 
 def test_every_example_once_an_epoch_reshuffled_and_seeded(keras_backend):

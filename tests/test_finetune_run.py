@@ -13,8 +13,16 @@ from model.tasks.squad import gold_answers, read_squad
 from tests.fixtures.tasks.tiny_vocab import OBJECTS, SUBJECTS, VERBS, train_tiny_spm
 
 pytestmark = pytest.mark.slow
-SMALL = {"init": "random", "preset": "albert-nano", "max_seq_length": 32, "train_steps": 4, "eval_every": 2,
-             "batch_size": 8, "max_train_examples": 48, "max_dev_examples": 24}
+SMALL = {
+    "init": "random",
+    "preset": "albert-nano",
+    "max_seq_length": 32,
+    "train_steps": 4,
+    "eval_every": 2,
+    "batch_size": 8,
+    "max_train_examples": 48,
+    "max_dev_examples": 24,
+}
 
 
 @pytest.fixture(scope="module")
@@ -24,34 +32,60 @@ def spm_model(tmp_path_factory):
 
 def test_sst2_with_sun_strategies_then_evaluate(spm_model, tmp_path):
     output = str(tmp_path / "sst2")
-    config = finetune.FinetuneConfig(task="sst2", spm_model=spm_model, output=output,
-                                     data_dir=str(shared_path("glue", "SST-2")), truncation="head_tail",
-                                     head_tokens=8, features="mean_last4", layer_decay=0.95, **SMALL)
+    config = finetune.FinetuneConfig(
+        task="sst2",
+        spm_model=spm_model,
+        output=output,
+        data_dir=str(shared_path("glue", "SST-2")),
+        truncation="head_tail",
+        head_tokens=8,
+        features="mean_last4",
+        layer_decay=0.95,
+        **SMALL,
+    )
     summary = finetune.run(config)
     results = json.loads((tmp_path / "sst2" / "results.json").read_text())
     assert results["dev"] == summary["dev"] and 0.0 <= summary["dev"]["accuracy"] <= 1.0
-    assert [h["step"] for h in results["history"]] == [2, 4] and results["counts"]["dev"]["read"] == 872
+    assert [h["step"] for h in results["history"]] == [2, 4] and results["counts"]["dev"][
+        "read"
+    ] == 872
     lines = (tmp_path / "sst2" / "predictions.tsv").read_text().splitlines()
     assert lines[0] == "index\tprediction" and len(lines) == 25
     # model.evaluate re-predicts with the saved model and scores the same dev rows
     dev = tmp_path / "dev24.tsv"
-    dev.write_text("".join(shared_path("glue", "SST-2", "dev.tsv").read_text().splitlines(True)[:25]))
-    scored = evaluate.run(evaluate.EvaluateConfig(task="sst2", gold=str(dev), model=output,
-                                                  output=str(tmp_path / "eval")))
+    dev.write_text(
+        "".join(shared_path("glue", "SST-2", "dev.tsv").read_text().splitlines(True)[:25])
+    )
+    scored = evaluate.run(
+        evaluate.EvaluateConfig(
+            task="sst2", gold=str(dev), model=output, output=str(tmp_path / "eval")
+        )
+    )
     assert scored["scores"]["accuracy"] == pytest.approx(summary["dev"]["accuracy"])
-    rescored = evaluate.run(evaluate.EvaluateConfig(task="sst2", gold=str(dev), predictions=scored["predictions"]))
+    rescored = evaluate.run(
+        evaluate.EvaluateConfig(task="sst2", gold=str(dev), predictions=scored["predictions"])
+    )
     assert rescored["scores"] == scored["scores"]
 
 
 def test_multitask_then_single_task_mrpc_with_stsb(spm_model, tmp_path):
-    config = finetune.FinetuneConfig(task="mrpc", spm_model=spm_model, output=str(tmp_path / "mrpc"),
-                                     data_dir=str(shared_path("glue", "MRPC")),
-                                     multitask=[f"stsb={shared_path('glue', 'STS-B')}"], multitask_steps=4,
-                                     **SMALL)
+    config = finetune.FinetuneConfig(
+        task="mrpc",
+        spm_model=spm_model,
+        output=str(tmp_path / "mrpc"),
+        data_dir=str(shared_path("glue", "MRPC")),
+        multitask=[f"stsb={shared_path('glue', 'STS-B')}"],
+        multitask_steps=4,
+        **SMALL,
+    )
     finetune.run(config)
     results = json.loads((tmp_path / "mrpc" / "results.json").read_text())
     assert results["multitask"]["tasks"] == ["mrpc", "stsb"]
-    assert set(results["multitask"]["dev_after_multitask"]["stsb"]) == {"pearson", "spearman", "corr"}
+    assert set(results["multitask"]["dev_after_multitask"]["stsb"]) == {
+        "pearson",
+        "spearman",
+        "corr",
+    }
     assert set(results["dev"]) == {"f1", "accuracy", "acc_and_f1"}
 
 
@@ -59,12 +93,22 @@ def squad_v2_fixture(path, questions=40):
     """v2-format articles from the tiny corpus's vocabulary: answerable and unanswerable questions."""
     articles = []
     for index in range(questions):
-        subject, verb, obj = SUBJECTS[index % len(SUBJECTS)], VERBS[index % len(VERBS)], OBJECTS[index % len(OBJECTS)]
+        subject, verb, obj = (
+            SUBJECTS[index % len(SUBJECTS)],
+            VERBS[index % len(VERBS)],
+            OBJECTS[index % len(OBJECTS)],
+        )
         context = f"{subject.capitalize()} {verb} {obj}. The children played the game again."
         impossible = index % 4 == 3
-        qa = {"id": f"q{index}", "question": f"What does {subject} {verb}?", "is_impossible": impossible,
-              "answers": [] if impossible else [{"text": obj, "answer_start": context.index(obj)}]}
-        articles.append({"title": f"article{index}", "paragraphs": [{"context": context, "qas": [qa]}]})
+        qa = {
+            "id": f"q{index}",
+            "question": f"What does {subject} {verb}?",
+            "is_impossible": impossible,
+            "answers": [] if impossible else [{"text": obj, "answer_start": context.index(obj)}],
+        }
+        articles.append(
+            {"title": f"article{index}", "paragraphs": [{"context": context, "qas": [qa]}]}
+        )
     path.write_text(json.dumps({"version": "v2.0", "data": articles}))
     return str(path)
 
@@ -72,19 +116,42 @@ def squad_v2_fixture(path, questions=40):
 def test_squad2_threshold_tuned_on_training_holdout(spm_model, tmp_path):
     data = squad_v2_fixture(tmp_path / "v2.json")
     config = finetune.FinetuneConfig(
-        task="squad2", spm_model=spm_model, output=str(tmp_path / "sq"), data_dir=str(tmp_path),
-        train_file=data, dev_file=data, init="random", preset="albert-nano", max_seq_length=48,
-        max_query_length=12, doc_stride=16, train_steps=4, eval_every=4, batch_size=8, threshold_holdout=0.3)
+        task="squad2",
+        spm_model=spm_model,
+        output=str(tmp_path / "sq"),
+        data_dir=str(tmp_path),
+        train_file=data,
+        dev_file=data,
+        init="random",
+        preset="albert-nano",
+        max_seq_length=48,
+        max_query_length=12,
+        doc_stride=16,
+        train_steps=4,
+        eval_every=4,
+        batch_size=8,
+        threshold_holdout=0.3,
+    )
     summary = finetune.run(config)
     dev = summary["dev"]
-    assert {"HasAns_f1", "NoAns_f1", "best_f1", "best_f1_thresh", "threshold_tuned_on_train_holdout"} <= set(dev)
+    assert {
+        "HasAns_f1",
+        "NoAns_f1",
+        "best_f1",
+        "best_f1_thresh",
+        "threshold_tuned_on_train_holdout",
+    } <= set(dev)
     results = json.loads((tmp_path / "sq" / "results.json").read_text())
     held = results["counts"]["holdout"]["examples"]
     assert 0 < held < 40 and results["counts"]["train"]["examples"] == 40 - held
     predictions = json.loads((tmp_path / "sq" / "predictions.json").read_text())
     assert set(predictions) == {e.qas_id for e in read_squad(data)}
-    files = {"task": "squad2", "gold": data, "predictions": str(tmp_path / "sq" / "predictions.json"),
-             "na_probs": str(tmp_path / "sq" / "null_odds.json")}
+    files = {
+        "task": "squad2",
+        "gold": data,
+        "predictions": str(tmp_path / "sq" / "predictions.json"),
+        "na_probs": str(tmp_path / "sq" / "null_odds.json"),
+    }
     tuned = dev["threshold_tuned_on_train_holdout"]
     scored = evaluate.run(evaluate.EvaluateConfig(**files, threshold=tuned))
     assert scored["scores"]["best_f1"] == pytest.approx(dev["best_f1"])
@@ -97,36 +164,86 @@ def test_squad2_threshold_tuned_on_training_holdout(spm_model, tmp_path):
 
 
 def test_race_end_to_end(spm_model, tmp_path):
-    config = finetune.FinetuneConfig(task="race", spm_model=spm_model, output=str(tmp_path / "race"),
-                                     data_dir=str(shared_path("race", "RACE")), init="random",
-                                     preset="albert-nano", max_seq_length=48, train_steps=2, eval_every=2,
-                                     batch_size=4)
+    config = finetune.FinetuneConfig(
+        task="race",
+        spm_model=spm_model,
+        output=str(tmp_path / "race"),
+        data_dir=str(shared_path("race", "RACE")),
+        init="random",
+        preset="albert-nano",
+        max_seq_length=48,
+        train_steps=2,
+        eval_every=2,
+        batch_size=4,
+    )
     summary = finetune.run(config)
     assert {"accuracy", "accuracy_middle", "accuracy_high"} <= set(summary["dev"])
-    scored = evaluate.run(evaluate.EvaluateConfig(
-        task="race", gold=str(shared_path("race", "RACE", "dev")),
-        predictions=str(tmp_path / "race" / "predictions.jsonl")))
+    scored = evaluate.run(
+        evaluate.EvaluateConfig(
+            task="race",
+            gold=str(shared_path("race", "RACE", "dev")),
+            predictions=str(tmp_path / "race" / "predictions.jsonl"),
+        )
+    )
     assert scored["scores"]["accuracy"] == pytest.approx(summary["dev"]["accuracy"])
 
 
 def test_cli_errors_are_clean(spm_model, tmp_path, capsys):
-    code = finetune.main(["--task", "nope", "--init", "random", "--spm-model", spm_model, "--data-dir", ".",
-                          "--output", str(tmp_path / "x")])
+    code = finetune.main(
+        [
+            "--task",
+            "nope",
+            "--init",
+            "random",
+            "--spm-model",
+            spm_model,
+            "--data-dir",
+            ".",
+            "--output",
+            str(tmp_path / "x"),
+        ]
+    )
     assert code == 2 and not (tmp_path / "x").exists()
-    code = finetune.main(["--task", "sst2", "--init", str(tmp_path / "missing.keras"), "--spm-model", spm_model,
-                          "--data-dir", str(shared_path("glue", "SST-2")), "--output", str(tmp_path / "y"),
-                          "--max-train-examples", "4", "--max-seq-length", "16"])
+    code = finetune.main(
+        [
+            "--task",
+            "sst2",
+            "--init",
+            str(tmp_path / "missing.keras"),
+            "--spm-model",
+            spm_model,
+            "--data-dir",
+            str(shared_path("glue", "SST-2")),
+            "--output",
+            str(tmp_path / "y"),
+            "--max-train-examples",
+            "4",
+            "--max-seq-length",
+            "16",
+        ]
+    )
     assert code == 2 and not (tmp_path / "y").exists()
 
 
 def test_further_pretraining_on_task_text_then_finetune(spm_model, tmp_path):
-    config = finetune.FinetuneConfig(task="cola", spm_model=spm_model, output=str(tmp_path / "cola"),
-                                     data_dir=str(shared_path("glue", "CoLA")), further_pretrain_steps=2,
-                                     **{**SMALL, "train_steps": 2, "max_train_examples": 16, "max_dev_examples": 8})
+    config = finetune.FinetuneConfig(
+        task="cola",
+        spm_model=spm_model,
+        output=str(tmp_path / "cola"),
+        data_dir=str(shared_path("glue", "CoLA")),
+        further_pretrain_steps=2,
+        **{**SMALL, "train_steps": 2, "max_train_examples": 16, "max_dev_examples": 8},
+    )
     finetune.run(config)
     results = json.loads((tmp_path / "cola" / "results.json").read_text())
     further = results["further_pretraining"]
-    assert further["documents"] == 16 and further["steps"] == 2 and further["init"].endswith("model.keras")
+    assert (
+        further["documents"] == 16
+        and further["steps"] == 2
+        and further["init"].endswith("model.keras")
+    )
     corpus = (tmp_path / "cola.further" / "corpus" / "task.txt").read_text()
-    assert corpus.startswith("Our friends won't buy this analysis, let alone the next one we propose.\n\n")
+    assert corpus.startswith(
+        "Our friends won't buy this analysis, let alone the next one we propose.\n\n"
+    )
     assert set(results["dev"]) == {"mcc", "accuracy"}

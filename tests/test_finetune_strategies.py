@@ -40,8 +40,13 @@ def test_truncation_strategies():
 def test_hyperparameters_default_to_table_14_and_lower_lr_overrides():
     config = FinetuneConfig(task="mrpc", init="random", spm_model="x", data_dir="d", output="o")
     assert hyperparameters(config, get_task("mrpc")) == {
-        "learning_rate": 2e-5, "batch_size": 32, "classifier_dropout": 0.0, "train_steps": 800, "warmup_steps": 200,
-        "max_seq_length": 512}
+        "learning_rate": 2e-5,
+        "batch_size": 32,
+        "classifier_dropout": 0.0,
+        "train_steps": 800,
+        "warmup_steps": 200,
+        "max_seq_length": 512,
+    }
     lower = config.model_copy(update={"learning_rate": 1e-6})
     assert hyperparameters(lower, get_task("mrpc"))["learning_rate"] == 1e-6
 
@@ -52,10 +57,16 @@ def test_layer_depths_unshared_and_shared():
     paths = [v.path for v in backbone.trainable_variables]
     depths = layer_depths(unshared, paths)
     by_part = lambda part: {depths[p] for p in paths if part in p}
-    assert by_part("/attention_1/") == {1} and by_part("/attention_0/") == {2} and by_part("/ffn_0/") == {2}
+    assert (
+        by_part("/attention_1/") == {1}
+        and by_part("/attention_0/") == {2}
+        and by_part("/ffn_0/") == {2}
+    )
     assert by_part("/embeddings/") == {3} and by_part("embedding_hidden_mapping_in") == {3}
     assert by_part("/pooler/") == {0}
-    shared = get_preset("albert-nano", vocab_size=50)  # all layers share one block: head/encoder/embeddings
+    shared = get_preset(
+        "albert-nano", vocab_size=50
+    )  # all layers share one block: head/encoder/embeddings
     depths = layer_depths(shared, [v.path for v in AlbertBackbone(shared).trainable_variables])
     assert sorted(set(depths.values())) == [0, 1, 2]
     multipliers = layerwise_multipliers(shared, list(depths), 0.5)
@@ -65,9 +76,15 @@ def test_layer_depths_unshared_and_shared():
 @pytest.mark.keras
 def test_layerwise_adamw_scales_each_variables_step():
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, name="low"), keras.layers.Dense(1, name="top")])
-    low_kernel = next(v for v in model.trainable_variables if "low" in v.path and "kernel" in v.path)
-    top_kernel = next(v for v in model.trainable_variables if "top" in v.path and "kernel" in v.path)
+    model = keras.Sequential(
+        [keras.Input((3,)), keras.layers.Dense(2, name="low"), keras.layers.Dense(1, name="top")]
+    )
+    low_kernel = next(
+        v for v in model.trainable_variables if "low" in v.path and "kernel" in v.path
+    )
+    top_kernel = next(
+        v for v in model.trainable_variables if "top" in v.path and "kernel" in v.path
+    )
     optimizer = LayerwiseAdamW({low_kernel.path: 0.5}, learning_rate=0.1, weight_decay=0.0)
     before = [np.array(low_kernel.numpy()), np.array(top_kernel.numpy())]
     model.compile(optimizer=optimizer, loss="mse")

@@ -23,26 +23,57 @@ def parse(*flags: str) -> AblationConfig:
 
 
 def test_grid_varies_one_axis_at_a_time_from_the_baseline() -> None:
-    config = parse("--objective", "sop,nsp", "--sharing", "all,attention", "--sharing", "ffn",
-                   "--embedding-size", "64,128", "--seeds", "2", "--seed", "7")
+    config = parse(
+        "--objective",
+        "sop,nsp",
+        "--sharing",
+        "all,attention",
+        "--sharing",
+        "ffn",
+        "--embedding-size",
+        "64,128",
+        "--seeds",
+        "2",
+        "--seed",
+        "7",
+    )
     variants = list(dict.fromkeys(cell.variant for cell in grid(config)))
-    assert variants == ["sop · all · E=64", "nsp · all · E=64", "sop · attention · E=64", "sop · ffn · E=64",
-                        "sop · all · E=128"]
+    assert variants == [
+        "sop · all · E=64",
+        "nsp · all · E=64",
+        "sop · attention · E=64",
+        "sop · ffn · E=64",
+        "sop · all · E=128",
+    ]
     assert [cell.seed for cell in grid(config)][:2] == [7, 8]
     with pytest.raises(Exception, match="repeat"):
         parse("--sharing", "all,all")
 
 
-def record(variant: str, objective: str, sharing: str, seed: int, mlm: float, sop: float, nsp: float) -> dict:
-    return {"variant": variant, "objective": objective, "sharing": sharing, "embedding_size": None, "seed": seed,
-            "parameters": 1000, "masked_lm_accuracy": mlm, "sop_accuracy": sop, "nsp_accuracy": nsp}
+def record(
+    variant: str, objective: str, sharing: str, seed: int, mlm: float, sop: float, nsp: float
+) -> dict:
+    return {
+        "variant": variant,
+        "objective": objective,
+        "sharing": sharing,
+        "embedding_size": None,
+        "seed": seed,
+        "parameters": 1000,
+        "masked_lm_accuracy": mlm,
+        "sop_accuracy": sop,
+        "nsp_accuracy": nsp,
+    }
 
 
 def test_variant_means_spreads_and_the_papers_directions() -> None:
     records = [
-        record("sop · all", "sop", "all", 0, 0.30, 0.80, 0.70), record("sop · all", "sop", "all", 1, 0.32, 0.84, 0.72),
-        record("nsp · all", "nsp", "all", 0, 0.31, 0.52, 0.90), record("nsp · all", "nsp", "all", 1, 0.31, 0.50, 0.88),
-        record("sop · none", "sop", "none", 0, 0.36, 0.85, 0.70), record("sop · none", "sop", "none", 1, 0.36, 0.85, 0.71),
+        record("sop · all", "sop", "all", 0, 0.30, 0.80, 0.70),
+        record("sop · all", "sop", "all", 1, 0.32, 0.84, 0.72),
+        record("nsp · all", "nsp", "all", 0, 0.31, 0.52, 0.90),
+        record("nsp · all", "nsp", "all", 1, 0.31, 0.50, 0.88),
+        record("sop · none", "sop", "none", 0, 0.36, 0.85, 0.70),
+        record("sop · none", "sop", "none", 1, 0.36, 0.85, 0.71),
     ]
     rows = summarize_variants(records)
     assert [row["variant"] for row in rows] == ["sop · all", "nsp · all", "sop · none"]
@@ -63,16 +94,32 @@ def test_nano_grid_end_to_end_cached_and_incremental(tmp_path: Path) -> None:
     from flows.ablation import ablation
 
     config = AblationConfig(
-        input=[str(write_corpus(tmp_path / "corpus.txt"))], run_dir=str(tmp_path / "run"), preset="albert-nano",
-        vocab_size=60, max_seq_length=64, num_shards=2, steps=3, batch_size=8, eval_batches=2,
-        objective=["sop", "nsp"], sharing=["all", "none"],
-        segment={"format": "text", "num_shards": 2}, pretrain={"jit_compile": False, "progress": False},
+        input=[str(write_corpus(tmp_path / "corpus.txt"))],
+        run_dir=str(tmp_path / "run"),
+        preset="albert-nano",
+        vocab_size=60,
+        max_seq_length=64,
+        num_shards=2,
+        steps=3,
+        batch_size=8,
+        eval_batches=2,
+        objective=["sop", "nsp"],
+        sharing=["all", "none"],
+        segment={"format": "text", "num_shards": 2},
+        pretrain={"jit_compile": False, "progress": False},
     )
     with prefect_test_harness(server_startup_timeout=90):
         first = ablation(config)
-        trained = {name: stage["cached"] for name, stage in first["stages"].items() if name.startswith("pretrain-")}
-        assert trained == {"pretrain-sop-all-epreset-seed12345": False, "pretrain-nsp-all-epreset-seed12345": False,
-                           "pretrain-sop-none-epreset-seed12345": False}
+        trained = {
+            name: stage["cached"]
+            for name, stage in first["stages"].items()
+            if name.startswith("pretrain-")
+        }
+        assert trained == {
+            "pretrain-sop-all-epreset-seed12345": False,
+            "pretrain-nsp-all-epreset-seed12345": False,
+            "pretrain-sop-none-epreset-seed12345": False,
+        }
 
         second = ablation(config)
         assert all(stage["cached"] for stage in second["stages"].values()), second["stages"]
@@ -87,10 +134,15 @@ def test_nano_grid_end_to_end_cached_and_incremental(tmp_path: Path) -> None:
     assert [row["cell"] for row in rows] == [c["cell"] for c in third["cells"]]
     for row in rows:
         for name, column in (("sop", "sop_accuracy"), ("nsp", "nsp_accuracy")):
-            metrics = json.loads((run / "cells" / row["cell"] / f"heldout-{name}" / "metrics.json").read_text())
+            metrics = json.loads(
+                (run / "cells" / row["cell"] / f"heldout-{name}" / "metrics.json").read_text()
+            )
             assert float(row[column]) == pytest.approx(metrics["sop_accuracy"])
     report = (run / "ablation.md").read_text(encoding="utf-8")
-    assert "## Pretraining objective (paper Table 5)" in report and "## Cross-layer sharing (paper Table 4)" in report
+    assert (
+        "## Pretraining objective (paper Table 5)" in report
+        and "## Cross-layer sharing (paper Table 4)" in report
+    )
     assert (run / "plots" / "ablation-sharing.png").stat().st_size > 0
     nano_params = {row["sharing"]: int(row["parameters"]) for row in rows}
     assert nano_params["none"] > nano_params["ffn"] > nano_params["all"]

@@ -50,7 +50,9 @@ def test_cache_key_changes_with_config_inputs_and_stage(tmp_path: Path) -> None:
     config = CopyConfig(input=str(source), output=str(tmp_path / "out"))
     key = stage_cache_key("copy", config, ["input"], ["flows"])
     assert key == stage_cache_key("copy", config.model_copy(), ["input"], ["flows"])
-    assert key != stage_cache_key("copy", config.model_copy(update={"suffix": "!"}), ["input"], ["flows"])
+    assert key != stage_cache_key(
+        "copy", config.model_copy(update={"suffix": "!"}), ["input"], ["flows"]
+    )
     assert key != stage_cache_key("other", config, ["input"], ["flows"])
     source.write_text("hellO")
     assert key != stage_cache_key("copy", config, ["input"], ["flows"])
@@ -61,11 +63,21 @@ def test_cache_key_changes_with_config_inputs_and_stage(tmp_path: Path) -> None:
 def test_code_version_covers_the_modules_a_stage_runs() -> None:
     """Lazy imports inside functions count; modules a stage never imports (fine-tuning) do not."""
     pretrain = module_closure(["model.pretrain"])
-    assert {"model.pretrain", "model.checkpointing", "model.pretrain_data", "model.convert", "albert.fileio",
-            "albert.masking", "model", "albert"} <= set(pretrain)
+    assert {
+        "model.pretrain",
+        "model.checkpointing",
+        "model.pretrain_data",
+        "model.convert",
+        "albert.fileio",
+        "albert.masking",
+        "model",
+        "albert",
+    } <= set(pretrain)
     assert "model.finetune" not in pretrain and "pipelines.segment" not in pretrain
     for data_stage in ("pipelines.segment", "pipelines.vocab", "pipelines.tfrecords"):
-        assert not any(name.startswith("model") for name in module_closure([data_stage])), data_stage
+        assert not any(name.startswith("model") for name in module_closure([data_stage])), (
+            data_stage
+        )
 
 
 def test_transient_errors_are_retried_bad_input_is_not() -> None:
@@ -89,8 +101,14 @@ def test_stage_cached_across_runs_and_rerun_when_needed(tmp_path: Path) -> None:
     @flow
     def copy_flow(suffix: str = "") -> tuple[bool, dict]:
         config = CopyConfig(input=str(source), output=str(tmp_path / "out"), suffix=suffix)
-        outcome = run_stage(copy_stage, config, index=1, total=1,
-                            output_marker=str(tmp_path / "out" / "copy.txt"), result_storage=storage)
+        outcome = run_stage(
+            copy_stage,
+            config,
+            index=1,
+            total=1,
+            output_marker=str(tmp_path / "out" / "copy.txt"),
+            result_storage=storage,
+        )
         return outcome.cached, outcome.result
 
     CALLS.clear()

@@ -38,22 +38,67 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 90) -> No
 def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
     port = free_port()
     api = f"http://127.0.0.1:{port}/api"
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_API_URL": api,
-           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PYTHONPATH": str(REPO)}
-    processes = [subprocess.Popen([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(tmp_path / "prefect-home"),
+        "PREFECT_API_URL": api,
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PYTHONPATH": str(REPO),
+    }
+    processes = [
+        subprocess.Popen(
+            [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
     try:
         wait_healthy(api, processes[0])
         base = tmp_path / "base"
         corpus = write_corpus(tmp_path / "corpus.txt")
-        tiny = ["--max-seq-length", "64", "--num-shards", "2", "--steps", "2", "--batch-size", "8",
-                "--eval-batches", "2", "--segment", '{"format": "text", "num_shards": 2}',
-                "--pretrain", '{"jit_compile": false, "progress": false}']
-        subprocess.run([sys.executable, "-m", "flows.pretrain_pipeline", "--input", str(corpus),
-                        "--run-dir", str(base), "--vocab-size", "60", *tiny], env=env, check=True, cwd=REPO,
-                       stdout=subprocess.DEVNULL)
-        applied = subprocess.run([sys.executable, "-m", "albert.cli", "deploy"], env=env, cwd=REPO,
-                                 capture_output=True, text=True, check=False)
+        tiny = [
+            "--max-seq-length",
+            "64",
+            "--num-shards",
+            "2",
+            "--steps",
+            "2",
+            "--batch-size",
+            "8",
+            "--eval-batches",
+            "2",
+            "--segment",
+            '{"format": "text", "num_shards": 2}',
+            "--pretrain",
+            '{"jit_compile": false, "progress": false}',
+        ]
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "flows.pretrain_pipeline",
+                "--input",
+                str(corpus),
+                "--run-dir",
+                str(base),
+                "--vocab-size",
+                "60",
+                *tiny,
+            ],
+            env=env,
+            check=True,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+        )
+        applied = subprocess.run(
+            [sys.executable, "-m", "albert.cli", "deploy"],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert applied.returncode == 0, applied.stderr[-3000:]
         assert "domain-adaptive-nightly" in applied.stdout
 
@@ -61,19 +106,41 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
         with temporary_settings({PREFECT_API_URL: api}), get_client(sync_client=True) as client:
-            deployment = client.read_deployment_by_name("albert-domain-adaptive/domain-adaptive-nightly")
+            deployment = client.read_deployment_by_name(
+                "albert-domain-adaptive/domain-adaptive-nightly"
+            )
             assert deployment.schedules and deployment.schedules[0].schedule.cron == "0 2 * * *"
-            select = {"target_samples": str(write_corpus(tmp_path / "target.txt", documents=6)),
-                      "source_samples": str(corpus), "top_k": 25, "epochs": 1}
-            parameters = {"config": {"base": str(base), "input": [str(write_corpus(tmp_path / "d.txt", 40))],
-                                     "run_dir": str(tmp_path / "domain"), "max_seq_length": 64, "num_shards": 2,
-                                     "steps": 2, "batch_size": 8, "eval_batches": 2,
-                                     "segment": {"format": "text", "num_shards": 2},
-                                     "pretrain": {"jit_compile": False, "progress": False}, "select": select}}
+            select = {
+                "target_samples": str(write_corpus(tmp_path / "target.txt", documents=6)),
+                "source_samples": str(corpus),
+                "top_k": 25,
+                "epochs": 1,
+            }
+            parameters = {
+                "config": {
+                    "base": str(base),
+                    "input": [str(write_corpus(tmp_path / "d.txt", 40))],
+                    "run_dir": str(tmp_path / "domain"),
+                    "max_seq_length": 64,
+                    "num_shards": 2,
+                    "steps": 2,
+                    "batch_size": 8,
+                    "eval_batches": 2,
+                    "segment": {"format": "text", "num_shards": 2},
+                    "pretrain": {"jit_compile": False, "progress": False},
+                    "select": select,
+                }
+            }
             flow_run = client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
-            processes.append(subprocess.Popen([PREFECT, "worker", "start", "--pool", "albert-process"],
-                                              env=env, cwd=REPO, stdout=subprocess.DEVNULL,
-                                              stderr=subprocess.DEVNULL))
+            processes.append(
+                subprocess.Popen(
+                    [PREFECT, "worker", "start", "--pool", "albert-process"],
+                    env=env,
+                    cwd=REPO,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
             deadline = time.monotonic() + 300
             while time.monotonic() < deadline:
                 state = client.read_flow_run(flow_run.id).state
@@ -83,8 +150,10 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
             assert state is not None and state.is_completed(), state
         domain = tmp_path / "domain"
         head = (domain / "report.md").read_text().split("## ", 1)[0]  # the headline block
-        assert ("| held-out in-domain score | base model (before) | adapted (after) | change | "
-                "baseline |") in head
+        assert (
+            "| held-out in-domain score | base model (before) | adapted (after) | change | "
+            "baseline |"
+        ) in head
         assert f"the base model `{base / 'pretrain' / 'export' / 'model.keras'}`" in head
         assert "**Selected:** 25 of" in head and "albert finetune" in head
         assert "options." not in head
@@ -92,9 +161,17 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
             assert all(width > 0 for _, width in image_widths(domain / "report.html"))
         selection = json.loads((domain / "select" / "selection.json").read_text())
         assert selection["selected"] == 25 and selection["documents"] > 25
-        assert json.loads((domain / "tfrecords" / "metadata.json").read_text())["counts"]["documents"] == 25
-        for before_after in ("heldout-before", "heldout-after"):  # the base and the adapted model, same data
-            assert 0 < json.loads((domain / before_after / "metrics.json").read_text())["perplexity"]
+        assert (
+            json.loads((domain / "tfrecords" / "metadata.json").read_text())["counts"]["documents"]
+            == 25
+        )
+        for before_after in (
+            "heldout-before",
+            "heldout-after",
+        ):  # the base and the adapted model, same data
+            assert (
+                0 < json.loads((domain / before_after / "metrics.json").read_text())["perplexity"]
+            )
     finally:
         for process in reversed(processes):
             process.terminate()

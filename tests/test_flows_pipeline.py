@@ -17,15 +17,38 @@ import pytest
 from browser import image_widths
 
 RTE = Path(__file__).parent / "fixtures" / "tasks" / "glue" / "RTE"
-WORDS = ["river", "city", "stone", "music", "garden", "winter", "light", "paper", "forest", "engine", "ocean", "market", "story", "teacher", "window", "bridge", "mountain", "village", "summer", "letter"]
+WORDS = [
+    "river",
+    "city",
+    "stone",
+    "music",
+    "garden",
+    "winter",
+    "light",
+    "paper",
+    "forest",
+    "engine",
+    "ocean",
+    "market",
+    "story",
+    "teacher",
+    "window",
+    "bridge",
+    "mountain",
+    "village",
+    "summer",
+    "letter",
+]
 
 
 def write_corpus(path: Path, documents: int = 60, words: tuple[int, int] = (6, 14)) -> Path:
     rng = np.random.default_rng(0)
     docs = []
     for _ in range(documents):
-        sentences = [" ".join(rng.choice(WORDS, size=rng.integers(*words))).capitalize() + "."
-                     for _ in range(rng.integers(6, 10))]
+        sentences = [
+            " ".join(rng.choice(WORDS, size=rng.integers(*words))).capitalize() + "."
+            for _ in range(rng.integers(6, 10))
+        ]
         docs.append("\n".join(sentences))
     path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
     return path
@@ -33,6 +56,7 @@ def write_corpus(path: Path, documents: int = 60, words: tuple[int, int] = (6, 1
 
 def outputs(run_dir: Path) -> dict[str, str]:
     """Every stage output in `run_dir`, moved-aside ones included: name -> digest of its files."""
+
     def digest(root: Path) -> str:
         hashed = hashlib.sha256()
         for path in sorted(p for p in root.rglob("*") if p.is_file()):
@@ -43,8 +67,9 @@ def outputs(run_dir: Path) -> dict[str, str]:
     return {p.name: digest(p) for p in stages}
 
 
-def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_pipeline_cached_rerun_and_transient_retry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     import keras_hub
     from prefect.testing.utilities import prefect_test_harness
 
@@ -55,16 +80,24 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
     # --max-seq-length is the flow's default (64), not the user's choice; long sentences: it cuts
     corpus = write_corpus(tmp_path / "corpus.txt", words=(10, 40))
     config = PretrainPipelineConfig(
-        input=[str(corpus)], run_dir=str(tmp_path / "run"),
-        vocab_size=60, num_shards=2, steps=3, batch_size=8, eval_batches=2,
+        input=[str(corpus)],
+        run_dir=str(tmp_path / "run"),
+        vocab_size=60,
+        num_shards=2,
+        steps=3,
+        batch_size=8,
+        eval_batches=2,
         segment={"format": "text", "num_shards": 2},
         pretrain={"jit_compile": False, "progress": False},
     )
     with prefect_test_harness(server_startup_timeout=90):
         no_input = tmp_path / "no-input"
         with pytest.raises(StageError, match="no file matches"):
-            pretrain_pipeline(config.model_copy(update={"input": [str(tmp_path / "none-*.txt")],
-                                                        "run_dir": str(no_input)}))
+            pretrain_pipeline(
+                config.model_copy(
+                    update={"input": [str(tmp_path / "none-*.txt")], "run_dir": str(no_input)}
+                )
+            )
         assert not [path for path in no_input.rglob("*") if path.is_file()]  # no failed task record
 
         tfrecords_log = logging.getLogger("pipelines.tfrecords")  # Prefect resets root handlers
@@ -81,12 +114,17 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
         backbone = keras_hub.models.AlbertBackbone.from_preset(str(preset))
         assert backbone.vocabulary_size == 60
         assert not any(stage["cached"] for stage in first["stages"].values())
-        assert Path(first["report"]).is_file() and (tmp_path / "run" / "plots" / "training-curves.png").is_file()
+        assert (
+            Path(first["report"]).is_file()
+            and (tmp_path / "run" / "plots" / "training-curves.png").is_file()
+        )
         assert 0 <= first["evaluation"]["masked_lm_accuracy"] <= 1
         assert 0 <= first["baseline"]["masked_lm_accuracy"] <= 1  # the unigram baseline beside it
         report = Path(first["report"]).read_text()
         assert "held-out score" in report and "whole documents the model never trained on" in report
-        if shutil.which("chromium"):  # tests/test_flows_report.py skips with the reason where it is absent
+        if shutil.which(
+            "chromium"
+        ):  # tests/test_flows_report.py skips with the reason where it is absent
             assert all(width > 0 for _, width in image_widths(tmp_path / "run" / "report.html"))
 
         second = pretrain_pipeline(config)
@@ -102,41 +140,84 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
             return real_run(*args, **kwargs)
 
         monkeypatch.setattr(pipelines.tfrecords, "run", flaky_run)
-        downstream = {"downstream": [f"rte={RTE}"], "finetune": {
-            "train_file": str(RTE / "dev.tsv"), "train_steps": 2, "max_seq_length": 32, "batch_size": 2}}
+        downstream = {
+            "downstream": [f"rte={RTE}"],
+            "finetune": {
+                "train_file": str(RTE / "dev.tsv"),
+                "train_steps": 2,
+                "max_seq_length": 32,
+                "batch_size": 2,
+            },
+        }
         third = pretrain_pipeline(config.model_copy(update={"dupe_factor": 3, **downstream}))
         assert len(attempts) == 2
         assert {name: s["cached"] for name, s in third["stages"].items()} == {
-            "segment": True, "vocab": True, "tfrecords": False, "pretrain": False, "heldout": False,
-            "finetune-rte": False, "finetune-rte-random": False}, third["stages"]
-        [rte] = third["downstream"]  # the pretrained model and its random twin, same budget and seed
-        assert rte["metric"] == "accuracy" and "accuracy" in rte["pretrained"] and "accuracy" in rte["random"]
+            "segment": True,
+            "vocab": True,
+            "tfrecords": False,
+            "pretrain": False,
+            "heldout": False,
+            "finetune-rte": False,
+            "finetune-rte-random": False,
+        }, third["stages"]
+        [rte] = third[
+            "downstream"
+        ]  # the pretrained model and its random twin, same budget and seed
+        assert (
+            rte["metric"] == "accuracy"
+            and "accuracy" in rte["pretrained"]
+            and "accuracy" in rte["random"]
+        )
         pretrain_dir = tmp_path / "run" / "pretrain"
-        first_run = Path(third["stages"]["pretrain"]["moved_aside"])  # other data: kept under a new name
-        assert (first_run / "checkpoints" / "ckpt-000000003").is_dir() and (first_run / "metrics.jsonl").is_file()
+        first_run = Path(
+            third["stages"]["pretrain"]["moved_aside"]
+        )  # other data: kept under a new name
+        assert (first_run / "checkpoints" / "ckpt-000000003").is_dir() and (
+            first_run / "metrics.jsonl"
+        ).is_file()
 
         before = (pretrain_dir / "metrics.jsonl").read_text().splitlines()
         longer = config.model_copy(update={"dupe_factor": 3, "steps": 5})
         extended = pretrain_pipeline(longer)  # --steps 3 -> 5 resumes: steps 4 and 5 only
-        assert [n for n, s in extended["stages"].items() if not s["cached"]] == ["pretrain", "heldout"]
+        assert [n for n, s in extended["stages"].items() if not s["cached"]] == [
+            "pretrain",
+            "heldout",
+        ]
         assert "moved_aside" not in extended["stages"]["pretrain"]
-        after = [json.loads(line) for line in (pretrain_dir / "metrics.jsonl").read_text().splitlines()]
+        after = [
+            json.loads(line) for line in (pretrain_dir / "metrics.jsonl").read_text().splitlines()
+        ]
         assert (pretrain_dir / "metrics.jsonl").read_text().splitlines()[: len(before)] == before
         # steps 4 and 5 only (the flow evaluates held-out every max(1, steps // 4) = 1 step)
-        assert [(r["step"], r["split"]) for r in after[len(before):]] == [
-            (4, "train"), (4, "heldout"), (5, "train"), (5, "heldout")]
+        assert [(r["step"], r["split"]) for r in after[len(before) :]] == [
+            (4, "train"),
+            (4, "heldout"),
+            (5, "train"),
+            (5, "heldout"),
+        ]
 
-        nano = pretrain_pipeline(longer.model_copy(update={"preset": "albert-nano"}))  # another model shape
+        nano = pretrain_pipeline(
+            longer.model_copy(update={"preset": "albert-nano"})
+        )  # another model shape
         moved = Path(nano["stages"]["pretrain"]["moved_aside"])
-        assert (moved / "checkpoints" / "ckpt-000000005").is_dir() and (moved / "export" / "model.keras").is_file()
+        assert (moved / "checkpoints" / "ckpt-000000005").is_dir() and (
+            moved / "export" / "model.keras"
+        ).is_file()
         assert f"moved aside to `{moved}`" in Path(nano["report"]).read_text()
 
         # Nothing deletes a finished output, upstream stages included: a new vocabulary, then a new
         # corpus, re-run the stages after the change; every earlier output stays, whole, under the
         # name the run reports (segment: in place the first time, its stage did not run).
-        run_dir, changes = tmp_path / "run", [
-            ({"vocab_size": 50}, ["vocab", "tfrecords", "pretrain", "heldout"]),
-            ({"input": [str(write_corpus(tmp_path / "other.txt", documents=50))]}, list(STAGES))]
+        run_dir, changes = (
+            tmp_path / "run",
+            [
+                ({"vocab_size": 50}, ["vocab", "tfrecords", "pretrain", "heldout"]),
+                (
+                    {"input": [str(write_corpus(tmp_path / "other.txt", documents=50))]},
+                    list(STAGES),
+                ),
+            ],
+        )
         settings = longer.model_copy(update={"preset": "albert-nano"})
         for change, moved_stages in changes:
             before, settings = outputs(run_dir), settings.model_copy(update=change)
@@ -144,8 +225,11 @@ def test_pipeline_cached_rerun_and_transient_retry(tmp_path: Path, monkeypatch: 
             after = outputs(run_dir)
             stages = summary["stages"]
             assert [n for n, s in stages.items() if not s["cached"]] == moved_stages
-            moved = {name: Path(stage["moved_aside"]).name
-                     for name, stage in stages.items() if "moved_aside" in stage}
+            moved = {
+                name: Path(stage["moved_aside"]).name
+                for name, stage in stages.items()
+                if "moved_aside" in stage
+            }
             assert list(moved) == moved_stages and all(after[moved[n]] == before[n] for n in moved)
             assert all(after.get(name) == before[name] for name in before if name not in moved)
             report = Path(summary["report"]).read_text()

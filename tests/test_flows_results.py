@@ -40,13 +40,22 @@ def test_result_record_check_accepts_plain_json_only(tmp_path: Path) -> None:
     from prefect._internal.result_records import ResultRecord, ResultRecordMetadata
     from prefect.serializers import JSONSerializer
 
-    ours = ResultRecord(metadata=ResultRecordMetadata(serializer=PlainJsonSerializer()), result={"a": 1}).serialize()
+    ours = ResultRecord(
+        metadata=ResultRecordMetadata(serializer=PlainJsonSerializer()), result={"a": 1}
+    ).serialize()
     assert check_result_record(ours, "x") == ours
     assert json.loads(ours)["metadata"]["serializer"]["type"] == "albert-json"
-    prefect_json = ResultRecord(metadata=ResultRecordMetadata(serializer=JSONSerializer()), result={"a": 1}).serialize()
-    for content, named in ((pickle_record(tmp_path / "m"), "'pickle'"), (prefect_json, "'json'"),
-                           (b"\x80\x04garbage", "not a JSON result record")):
-        with pytest.raises(UnsafeResultError, match=f"^x: stored task result uses serializer .*{named}"):
+    prefect_json = ResultRecord(
+        metadata=ResultRecordMetadata(serializer=JSONSerializer()), result={"a": 1}
+    ).serialize()
+    for content, named in (
+        (pickle_record(tmp_path / "m"), "'pickle'"),
+        (prefect_json, "'json'"),
+        (b"\x80\x04garbage", "not a JSON result record"),
+    ):
+        with pytest.raises(
+            UnsafeResultError, match=f"^x: stored task result uses serializer .*{named}"
+        ):
             check_result_record(content, "x")
     assert not (tmp_path / "m").exists()
 
@@ -79,15 +88,22 @@ def echo_run(tmp_path_factory: pytest.TempPathFactory):
 
     @flow
     def echo_flow() -> tuple[bool, dict]:
-        outcome = run_stage(echo_stage, config, index=1, total=1,
-                            output_marker=str(root / "out" / "echo.txt"), result_storage=storage)
+        outcome = run_stage(
+            echo_stage,
+            config,
+            index=1,
+            total=1,
+            output_marker=str(root / "out" / "echo.txt"),
+            result_storage=storage,
+        )
         return outcome.cached, outcome.result
 
     with prefect_test_harness(server_startup_timeout=90):
         assert echo_flow() == (False, {"chars": 5})
         record = storage / stage_cache_key("echo", config, ["input"], ["flows.tasks"])
-        yield SimpleNamespace(flow=echo_flow, record=record, genuine=record.read_bytes(),
-                              marker=root / "pwned")
+        yield SimpleNamespace(
+            flow=echo_flow, record=record, genuine=record.read_bytes(), marker=root / "pwned"
+        )
 
 
 def test_tampered_result_in_run_dir_is_refused_not_executed(echo_run: SimpleNamespace) -> None:
@@ -106,7 +122,8 @@ def test_tampered_result_in_run_dir_is_refused_not_executed(echo_run: SimpleName
         message = str(caught.value)
         assert "\n" not in message
         assert message.startswith(
-            f"{record}: stored task result uses serializer 'pickle', not plain JSON; refused")
+            f"{record}: stored task result uses serializer 'pickle', not plain JSON; refused"
+        )
     record.write_bytes(echo_run.genuine)
     assert echo_run.flow() == (True, {"chars": 5})  # the genuine record: still a cache hit
 
@@ -117,8 +134,9 @@ def test_mutated_records_never_run_code(echo_run: SimpleNamespace, tmp_path: Pat
     (tmp_path / "store").mkdir()
     storage = JsonOnlyLocalFileSystem(basepath=str(tmp_path / "store"))
     start = time.monotonic()
-    outcomes = fuzz_reads(storage, echo_run.record.name, echo_run.genuine, echo_run.marker,
-                          examples=1500)
+    outcomes = fuzz_reads(
+        storage, echo_run.record.name, echo_run.genuine, echo_run.marker, examples=1500
+    )
     assert not echo_run.marker.exists()
     assert sum(outcomes.values()) >= 1000 and outcomes["refused"] > outcomes["data"], outcomes
     print(f"fuzzed record reads: {dict(outcomes)} in {time.monotonic() - start:.1f} s")

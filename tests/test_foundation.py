@@ -67,17 +67,31 @@ def test_cli_lists_every_stage():
     result = subprocess.run(
         [sys.executable, "-m", "albert.cli", "--help"], capture_output=True, text=True, check=True
     )
-    for name in ("segment", "vocab", "tfrecords", "pretrain", "finetune", "evaluate", "run", "deploy"):
+    for name in (
+        "segment",
+        "vocab",
+        "tfrecords",
+        "pretrain",
+        "finetune",
+        "evaluate",
+        "run",
+        "deploy",
+    ):
         assert f"  {name}" in result.stdout
     assert cli.main(["no-such-command"]) == 2
 
 
 def test_cli_reports_a_missing_stage_module_as_one_line(monkeypatch, capfd):
     """A command whose module is missing is a bug, reported like any other failure (no special case)."""
-    monkeypatch.setitem(cli.COMMANDS, "gone", ("pipelines.no_such_stage", "a stage that does not exist"))
+    monkeypatch.setitem(
+        cli.COMMANDS, "gone", ("pipelines.no_such_stage", "a stage that does not exist")
+    )
     assert cli.main(["gone"]) not in (0, 2)
     err = capfd.readouterr().err
-    assert "albert gone failed: internal error: ModuleNotFoundError: No module named 'pipelines.no_such_stage'" in err
+    assert (
+        "albert gone failed: internal error: ModuleNotFoundError: No module named 'pipelines.no_such_stage'"
+        in err
+    )
     assert "Traceback" not in err
 
 
@@ -85,15 +99,21 @@ def test_tensorflow_starts_silently_where_there_is_no_gpu():
     """No /dev/nvidia* node: no TensorFlow load-time INFO lines, no CUDA probe error."""
     if log.has_gpu_device():
         pytest.skip("this machine has a GPU device node: device errors are meant to show")
-    env = {name: value for name, value in os.environ.items()
-           if name not in ("TF_CPP_MIN_LOG_LEVEL", "ALBERT_VERBOSE")}
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in ("TF_CPP_MIN_LOG_LEVEL", "ALBERT_VERBOSE")
+    }
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
-    code = ("import importlib.util\nfrom albert.log import setup_logging\nsetup_logging()\n"
-            "import key_value.aio\n"  # as Prefect does: then beartype's import hook loads modules
-            "importlib.util.find_spec('tensorflow')\n"  # a library probing for it first
-            "import tensorflow as tf\nprint(int(tf.constant(2) + 1))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                            check=False)
+    code = (
+        "import importlib.util\nfrom albert.log import setup_logging\nsetup_logging()\n"
+        "import key_value.aio\n"  # as Prefect does: then beartype's import hook loads modules
+        "importlib.util.find_spec('tensorflow')\n"  # a library probing for it first
+        "import tensorflow as tf\nprint(int(tf.constant(2) + 1))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
     assert (result.returncode, result.stdout, result.stderr) == (0, "3\n", "")
 
 

@@ -18,7 +18,9 @@ def _same(tf_batches, grain_batches, what) -> int:
         assert sorted(ours) == sorted(theirs), what
         for name, value in ours.items():
             assert value.dtype == theirs[name].dtype, (what, name)
-            np.testing.assert_array_equal(value, theirs[name], err_msg=f"{what}, batch {number}, {name}")
+            np.testing.assert_array_equal(
+                value, theirs[name], err_msg=f"{what}, batch {number}, {name}"
+            )
     return len(tf_batches)
 
 
@@ -32,30 +34,63 @@ def uneven(tmp_path_factory):
     return pretrain_records.inspect_data(str(data))
 
 
-@pytest.mark.parametrize("options", [
-    {"epoch": 0, "seed": 5, "shuffle_buffer": 6, "cycle_length": 2},
-    {"epoch": 1, "seed": 5, "shuffle_buffer": 6, "cycle_length": 8, "skip_batches": 3},
-    {"epoch": 2, "seed": 0, "shuffle_buffer": 1, "cycle_length": 3},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"epoch": 0, "seed": 5, "shuffle_buffer": 6, "cycle_length": 2},
+        {"epoch": 1, "seed": 5, "shuffle_buffer": 6, "cycle_length": 8, "skip_batches": 3},
+        {"epoch": 2, "seed": 0, "shuffle_buffer": 1, "cycle_length": 3},
+    ],
+)
 def test_grain_and_tf_data_give_the_same_training_batches(uneven, options):
     tf_batches = pretrain_data.train_dataset(uneven, 2, **options).as_numpy_iterator()
     grain_batches = grain_input.train_batches(uneven, 2, denominators=False, **options)
     skipped = options.get("skip_batches", 0)
-    assert _same(tf_batches, grain_batches, options) == 17 - skipped  # 34 training records, batches of 2
+    assert (
+        _same(tf_batches, grain_batches, options) == 17 - skipped
+    )  # 34 training records, batches of 2
 
 
 def test_grain_and_tf_data_agree_on_static_masks_and_the_heldout_split(tmp_path):
-    static = pretrain_records.inspect_data(str(write_shards(tmp_path / "static", num_shards=3, per_shard=10)))
+    static = pretrain_records.inspect_data(
+        str(write_shards(tmp_path / "static", num_shards=3, per_shard=10))
+    )
     options = {"epoch": 0, "seed": 1, "shuffle_buffer": 7}
-    assert _same(pretrain_data.train_dataset(static, 3, **options).as_numpy_iterator(),
-                 grain_input.train_batches(static, 3, denominators=False, **options), "static") == 6
-    assert _same(pretrain_data.heldout_dataset(static, 4).as_numpy_iterator(),
-                 grain_input.heldout_batches(static, 4), "held out") == 3
-    single = pretrain_records.inspect_data(str(write_shards(tmp_path / "one", num_shards=1, per_shard=60, dynamic=True)))
-    assert _same(pretrain_data.train_dataset(single, 3, **options).as_numpy_iterator(),
-                 grain_input.train_batches(single, 3, denominators=False, **options), "every 20th held out") == 19
-    assert _same(pretrain_data.heldout_dataset(single, 2, seed=4).as_numpy_iterator(),
-                 grain_input.heldout_batches(single, 2, seed=4), "single-shard held out") == 2
+    assert (
+        _same(
+            pretrain_data.train_dataset(static, 3, **options).as_numpy_iterator(),
+            grain_input.train_batches(static, 3, denominators=False, **options),
+            "static",
+        )
+        == 6
+    )
+    assert (
+        _same(
+            pretrain_data.heldout_dataset(static, 4).as_numpy_iterator(),
+            grain_input.heldout_batches(static, 4),
+            "held out",
+        )
+        == 3
+    )
+    single = pretrain_records.inspect_data(
+        str(write_shards(tmp_path / "one", num_shards=1, per_shard=60, dynamic=True))
+    )
+    assert (
+        _same(
+            pretrain_data.train_dataset(single, 3, **options).as_numpy_iterator(),
+            grain_input.train_batches(single, 3, denominators=False, **options),
+            "every 20th held out",
+        )
+        == 19
+    )
+    assert (
+        _same(
+            pretrain_data.heldout_dataset(single, 2, seed=4).as_numpy_iterator(),
+            grain_input.heldout_batches(single, 2, seed=4),
+            "single-shard held out",
+        )
+        == 2
+    )
 
 
 def test_each_process_decodes_its_rows_of_the_global_batches(uneven):
@@ -63,9 +98,12 @@ def test_each_process_decodes_its_rows_of_the_global_batches(uneven):
     same position on (resume); the global sequence is the one-process one."""
     options = {"epoch": 1, "seed": 5, "shuffle_buffer": 6, "skip_batches": 1, "denominators": False}
     whole = list(grain_input.train_batches(uneven, 6, **options))
-    parts = [list(grain_input.train_batches(uneven, 6, process=(i, 3), **options))
-             for i in range(3)]
-    assert len(whole) == 4 and all(len(part) == len(whole) for part in parts)  # 34 records, 1 skipped
+    parts = [
+        list(grain_input.train_batches(uneven, 6, process=(i, 3), **options)) for i in range(3)
+    ]
+    assert len(whole) == 4 and all(
+        len(part) == len(whole) for part in parts
+    )  # 34 records, 1 skipped
     for number, batch in enumerate(whole):
         for name, value in batch.items():
             rows = np.concatenate([part[number][name] for part in parts])
@@ -89,4 +127,7 @@ def test_a_record_of_another_shape_is_named(tmp_path):
     spec = pretrain_records.inspect_data(str(data))
     with pytest.raises(StageError) as error:
         list(grain_input.train_batches(spec, 1, epoch=0, seed=0))
-    assert str(error.value) == f"{first}: record 4: feature input_ids is of length 16, expected length 32"  # one line
+    assert (
+        str(error.value)
+        == f"{first}: record 4: feature input_ids is of length 16, expected length 32"
+    )  # one line

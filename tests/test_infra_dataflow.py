@@ -30,10 +30,17 @@ CORPUS = "gs://bucket/corpus"
 @pytest.fixture(scope="module")
 def offline_gcs():
     """Emulator with a raw input and a segmented corpus; metadata stand-in; no other network."""
-    with harness.loopback_only() as refused, harness.gcs_emulator("bucket"), harness.offline_metadata_server():
+    with (
+        harness.loopback_only() as refused,
+        harness.gcs_emulator("bucket"),
+        harness.offline_metadata_server(),
+    ):
         fs = harness.gcs_filesystem()
         fs.pipe("bucket/raw/doc.txt", b"First sentence here. Second one.\n\nAnother document.\n")
-        fs.pipe("bucket/corpus/part-00000-of-00001.txt", b"One sentence.\nTwo sentences.\n\nA new document.\n")
+        fs.pipe(
+            "bucket/corpus/part-00000-of-00001.txt",
+            b"One sentence.\nTwo sentences.\n\nA new document.\n",
+        )
         yield refused
 
 
@@ -42,22 +49,33 @@ def build_stage(stage: str, beam_args: list[str]) -> beam.Pipeline:
     module = importlib.import_module(flex_template.DATAFLOW_STAGES[stage][0])
     pipeline = beam.Pipeline(options=pipeline_options(beam_args))
     if stage == "segment":
-        config = module.SegmentConfig(input=["gs://bucket/raw/*.txt"], output="gs://bucket/out/corpus")
+        config = module.SegmentConfig(
+            input=["gs://bucket/raw/*.txt"], output="gs://bucket/out/corpus"
+        )
         module.build_pipeline(pipeline, ["gs://bucket/raw/doc.txt"], config, config.output)
     elif stage == "vocab":
         config = module.VocabConfig(input=CORPUS, output="gs://bucket/out/vocab", vocab_size=100)
         module.build_pipeline(pipeline, config, config.output, start_time=0.0)
     else:
         config = module.TFRecordsConfig(
-            input=CORPUS, spm_model="gs://bucket/out/vocab/spiece.model", output="gs://bucket/out/tfrecords"
+            input=CORPUS,
+            spm_model="gs://bucket/out/vocab/spiece.model",
+            output="gs://bucket/out/tfrecords",
         )
-        module.build_pipeline(pipeline, [f"{CORPUS}/part-00000-of-00001.txt"], config, "gs://bucket/out/tfrecords/data")
+        module.build_pipeline(
+            pipeline,
+            [f"{CORPUS}/part-00000-of-00001.txt"],
+            config,
+            "gs://bucket/out/tfrecords/data",
+        )
     return pipeline
 
 
 @pytest.mark.parametrize("stage", sorted(flex_template.DATAFLOW_STAGES))
 def test_stage_translates_for_dataflow_offline(stage, offline_gcs):
-    pipeline = build_stage(stage, harness.dataflow_dry_run_args("bucket", f"--sdk_container_image={IMAGE}"))
+    pipeline = build_stage(
+        stage, harness.dataflow_dry_run_args("bucket", f"--sdk_container_image={IMAGE}")
+    )
     assert not pipeline.options.view_as(SetupOptions).save_main_session
     stage_transforms = {part.full_label for part in pipeline.transforms_stack[0].parts}
     result = pipeline.run()
@@ -87,8 +105,12 @@ def test_every_user_function_pickles_without_main_session(stage, offline_gcs):
 
 def test_setup_file_route_builds_our_sdist_offline(offline_gcs, tmp_path):
     """--setup_file=pyproject.toml (Beam 2.77): the sdist is built locally (no isolation, no index)."""
-    pytest.importorskip("build", reason="the setup_file route needs `build` (pip install build==1.3.0)")
-    args = harness.dataflow_dry_run_args("bucket", f"--setup_file={harness.REPO_ROOT / 'pyproject.toml'}")
+    pytest.importorskip(
+        "build", reason="the setup_file route needs `build` (pip install build==1.3.0)"
+    )
+    args = harness.dataflow_dry_run_args(
+        "bucket", f"--setup_file={harness.REPO_ROOT / 'pyproject.toml'}"
+    )
     args = [a for a in args if a != "--sdk_location=container"] + ["--sdk_location=container"]
     pipeline = build_stage("vocab", args)
     result = pipeline.run()
@@ -103,12 +125,22 @@ def test_dockerfile_matches_the_pinned_stack():
     dockerfile = (harness.INFRA_DIR / "dataflow" / "Dockerfile").read_text()
     constraints = (harness.REPO_ROOT / "constraints.txt").read_text()
     beam_pin = re.search(r"^apache-beam==(\S+)$", constraints, re.MULTILINE).group(1)
-    requires = re.search(r'requires-python = ">=3\.(\d+)', (harness.REPO_ROOT / "pyproject.toml").read_text()).group(1)
+    requires = re.search(
+        r'requires-python = ">=3\.(\d+)', (harness.REPO_ROOT / "pyproject.toml").read_text()
+    ).group(1)
     base = re.search(r"^FROM (\S+)", dockerfile, re.MULTILINE).group(1)
     assert base == f"apache/beam_python3.{requires}_sdk:{beam_pin}"
     assert "pip install --no-cache-dir -c constraints.txt ." in dockerfile
     assert 'ENTRYPOINT ["/opt/apache/beam/boot"]' in dockerfile
-    for copied in ("constraints.txt", "pyproject.toml", "albert", "pipelines", "model", "flows", "infra"):
+    for copied in (
+        "constraints.txt",
+        "pyproject.toml",
+        "albert",
+        "pipelines",
+        "model",
+        "flows",
+        "infra",
+    ):
         assert re.search(rf"^COPY .*\b{copied}\b", dockerfile, re.MULTILINE), copied
     flex_file = re.search(r"FLEX_TEMPLATE_PYTHON_PY_FILE=\$\{WORKDIR\}/(\S+)", dockerfile).group(1)
     assert (harness.REPO_ROOT / flex_file).is_file()
@@ -117,7 +149,9 @@ def test_dockerfile_matches_the_pinned_stack():
 @pytest.mark.parametrize("stage", sorted(flex_template.DATAFLOW_STAGES))
 def test_flex_template_metadata_lists_every_stage_parameter(stage):
     committed = json.loads((harness.INFRA_DIR / "dataflow" / f"{stage}-metadata.json").read_text())
-    assert committed == flex_template.flex_template_metadata(stage), "run `python -m pipelines.flex_template infra/dataflow` to refresh"
+    assert committed == flex_template.flex_template_metadata(stage), (
+        "run `python -m pipelines.flex_template infra/dataflow` to refresh"
+    )
     module_name, class_name = flex_template.DATAFLOW_STAGES[stage]
     fields = flex_template.config_class(module_name, class_name).model_fields
     assert [p["name"] for p in committed["parameters"]] == list(fields)
@@ -129,24 +163,43 @@ def test_flex_template_metadata_lists_every_stage_parameter(stage):
 def test_flex_parameters_become_stage_flags():
     argv = flex_template.flex_argv(
         "segment",
-        ["--input=gs://b/a/*.bz2,gs://b/c/*.txt", "--output=gs://b/out", "--num_shards=16", "--runner=DataflowRunner"],
+        [
+            "--input=gs://b/a/*.bz2,gs://b/c/*.txt",
+            "--output=gs://b/out",
+            "--num_shards=16",
+            "--runner=DataflowRunner",
+        ],
     )
     assert argv == [
-        "--input=gs://b/a/*.bz2", "--input=gs://b/c/*.txt", "--output=gs://b/out", "--num-shards=16",
+        "--input=gs://b/a/*.bz2",
+        "--input=gs://b/c/*.txt",
+        "--output=gs://b/out",
+        "--num-shards=16",
         "--runner=DataflowRunner",
     ]
     config, beam_args = harness.parse_stage_command("pipelines.segment", argv)
     assert config.input == ["gs://b/a/*.bz2", "gs://b/c/*.txt"] and config.num_shards == 16
     assert beam_args == ["--runner=DataflowRunner"]
-    tf_argv = flex_template.flex_argv("tfrecords", ["--do_lower_case=false", "--input=x", "--spm_model=m", "--output=o"])
+    tf_argv = flex_template.flex_argv(
+        "tfrecords", ["--do_lower_case=false", "--input=x", "--spm_model=m", "--output=o"]
+    )
     config, _ = harness.parse_stage_command("pipelines.tfrecords", tf_argv)
     assert config.do_lower_case is False
 
 
 def test_launch_script_runs_the_stage_modules_with_every_required_dataflow_flag():
     script = (harness.INFRA_DIR / "dataflow" / "launch.sh").read_text()
-    for flag in ("--runner=DataflowRunner", "--project=", "--region=", "--temp_location=", "--staging_location=",
-                 "--sdk_container_image=", "--sdk_location=container", "--setup_file=", "--no_save_main_session"):
+    for flag in (
+        "--runner=DataflowRunner",
+        "--project=",
+        "--region=",
+        "--temp_location=",
+        "--staging_location=",
+        "--sdk_container_image=",
+        "--sdk_location=container",
+        "--setup_file=",
+        "--no_save_main_session",
+    ):
         assert flag in script, flag
     assert 'python -m "pipelines.$stage"' in script
     assert Path(harness.INFRA_DIR / "dataflow" / "launch.sh").stat().st_mode & 0o111
@@ -160,11 +213,27 @@ def test_launch_script_command_parses_with_the_stage_and_beam(route, tmp_path):
     shim.parent.mkdir()
     shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {recorded}\n')
     shim.chmod(0o755)
-    env = {**os.environ, "PATH": f"{shim.parent}:{os.environ['PATH']}", "PROJECT": "test-project",
-           "REGION": "us-central1", "BUCKET": "bucket", "IMAGE": IMAGE, "ROUTE": route}
-    subprocess.run([str(harness.INFRA_DIR / "dataflow" / "launch.sh"), "tfrecords", "--input=gs://bucket/corpus",
-                    "--spm-model=gs://bucket/vocab/spiece.model", "--output=gs://bucket/tfrecords",
-                    "--num-shards=2048"], env=env, check=True)
+    env = {
+        **os.environ,
+        "PATH": f"{shim.parent}:{os.environ['PATH']}",
+        "PROJECT": "test-project",
+        "REGION": "us-central1",
+        "BUCKET": "bucket",
+        "IMAGE": IMAGE,
+        "ROUTE": route,
+    }
+    subprocess.run(
+        [
+            str(harness.INFRA_DIR / "dataflow" / "launch.sh"),
+            "tfrecords",
+            "--input=gs://bucket/corpus",
+            "--spm-model=gs://bucket/vocab/spiece.model",
+            "--output=gs://bucket/tfrecords",
+            "--num-shards=2048",
+        ],
+        env=env,
+        check=True,
+    )
     argv = recorded.read_text().splitlines()
     module, args = harness.module_command(["python", *argv])
     assert module == "pipelines.tfrecords"
@@ -175,7 +244,9 @@ def test_launch_script_command_parses_with_the_stage_and_beam(route, tmp_path):
     everything = options.get_all_options(retain_unknown_options=True)
     assert set(everything) == set(known), f"Beam would discard {set(everything) - set(known)}"
     assert known["runner"] == "DataflowRunner" and known["project"] == "test-project"
-    assert known["temp_location"] == "gs://bucket/dataflow/tmp" and known["save_main_session"] is False
+    assert (
+        known["temp_location"] == "gs://bucket/dataflow/tmp" and known["save_main_session"] is False
+    )
     if route == "container":
         assert known["sdk_container_image"] == IMAGE and known["sdk_location"] == "container"
     else:

@@ -15,7 +15,34 @@ import random
 import cloud_harness as harness
 import pytest
 
-WORDS = ["river", "stone", "garden", "lantern", "harbour", "violin", "meadow", "copper", "orchard", "thunder", "pebble", "willow", "canyon", "signal", "marble", "falcon", "ember", "glacier", "compass", "velvet", "anchor", "prairie", "beacon", "saddle", "harvest", "quartz"]
+WORDS = [
+    "river",
+    "stone",
+    "garden",
+    "lantern",
+    "harbour",
+    "violin",
+    "meadow",
+    "copper",
+    "orchard",
+    "thunder",
+    "pebble",
+    "willow",
+    "canyon",
+    "signal",
+    "marble",
+    "falcon",
+    "ember",
+    "glacier",
+    "compass",
+    "velvet",
+    "anchor",
+    "prairie",
+    "beacon",
+    "saddle",
+    "harvest",
+    "quartz",
+]
 
 
 def small_corpus(documents: int, seed: int = 7) -> list[list[str]]:
@@ -36,44 +63,76 @@ def gcs_pipeline_outputs():
     """Run the three Beam stages in-process (FnApiRunner) on gs:// inputs and outputs."""
     from pipelines import segment, tfrecords, vocab
 
-    with harness.loopback_only() as refused, harness.gcs_emulator("bucket"), harness.offline_metadata_server():
+    with (
+        harness.loopback_only() as refused,
+        harness.gcs_emulator("bucket"),
+        harness.offline_metadata_server(),
+    ):
         fs = harness.gcs_filesystem()
         corpus = small_corpus(60)
         half = len(corpus) // 2
-        fs.pipe("bucket/in/plain.txt", "\n\n".join(" ".join(doc) for doc in corpus[:half]).encode() + b"\n")
+        fs.pipe(
+            "bucket/in/plain.txt",
+            "\n\n".join(" ".join(doc) for doc in corpus[:half]).encode() + b"\n",
+        )
         jsonl = "\n".join(json.dumps({"text": " ".join(doc)}) for doc in corpus[half:]) + "\n"
         fs.pipe("bucket/in/more.jsonl.gz", gzip.compress(jsonl.encode()))
 
         summaries = {
-            "segment": segment.run(segment.SegmentConfig(
-                input=["gs://bucket/in/*.txt", "gs://bucket/in/*.jsonl.gz"], output="gs://bucket/corpus",
-                num_shards=2, min_document_chars=20,
-            )),
-            "vocab": vocab.run(vocab.VocabConfig(
-                input="gs://bucket/corpus", output="gs://bucket/vocab", vocab_size=60, heldout_sentences=20,
-                num_threads=1,
-            )),
-            "tfrecords": tfrecords.run(tfrecords.TFRecordsConfig(
-                input="gs://bucket/corpus", spm_model="gs://bucket/vocab/spiece.model",
-                output="gs://bucket/tfrecords", max_seq_length=64, max_predictions_per_seq=8, dupe_factor=2,
-                num_shards=2,
-            )),
+            "segment": segment.run(
+                segment.SegmentConfig(
+                    input=["gs://bucket/in/*.txt", "gs://bucket/in/*.jsonl.gz"],
+                    output="gs://bucket/corpus",
+                    num_shards=2,
+                    min_document_chars=20,
+                )
+            ),
+            "vocab": vocab.run(
+                vocab.VocabConfig(
+                    input="gs://bucket/corpus",
+                    output="gs://bucket/vocab",
+                    vocab_size=60,
+                    heldout_sentences=20,
+                    num_threads=1,
+                )
+            ),
+            "tfrecords": tfrecords.run(
+                tfrecords.TFRecordsConfig(
+                    input="gs://bucket/corpus",
+                    spm_model="gs://bucket/vocab/spiece.model",
+                    output="gs://bucket/tfrecords",
+                    max_seq_length=64,
+                    max_predictions_per_seq=8,
+                    dupe_factor=2,
+                    num_shards=2,
+                )
+            ),
         }
-        listing = {prefix: sorted(p.split("/", 1)[1] for p in fs.find(f"bucket/{prefix}"))
-                   for prefix in ("corpus", "vocab", "tfrecords")}
+        listing = {
+            prefix: sorted(p.split("/", 1)[1] for p in fs.find(f"bucket/{prefix}"))
+            for prefix in ("corpus", "vocab", "tfrecords")
+        }
         files = {path: fs.cat(f"bucket/{path}") for paths in listing.values() for path in paths}
         yield {"summaries": summaries, "listing": listing, "files": files, "refused": list(refused)}
 
 
 def test_stages_read_and_write_gs(gcs_pipeline_outputs):
     listing, files = gcs_pipeline_outputs["listing"], gcs_pipeline_outputs["files"]
-    assert listing["corpus"] == ["corpus/part-00000-of-00002.txt", "corpus/part-00001-of-00002.txt", "corpus/stats.json"]
+    assert listing["corpus"] == [
+        "corpus/part-00000-of-00002.txt",
+        "corpus/part-00001-of-00002.txt",
+        "corpus/stats.json",
+    ]
     stats = json.loads(files["corpus/stats.json"])
     assert stats["documents_out"] == 60 and stats["formats"] == {"text": 1, "jsonl": 1}
-    assert {"vocab/spiece.model", "vocab/spiece.vocab", "vocab/vocab_stats.json"} <= set(listing["vocab"])
+    assert {"vocab/spiece.model", "vocab/spiece.vocab", "vocab/vocab_stats.json"} <= set(
+        listing["vocab"]
+    )
     assert listing["tfrecords"] == [
-        "tfrecords/data-00000-of-00002.tfrecord", "tfrecords/data-00001-of-00002.tfrecord",
-        "tfrecords/heldout-00000-of-00001.tfrecord", "tfrecords/heldout-documents-00000-of-00001.txt",
+        "tfrecords/data-00000-of-00002.tfrecord",
+        "tfrecords/data-00001-of-00002.tfrecord",
+        "tfrecords/heldout-00000-of-00001.tfrecord",
+        "tfrecords/heldout-documents-00000-of-00001.txt",
         "tfrecords/metadata.json",
     ]
     assert gcs_pipeline_outputs["summaries"]["tfrecords"]["counts"]["instances"] > 0
@@ -95,7 +154,9 @@ def test_records_from_gs_feed_the_training_input_pipeline(gcs_pipeline_outputs, 
             (tmp_path / path).write_bytes(content)
     (tmp_path / "spiece.model").write_bytes(files["vocab/spiece.model"])
     metadata = json.loads(files["tfrecords/metadata.json"])
-    assert metadata["spm_model_sha256"] == AlbertTokenizer(str(tmp_path / "spiece.model")).model_sha256
+    assert (
+        metadata["spm_model_sha256"] == AlbertTokenizer(str(tmp_path / "spiece.model")).model_sha256
+    )
 
     from model import pretrain_data
 
@@ -103,5 +164,11 @@ def test_records_from_gs_feed_the_training_input_pipeline(gcs_pipeline_outputs, 
     assert spec.max_seq_length == 64 and spec.max_predictions_per_seq == 8
     assert spec.vocab_sha256 == metadata["spm_model_sha256"]
     assert spec.masking == "static" and spec.vocab_size == 60
-    batch = next(iter(pretrain_data.train_dataset(spec, 4, epoch=0, seed=1, shuffle_buffer=16, eval_every=1000)))
+    batch = next(
+        iter(
+            pretrain_data.train_dataset(
+                spec, 4, epoch=0, seed=1, shuffle_buffer=16, eval_every=1000
+            )
+        )
+    )
     assert batch["input_ids"].shape == (4, 64) and batch["masked_lm_positions"].shape == (4, 8)

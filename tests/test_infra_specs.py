@@ -14,9 +14,19 @@ import yaml
 from prefect.utilities.templating import apply_values, find_placeholders
 
 VERTEX_SPECS = sorted((harness.INFRA_DIR / "vertex").glob("*.yaml"))
-ACCELERATORS = {"NVIDIA_A100_80GB", "NVIDIA_TESLA_A100", "NVIDIA_H100_80GB", "NVIDIA_L4", "NVIDIA_TESLA_V100",
-                "TPU_V2", "TPU_V3"}
-PLACEHOLDERS = {"${IMAGE}": "us-central1-docker.pkg.dev/p/albert/albert-train:0.1.0", "${BUCKET}": "bucket"}
+ACCELERATORS = {
+    "NVIDIA_A100_80GB",
+    "NVIDIA_TESLA_A100",
+    "NVIDIA_H100_80GB",
+    "NVIDIA_L4",
+    "NVIDIA_TESLA_V100",
+    "TPU_V2",
+    "TPU_V3",
+}
+PLACEHOLDERS = {
+    "${IMAGE}": "us-central1-docker.pkg.dev/p/albert/albert-train:0.1.0",
+    "${BUCKET}": "bucket",
+}
 
 
 def substitute(text: str, values: dict[str, str]) -> str:
@@ -55,17 +65,28 @@ def test_vertex_custom_job_spec(path):
         assert config.data.startswith("gs://") and config.output.startswith("gs://")
         replicas = sum(p["replicaCount"] * p["machineSpec"]["acceleratorCount"] for p in pools)
         micro_batch = config.batch_size // config.gradient_accumulation
-        assert micro_batch % replicas == 0, f"{micro_batch} sequences do not split over {replicas} devices"
+        assert micro_batch % replicas == 0, (
+            f"{micro_batch} sequences do not split over {replicas} devices"
+        )
         assert (machine["acceleratorType"].startswith("TPU")) == (config.tpu is not None)
     assert int(spec["scheduling"]["timeout"].rstrip("s")) > 0
 
 
 def test_tpu_vm_script_runs_the_same_cli_with_tpu_strategy():
     script = (harness.INFRA_DIR / "tpu" / "pretrain_tpu_vm.sh").read_text()
-    assert "gcloud compute tpus tpu-vm create" in script and "gcloud compute tpus tpu-vm ssh" in script
-    train = re.search(r'train="cd albert && nohup \.venv/bin/(python -m model\.pretrain .*?) >', script, re.DOTALL).group(1)
-    values = {"$BUCKET": "bucket", "$PRESET": "albert-base", "$ACCELERATOR": "v3-8", "$STEPS": "125000",
-              "$BATCH": "4096"}
+    assert (
+        "gcloud compute tpus tpu-vm create" in script and "gcloud compute tpus tpu-vm ssh" in script
+    )
+    train = re.search(
+        r'train="cd albert && nohup \.venv/bin/(python -m model\.pretrain .*?) >', script, re.DOTALL
+    ).group(1)
+    values = {
+        "$BUCKET": "bucket",
+        "$PRESET": "albert-base",
+        "$ACCELERATOR": "v3-8",
+        "$STEPS": "125000",
+        "$BATCH": "4096",
+    }
     words = shlex.split(substitute(train.replace("\\\n", " "), values))
     config = parse_pretrain(words)
     assert config.tpu == "local" and config.precision == "bfloat16"
@@ -73,7 +94,9 @@ def test_tpu_vm_script_runs_the_same_cli_with_tpu_strategy():
 
 
 def test_kubernetes_gpu_job_manifest():
-    manifest = yaml.safe_load((harness.INFRA_DIR / "kubernetes" / "pretrain-albert-base-8gpu-job.yaml").read_text())
+    manifest = yaml.safe_load(
+        (harness.INFRA_DIR / "kubernetes" / "pretrain-albert-base-8gpu-job.yaml").read_text()
+    )
     assert manifest["apiVersion"] == "batch/v1" and manifest["kind"] == "Job"
     pod = manifest["spec"]["template"]["spec"]
     assert pod["restartPolicy"] in ("Never", "OnFailure")
@@ -85,8 +108,9 @@ def test_kubernetes_gpu_job_manifest():
 
 
 def _env(container: dict) -> dict:
-    return {item["name"]: item.get("value", item.get("valueFrom"))
-            for item in container.get("env", [])}
+    return {
+        item["name"]: item.get("value", item.get("valueFrom")) for item in container.get("env", [])
+    }
 
 
 def test_vertex_jax_spec_runs_one_jax_process_per_replica():
@@ -97,8 +121,10 @@ def test_vertex_jax_spec_runs_one_jax_process_per_replica():
     pools = yaml.safe_load(substitute(path.read_text(), PLACEHOLDERS))["workerPoolSpecs"]
     assert all(_env(pool["containerSpec"])["KERAS_BACKEND"] == "jax" for pool in pools)
     workers = sum(p["replicaCount"] for p in pools[1:])
-    hosts = {"chief": ["workerpool0-0:2222"],
-             "worker": [f"workerpool1-{i}:2222" for i in range(workers)]}
+    hosts = {
+        "chief": ["workerpool0-0:2222"],
+        "worker": [f"workerpool1-{i}:2222" for i in range(workers)],
+    }
     processes = []
     for kind, addresses in hosts.items():
         for index in range(len(addresses)):
@@ -147,10 +173,17 @@ def test_jax_training_dockerfile_installs_the_pinned_jax():
 
 def test_training_dockerfile_installs_the_pinned_stack():
     dockerfile = (harness.INFRA_DIR / "training" / "Dockerfile").read_text()
-    requires = re.search(r'requires-python = ">=3\.(\d+)', (harness.REPO_ROOT / "pyproject.toml").read_text()).group(1)
+    requires = re.search(
+        r'requires-python = ">=3\.(\d+)', (harness.REPO_ROOT / "pyproject.toml").read_text()
+    ).group(1)
     assert re.search(rf"^FROM python:3\.{requires}-slim$", dockerfile, re.MULTILINE)
-    tf_pin = re.search(r"^tensorflow==(\S+)$", (harness.REPO_ROOT / "constraints.txt").read_text(), re.MULTILINE).group(1)
-    assert f'pip install --no-cache-dir -c constraints.txt . "tensorflow[and-cuda]=={tf_pin}"' in dockerfile
+    tf_pin = re.search(
+        r"^tensorflow==(\S+)$", (harness.REPO_ROOT / "constraints.txt").read_text(), re.MULTILINE
+    ).group(1)
+    assert (
+        f'pip install --no-cache-dir -c constraints.txt . "tensorflow[and-cuda]=={tf_pin}"'
+        in dockerfile
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -168,7 +201,9 @@ def load_pool(name: str) -> dict:
 
 
 def defaults(template: dict) -> dict:
-    return {k: v["default"] for k, v in template["variables"]["properties"].items() if "default" in v}
+    return {
+        k: v["default"] for k, v in template["variables"]["properties"].items() if "default" in v
+    }
 
 
 @pytest.mark.parametrize("name", sorted(POOLS))
@@ -180,7 +215,9 @@ def test_work_pool_template_is_a_valid_base_job_template(name):
     assert set(variables.get("required", [])) <= set(variables["properties"])
     jsonschema.validate(defaults(template), {k: v for k, v in variables.items() if k != "required"})
     placeholders = {p.name for p in find_placeholders(template["job_configuration"])}
-    assert placeholders <= set(variables["properties"]) | BUILTIN_VARIABLES, placeholders - set(variables["properties"])
+    assert placeholders <= set(variables["properties"]) | BUILTIN_VARIABLES, placeholders - set(
+        variables["properties"]
+    )
     unused = set(variables["properties"]) - placeholders
     assert not unused, f"variables no job field uses: {unused}"
 
@@ -188,32 +225,47 @@ def test_work_pool_template_is_a_valid_base_job_template(name):
 def test_vertex_pool_keeps_prefect_gcp_structure_and_asks_for_gpus():
     """Same job_configuration and variables as prefect-gcp 0.6.22's default (only defaults differ)."""
     ours = load_pool("vertex-ai-gpu-pool.json")
-    upstream = json.loads((harness.INFRA_DIR / "prefect" / "upstream" / "vertex-ai-prefect-gcp-0.6.22.json").read_text())
+    upstream = json.loads(
+        (
+            harness.INFRA_DIR / "prefect" / "upstream" / "vertex-ai-prefect-gcp-0.6.22.json"
+        ).read_text()
+    )
     assert ours["job_configuration"] == upstream["job_configuration"]
     assert set(ours["variables"]["properties"]) == set(upstream["variables"]["properties"])
-    rendered = apply_values(ours["job_configuration"], {**defaults(ours), "command": "python -m prefect.engine"})
+    rendered = apply_values(
+        ours["job_configuration"], {**defaults(ours), "command": "python -m prefect.engine"}
+    )
     (pool,) = rendered["job_spec"]["worker_pool_specs"]
-    assert pool["machine_spec"] == {"machine_type": "a2-ultragpu-8g", "accelerator_type": "NVIDIA_A100_80GB",
-                                    "accelerator_count": 8}
+    assert pool["machine_spec"] == {
+        "machine_type": "a2-ultragpu-8g",
+        "accelerator_type": "NVIDIA_A100_80GB",
+        "accelerator_count": 8,
+    }
     assert pool["container_spec"]["image_uri"].endswith("/albert-train:0.1.0")
 
 
 def test_kubernetes_pool_renders_a_gpu_job():
     template = load_pool("kubernetes-gpu-pool.json")
-    rendered = apply_values(template["job_configuration"], {**defaults(template), "command": "python -m prefect.engine",
-                                                            "name": "run"})
+    rendered = apply_values(
+        template["job_configuration"],
+        {**defaults(template), "command": "python -m prefect.engine", "name": "run"},
+    )
     manifest = rendered["job_manifest"]
     (container,) = manifest["spec"]["template"]["spec"]["containers"]
     assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
     assert container["args"] == "python -m prefect.engine"
-    assert manifest["spec"]["template"]["spec"]["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}
+    assert manifest["spec"]["template"]["spec"]["nodeSelector"] == {
+        "cloud.google.com/gke-accelerator": "nvidia-a100-80gb"
+    }
 
 
 def test_readme_documents_each_work_pool_command():
     readme = (harness.INFRA_DIR / "README.md").read_text()
     for name, pool_type in POOLS.items():
-        assert re.search(rf"prefect work-pool create \S+ --type {pool_type}\s+\\?\s*--base-job-template infra/prefect/{name}",
-                         readme), name
+        assert re.search(
+            rf"prefect work-pool create \S+ --type {pool_type}\s+\\?\s*--base-job-template infra/prefect/{name}",
+            readme,
+        ), name
 
 
 @pytest.mark.parametrize("script", sorted(harness.INFRA_DIR.glob("*/*.sh")), ids=lambda p: p.name)

@@ -33,7 +33,7 @@ def _imported_packages(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("layer", LAYERS)
 def test_no_layer_imports_a_layer_above_it(layer: str) -> None:
-    above = set(LAYERS[LAYERS.index(layer) + 1:])
+    above = set(LAYERS[LAYERS.index(layer) + 1 :])
     offenders = {
         str(path.relative_to(ROOT)): sorted(_imported_packages(path) & above)
         for path in (ROOT / layer).rglob("*.py")
@@ -52,5 +52,12 @@ def test_importing_any_model_module_never_imports_beam() -> None:
         "    assert 'apache_beam' not in sys.modules, name + ' imports apache_beam'\n"
         "print(len(sys.modules))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], check=False, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-2000:]

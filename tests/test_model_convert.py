@@ -22,33 +22,53 @@ PARITY_CONFIGS = {
     "one-group": {"num_hidden_layers": 2},
     "groups": {"num_hidden_layers": 4, "num_hidden_groups": 2},
     "inner-groups": {"num_hidden_layers": 3, "inner_group_num": 2},
-    "groups-and-inner": {"num_hidden_layers": 4, "num_hidden_groups": 2, "inner_group_num": 2,
-                             "hidden_act": "gelu"},
-    "uneven-groups-E-equals-H": {"num_hidden_layers": 3, "num_hidden_groups": 2, "embedding_size": 32},
+    "groups-and-inner": {
+        "num_hidden_layers": 4,
+        "num_hidden_groups": 2,
+        "inner_group_num": 2,
+        "hidden_act": "gelu",
+    },
+    "uneven-groups-E-equals-H": {
+        "num_hidden_layers": 3,
+        "num_hidden_groups": 2,
+        "embedding_size": 32,
+    },
 }
 
 
 def hf_config(**overrides):
     from transformers import AlbertConfig as HFAlbertConfig
 
-    values = {"vocab_size": VOCAB, "embedding_size": 16, "hidden_size": 32, "num_attention_heads": 4,
-                  "intermediate_size": 37, "max_position_embeddings": 64, "hidden_dropout_prob": 0.0,
-                  "attention_probs_dropout_prob": 0.0, "hidden_act": "gelu_new"}
+    values = {
+        "vocab_size": VOCAB,
+        "embedding_size": 16,
+        "hidden_size": 32,
+        "num_attention_heads": 4,
+        "intermediate_size": 37,
+        "max_position_embeddings": 64,
+        "hidden_dropout_prob": 0.0,
+        "attention_probs_dropout_prob": 0.0,
+        "hidden_act": "gelu_new",
+    }
     return HFAlbertConfig(**{**values, **overrides})
 
 
 def inputs(seed=0):
-    return {**padded_inputs(VOCAB, 10, seed),
-            "masked_lm_positions": np.array([[0, 4, 9], [1, 2, 5], [0, 1, 2]], "int32")}
+    return {
+        **padded_inputs(VOCAB, 10, seed),
+        "masked_lm_positions": np.array([[0, 4, 9], [1, 2, 5], [0, 1, 2]], "int32"),
+    }
 
 
 def hf_logits(hf_model, batch):
     import torch
 
     with torch.no_grad():
-        out = hf_model(input_ids=torch.tensor(batch["input_ids"], dtype=torch.long),
-                       token_type_ids=torch.tensor(batch["segment_ids"], dtype=torch.long),
-                       attention_mask=torch.tensor(batch["input_mask"], dtype=torch.long))
+        out = hf_model(
+            input_ids=torch.tensor(batch["input_ids"], dtype=torch.long),
+            token_type_ids=torch.tensor(batch["segment_ids"], dtype=torch.long),
+            attention_mask=torch.tensor(batch["input_mask"], dtype=torch.long),
+        )
     return out.prediction_logits.numpy(), out.sop_logits.numpy()
 
 
@@ -57,8 +77,10 @@ def max_diffs(model, hf_model, batch):
     hf_mlm, hf_sop = hf_logits(hf_model, batch)
     out = model(batch)
     hf_mlm = np.take_along_axis(hf_mlm, batch["masked_lm_positions"][..., None], axis=1)
-    return (float(np.abs(np.asarray(out["mlm_logits"]) - hf_mlm).max()),
-            float(np.abs(np.asarray(out["sop_logits"]) - hf_sop).max()))
+    return (
+        float(np.abs(np.asarray(out["mlm_logits"]) - hf_mlm).max()),
+        float(np.abs(np.asarray(out["sop_logits"]) - hf_sop).max()),
+    )
 
 
 @pytest.mark.keras
@@ -80,8 +102,13 @@ def test_huggingface_import_parity(name, tmp_path):
 
 
 @pytest.mark.keras
-@pytest.mark.parametrize("overrides", [{"num_hidden_layers": 4, "num_hidden_groups": 2},
-                                       {"embedding_size": 32, "sharing": "none", "inner_group_num": 2}])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"num_hidden_layers": 4, "num_hidden_groups": 2},
+        {"embedding_size": 32, "sharing": "none", "inner_group_num": 2},
+    ],
+)
 def test_huggingface_export_round_trip(overrides, tmp_path):
     pytest.importorskip("torch")
     from transformers import AlbertForPreTraining
@@ -93,8 +120,11 @@ def test_huggingface_export_round_trip(overrides, tmp_path):
     assert mlm_diff < 1e-4 and sop_diff < 1e-4
     # ... and back into ours.
     again = load_pretrained(str(tmp_path / "hf"))
-    np.testing.assert_allclose(np.asarray(again(inputs(1))["mlm_logits"]),
-                               np.asarray(model(inputs(1))["mlm_logits"]), atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(again(inputs(1))["mlm_logits"]),
+        np.asarray(model(inputs(1))["mlm_logits"]),
+        atol=1e-5,
+    )
 
 
 @pytest.mark.keras
@@ -109,17 +139,25 @@ def write_tf1_checkpoint(model, prefix, extra_names=()):
     """A reference-style checkpoint written with tf.compat.v1 from `model`'s weights."""
     import tensorflow as tf
 
-    values = {entry.tf1: np.asarray(entry.variable).T if entry.tf1_transpose
-              else np.asarray(entry.variable) for entry in weight_entries(model)}
+    values = {
+        entry.tf1: np.asarray(entry.variable).T
+        if entry.tf1_transpose
+        else np.asarray(entry.variable)
+        for entry in weight_entries(model)
+    }
     graph = tf.Graph()
     with graph.as_default():
         variables = []
         for name, value in values.items():
-            variables.append(tf.compat.v1.get_variable(
-                name, initializer=tf.constant(value), use_resource=False))
+            variables.append(
+                tf.compat.v1.get_variable(name, initializer=tf.constant(value), use_resource=False)
+            )
             for slot in extra_names:
-                variables.append(tf.compat.v1.get_variable(
-                    f"{name}/{slot}", initializer=tf.zeros(value.shape), use_resource=False))
+                variables.append(
+                    tf.compat.v1.get_variable(
+                        f"{name}/{slot}", initializer=tf.zeros(value.shape), use_resource=False
+                    )
+                )
         variables.append(tf.compat.v1.train.get_or_create_global_step())
         saver = tf.compat.v1.train.Saver(variables)
         with tf.compat.v1.Session(graph=graph) as session:
@@ -129,21 +167,39 @@ def write_tf1_checkpoint(model, prefix, extra_names=()):
 
 def reference_config(model):
     cfg = model.config
-    return {"vocab_size": cfg.vocab_size, "embedding_size": cfg.embedding_size,
-            "hidden_size": cfg.hidden_size, "num_hidden_layers": cfg.num_hidden_layers,
-            "num_hidden_groups": cfg.num_hidden_groups, "inner_group_num": cfg.inner_group_num,
-            "num_attention_heads": cfg.num_attention_heads,
-            "intermediate_size": cfg.intermediate_size, "hidden_act": "gelu",
-            "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
-            "max_position_embeddings": cfg.max_position_embeddings, "type_vocab_size": 2,
-            "initializer_range": 0.02, "net_structure_type": 0, "layers_to_keep": [],
-            "gap_size": 0, "num_memory_blocks": 0, "down_scale_factor": 1}
+    return {
+        "vocab_size": cfg.vocab_size,
+        "embedding_size": cfg.embedding_size,
+        "hidden_size": cfg.hidden_size,
+        "num_hidden_layers": cfg.num_hidden_layers,
+        "num_hidden_groups": cfg.num_hidden_groups,
+        "inner_group_num": cfg.inner_group_num,
+        "num_attention_heads": cfg.num_attention_heads,
+        "intermediate_size": cfg.intermediate_size,
+        "hidden_act": "gelu",
+        "hidden_dropout_prob": 0.1,
+        "attention_probs_dropout_prob": 0.1,
+        "max_position_embeddings": cfg.max_position_embeddings,
+        "type_vocab_size": 2,
+        "initializer_range": 0.02,
+        "net_structure_type": 0,
+        "layers_to_keep": [],
+        "gap_size": 0,
+        "num_memory_blocks": 0,
+        "down_scale_factor": 1,
+    }
 
 
 def test_tf1_checkpoint_import(tmp_path):
-    config = get_preset("albert-nano", vocab_size=VOCAB, num_hidden_layers=4, num_hidden_groups=2,
-                        inner_group_num=2, hidden_dropout_prob=0.1,
-                        attention_probs_dropout_prob=0.1)
+    config = get_preset(
+        "albert-nano",
+        vocab_size=VOCAB,
+        num_hidden_layers=4,
+        num_hidden_groups=2,
+        inner_group_num=2,
+        hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1,
+    )
     model = AlbertPretrainingModel(config)
     prefix = str(tmp_path / "model.ckpt-100")
     write_tf1_checkpoint(model, prefix, extra_names=("adam_m", "adam_v"))
@@ -155,8 +211,9 @@ def test_tf1_checkpoint_import(tmp_path):
     for ours, theirs in zip(model.weights, loaded.weights):
         np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
     batch = inputs(2)
-    np.testing.assert_allclose(np.asarray(loaded(batch)["mlm_logits"]),
-                               np.asarray(model(batch)["mlm_logits"]), atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(loaded(batch)["mlm_logits"]), np.asarray(model(batch)["mlm_logits"]), atol=1e-6
+    )
 
 
 def test_tf1_checkpoint_errors(tmp_path):
@@ -179,7 +236,6 @@ def test_tf1_checkpoint_errors(tmp_path):
 def test_load_pretrained_keras_files(tmp_path):
     import fsspec
 
-
     model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=VOCAB))
     model.save(tmp_path / "model.keras")
     local = load_pretrained(str(tmp_path / "model.keras"))
@@ -188,8 +244,9 @@ def test_load_pretrained_keras_files(tmp_path):
     remote = load_pretrained("memory://albert-test/model.keras")
     batch = inputs()
     for loaded in (local, remote):
-        np.testing.assert_array_equal(np.asarray(loaded(batch)["sop_logits"]),
-                                      np.asarray(model(batch)["sop_logits"]))
+        np.testing.assert_array_equal(
+            np.asarray(loaded(batch)["sop_logits"]), np.asarray(model(batch)["sop_logits"])
+        )
     model.backbone.save(tmp_path / "backbone.keras")
     with pytest.raises(ConversionError, match="holds a AlbertBackbone"):
         load_pretrained(str(tmp_path / "backbone.keras"))
@@ -205,12 +262,15 @@ def test_huggingface_backbone_only_import(tmp_path):
     model = load_pretrained(str(tmp_path))
     batch = inputs()
     with torch.no_grad():
-        expected = hf_model(input_ids=torch.tensor(batch["input_ids"], dtype=torch.long),
-                            token_type_ids=torch.tensor(batch["segment_ids"], dtype=torch.long),
-                            attention_mask=torch.tensor(batch["input_mask"], dtype=torch.long))
+        expected = hf_model(
+            input_ids=torch.tensor(batch["input_ids"], dtype=torch.long),
+            token_type_ids=torch.tensor(batch["segment_ids"], dtype=torch.long),
+            attention_mask=torch.tensor(batch["input_mask"], dtype=torch.long),
+        )
     ours = model.backbone(batch)
-    np.testing.assert_allclose(np.asarray(ours["pooled_output"]),
-                               expected.pooler_output.numpy(), atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(ours["pooled_output"]), expected.pooler_output.numpy(), atol=1e-5
+    )
 
 
 def test_huggingface_config_mapping():

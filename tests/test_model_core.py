@@ -24,9 +24,13 @@ def batch(seed=0, batch_size=2, seq_len=12, lengths=(12, 7)):
         mask[row, :length] = 1
     ids = ids * mask
     segments = np.zeros_like(ids)
-    segments[:, seq_len // 2:] = 1
-    return {"input_ids": ids, "segment_ids": segments * mask, "input_mask": mask,
-            "masked_lm_positions": np.array([[1, 3, 5], [2, 4, 0]], "int32")}
+    segments[:, seq_len // 2 :] = 1
+    return {
+        "input_ids": ids,
+        "segment_ids": segments * mask,
+        "input_mask": mask,
+        "masked_lm_positions": np.array([[1, 3, 5], [2, 4, 0]], "int32"),
+    }
 
 
 def test_config_validation_and_presets():
@@ -42,7 +46,11 @@ def test_config_validation_and_presets():
     assert get_preset("albert-base-v1").hidden_dropout_prob == 0.1
     assert get_preset("albert-base-v2").attention_probs_dropout_prob == 0.0
     bert = get_preset("bert-base")
-    assert (bert.embedding_size, bert.sharing, bert.has_embedding_projection) == (768, "none", False)
+    assert (bert.embedding_size, bert.sharing, bert.has_embedding_projection) == (
+        768,
+        "none",
+        False,
+    )
     assert get_preset("albert-tiny", vocab_size=8000).vocab_size == 8000
 
 
@@ -104,9 +112,13 @@ def test_training_dropout_path_and_defaults():
         model.backbone({"input_ids": np.ones((1, 129), "int32")})
     # segment_ids and input_mask default to zeros and ones.
     only_ids = model.backbone({"input_ids": inputs["input_ids"][:1]})["sequence_output"]
-    explicit = model.backbone({"input_ids": inputs["input_ids"][:1],
-                               "segment_ids": np.zeros((1, 12), "int32"),
-                               "input_mask": np.ones((1, 12), "int32")})["sequence_output"]
+    explicit = model.backbone(
+        {
+            "input_ids": inputs["input_ids"][:1],
+            "segment_ids": np.zeros((1, 12), "int32"),
+            "input_mask": np.ones((1, 12), "int32"),
+        }
+    )["sequence_output"]
     np.testing.assert_allclose(np.asarray(only_ids), np.asarray(explicit), atol=1e-6)
 
 
@@ -119,7 +131,9 @@ def test_keras_file_round_trip(tmp_path):
     assert isinstance(loaded, AlbertPretrainingModel) and loaded.config == model.config
     inputs = batch()
     for key in ("mlm_logits", "sop_logits"):
-        np.testing.assert_array_equal(np.asarray(model(inputs)[key]), np.asarray(loaded(inputs)[key]))
+        np.testing.assert_array_equal(
+            np.asarray(model(inputs)[key]), np.asarray(loaded(inputs)[key])
+        )
 
 
 @pytest.mark.keras

@@ -40,20 +40,32 @@ def test_keras_hub_backbone_matches_ours(layout, keras_backend, tmp_path):
     backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "preset"))
     batch = padded_inputs(VOCAB, 12)
     ours = model.backbone(batch)
-    theirs = backbone({"token_ids": batch["input_ids"], "segment_ids": batch["segment_ids"],
-                       "padding_mask": batch["input_mask"]})
-    diff = float(np.abs(np.asarray(ours["sequence_output"]) - np.asarray(theirs["sequence_output"]))
-                 .max())
+    theirs = backbone(
+        {
+            "token_ids": batch["input_ids"],
+            "segment_ids": batch["segment_ids"],
+            "padding_mask": batch["input_mask"],
+        }
+    )
+    diff = float(
+        np.abs(np.asarray(ours["sequence_output"]) - np.asarray(theirs["sequence_output"])).max()
+    )
     print({"backend": keras_backend, "layout": layout, "max_abs_diff": diff})
     assert diff <= 1e-4
-    np.testing.assert_allclose(np.asarray(theirs["pooled_output"]),
-                               np.asarray(ours["pooled_output"]), atol=1e-4)
+    np.testing.assert_allclose(
+        np.asarray(theirs["pooled_output"]), np.asarray(ours["pooled_output"]), atol=1e-4
+    )
 
 
 @pytest.mark.keras
-@pytest.mark.parametrize("overrides,message", [({"sharing": "attention"}, "no equivalent"),
-                                               ({"sharing": "ffn"}, "no equivalent"),
-                                               ({"hidden_act": "gelu"}, "tanh GELU")])
+@pytest.mark.parametrize(
+    "overrides,message",
+    [
+        ({"sharing": "attention"}, "no equivalent"),
+        ({"sharing": "ffn"}, "no equivalent"),
+        ({"hidden_act": "gelu"}, "tanh GELU"),
+    ],
+)
 def test_keras_hub_refuses_what_it_cannot_represent(overrides, message, tmp_path):
     model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=101, **overrides))
     with pytest.raises(ConversionError, match=message):
@@ -68,12 +80,24 @@ def test_pretraining_exports_with_model_card_and_keras_hub_tokenizer(tmp_path):
 
     spm_model = str(shared_path("reference", "sp16k.model"))
     model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=VOCAB))
-    run = {"data": "records/", "preset": "albert-nano", "steps": 40, "batch_size": 8,
-           "learning_rate": 0.005, "optimizer": "lamb", "seed": 1}
-    data = {"files": ["records/part-0.tfrecord", "records/part-1.tfrecord"], "max_seq_length": 128,
-            "masking": "static", "objective": "sop", "do_lower_case": True,
-            "counts": {"documents": 12, "sentences": 345, "tokens": 6789, "instances": 90},
-            "options": {"input": "corpus/"}}
+    run = {
+        "data": "records/",
+        "preset": "albert-nano",
+        "steps": 40,
+        "batch_size": 8,
+        "learning_rate": 0.005,
+        "optimizer": "lamb",
+        "seed": 1,
+    }
+    data = {
+        "files": ["records/part-0.tfrecord", "records/part-1.tfrecord"],
+        "max_seq_length": 128,
+        "masking": "static",
+        "objective": "sop",
+        "do_lower_case": True,
+        "counts": {"documents": 12, "sentences": 345, "tokens": 6789, "instances": 90},
+        "options": {"input": "corpus/"},
+    }
     heldout = {"masked_lm_accuracy": 0.25, "sop_accuracy": 0.75, "perplexity": 123.4}
     names = write_exports(model, str(tmp_path), run, data, heldout, spm_model, "CC-BY-SA-4.0")
     assert names == {"huggingface": "hf", "keras_hub": "keras_hub"}
@@ -81,15 +105,24 @@ def test_pretraining_exports_with_model_card_and_keras_hub_tokenizer(tmp_path):
     assert AlbertForPreTraining.from_pretrained(hf) is not None
     tokenizer = AutoTokenizer.from_pretrained(str(hf))
     assert tokenizer("CAFÉ 10, x", add_special_tokens=False)["input_ids"] == AlbertTokenizer(
-        spm_model).encode("CAFÉ 10, x")
+        spm_model
+    ).encode("CAFÉ 10, x")
     assert json.loads((hf / "special_tokens_map.json").read_text())["mask_token"] == "[MASK]"
     card = (hf / "README.md").read_text()
     front = yaml.safe_load(card.split("---\n")[1])
     assert front["library_name"] == "transformers" and front["pipeline_tag"] == "fill-mask"
     metrics = front["model-index"][0]["results"][0]["metrics"]
     assert {m["type"]: m["value"] for m in metrics} == heldout
-    for fact in ("| steps | 40 |", "| batch_size | 8 |", "- documents: 12", "- tokens: 6,789",
-                 "2 files", "CC-BY-SA-4.0", "16,000 pieces", "| num_hidden_layers | 2 |"):
+    for fact in (
+        "| steps | 40 |",
+        "| batch_size | 8 |",
+        "- documents: 12",
+        "- tokens: 6,789",
+        "2 files",
+        "CC-BY-SA-4.0",
+        "16,000 pieces",
+        "| num_hidden_layers | 2 |",
+    ):
         assert fact in card, fact
 
     # The keras-hub preset: its tokenizer lowercases and strips accents through its own vocabulary,
@@ -103,4 +136,4 @@ def test_pretraining_exports_with_model_card_and_keras_hub_tokenizer(tmp_path):
     assert classifier.predict(TEXTS, verbose=0).shape == (3, 2)
     expected = [ours.cls_id, *ours.encode("Hello there"), ours.sep_id]
     features = classifier.preprocessor(["Hello there"])
-    assert np.asarray(features["token_ids"])[0, :len(expected)].tolist() == expected
+    assert np.asarray(features["token_ids"])[0, : len(expected)].tolist() == expected

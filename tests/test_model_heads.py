@@ -23,8 +23,11 @@ def backbone_outputs(batch_size=4, seq_len=8):
     rng = np.random.default_rng(0)
     mask = np.ones((batch_size, seq_len), "int32")
     mask[0, 5:] = 0
-    inputs = {"input_ids": rng.integers(5, 50, (batch_size, seq_len)).astype("int32") * mask,
-              "segment_ids": np.zeros((batch_size, seq_len), "int32"), "input_mask": mask}
+    inputs = {
+        "input_ids": rng.integers(5, 50, (batch_size, seq_len)).astype("int32") * mask,
+        "segment_ids": np.zeros((batch_size, seq_len), "int32"),
+        "input_mask": mask,
+    }
     return AlbertBackbone(CONFIG)(inputs), mask
 
 
@@ -54,15 +57,23 @@ def test_masked_lm_head_is_tied_to_the_embeddings():
     table = np.random.default_rng(2).normal(size=(50, 16)).astype("float32")
     logits = np.asarray(head(hidden, table))
     assert logits.shape == (2, 3, 50)
-    np.testing.assert_allclose(np.asarray(head(hidden, 2 * table)), 2 * logits - np.asarray(
-        head.bias), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        np.asarray(head(hidden, 2 * table)),
+        2 * logits - np.asarray(head.bias),
+        rtol=1e-4,
+        atol=1e-4,
+    )
     gathered = gather_positions(hidden, np.array([[2, 0], [1, 1]], "int32"))
     np.testing.assert_array_equal(np.asarray(gathered)[0, 0], hidden[0, 2])
 
 
 def test_heads_serialise():
-    for head in (SequenceClassificationHead(CONFIG, 3, name="cls"), SpanExtractionHead(CONFIG),
-                 MultipleChoiceHead(CONFIG), MaskedLMHead(CONFIG)):
+    for head in (
+        SequenceClassificationHead(CONFIG, 3, name="cls"),
+        SpanExtractionHead(CONFIG),
+        MultipleChoiceHead(CONFIG),
+        MaskedLMHead(CONFIG),
+    ):
         restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(head))
         assert type(restored) is type(head) and restored.config == CONFIG
         assert getattr(restored, "num_labels", 3) == 3

@@ -21,8 +21,10 @@ EXACT_BACKBONE = {
 def test_counts_match_the_paper(row):
     label, preset, overrides, paper_millions, convention = row
     counts = parameter_counts(get_preset(preset, **overrides))
-    print(f"{label}: {counts['backbone']:,} (without pooler {counts['backbone_without_pooler']:,}); "
-          f"paper {paper_millions}M")
+    print(
+        f"{label}: {counts['backbone']:,} (without pooler {counts['backbone_without_pooler']:,}); "
+        f"paper {paper_millions}M"
+    )
     if label in EXACT_BACKBONE:
         assert counts["backbone"] == EXACT_BACKBONE[label]
     if convention is None:

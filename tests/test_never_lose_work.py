@@ -24,10 +24,16 @@ TIMING = ("steps_per_second", "sequences_per_second")
 
 
 def _hold_lock_in_child(output: Path) -> subprocess.Popen:
-    code = ("import sys, time\nfrom albert.locks import output_lock\n"
-            f"with output_lock({str(output)!r}):\n    print('held', flush=True)\n    time.sleep(120)\n")
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    code = (
+        "import sys, time\nfrom albert.locks import output_lock\n"
+        f"with output_lock({str(output)!r}):\n    print('held', flush=True)\n    time.sleep(120)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
     assert child.stdout.readline().strip() == "held"
     return child
 
@@ -39,13 +45,18 @@ def test_a_second_writer_fails_at_once_naming_the_first_and_a_killed_one_frees_t
     child = _hold_lock_in_child(output)
     try:
         busy = rf"being written by another run \(pid {child.pid} on "
-        with pytest.raises(locks.OutputBusyError, match=busy), fileio.atomic_output_dir(str(output)) as temp:
+        with (
+            pytest.raises(locks.OutputBusyError, match=busy),
+            fileio.atomic_output_dir(str(output)) as temp,
+        ):
             Path(temp, "part").write_text("second")
         assert (output / "part").read_text() == "finished"  # the first run's output is untouched
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
-    with fileio.atomic_output_dir(str(output)) as temp:  # the kernel released the dead holder's lock
+    with fileio.atomic_output_dir(
+        str(output)
+    ) as temp:  # the kernel released the dead holder's lock
         Path(temp, "part").write_text("third")
     assert (output / "part").read_text() == "third"
     [kept] = fileio.moved_aside_copies(str(output))  # the first run's output, under a new name
@@ -80,9 +91,18 @@ def test_object_store_lock_is_stale_only_when_its_holder_is_gone():
     fs, _ = fileio.filesystem("memory://")
     output = "memory://locks-test/pretrain"
     now = time.time()
-    live_elsewhere = {"pid": 1, "host": "other-host", "started": now, "heartbeat": now, "token": "x"}
+    live_elsewhere = {
+        "pid": 1,
+        "host": "other-host",
+        "started": now,
+        "heartbeat": now,
+        "token": "x",
+    }
     fs.pipe("/locks-test/pretrain.lock", json.dumps(live_elsewhere).encode())
-    with pytest.raises(locks.OutputBusyError, match="pid 1 on other-host"), locks.output_lock(output):
+    with (
+        pytest.raises(locks.OutputBusyError, match="pid 1 on other-host"),
+        locks.output_lock(output),
+    ):
         pass
     silent = dict(live_elsewhere, heartbeat=now - locks.STALE_SECONDS - 1)
     dead_here = dict(live_elsewhere, host=socket.gethostname(), pid=2**22 + 1)
@@ -107,7 +127,10 @@ def test_commit_swaps_whole_outputs_and_cleans_what_killed_runs_left(tmp_path):
         (tmp_path / leftover / "spill.run").write_bytes(b"x" * 100)
     with fileio.atomic_output_dir(str(output), keep_previous=False) as temp:
         Path(temp, "shared").write_text("new")
-    assert sorted(p.name for p in output.iterdir()) == ["shared"] and (output / "shared").read_text() == "new"
+    assert (
+        sorted(p.name for p in output.iterdir()) == ["shared"]
+        and (output / "shared").read_text() == "new"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]
 
 
@@ -124,7 +147,7 @@ def test_a_different_output_moves_the_finished_one_aside_the_same_one_keeps_it(r
 
     def contents(url: str) -> dict[str, str]:
         path = fileio.filesystem(url)[1]
-        return {name[len(path) + 1:]: fs.cat_file(name).decode() for name in sorted(fs.find(path))}
+        return {name[len(path) + 1 :]: fs.cat_file(name).decode() for name in sorted(fs.find(path))}
 
     first = {"spiece.model": "pieces", "vocab_stats.json": '{"unk_rate": 0.1, "wall_seconds": 1.5}'}
     commit(first)
@@ -147,7 +170,9 @@ def test_write_atomic_replaces_whole_files(tmp_path):
     target = tmp_path / "deep" / "state.json"
     fileio.write_atomic(str(target), b"one")
     fileio.write_atomic(str(target), b"two")
-    assert target.read_bytes() == b"two" and [p.name for p in target.parent.iterdir()] == ["state.json"]
+    assert target.read_bytes() == b"two" and [p.name for p in target.parent.iterdir()] == [
+        "state.json"
+    ]
 
 
 def test_moving_aside_keeps_everything_under_a_new_name(tmp_path):
@@ -164,8 +189,14 @@ def test_runs_gc_lists_by_default_and_removes_only_moved_aside_outputs_when_aske
     from albert import cli
 
     run_dir = tmp_path / "run"
-    for name in ("vocab", "vocab.previous-20261124T130501Z", "pretrain.previous-20261124T130501Z-2",
-                 "tfrecords.previous-20261124T130502Z", "notes.previous", "vocab.tmp-0001"):
+    for name in (
+        "vocab",
+        "vocab.previous-20261124T130501Z",
+        "pretrain.previous-20261124T130501Z-2",
+        "tfrecords.previous-20261124T130502Z",
+        "notes.previous",
+        "vocab.tmp-0001",
+    ):
         (run_dir / name).mkdir(parents=True)
         (run_dir / name / "data").write_bytes(b"x" * 1500)
     kept = {"vocab", "notes.previous", "vocab.tmp-0001"}
@@ -211,7 +242,9 @@ def test_a_retried_merge_bundle_finds_its_run_files(tmp_path):
             write_run(handle, pairs)
     writer = WriteShards(str(tmp_path / "part"), 1, ".txt")
     first = Path(writer._merge((0, runs))).read_bytes()
-    assert Path(writer._merge((0, runs))).read_bytes() == first == b"123"  # the runner retried the bundle
+    assert (
+        Path(writer._merge((0, runs))).read_bytes() == first == b"123"
+    )  # the runner retried the bundle
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,7 +259,9 @@ def test_metrics_log_drops_a_torn_line_and_keeps_the_records_before_the_checkpoi
     log = MetricsLog(str(path), kept=2)
     log.append({"step": 3, "loss": 1.0})
     assert path.read_text() == '{"step": 1}\n{"step": 2}\n{"loss": 1.0, "step": 3}\n'
-    assert [json.loads(line)["step"] for line in MetricsLog(str(path), kept=None, resume_step=2).lines] == [1, 2]
+    assert [
+        json.loads(line)["step"] for line in MetricsLog(str(path), kept=None, resume_step=2).lines
+    ] == [1, 2]
 
 
 def test_metrics_log_keeps_every_record_on_gcs():
@@ -243,7 +278,9 @@ def test_metrics_log_keeps_every_record_on_gcs():
         resumed.append({"step": 30, "split": "train", "again": True})
         fs = harness.gcs_filesystem()
         lines = fs.cat("bucket/run/pretrain/metrics.jsonl").decode().splitlines()
-        assert [json.loads(line)["step"] for line in lines] == [10, 20, 30] and json.loads(lines[-1])["again"]
+        assert [json.loads(line)["step"] for line in lines] == [10, 20, 30] and json.loads(
+            lines[-1]
+        )["again"]
         assert not [p for p in fs.find("bucket/run") if ".tmp-" in p]
 
 
@@ -262,9 +299,20 @@ def data(tmp_path_factory):
 def _config(data, output, **values):
     from model.pretrain import PretrainConfig
 
-    settings = {"preset": "albert-nano", "batch_size": 8, "learning_rate": 5e-3, "warmup_steps": 1, "eval_batches": 1,
-                "eval_every": 0, "progress": False, "jit_compile": False, "log_every": 1, "checkpoint_every": 2,
-                "export": False, "steps": 5}
+    settings = {
+        "preset": "albert-nano",
+        "batch_size": 8,
+        "learning_rate": 5e-3,
+        "warmup_steps": 1,
+        "eval_batches": 1,
+        "eval_every": 0,
+        "progress": False,
+        "jit_compile": False,
+        "log_every": 1,
+        "checkpoint_every": 2,
+        "export": False,
+        "steps": 5,
+    }
     return PretrainConfig(**{**settings, **values}, data=data, output=str(output))
 
 
@@ -274,7 +322,9 @@ def _records(output: Path) -> list[dict]:
 
 
 @pytest.mark.keras
-def test_a_killed_run_resumes_to_the_same_weights_and_records_and_extends_without_losing_any(data, tmp_path):
+def test_a_killed_run_resumes_to_the_same_weights_and_records_and_extends_without_losing_any(
+    data, tmp_path
+):
     from model.pretrain import IncompatibleOutputError, run
 
     whole = run(_config(data, tmp_path / "whole"))
@@ -298,7 +348,11 @@ def test_a_killed_run_resumes_to_the_same_weights_and_records_and_extends_withou
     assert extended["steps"] == 7
     lines = (output / "metrics.jsonl").read_text().splitlines()
     assert lines[: len(first)] == first
-    assert [(r["step"], r["split"]) for r in _records(output)[len(first):]] == [(6, "train"), (7, "train"), (7, "heldout")]
+    assert [(r["step"], r["split"]) for r in _records(output)[len(first) :]] == [
+        (6, "train"),
+        (7, "train"),
+        (7, "heldout"),
+    ]
 
     with pytest.raises(StageError, match="newest checkpoint is at step 7, past --steps 3"):
         run(_config(data, output, steps=3))
@@ -316,11 +370,17 @@ def test_a_killed_run_resumes_to_the_same_weights_and_records_and_extends_withou
 def test_a_killed_command_leaves_no_child_processes(tmp_path):
     import psutil
 
-    code = ("import subprocess, sys, time\nfrom albert import reaper\nreaper.watch()\n"
-            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
-            "print(child.pid, flush=True)\ntime.sleep(300)\n")
-    command = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    code = (
+        "import subprocess, sys, time\nfrom albert import reaper\nreaper.watch()\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        "print(child.pid, flush=True)\ntime.sleep(300)\n"
+    )
+    command = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
     child = psutil.Process(int(command.stdout.readline()))
     time.sleep(2 * 0.5 + 0.5)  # the watchdog notes its descendants every 0.5 s
     command.send_signal(signal.SIGKILL)
@@ -333,16 +393,22 @@ def test_a_killed_command_leaves_no_child_processes(tmp_path):
 
 
 def test_a_killed_beam_job_leaves_no_scratch_directory(tmp_path):
-    code = ("import time\nimport apache_beam as beam\nfrom albert import reaper\n"
-            "from pipelines.runner import pipeline_options, run_pipeline\nreaper.watch()\n"
-            "pipeline = beam.Pipeline(options=pipeline_options())\n"
-            "_ = pipeline | beam.Create([1]) | beam.Map(\n"
-            "    lambda _: print('running', flush=True) or time.sleep(300))\n"
-            "print(pipeline.local_tempdir, flush=True)\nrun_pipeline(pipeline)\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-           "TMPDIR": str(tmp_path)}
-    command = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                               env=env)
+    code = (
+        "import time\nimport apache_beam as beam\nfrom albert import reaper\n"
+        "from pipelines.runner import pipeline_options, run_pipeline\nreaper.watch()\n"
+        "pipeline = beam.Pipeline(options=pipeline_options())\n"
+        "_ = pipeline | beam.Create([1]) | beam.Map(\n"
+        "    lambda _: print('running', flush=True) or time.sleep(300))\n"
+        "print(pipeline.local_tempdir, flush=True)\nrun_pipeline(pipeline)\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+        "TMPDIR": str(tmp_path),
+    }
+    command = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
+    )
     scratch = Path(command.stdout.readline().strip())
     assert scratch.parent == tmp_path and scratch.name.startswith("beam-pipeline-temp")
     assert scratch.is_dir()

@@ -16,8 +16,13 @@ class _Net(keras.Model):
     def __init__(self, width, dense, order):
         super().__init__(name="net")
         for key in order:
-            setattr(self, key, keras.layers.Dense(width, name=dense) if key == "dense" else
-                    keras.layers.LayerNormalization(name="norm"))
+            setattr(
+                self,
+                key,
+                keras.layers.Dense(width, name=dense)
+                if key == "dense"
+                else keras.layers.LayerNormalization(name="norm"),
+            )
 
     def call(self, inputs):
         return self.norm(self.dense(inputs))
@@ -43,14 +48,22 @@ def test_save_keeps_the_last_k_and_restores_weights_slots_and_state(tmp_path):
     model, optimizer = _model_and_optimizer(0)
     directory = str(tmp_path / "checkpoints")
     for step in (1, 2, 3):
-        checkpointing.save_checkpoint(directory, step, model, optimizer, {"epoch": 0, "batch_in_epoch": step}, keep=2)
-    (tmp_path / "checkpoints" / "ckpt-000000009.tmp-deadbeef").mkdir()  # an interrupted write is ignored
+        checkpointing.save_checkpoint(
+            directory, step, model, optimizer, {"epoch": 0, "batch_in_epoch": step}, keep=2
+        )
+    (
+        tmp_path / "checkpoints" / "ckpt-000000009.tmp-deadbeef"
+    ).mkdir()  # an interrupted write is ignored
     assert [c.step for c in checkpointing.list_checkpoints(directory)] == [2, 3]
 
     other, other_optimizer = _model_and_optimizer(1)
-    state = checkpointing.load_checkpoint(checkpointing.latest_checkpoint(directory).path, other, other_optimizer)
+    state = checkpointing.load_checkpoint(
+        checkpointing.latest_checkpoint(directory).path, other, other_optimizer
+    )
     assert state == {"epoch": 0, "batch_in_epoch": 3, "step": 3}
-    for a, b in zip(model.variables + optimizer.variables, other.variables + other_optimizer.variables):
+    for a, b in zip(
+        model.variables + optimizer.variables, other.variables + other_optimizer.variables
+    ):
         np.testing.assert_array_equal(np.asarray(a.numpy()), np.asarray(b.numpy()))
 
 
@@ -58,9 +71,13 @@ def test_save_keeps_the_last_k_and_restores_weights_slots_and_state(tmp_path):
 def test_mismatched_shapes_name_the_variable(tmp_path):
     model, optimizer = _model_and_optimizer(0)
     path = checkpointing.save_checkpoint(str(tmp_path), 1, model, optimizer, {}, keep=1)
-    with pytest.raises(StageError, match=r"net/dense/kernel has shape \(3, 4\), checkpoint has \(3, 2\)"):
+    with pytest.raises(
+        StageError, match=r"net/dense/kernel has shape \(3, 4\), checkpoint has \(3, 2\)"
+    ):
         checkpointing.load_checkpoint(path, _model(width=4))
-    with pytest.raises(StageError, match=r"the model's net/projection/kernel \(3, 2\) is not in the checkpoint"):
+    with pytest.raises(
+        StageError, match=r"the model's net/projection/kernel \(3, 2\) is not in the checkpoint"
+    ):
         checkpointing.load_checkpoint(path, _model(dense="projection"))
 
 
@@ -85,7 +102,9 @@ def test_checkpoints_of_the_positional_format_still_load(tmp_path):
     path = tmp_path / "ckpt-000000001"
     path.mkdir()
     buffer = io.BytesIO()
-    np.savez(buffer, **{f"model/{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(model.weights)})
+    np.savez(
+        buffer, **{f"model/{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(model.weights)}
+    )
     (path / "weights.npz").write_bytes(buffer.getvalue())
     (path / "state.json").write_text('{"step": 1}')
     other, _ = _model_and_optimizer(1)

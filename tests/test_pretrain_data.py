@@ -22,7 +22,12 @@ def _ids(dataset):
 
 def test_inspect_reads_metadata_and_the_first_record(shards):
     spec = pretrain_data.inspect_data(str(shards))
-    assert (spec.max_seq_length, spec.max_predictions_per_seq, spec.vocab_size, spec.masking) == (32, 5, 100, "static")
+    assert (spec.max_seq_length, spec.max_predictions_per_seq, spec.vocab_size, spec.masking) == (
+        32,
+        5,
+        100,
+        "static",
+    )
     assert len(spec.files) == 3
 
 
@@ -42,33 +47,67 @@ def test_feature_listed_in_metadata_but_absent_is_an_error(tmp_path):
 
 
 def test_vocabulary_mismatches_are_clear_errors(tmp_path):
-    data = write_shards(tmp_path / "d", num_shards=1, per_shard=4, metadata={"spm_model_sha256": "a" * 64})
+    data = write_shards(
+        tmp_path / "d", num_shards=1, per_shard=4, metadata={"spm_model_sha256": "a" * 64}
+    )
     spec = pretrain_data.inspect_data(str(data))
     metadata = re.escape(str(data / "metadata.json"))
-    with pytest.raises(StageError, match=rf"^{metadata}: data vocabulary has 100 pieces but the "
-                                         r"model's vocab_size is 200 \(from --vocab-size 200\)$"):
-        pretrain_data.check_compatible(spec, vocab_size=200, max_position_embeddings=512,
-                                       vocab_sha256=None, vocab_origin="--vocab-size 200")
-    with pytest.raises(StageError, match=rf"^{metadata}: data was tokenized with SentencePiece "
-                                         r"model sha256=aaaaaaaaaaaa… but /v/spiece.model has "
-                                         r"sha256=bbbbbbbbbbbb… \(different vocabulary\)$"):
-        pretrain_data.check_compatible(spec, vocab_size=100, max_position_embeddings=512,
-                                       vocab_sha256="b" * 64, spm_model="/v/spiece.model")
+    with pytest.raises(
+        StageError,
+        match=rf"^{metadata}: data vocabulary has 100 pieces but the "
+        r"model's vocab_size is 200 \(from --vocab-size 200\)$",
+    ):
+        pretrain_data.check_compatible(
+            spec,
+            vocab_size=200,
+            max_position_embeddings=512,
+            vocab_sha256=None,
+            vocab_origin="--vocab-size 200",
+        )
+    with pytest.raises(
+        StageError,
+        match=rf"^{metadata}: data was tokenized with SentencePiece "
+        r"model sha256=aaaaaaaaaaaa… but /v/spiece.model has "
+        r"sha256=bbbbbbbbbbbb… \(different vocabulary\)$",
+    ):
+        pretrain_data.check_compatible(
+            spec,
+            vocab_size=100,
+            max_position_embeddings=512,
+            vocab_sha256="b" * 64,
+            spm_model="/v/spiece.model",
+        )
     with pytest.raises(StageError, match="max_position_embeddings=16"):
-        pretrain_data.check_compatible(spec, vocab_size=100, max_position_embeddings=16, vocab_sha256=None)
+        pretrain_data.check_compatible(
+            spec, vocab_size=100, max_position_embeddings=16, vocab_sha256=None
+        )
 
 
 def test_a_vocabulary_mismatch_names_metadata_json_and_the_flag_in_one_line(tmp_path, capsys):
     from model import pretrain
 
     data = write_shards(tmp_path / "d", num_shards=1, per_shard=4)
-    code = pretrain.main(["--data", str(data), "--output", str(tmp_path / "out"),
-                          "--vocab-size", "200", "--preset", "albert-nano", "--steps", "1"])
+    code = pretrain.main(
+        [
+            "--data",
+            str(data),
+            "--output",
+            str(tmp_path / "out"),
+            "--vocab-size",
+            "200",
+            "--preset",
+            "albert-nano",
+            "--steps",
+            "1",
+        ]
+    )
     [line] = [line for line in capsys.readouterr().err.splitlines() if " failed: " in line]
     assert code == 2
     metadata = data / "metadata.json"
-    assert line.endswith(f"python -m model.pretrain failed: {metadata}: data vocabulary has 100 "
-                         "pieces but the model's vocab_size is 200 (from --vocab-size 200)")
+    assert line.endswith(
+        f"python -m model.pretrain failed: {metadata}: data vocabulary has 100 "
+        "pieces but the model's vocab_size is 200 (from --vocab-size 200)"
+    )
 
 
 def test_no_shards_is_an_error(tmp_path):
@@ -81,7 +120,9 @@ def test_epochs_are_deterministic_distinct_and_skippable(shards):
     first = _ids(pretrain_data.train_dataset(spec, 8, epoch=0, seed=1, shuffle_buffer=64))
     again = _ids(pretrain_data.train_dataset(spec, 8, epoch=0, seed=1, shuffle_buffer=64))
     other = _ids(pretrain_data.train_dataset(spec, 8, epoch=1, seed=1, shuffle_buffer=64))
-    skipped = _ids(pretrain_data.train_dataset(spec, 8, epoch=0, seed=1, skip_batches=2, shuffle_buffer=64))
+    skipped = _ids(
+        pretrain_data.train_dataset(spec, 8, epoch=0, seed=1, skip_batches=2, shuffle_buffer=64)
+    )
     assert len(first) == 6  # 2 training shards x 24 records / 8
     assert first == again and first != other and skipped == first[2:]
 
@@ -90,7 +131,9 @@ def test_heldout_is_the_last_shard_or_every_20th_record(shards, tmp_path):
     spec = pretrain_data.inspect_data(str(shards))
     train_files, heldout_files, modulus = pretrain_data.split_files(spec)
     assert heldout_files == spec.files[-1:] and heldout_files[0] not in train_files and modulus == 0
-    single = pretrain_data.inspect_data(str(write_shards(tmp_path / "one", num_shards=1, per_shard=60)))
+    single = pretrain_data.inspect_data(
+        str(write_shards(tmp_path / "one", num_shards=1, per_shard=60))
+    )
     heldout = np.concatenate(_ids(pretrain_data.heldout_dataset(single, 100)))
     train = np.concatenate(_ids(pretrain_data.train_dataset(single, 1, epoch=0, seed=0)))
     assert len(heldout) == 3 and len(train) == 57
@@ -122,7 +165,9 @@ def test_reference_records_parse(shared_data):
 
 
 def test_dynamic_masking_is_seeded_per_epoch(tmp_path):
-    spec = pretrain_data.inspect_data(str(write_shards(tmp_path / "dyn", num_shards=2, per_shard=16, dynamic=True)))
+    spec = pretrain_data.inspect_data(
+        str(write_shards(tmp_path / "dyn", num_shards=2, per_shard=16, dynamic=True))
+    )
     assert spec.masking == "dynamic" and spec.max_predictions_per_seq == 5
 
     def epoch(e):
@@ -131,10 +176,16 @@ def test_dynamic_masking_is_seeded_per_epoch(tmp_path):
     first, again, second = epoch(0), epoch(0), epoch(1)
     for name in ("input_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm_weights"):
         np.testing.assert_array_equal(first[name].numpy(), again[name].numpy())
-    assert not np.array_equal(first["masked_lm_positions"].numpy(), second["masked_lm_positions"].numpy())
+    assert not np.array_equal(
+        first["masked_lm_positions"].numpy(), second["masked_lm_positions"].numpy()
+    )
     weights = first["masked_lm_weights"].numpy()
     assert (weights.sum(axis=1) >= 1).all()
-    ids, positions, labels = (first[k].numpy() for k in ("input_ids", "masked_lm_positions", "masked_lm_ids"))
+    ids, positions, labels = (
+        first[k].numpy() for k in ("input_ids", "masked_lm_positions", "masked_lm_ids")
+    )
     row = 0
     count = int(weights[row].sum())
-    assert (labels[row, :count] >= 5).all() and (ids[row, positions[row, :count]] != labels[row, :count]).any()
+    assert (labels[row, :count] >= 5).all() and (
+        ids[row, positions[row, :count]] != labels[row, :count]
+    ).any()

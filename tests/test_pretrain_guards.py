@@ -14,8 +14,15 @@ from albert.config import ConfigError, load_config
 from albert.stage import StageError
 from model import pretrain_data
 
-TINY = {"preset": "albert-nano", "batch_size": 8, "warmup_steps": 0, "eval_batches": 2, "progress": False,
-        "jit_compile": False, "export": True}
+TINY = {
+    "preset": "albert-nano",
+    "batch_size": 8,
+    "warmup_steps": 0,
+    "eval_batches": 2,
+    "progress": False,
+    "jit_compile": False,
+    "export": True,
+}
 
 
 @pytest.fixture()
@@ -28,7 +35,9 @@ def shard(records, index: int):
 
 
 def test_clean_shards_pass_and_are_counted(records):
-    counts = pretrain_data.check_shards([str(p) for p in sorted(records.glob("*.tfrecord"))], vocab_size=100)
+    counts = pretrain_data.check_shards(
+        [str(p) for p in sorted(records.glob("*.tfrecord"))], vocab_size=100
+    )
     assert list(counts.values()) == [24, 24, 24]
 
 
@@ -42,7 +51,7 @@ def record_offsets(data: bytes) -> list[int]:
     offsets, position = [], 0
     while position < len(data):
         offsets.append(position)
-        position += 16 + int.from_bytes(data[position:position + 8], "little")
+        position += 16 + int.from_bytes(data[position : position + 8], "little")
     return offsets
 
 
@@ -63,7 +72,9 @@ def test_corrupted_shard_names_file_and_record(records):
         pretrain_data.check_shards([str(path)], vocab_size=100)
     clean = shard(records, 0)
     clean.write_bytes(clean.read_bytes()[: record_offsets(clean.read_bytes())[7] + 40])
-    with pytest.raises(StageError, match=rf"^{clean}: record 7: truncated \(file ends inside the record\)$"):
+    with pytest.raises(
+        StageError, match=rf"^{clean}: record 7: truncated \(file ends inside the record\)$"
+    ):
         pretrain_data.check_shards([str(clean)], vocab_size=100)
 
 
@@ -82,8 +93,11 @@ def test_ids_beyond_the_vocabulary_stop_pretraining_up_front(records, tmp_path):
 
     meta = json.loads((records / "metadata.json").read_text())
     (records / "metadata.json").write_text(json.dumps({**meta, "vocab_size": 50}))
-    with pytest.raises(StageError, match=r"train-00000-of-00003.tfrecord: record 0: input_ids holds id \d+, outside "
-                                         r"the vocabulary of 50 pieces"):
+    with pytest.raises(
+        StageError,
+        match=r"train-00000-of-00003.tfrecord: record 0: input_ids holds id \d+, outside "
+        r"the vocabulary of 50 pieces",
+    ):
         run(PretrainConfig(**TINY, data=str(records), output=str(tmp_path / "run"), steps=2))
     assert not (tmp_path / "run" / "checkpoints").exists()
 
@@ -93,7 +107,9 @@ def test_empty_heldout_shard_is_an_error_not_a_perfect_score(records, tmp_path):
     from model.pretraining_metrics import evaluate_pretraining
 
     shard(records, 2).write_bytes(b"")  # every shard is written, even an empty one
-    with pytest.raises(StageError, match=r"train-00002-of-00003.tfrecord: the held-out split has no records"):
+    with pytest.raises(
+        StageError, match=r"train-00002-of-00003.tfrecord: the held-out split has no records"
+    ):
         run(PretrainConfig(**TINY, data=str(records), output=str(tmp_path / "run"), steps=2))
     from model.config import get_preset
     from model.pretraining_model import AlbertPretrainingModel
@@ -116,15 +132,35 @@ def test_non_finite_settings_are_refused(value):
     from model.pretrain import PretrainConfig
     from pipelines.tfrecords import TFRecordsConfig
 
-    with pytest.raises(ConfigError, match=r"PretrainConfig.learning_rate: Input should be a finite number"):
+    with pytest.raises(
+        ConfigError, match=r"PretrainConfig.learning_rate: Input should be a finite number"
+    ):
         load_config(PretrainConfig, overrides={"data": "d", "output": "o", "learning_rate": value})
-    with pytest.raises(ConfigError, match=r"PretrainConfig.clipnorm: Input should be a finite number"):
+    with pytest.raises(
+        ConfigError, match=r"PretrainConfig.clipnorm: Input should be a finite number"
+    ):
         load_config(PretrainConfig, overrides={"data": "d", "output": "o", "clipnorm": value})
-    with pytest.raises(ConfigError, match=r"FinetuneConfig.learning_rate: Input should be a finite number"):
-        load_config(FinetuneConfig, overrides={"task": "sst2", "init": "random", "spm_model": "s", "data_dir": "d",
-                                               "output": "o", "learning_rate": value})
-    with pytest.raises(ConfigError, match=r"TFRecordsConfig.masked_lm_prob: Input should be a finite number"):
-        load_config(TFRecordsConfig, overrides={"input": "i", "spm_model": "s", "output": "o", "masked_lm_prob": value})
+    with pytest.raises(
+        ConfigError, match=r"FinetuneConfig.learning_rate: Input should be a finite number"
+    ):
+        load_config(
+            FinetuneConfig,
+            overrides={
+                "task": "sst2",
+                "init": "random",
+                "spm_model": "s",
+                "data_dir": "d",
+                "output": "o",
+                "learning_rate": value,
+            },
+        )
+    with pytest.raises(
+        ConfigError, match=r"TFRecordsConfig.masked_lm_prob: Input should be a finite number"
+    ):
+        load_config(
+            TFRecordsConfig,
+            overrides={"input": "i", "spm_model": "s", "output": "o", "masked_lm_prob": value},
+        )
 
 
 @pytest.mark.keras
@@ -135,9 +171,29 @@ def test_diverging_run_stops_naming_the_step_and_keeps_the_last_finite_checkpoin
     data = write_shards(tmp_path / "records", num_shards=3, per_shard=24)
     output = tmp_path / "run"
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in TINY.items() if not isinstance(v, bool)]
-    code = main([*flags, "--no-progress", "--no-jit-compile", "--data", str(data), "--output", str(output),
-                 "--optimizer", "adamw", "--learning-rate", "1e30", "--steps", "6", "--log-every", "1",
-                 "--checkpoint-every", "1", "--eval-every", "0"])
+    code = main(
+        [
+            *flags,
+            "--no-progress",
+            "--no-jit-compile",
+            "--data",
+            str(data),
+            "--output",
+            str(output),
+            "--optimizer",
+            "adamw",
+            "--learning-rate",
+            "1e30",
+            "--steps",
+            "6",
+            "--log-every",
+            "1",
+            "--checkpoint-every",
+            "1",
+            "--eval-every",
+            "0",
+        ]
+    )
     assert code == 2
     kept = checkpointing.list_checkpoints(str(output / "checkpoints"))
     assert [c.step for c in kept] == [1]
@@ -148,8 +204,9 @@ def test_diverging_run_stops_naming_the_step_and_keeps_the_last_finite_checkpoin
         raise ValueError(f"metrics.jsonl holds {constant}")
 
     records = [json.loads(line, parse_constant=refuse) for line in lines]
-    assert [r["step"] for r in records] == [1] and all(math.isfinite(v) for v in records[0].values()
-                                                       if isinstance(v, float))
+    assert [r["step"] for r in records] == [1] and all(
+        math.isfinite(v) for v in records[0].values() if isinstance(v, float)
+    )
     shutil.rmtree(output / "tensorboard")
 
 
@@ -159,4 +216,5 @@ def test_diverged_message_names_step_and_checkpoint(tmp_path):
     config = PretrainConfig(data="d", output=str(tmp_path / "run"), learning_rate=1e30)
     assert str(diverged(config, 2, "training loss")) == (
         f"{tmp_path / 'run'}: training diverged: the training loss became non-finite at step 2 "
-        "(--learning-rate 1e+30); stopped, no checkpoint was written, nothing exported")
+        "(--learning-rate 1e+30); stopped, no checkpoint was written, nothing exported"
+    )

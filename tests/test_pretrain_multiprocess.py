@@ -261,17 +261,38 @@ def test_a_flow_on_two_hosts_prepares_the_data_once_and_trains_on_both(tmp_path)
     only; process 0 runs the flow (data stages, pretrain, held-out, report) and writes alone."""
     run_dir = tmp_path / "run"
     flags = [
-        "--input", str(write_corpus(tmp_path / "corpus.txt")), "--run-dir", str(run_dir),
-        "--vocab-size", "60", "--num-shards", "2", "--steps", "4", "--batch-size", "8",
-        "--eval-batches", "2", "--segment", '{"format": "text", "num_shards": 2}',
-        "--pretrain", '{"jit_compile": false, "progress": false}',
-        "--coordinator", f"127.0.0.1:{_free_port()}", "--num-processes", "2",
+        "--input",
+        str(write_corpus(tmp_path / "corpus.txt")),
+        "--run-dir",
+        str(run_dir),
+        "--vocab-size",
+        "60",
+        "--num-shards",
+        "2",
+        "--steps",
+        "4",
+        "--batch-size",
+        "8",
+        "--eval-batches",
+        "2",
+        "--segment",
+        '{"format": "text", "num_shards": 2}',
+        "--pretrain",
+        '{"jit_compile": false, "progress": false}',
+        "--coordinator",
+        f"127.0.0.1:{_free_port()}",
+        "--num-processes",
+        "2",
     ]
     env = _environment(1, tmp_path / "jax-cache")
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "flows.pretrain_pipeline", *flags, "--process-id", str(index)],
-            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for index in (1, 0)
     ]

@@ -35,8 +35,12 @@ def test_lamb_matches_hand_computed_steps_and_excludes_layernorm_and_bias():
         optimizer.apply([keras.ops.convert_to_tensor(g) for g in grads], variables)
         for variable, grad in zip(variables, grads):
             w, m, v = state[id(variable)]
-            state[id(variable)] = reference_lamb_step(w, grad, m, v, 0.01, adapted=variable is kernel)
-            np.testing.assert_allclose(variable.numpy(), state[id(variable)][0], rtol=1e-5, atol=1e-6)
+            state[id(variable)] = reference_lamb_step(
+                w, grad, m, v, 0.01, adapted=variable is kernel
+            )
+            np.testing.assert_allclose(
+                variable.numpy(), state[id(variable)][0], rtol=1e-5, atol=1e-6
+            )
 
 
 @pytest.mark.keras
@@ -67,7 +71,9 @@ def test_schedule_warms_up_linearly_then_decays_polynomially_over_all_steps():
 def test_adamw_option_excludes_layernorm_and_bias_from_decay():
     kernel = keras.Variable(np.ones((2, 2), "float32"), name="kernel")
     bias = keras.Variable(np.ones((2,), "float32"), name="bias")
-    optimizer = build_optimizer("adamw", WarmupPolynomialDecay(0.1, 0, 10), weight_decay=0.5, clipnorm=None)
+    optimizer = build_optimizer(
+        "adamw", WarmupPolynomialDecay(0.1, 0, 10), weight_decay=0.5, clipnorm=None
+    )
     optimizer.apply([keras.ops.zeros((2, 2)), keras.ops.zeros((2,))], [kernel, bias])
     np.testing.assert_allclose(bias.numpy(), 1.0)
     assert float(kernel.numpy()[0, 0]) < 1.0

@@ -15,8 +15,18 @@ from pretrain_testdata import write_shards
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TRAIN = {"preset": "albert-nano", "batch_size": 8, "steps": 3, "warmup_steps": 0, "eval_batches": 2, "log_every": 1,
-         "checkpoint_every": 2, "progress": False, "export": False, "shuffle_buffer": 16}
+TRAIN = {
+    "preset": "albert-nano",
+    "batch_size": 8,
+    "steps": 3,
+    "warmup_steps": 0,
+    "eval_batches": 2,
+    "log_every": 1,
+    "checkpoint_every": 2,
+    "progress": False,
+    "export": False,
+    "shuffle_buffer": 16,
+}
 
 BLOCK_TENSORFLOW = """
 import json, sys
@@ -29,7 +39,9 @@ class NoTensorFlow:
 sys.meta_path.insert(0, NoTensorFlow())
 """
 
-NO_TENSORFLOW = BLOCK_TENSORFLOW + """
+NO_TENSORFLOW = (
+    BLOCK_TENSORFLOW
+    + """
 from model.pretrain import PretrainConfig, run
 
 from model.baselines import unigram_baseline
@@ -41,6 +53,7 @@ print(json.dumps({"weights": result["weights_sha256"], "heldout": result["heldou
                   "baseline": baseline["masked_lm_accuracy"],
                   "tensorflow": sorted(name for name in sys.modules if name.startswith("tensorflow"))}))
 """
+)
 
 
 @pytest.mark.keras
@@ -52,10 +65,18 @@ def test_jax_pretraining_runs_without_tensorflow_and_matches_tf_data(keras_backe
     data = write_shards(tmp_path / "records", num_shards=3, per_shard=24, dynamic=True)
     config = {**TRAIN, "data": str(data), "output": str(tmp_path / "grain")}
     env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
-    without_tf = subprocess.Popen([sys.executable, "-c", NO_TENSORFLOW, json.dumps(config)], env=env, cwd=tmp_path,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    without_tf = subprocess.Popen(
+        [sys.executable, "-c", NO_TENSORFLOW, json.dumps(config)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:  # the tf.data run here meanwhile (both mostly compile, one core each)
-        tf_data = run(PretrainConfig(**{**config, "output": str(tmp_path / "tf_data"), "input": "tf.data"}))
+        tf_data = run(
+            PretrainConfig(**{**config, "output": str(tmp_path / "tf_data"), "input": "tf.data"})
+        )
         stdout, stderr = without_tf.communicate(timeout=300)
     finally:
         without_tf.kill()
@@ -68,7 +89,9 @@ def test_jax_pretraining_runs_without_tensorflow_and_matches_tf_data(keras_backe
     assert tf_data["heldout"] == pytest.approx(grain["heldout"], rel=1e-6)
 
 
-FINETUNE_WITHOUT_TENSORFLOW = BLOCK_TENSORFLOW + """
+FINETUNE_WITHOUT_TENSORFLOW = (
+    BLOCK_TENSORFLOW
+    + """
 from model.finetune import FinetuneConfig, run
 
 config = FinetuneConfig(**json.loads(sys.argv[1]))
@@ -77,6 +100,7 @@ results = json.load(open(config.output + "/results.json"))
 print(json.dumps({"dev": summary["dev"], "multitask": results["multitask"]["tasks"],
                   "tensorflow": sorted(name for name in sys.modules if name.startswith("tensorflow"))}))
 """
+)
 
 
 def write_glue(directory: Path, rows: int, regression: bool) -> str:
@@ -90,7 +114,10 @@ def write_glue(directory: Path, rows: int, regression: bool) -> str:
         chosen = [lines[(offset + i) % len(lines)] for i in range(rows)]
         if regression:
             header = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore"
-            body = [f"{i}\tg\tf\t2012\t{i}\ts\ts\t{a}\t{lines[-1 - i]}\t{i % 5}.0" for i, a in enumerate(chosen)]
+            body = [
+                f"{i}\tg\tf\t2012\t{i}\ts\ts\t{a}\t{lines[-1 - i]}\t{i % 5}.0"
+                for i, a in enumerate(chosen)
+            ]
         else:
             header = "sentence\tlabel"
             body = [f"{a}\t{i % 2}" for i, a in enumerate(chosen)]
@@ -104,13 +131,35 @@ def test_jax_finetuning_and_multitask_run_without_tensorflow(keras_backend, tmp_
         pytest.skip("the JAX backend's TF-free fine-tuning input: runs in `make test-jax`")
     from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
 
-    config = {"task": "sst2", "spm_model": train_tiny_spm(tmp_path), "output": str(tmp_path / "sst2"),
-              "data_dir": write_glue(tmp_path / "SST-2", 24, regression=False), "init": "random",
-              "preset": "albert-nano", "max_seq_length": 32, "train_steps": 4, "eval_every": 2, "batch_size": 8,
-              "multitask": [f"stsb={write_glue(tmp_path / 'STS-B', 16, regression=True)}"], "multitask_steps": 3}
-    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}
-    done = subprocess.run([sys.executable, "-c", FINETUNE_WITHOUT_TENSORFLOW, json.dumps(config)], env=env,
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    config = {
+        "task": "sst2",
+        "spm_model": train_tiny_spm(tmp_path),
+        "output": str(tmp_path / "sst2"),
+        "data_dir": write_glue(tmp_path / "SST-2", 24, regression=False),
+        "init": "random",
+        "preset": "albert-nano",
+        "max_seq_length": 32,
+        "train_steps": 4,
+        "eval_every": 2,
+        "batch_size": 8,
+        "multitask": [f"stsb={write_glue(tmp_path / 'STS-B', 16, regression=True)}"],
+        "multitask_steps": 3,
+    }
+    env = {
+        **os.environ,
+        "KERAS_BACKEND": "jax",
+        "JAX_PLATFORMS": "cpu",
+        "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", FINETUNE_WITHOUT_TENSORFLOW, json.dumps(config)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["tensorflow"] == [] and result["multitask"] == ["sst2", "stsb"]

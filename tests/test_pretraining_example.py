@@ -84,12 +84,16 @@ def test_decoder_reads_what_tensorflow_reads():
 
     ids = np.array([2, 300_000, 2**40, 5, 3])
     ours = features.encode_example(ids, [0, 0, 1, 1, 1], [1, 1, 0, 1, 1], [1], [300_000], 1, 8, 2)
-    theirs = tf.train.Example(features=tf.train.Features(feature={
-        "a": tf.train.Feature(int64_list=tf.train.Int64List(value=[-1, 0, 2**62])),
-        "b": tf.train.Feature(float_list=tf.train.FloatList(value=[0.5, -2.25])),
-        "c": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"x", b""])),
-        "d": tf.train.Feature(),
-    })).SerializeToString()
+    theirs = tf.train.Example(
+        features=tf.train.Features(
+            feature={
+                "a": tf.train.Feature(int64_list=tf.train.Int64List(value=[-1, 0, 2**62])),
+                "b": tf.train.Feature(float_list=tf.train.FloatList(value=[0.5, -2.25])),
+                "c": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"x", b""])),
+                "d": tf.train.Feature(),
+            }
+        )
+    ).SerializeToString()
     for record in (ours, theirs):
         expected = tf.train.Example.FromString(record).features.feature
         decoded = features.decode_example(record)

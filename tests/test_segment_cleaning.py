@@ -53,7 +53,9 @@ def test_document_block_is_the_reference_input_format():
 
 def test_book_header_footer_headings_and_wrapped_lines():
     paragraphs = books.book_paragraphs((FIXTURES / "book.txt").read_text())
-    assert paragraphs[0].startswith("The ship left the harbour early in the morning, when the fog still lay")
+    assert paragraphs[0].startswith(
+        "The ship left the harbour early in the morning, when the fog still lay"
+    )
     assert "at the wheel--silent, watchful--and said" in paragraphs[0]
     assert len(paragraphs) == 3
     text = "\n".join(paragraphs)
@@ -71,17 +73,21 @@ def test_format_detection_by_name_and_content():
     book = (FIXTURES / "book.txt").read_bytes()
     assert input_formats.detect_format("book.txt", book) == ("books", "a Project Gutenberg header")
     assert input_formats.detect_format("notes.txt", (FIXTURES / "notes.txt").read_bytes()) == (
-        "text", "5 lines, not hard-wrapped: one paragraph per line"
+        "text",
+        "5 lines, not hard-wrapped: one paragraph per line",
     )
     wrapped = ("a line of a hard-wrapped novel that goes on\n" * 5 + "\n") * 4
     assert input_formats.detect_format("novel.txt", wrapped.encode()) == (
-        "books", "hard-wrapped lines in blank-line blocks of 219 characters on average: paragraph-sized"
+        "books",
+        "hard-wrapped lines in blank-line blocks of 219 characters on average: paragraph-sized",
     )
 
 
 def read_all(name: str, data: bytes, fmt: str = "auto", **kwargs) -> tuple[list, Counts]:
     counts = Counts()
-    documents = list(input_formats.read_documents(name, io.BytesIO(data), fmt, inc=counts, **kwargs))
+    documents = list(
+        input_formats.read_documents(name, io.BytesIO(data), fmt, inc=counts, **kwargs)
+    )
     return documents, counts
 
 
@@ -98,7 +104,9 @@ def test_text_and_jsonl_readers():
 
 def test_bad_bytes_are_named_or_decoded_with_the_fallback():
     data = "Caf\u00e9 au lait.\n".encode("latin-1")
-    with pytest.raises(input_formats.BadInput, match=r"line 1: not UTF-8 \(byte 0xe9 at column 4\)"):
+    with pytest.raises(
+        input_formats.BadInput, match=r"line 1: not UTF-8 \(byte 0xe9 at column 4\)"
+    ):
         read_all("latin.txt", data, "text")
     documents, counts = read_all("latin.txt", data, "text", fallback_encoding="latin-1")
     assert documents[0].text == "Café au lait." and counts["lines_fallback_encoding"] == 1
@@ -138,30 +146,63 @@ def test_an_over_long_line_is_read_in_bounded_pieces_and_counted(monkeypatch):
     assert set(documents[0].text) == {"é", "\n"} and counts["lines_cut"] == 1
     # documents (and books) longer than the bound become several documents
     monkeypatch.setattr(input_formats, "MAX_DOCUMENT_CHARS", 1000)
-    documents, counts = read_all("long.txt", ("A sentence of the long document.\n" * 100).encode(), "text")
+    documents, counts = read_all(
+        "long.txt", ("A sentence of the long document.\n" * 100).encode(), "text"
+    )
     assert len(documents) == 4 and counts["documents_cut"] == 3 and counts["documents_in"] == 4
     book = (FIXTURES / "book.txt").read_bytes() * 3
     documents, counts = read_all("book.txt", book, "books")
     assert len(documents) == counts["documents_cut"] + 1 > 1
-    assert all(document.text.split("\n")[0].strip() == "" for document in documents[1:])  # cut at blank lines
+    assert all(
+        document.text.split("\n")[0].strip() == "" for document in documents[1:]
+    )  # cut at blank lines
 
 
-@pytest.mark.parametrize("paragraph, sentences", [
-    ("The plan was approved. 12 The committee then met. 13 It adjourned.",
-     ["The plan was approved.", "12 The committee then met.", "13 It adjourned."]),
-    ("God created the heaven and the earth. 3:2 And the earth was without form.",
-     ["God created the heaven and the earth.", "3:2 And the earth was without form."]),
-    ("It was approved.12 The committee then met.", ["It was approved.12", "The committee then met."]),
-    ("This section applies. (3) The Secretary shall report. (a) Nothing else applies.",
-     ["This section applies.", "(3) The Secretary shall report.", "(a) Nothing else applies."]),
-    ("The rules are as follows: 1. The first item applies. 2. The second item applies.",
-     ["The rules are as follows:", "1. The first item applies.", "2. The second item applies."]),
-    # not numbering: a number after "No."/"vol."/"p.", or followed by a lower-case word
-    ("See No. 5 Squadron and vol. 2 The Return, p. 12 Table. He was born in 1990. 3 children survived.",
-     ["See No. 5 Squadron and vol. 2 The Return, p. 12 Table.", "He was born in 1990. 3 children survived."]),
-    ("Agassi was ranked world no. 91. He won his first title in 1987.",
-     ["Agassi was ranked world no. 91.", "He won his first title in 1987."]),
-])
+@pytest.mark.parametrize(
+    "paragraph, sentences",
+    [
+        (
+            "The plan was approved. 12 The committee then met. 13 It adjourned.",
+            ["The plan was approved.", "12 The committee then met.", "13 It adjourned."],
+        ),
+        (
+            "God created the heaven and the earth. 3:2 And the earth was without form.",
+            ["God created the heaven and the earth.", "3:2 And the earth was without form."],
+        ),
+        (
+            "It was approved.12 The committee then met.",
+            ["It was approved.12", "The committee then met."],
+        ),
+        (
+            "This section applies. (3) The Secretary shall report. (a) Nothing else applies.",
+            [
+                "This section applies.",
+                "(3) The Secretary shall report.",
+                "(a) Nothing else applies.",
+            ],
+        ),
+        (
+            "The rules are as follows: 1. The first item applies. 2. The second item applies.",
+            [
+                "The rules are as follows:",
+                "1. The first item applies.",
+                "2. The second item applies.",
+            ],
+        ),
+        # not numbering: a number after "No."/"vol."/"p.", or followed by a lower-case word
+        (
+            "See No. 5 Squadron and vol. 2 The Return, p. 12 Table. He was born in 1990. 3 children survived.",
+            [
+                "See No. 5 Squadron and vol. 2 The Return, p. 12 Table.",
+                "He was born in 1990. 3 children survived.",
+            ],
+        ),
+        (
+            "Agassi was ranked world no. 91. He won his first title in 1987.",
+            ["Agassi was ranked world no. 91.", "He won his first title in 1987."],
+        ),
+    ],
+)
 def test_sentences_are_split_before_inline_numbering(paragraph, sentences):
     assert text_cleaning.SentenceSplitter().split(paragraph) == sentences
 
@@ -180,26 +221,43 @@ def test_domain_text_with_numbered_clauses_is_read_as_documents_and_split(caplog
         documents, counts = read_all("domain.txt", corpus.encode())
     assert re.search(
         r"domain.txt: read as blank-line separated documents \(hard-wrapped lines in blank-line blocks of "
-        r"[\d,]+ characters on average in the first 64 KB: too long for a book's paragraphs\)", caplog.text
+        r"[\d,]+ characters on average in the first 64 KB: too long for a book's paragraphs\)",
+        caplog.text,
     )
     assert len(documents) == counts["documents_in"] == 6 and counts["files_text"] == 1
     splitter = text_cleaning.SentenceSplitter()
-    found = [s for d in documents for p in input_formats.raw_paragraphs(d) for s in splitter.split(p)]
+    found = [
+        s for d in documents for p in input_formats.raw_paragraphs(d) for s in splitter.split(p)
+    ]
     numbered = sum(bool(re.match(r"\d+ [A-Z]", s)) for s in found)
     inserted = len(re.findall(r"[.!?] \d+ [A-Z]", " ".join(corpus.split())))
     assert numbered >= 0.95 * inserted
     source = source_paragraphs(book)[:150]
     source_median = statistics.median(len(s) for p in source for s in splitter.split(p))
     assert statistics.median(len(s) for s in found) <= 1.1 * source_median  # 549 characters before
-    assert not any(s.endswith((" the", " and", " of")) for s in found)  # no sentence ends at a line end
+    assert not any(
+        s.endswith((" the", " and", " of")) for s in found
+    )  # no sentence ends at a line end
 
 
-@pytest.mark.parametrize("line, heading", [
-    ("Genesis 1", True), ("Chapter IV", True), ("§ 12", True), ("1 Kings 3", True),
-    ("Song of Solomon 2", True), ("CHAPTER XII.", True), ("Psalm 119:", True),
-    ("In the year 1066", False), ("Then I did", False), ("12 And he said", False),
-    ("and the earth. 2", False), ("chapter 3", False), ("The End", False),
-])
+@pytest.mark.parametrize(
+    "line, heading",
+    [
+        ("Genesis 1", True),
+        ("Chapter IV", True),
+        ("§ 12", True),
+        ("1 Kings 3", True),
+        ("Song of Solomon 2", True),
+        ("CHAPTER XII.", True),
+        ("Psalm 119:", True),
+        ("In the year 1066", False),
+        ("Then I did", False),
+        ("12 And he said", False),
+        ("and the earth. 2", False),
+        ("chapter 3", False),
+        ("The End", False),
+    ],
+)
 def test_chapter_headings(line, heading):
     assert books.is_chapter_heading(line) is heading
 
@@ -215,9 +273,12 @@ def test_a_file_of_short_chapters_is_one_document_per_chapter(caplog):
     corpus = headed_chapters(book, chapters=40, paragraphs_per_chapter=3)
     with caplog.at_level("INFO", logger="pipelines.input_formats"):
         documents, counts = read_all("scripture.txt", corpus.encode())
-    assert re.search(r"scripture.txt: read as one document per chapter \(\d+ chapter headings "
-                     r"alone before a block in the first 64 KB \(Genesis 1, Genesis 2, …\): "
-                     r"short chapters\)", caplog.text)
+    assert re.search(
+        r"scripture.txt: read as one document per chapter \(\d+ chapter headings "
+        r"alone before a block in the first 64 KB \(Genesis 1, Genesis 2, …\): "
+        r"short chapters\)",
+        caplog.text,
+    )
     assert len(documents) == counts["documents_in"] == 1 + 40 and counts["files_chapters"] == 1
     assert "documents_cut" not in counts and not any("Genesis" in d.text for d in documents)
     assert input_formats.raw_paragraphs(documents[0]) == []  # the title alone: a heading, dropped

@@ -27,7 +27,9 @@ def documents(directory: Path) -> list[list[str]]:
     return [block.split("\n") for block in text[:-2].split("\n\n")]
 
 
-def run(tmp_path: Path, inputs: list[str], name="out", beam_args=None, **fields) -> tuple[dict, Path]:
+def run(
+    tmp_path: Path, inputs: list[str], name="out", beam_args=None, **fields
+) -> tuple[dict, Path]:
     out = tmp_path / name
     stats = segment.run(SegmentConfig(input=inputs, output=str(out), **fields), beam_args)
     return stats, out
@@ -36,13 +38,25 @@ def run(tmp_path: Path, inputs: list[str], name="out", beam_args=None, **fields)
 def test_fixtures_give_each_skip_reason_and_the_reference_format(tmp_path):
     stats, out = run(
         tmp_path,
-        [str(FIXTURES / "articles.xml"), str(FIXTURES / "notes.txt"), str(FIXTURES / "records.jsonl"),
-         str(FIXTURES / "book.txt")],
-        on_error="skip", min_document_chars=100, num_shards=3,
+        [
+            str(FIXTURES / "articles.xml"),
+            str(FIXTURES / "notes.txt"),
+            str(FIXTURES / "records.jsonl"),
+            str(FIXTURES / "book.txt"),
+        ],
+        on_error="skip",
+        min_document_chars=100,
+        num_shards=3,
     )
     assert stats["skipped"] == {
-        "bad_file": 0, "bad_record": 1, "namespace": 1, "redirect": 1, "disambiguation": 1,
-        "empty": 1, "duplicate_document": 1, "too_short": 2,
+        "bad_file": 0,
+        "bad_record": 1,
+        "namespace": 1,
+        "redirect": 1,
+        "disambiguation": 1,
+        "empty": 1,
+        "duplicate_document": 1,
+        "too_short": 2,
     }
     assert stats["formats"] == {"wikipedia": 1, "text": 1, "jsonl": 1, "books": 1}
     assert stats["documents_in"] == 8 + 3 + 3 + 1
@@ -53,20 +67,33 @@ def test_fixtures_give_each_skip_reason_and_the_reference_format(tmp_path):
     assert stats["shards"] == [f"part-0000{i}-of-00003.txt" for i in range(3)]
     assert json.loads((out / "stats.json").read_text()) == stats
     sentences = [s for d in found for s in d]
-    assert sentences.count("Sailors relied on the light to avoid the rocks near the harbour entrance at night.") == 1
+    assert (
+        sentences.count(
+            "Sailors relied on the light to avoid the rocks near the harbour entrance at night."
+        )
+        == 1
+    )
     assert "It serves as a navigational aid for maritime pilots at sea." in sentences
-    assert "Captain Reed stood at the wheel--silent, watchful--and said nothing at all." in sentences
+    assert (
+        "Captain Reed stood at the wheel--silent, watchful--and said nothing at all." in sentences
+    )
     assert not any("Gutenberg" in s or "|" in s or "[[" in s for s in sentences)
 
 
 def test_same_output_bytes_whatever_the_number_of_workers(tmp_path):
-    inputs = [str(FIXTURES / "articles.xml"), str(FIXTURES / "notes.txt"),
-              str(shared_path("wikipedia", "testcorpus.xml.bz2")),
-              str(shared_path("books", "austen-persuasion.txt")), str(shared_path("books", "blake-poems.txt"))]
+    inputs = [
+        str(FIXTURES / "articles.xml"),
+        str(FIXTURES / "notes.txt"),
+        str(shared_path("wikipedia", "testcorpus.xml.bz2")),
+        str(shared_path("books", "austen-persuasion.txt")),
+        str(shared_path("books", "blake-poems.txt")),
+    ]
     results = []
     for workers in (1, 2):
         flags = ["--direct_running_mode=multi_threading", f"--direct_num_workers={workers}"]
-        stats, out = run(tmp_path, inputs, name=f"w{workers}", beam_args=flags, min_document_chars=10)
+        stats, out = run(
+            tmp_path, inputs, name=f"w{workers}", beam_args=flags, min_document_chars=10
+        )
         results.append((stats, outputs(out)))
     assert results[0] == results[1]
     # articles.xml: 3 (min 10 chars keeps the stub), notes: 3, testcorpus: 8 of 9 (one too short), books: 2
@@ -114,8 +141,16 @@ def test_pattern_matching_nothing_fails_in_both_modes_and_cli_names_it(tmp_path,
 def test_shared_wikipedia_sample_and_books(tmp_path):
     stats, out = run(
         tmp_path,
-        [str(shared_path("wikipedia", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")),
-         str(shared_path("books", "austen-emma.txt")), str(shared_path("books", "chesterton-ball.txt"))],
+        [
+            str(
+                shared_path(
+                    "wikipedia",
+                    "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2",
+                )
+            ),
+            str(shared_path("books", "austen-emma.txt")),
+            str(shared_path("books", "chesterton-ball.txt")),
+        ],
         fallback_encoding="latin-1",
     )
     assert stats["documents_in"] == 206 + 2
@@ -133,8 +168,9 @@ def test_a_chaptered_single_file_corpus_is_one_document_per_chapter(tmp_path):
 
     book = shared_path("books", "austen-persuasion.txt").read_text(encoding="utf-8")
     corpus = tmp_path / "scripture.txt"
-    corpus.write_text(headed_chapters(book, chapters=40, paragraphs_per_chapter=3),
-                      encoding="utf-8")
+    corpus.write_text(
+        headed_chapters(book, chapters=40, paragraphs_per_chapter=3), encoding="utf-8"
+    )
     stats, out = run(tmp_path, [str(corpus)])
     assert stats["formats"] == {"chapters": 1} and stats["documents_cut"] == 0
     assert stats["documents_out"] == 40 and stats["skipped"]["empty"] == 1  # the title page
@@ -146,8 +182,12 @@ def test_a_chaptered_single_file_corpus_is_one_document_per_chapter(tmp_path):
 def test_config_rejects_an_unknown_fallback_encoding():
     from albert.config import ConfigError, load_config
 
-    with pytest.raises(ConfigError, match=r"SegmentConfig.fallback_encoding: .*unknown encoding 'latinx'"):
-        load_config(SegmentConfig, overrides={"input": ["x"], "output": "o", "fallback_encoding": "latinx"})
+    with pytest.raises(
+        ConfigError, match=r"SegmentConfig.fallback_encoding: .*unknown encoding 'latinx'"
+    ):
+        load_config(
+            SegmentConfig, overrides={"input": ["x"], "output": "o", "fallback_encoding": "latinx"}
+        )
 
 
 def test_gs_input_and_output_with_a_bad_file(tmp_path):
@@ -158,19 +198,29 @@ def test_gs_input_and_output_with_a_bad_file(tmp_path):
         fs = harness.gcs_filesystem()
         fs.pipe("bucket/in/notes.txt", (FIXTURES / "notes.txt").read_bytes())
         fs.pipe("bucket/in/bad.txt", b"\xff\xfe not UTF-8\n")
-        stats = segment.run(SegmentConfig(
-            input=["gs://bucket/in/*.txt"], output="gs://bucket/corpus", on_error="skip", num_shards=2,
-            min_document_chars=0,
-        ))
-        assert stats["bad_files"] == [{
-            "file": "gs://bucket/in/bad.txt",
-            "reason": "line 1: not UTF-8 (byte 0xff at column 1); set fallback_encoding to read such files",
-        }]
+        stats = segment.run(
+            SegmentConfig(
+                input=["gs://bucket/in/*.txt"],
+                output="gs://bucket/corpus",
+                on_error="skip",
+                num_shards=2,
+                min_document_chars=0,
+            )
+        )
+        assert stats["bad_files"] == [
+            {
+                "file": "gs://bucket/in/bad.txt",
+                "reason": "line 1: not UTF-8 (byte 0xff at column 1); set fallback_encoding to read such files",
+            }
+        ]
         assert sorted(fs.ls("bucket/corpus")) == [
-            "bucket/corpus/part-00000-of-00002.txt", "bucket/corpus/part-00001-of-00002.txt",
+            "bucket/corpus/part-00000-of-00002.txt",
+            "bucket/corpus/part-00001-of-00002.txt",
             "bucket/corpus/stats.json",
         ]
-        with pytest.raises(StageError, match=r"^gs://bucket/in/bad.txt: line 1: not UTF-8 \(byte 0xff"):
+        with pytest.raises(
+            StageError, match=r"^gs://bucket/in/bad.txt: line 1: not UTF-8 \(byte 0xff"
+        ):
             segment.run(SegmentConfig(input=["gs://bucket/in/*.txt"], output="gs://bucket/failed"))
         assert sorted(fs.ls("bucket")) == ["bucket/corpus", "bucket/in"]
 
@@ -180,7 +230,9 @@ def test_a_directory_input_reads_the_files_in_it(tmp_path):
     (folder / "nested").mkdir(parents=True)
     for name in ("articles.xml", "notes.txt"):
         shutil.copy(FIXTURES / name, folder / name)
-    shutil.copy(FIXTURES / "book.txt", folder / "nested" / "book.txt")  # sub-directories are not read
+    shutil.copy(
+        FIXTURES / "book.txt", folder / "nested" / "book.txt"
+    )  # sub-directories are not read
     stats, _out = run(tmp_path, [str(folder)], min_document_chars=0)
     assert stats["input_files"] == stats["files_read"] == 2
     assert stats["formats"] == {"wikipedia": 1, "text": 1}
@@ -191,20 +243,31 @@ def test_every_file_skipped_or_no_document_left_is_an_error(tmp_path):
     folder.mkdir()
     (folder / "a.txt").write_bytes(b"\xff\xfe not UTF-8\n")
     (folder / "b.txt").write_bytes(b"")
-    with pytest.raises(StageError, match=(
-        rf"^every input file was skipped as bad \(2 of 2\), e.g. {folder / 'a.txt'}: line 1: not UTF-8"
-    )):
+    with pytest.raises(
+        StageError,
+        match=(
+            rf"^every input file was skipped as bad \(2 of 2\), e.g. {folder / 'a.txt'}: line 1: not UTF-8"
+        ),
+    ):
         run(tmp_path, [str(folder)], on_error="skip")
     (folder / "a.txt").write_text("Too short.\n")
-    with pytest.raises(StageError, match=r"^no document left: 1 read from 1 file\(s\), all skipped \(bad_file 1, too_short 1\)"):
+    with pytest.raises(
+        StageError,
+        match=r"^no document left: 1 read from 1 file\(s\), all skipped \(bad_file 1, too_short 1\)",
+    ):
         run(tmp_path, [str(folder)], on_error="skip")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
 
 
 def test_a_corrupt_block_in_a_real_dump_is_a_corrupt_archive_not_malformed_xml(tmp_path):
-    data = bytearray(shared_path(
-        "wikipedia", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2").read_bytes())
-    data[300_000] ^= 0xFF  # in the second bz2 block: its text is decompressed before its CRC is checked
+    data = bytearray(
+        shared_path(
+            "wikipedia", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+        ).read_bytes()
+    )
+    data[300_000] ^= (
+        0xFF  # in the second bz2 block: its text is decompressed before its CRC is checked
+    )
     bad = tmp_path / "dump.xml.bz2"
     bad.write_bytes(bytes(data))
     with pytest.raises(StageError, match=rf"^{bad}: corrupt bz2 archive \(Invalid data stream\)$"):
@@ -214,10 +277,13 @@ def test_a_corrupt_block_in_a_real_dump_is_a_corrupt_archive_not_malformed_xml(t
 def test_a_page_whose_ns_is_not_a_number_names_the_file_and_page_or_is_skipped(tmp_path):
     bad = tmp_path / "in" / "dump.xml"
     bad.parent.mkdir()
-    bad.write_bytes((FIXTURES / "articles.xml").read_bytes().replace(b"<ns>1</ns>", b"<ns>talk</ns>", 1))
-    with pytest.raises(StageError, match=(
-        rf"^{bad}: page 12 \('Talk:Lighthouse'\): <ns> is not a number \('talk'\)$"
-    )):
+    bad.write_bytes(
+        (FIXTURES / "articles.xml").read_bytes().replace(b"<ns>1</ns>", b"<ns>talk</ns>", 1)
+    )
+    with pytest.raises(
+        StageError,
+        match=(rf"^{bad}: page 12 \('Talk:Lighthouse'\): <ns> is not a number \('talk'\)$"),
+    ):
         run(tmp_path, [str(bad)])
     stats, _out = run(tmp_path, [str(bad)], on_error="skip", min_document_chars=0)
     assert stats["skipped"]["bad_record"] == 1 and stats["documents_out"] == 3

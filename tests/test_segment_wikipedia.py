@@ -29,16 +29,22 @@ def test_iter_pages_reads_ids_namespaces_and_redirects():
 def test_wikitext_to_paragraphs_keeps_only_prose():
     article = pages()[0]
     assert wikipedia.wikitext_to_paragraphs(article.text) == [
-        ("A lighthouse is a tower that emits light from a system of lamps and lenses. "
-        "It serves as a navigational aid for maritime pilots at sea."),
-        ("The oldest known lighthouse stood in Alexandria for centuries. "
-        "Its light was visible from far away on clear nights."),
+        (
+            "A lighthouse is a tower that emits light from a system of lamps and lenses. "
+            "It serves as a navigational aid for maritime pilots at sea."
+        ),
+        (
+            "The oldest known lighthouse stood in Alexandria for centuries. "
+            "Its light was visible from far away on clear nights."
+        ),
         "Sailors relied on the light to avoid the rocks near the harbour entrance at night.",
     ]
 
 
 def test_nested_templates_tables_and_media_links_are_removed():
-    text = "a {{x|{{y|z}}|[[w]]}} b [[File:F.jpg|thumb|cap [[link]] [[o|p]]]] c [[keep|kept]] d }} e"
+    text = (
+        "a {{x|{{y|z}}|[[w]]}} b [[File:F.jpg|thumb|cap [[link]] [[o|p]]]] c [[keep|kept]] d }} e"
+    )
     assert wikipedia.strip_nested(text) == "a  b  c [[keep|kept]] d  e"
     table = "before\n{| class=x\n|-\n| {{t}} || cell\n{|\n| inner\n|}\n|}\nafter"
     assert wikipedia.strip_nested(table) == "before\n\nafter"
@@ -57,12 +63,18 @@ def test_headings_are_not_glued_to_sentences_and_markup_is_gone():
 
 
 def test_shared_sample_streams_every_page():
-    path = shared_path("wikipedia", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")
+    path = shared_path(
+        "wikipedia", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+    )
     with bz2.open(path) as stream:
         found = list(wikipedia.iter_pages(io.BufferedReader(stream)))
     assert len(found) == 206
     assert sum(wikipedia.is_redirect(p) for p in found) == 100
-    assert (found[0].title, found[0].page_id, found[1].title) == ("AccessibleComputing", "10", "Anarchism")
+    assert (found[0].title, found[0].page_id, found[1].title) == (
+        "AccessibleComputing",
+        "10",
+        "Anarchism",
+    )
 
 
 def test_inline_templates_that_carry_words_are_rendered():
@@ -92,14 +104,21 @@ def test_localized_namespace_links_are_dropped_using_the_dumps_own_names():
     """bgwiki.xml: Bulgarian <namespaces> and the opening of Vazov's "Под игото" (1894, public domain)."""
     counts: dict[str, int] = {}
     with open(FIXTURES / "bgwiki.xml", "rb") as stream:
-        documents = list(input_formats.read_documents(
-            "bgwiki.xml", stream, "auto", inc=lambda name, n: counts.update({name: counts.get(name, 0) + n}),
-        ))
+        documents = list(
+            input_formats.read_documents(
+                "bgwiki.xml",
+                stream,
+                "auto",
+                inc=lambda name, n: counts.update({name: counts.get(name, 0) + n}),
+            )
+        )
     assert len(documents) == 1 and counts["skipped_namespace"] == 1
     assert input_formats.raw_paragraphs(documents[0]) == [
         "„Под игото“ е роман от Иван Вазов.",
-        ("Тая прохладна майска вечер чорбаджи Марко, гологлав, по халат, вечеряше с челядта си на двора. "
-         "Трапезата беше сложена, по обичаят, под асмата, между чешмата и розовия храст."),
+        (
+            "Тая прохладна майска вечер чорбаджи Марко, гологлав, по халат, вечеряше с челядта си на двора. "
+            "Трапезата беше сложена, по обичаят, под асмата, между чешмата и розовия храст."
+        ),
     ]
 
 
@@ -123,11 +142,18 @@ def test_page_whose_ns_is_not_a_number_is_named_or_skipped():
     xml = (FIXTURES / "articles.xml").read_bytes().replace(b"<ns>1</ns>", b"<ns>talk</ns>", 1)
     found = list(wikipedia.iter_pages(io.BytesIO(xml)))
     assert (found[2].namespace, found[2].problem) == (None, "<ns> is not a number ('talk')")
-    with pytest.raises(input_formats.BadInput, match=r"^page 12 \('Talk:Lighthouse'\): <ns> is not a number"):
+    with pytest.raises(
+        input_formats.BadInput, match=r"^page 12 \('Talk:Lighthouse'\): <ns> is not a number"
+    ):
         list(input_formats.read_documents("a.xml", io.BytesIO(xml), "auto", inc=lambda *a: None))
     counts: dict[str, int] = {}
-    documents = list(input_formats.read_documents(
-        "a.xml", io.BytesIO(xml), "auto", on_error="skip",
-        inc=lambda name, n: counts.update({name: counts.get(name, 0) + n}),
-    ))
+    documents = list(
+        input_formats.read_documents(
+            "a.xml",
+            io.BytesIO(xml),
+            "auto",
+            on_error="skip",
+            inc=lambda name, n: counts.update({name: counts.get(name, 0) + n}),
+        )
+    )
     assert counts["skipped_bad_record"] == 1 and len(documents) == 5

@@ -34,31 +34,51 @@ def test_merge_sorted_groups_by_key_prefix_whatever_the_run_size(tmp_path):
             grouped = (
                 pipeline
                 | beam.Create(pairs)
-                | spill.MergeSorted(str(tmp_path / f"runs{run_bytes}"), group_sizes, group_bytes=1,
-                                    counts=counts, namespace="test", partitions=2, run_bytes=run_bytes)
+                | spill.MergeSorted(
+                    str(tmp_path / f"runs{run_bytes}"),
+                    group_sizes,
+                    group_bytes=1,
+                    counts=counts,
+                    namespace="test",
+                    partitions=2,
+                    run_bytes=run_bytes,
+                )
             )
             assert_that(grouped, equal_to([(b"\x00", 17), (b"\x01", 17), (b"\x02", 16)]))
             assert_that(sum_counts(counts), equal_to([{"pairs": 50}]), label="counts")
         run_dir = tmp_path / f"runs{run_bytes}"
-        assert list(run_dir.iterdir())  # kept until the stage is written: a retried bundle reads them again
+        assert list(
+            run_dir.iterdir()
+        )  # kept until the stage is written: a retried bundle reads them again
         spill.remove_run_dirs([str(run_dir)])
         assert not run_dir.exists()
 
 
 def test_document_and_paragraph_deduplication_keep_the_first_by_key():
-    docs = {b"k" * 8: ("Same paragraph that is long.", "Other."), b"a" * 8: ("Same paragraph that is long.", "Other."),
-            b"b" * 8: ("Unique text.", "Same paragraph that is long.", "Unique text.")}
+    docs = {
+        b"k" * 8: ("Same paragraph that is long.", "Other."),
+        b"a" * 8: ("Same paragraph that is long.", "Other."),
+        b"b" * 8: ("Unique text.", "Same paragraph that is long.", "Unique text."),
+    }
     counts: dict[str, int] = {}
 
     def inc(name, amount=1):
         counts[name] = counts.get(name, 0) + amount
 
-    unique = list(segment.first_of_each_content(sorted(map(segment.content_pair, docs.items())), inc))
+    unique = list(
+        segment.first_of_each_content(sorted(map(segment.content_pair, docs.items())), inc)
+    )
     assert sorted(unique) == [(b"a" * 8, docs[b"a" * 8]), (b"b" * 8, docs[b"b" * 8])]
     refs = sorted(ref for doc in unique for ref in segment.paragraph_refs(doc, min_chars=15))
     repeats = list(segment.repeated_paragraphs(refs, inc))
-    assert repeats == [(b"b" * 8 + b"\x00" + (1).to_bytes(4, "big"), b"")]  # a's copy (smaller key) is kept
-    kept = list(segment.drop_repeated_paragraphs(sorted(repeats + [segment.document_pair(d) for d in unique]), inc))
+    assert repeats == [
+        (b"b" * 8 + b"\x00" + (1).to_bytes(4, "big"), b"")
+    ]  # a's copy (smaller key) is kept
+    kept = list(
+        segment.drop_repeated_paragraphs(
+            sorted(repeats + [segment.document_pair(d) for d in unique]), inc
+        )
+    )
     assert kept == [(b"a" * 8, docs[b"a" * 8]), (b"b" * 8, ("Unique text.", "Unique text."))]
     assert counts == {"skipped_duplicate_document": 1, "paragraphs_duplicate": 1}
 
@@ -68,9 +88,13 @@ def test_sentence_length_histogram_and_the_long_median_warning():
     histogram = segment.sentence_length_histogram(normal)
     assert {low: count for low, count in histogram.items() if count} == {"50": 5, "300": 4}
     assert segment.sentence_length_warnings(histogram) == []
-    long = segment.sentence_length_histogram(segment.sentence_length_counts(["x" * 80] * 4 + ["x" * 428] * 5))
-    assert segment.sentence_length_warnings(long) == [(
-        "the median sentence is 300-499 characters long (typical prose: 60-200): sentences were probably "
-        "not split; check the input format and the text"
-    )]
+    long = segment.sentence_length_histogram(
+        segment.sentence_length_counts(["x" * 80] * 4 + ["x" * 428] * 5)
+    )
+    assert segment.sentence_length_warnings(long) == [
+        (
+            "the median sentence is 300-499 characters long (typical prose: 60-200): sentences were probably "
+            "not split; check the input format and the text"
+        )
+    ]
     assert segment.sentence_length_warnings(segment.sentence_length_histogram({})) == []

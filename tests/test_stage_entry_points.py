@@ -30,13 +30,40 @@ TIMINGS = ("training_seconds", "wall_seconds")
 def stage_flags(stage: str, inputs: dict[str, Path]) -> list[str]:
     """The flags of one stage on the tiny chain: fixtures -> segment -> vocab -> tfrecords."""
     return {
-        "segment": ["--input", str(FIXTURES / "*"), "--on-error", "skip", "--min-document-chars", "50",
-                    "--num-shards", "2"],
-        "vocab": ["--input", str(inputs.get("segment")), "--vocab-size", "120", "--heldout-sentences", "3",
-                  "--num-threads", "1"],
-        "tfrecords": ["--input", str(inputs.get("segment")), "--spm-model", f"{inputs.get('vocab')}/spiece.model",
-                      "--max-seq-length", "32", "--max-predictions-per-seq", "5", "--dupe-factor", "2",
-                      "--num-shards", "2"],
+        "segment": [
+            "--input",
+            str(FIXTURES / "*"),
+            "--on-error",
+            "skip",
+            "--min-document-chars",
+            "50",
+            "--num-shards",
+            "2",
+        ],
+        "vocab": [
+            "--input",
+            str(inputs.get("segment")),
+            "--vocab-size",
+            "120",
+            "--heldout-sentences",
+            "3",
+            "--num-threads",
+            "1",
+        ],
+        "tfrecords": [
+            "--input",
+            str(inputs.get("segment")),
+            "--spm-model",
+            f"{inputs.get('vocab')}/spiece.model",
+            "--max-seq-length",
+            "32",
+            "--max-predictions-per-seq",
+            "5",
+            "--dupe-factor",
+            "2",
+            "--num-shards",
+            "2",
+        ],
     }[stage]
 
 
@@ -74,8 +101,13 @@ def reference(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("stage", ["segment", "vocab", "tfrecords"])
-def test_python_m_and_albert_in_process_and_on_two_processes_give_the_same_bytes(stage, reference, tmp_path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+def test_python_m_and_albert_in_process_and_on_two_processes_give_the_same_bytes(
+    stage, reference, tmp_path
+):
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
     albert = str(Path(sys.executable).parent / "albert")
     ways = {
         "python -m, 2 processes": [sys.executable, "-m", f"pipelines.{stage}", *TWO_PROCESSES],
@@ -87,7 +119,12 @@ def test_python_m_and_albert_in_process_and_on_two_processes_give_the_same_bytes
         output = tmp_path / f"way{index}"
         done = subprocess.run(
             [*command, *stage_flags(stage, reference), "--output", str(output)],
-            check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+            check=False,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         assert done.returncode == 0, f"{way}: {done.stderr[-3000:]}"
         assert comparable(output) == expected, way
@@ -95,39 +132,62 @@ def test_python_m_and_albert_in_process_and_on_two_processes_give_the_same_bytes
 
 def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(reference, tmp_path):
     """The files equal what the counters (the stages' former source) give, on the same input."""
-    config = segment.SegmentConfig(input=[str(FIXTURES / "*")], output=str(tmp_path), on_error="skip",
-                                   min_document_chars=50, num_shards=2)
+    config = segment.SegmentConfig(
+        input=[str(FIXTURES / "*")],
+        output=str(tmp_path),
+        on_error="skip",
+        min_document_chars=50,
+        num_shards=2,
+    )
     paths = segment.match_inputs(config.input)
     pipeline = segment.beam.Pipeline(options=pipeline_options([]))
     segment.build_pipeline(pipeline, paths, config, str(tmp_path / "segment"))
     counters = counter_totals(run_pipeline(pipeline), segment.NAMESPACE)
     written = (reference["segment"] / "stats.json").read_text()
     stats = json.loads(written)
-    assert written == json.dumps(
-        segment.summarize(counters, stats["bad_files"], paths, stats["shards"]), indent=2, sort_keys=True
-    ) + "\n"
+    assert (
+        written
+        == json.dumps(
+            segment.summarize(counters, stats["bad_files"], paths, stats["shards"]),
+            indent=2,
+            sort_keys=True,
+        )
+        + "\n"
+    )
     assert stats["documents_out"] > 0 and stats["warnings"] == []
     assert sum(stats["sentence_length_histogram"].values()) == stats["sentences_out"]
 
     metadata_path = reference["tfrecords"] / "metadata.json"
-    config = tfrecords.TFRecordsConfig.model_validate(json.loads(metadata_path.read_text())["options"])
+    config = tfrecords.TFRecordsConfig.model_validate(
+        json.loads(metadata_path.read_text())["options"]
+    )
     pipeline = tfrecords.beam.Pipeline(options=pipeline_options([]))
-    tfrecords.build_pipeline(pipeline, tfrecords.input_files(config.input), config, str(tmp_path / "tfrecords"))
+    tfrecords.build_pipeline(
+        pipeline, tfrecords.input_files(config.input), config, str(tmp_path / "tfrecords")
+    )
     counts = counter_totals(run_pipeline(pipeline), tfrecords.NAMESPACE)
     metadata = json.loads(metadata_path.read_text())
     assert metadata["counts"] == counts and counts["instances"] > 0
     with open(metadata_path) as handle:
         assert handle.read() == json.dumps(
-            tfrecords.summarize(config, counts, tfrecords.load_tokenizer(config), metadata["files"],
-                                metadata["heldout"]["document_list"]),
-            indent=2, sort_keys=True,
+            tfrecords.summarize(
+                config,
+                counts,
+                tfrecords.load_tokenizer(config),
+                metadata["files"],
+                metadata["heldout"]["document_list"],
+            ),
+            indent=2,
+            sort_keys=True,
         )
     vocab_stats = json.loads((reference["vocab"] / "vocab_stats.json").read_text())
     assert vocab_stats["corpus_counts"]["sentences"] == vocab_stats["corpus_sentences"] > 0
 
 
 def test_an_unknown_runner_is_a_one_line_error(tmp_path, capsys):
-    with pytest.raises(StageError, match=r"^--runner=DaskRunner: Beam knows no runner by this name; use one of"):
+    with pytest.raises(
+        StageError, match=r"^--runner=DaskRunner: Beam knows no runner by this name; use one of"
+    ):
         check_runner("DaskRunner")
     with pytest.raises(StageError, match=r"^--runner=no.such.Runner: cannot import no.such"):
         check_runner("no.such.Runner")

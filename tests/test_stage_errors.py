@@ -38,15 +38,29 @@ def run_toy(error: BaseException, *flags: str) -> int:
     return stage_main(ToyConfig, fail, list(flags), prog="albert toy", description="toy")
 
 
-@pytest.mark.parametrize("error, line, code", [
-    (StageError("/d/x.txt: line 3: bad record [while running 'Map(parse)']"), "/d/x.txt: line 3: bad record", 2),
-    (RuntimeError(BEAM_WORKER_ERROR),
-     "/data/b.jsonl: line 2: bad JSON record (Expecting value: line 1 column 1 (char 0))", 2),
-    (FileNotFoundError(2, "No such file or directory", "/d/missing.txt"), "/d/missing.txt: No such file or directory", 2),
-    (ValueError("Unsafe `Lambda` layer.\nmore"), "Unsafe `Lambda` layer.", 2),
-    (ConfigError("PretrainConfig.steps: bad"), "PretrainConfig.steps: bad", 2),
-    (TypeError("unsupported operand"), "internal error: TypeError: unsupported operand", 1),
-])
+@pytest.mark.parametrize(
+    "error, line, code",
+    [
+        (
+            StageError("/d/x.txt: line 3: bad record [while running 'Map(parse)']"),
+            "/d/x.txt: line 3: bad record",
+            2,
+        ),
+        (
+            RuntimeError(BEAM_WORKER_ERROR),
+            "/data/b.jsonl: line 2: bad JSON record (Expecting value: line 1 column 1 (char 0))",
+            2,
+        ),
+        (
+            FileNotFoundError(2, "No such file or directory", "/d/missing.txt"),
+            "/d/missing.txt: No such file or directory",
+            2,
+        ),
+        (ValueError("Unsafe `Lambda` layer.\nmore"), "Unsafe `Lambda` layer.", 2),
+        (ConfigError("PretrainConfig.steps: bad"), "PretrainConfig.steps: bad", 2),
+        (TypeError("unsupported operand"), "internal error: TypeError: unsupported operand", 1),
+    ],
+)
 def test_describe_error_gives_path_and_reason(error, line, code):
     assert describe_error(error) == (line, code)
 
@@ -58,13 +72,18 @@ def test_chained_stage_error_is_the_root_cause():
         except StageError as inner:
             raise RuntimeError("pipeline failed") from inner
     except RuntimeError as outer:
-        assert describe_error(outer) == ("/d/shard-3.tfrecord: record 17: corrupted (data CRC mismatch)", 2)
+        assert describe_error(outer) == (
+            "/d/shard-3.tfrecord: record 17: corrupted (data CRC mismatch)",
+            2,
+        )
 
 
 def error_lines(capsys) -> list[str]:
     """stderr lines (stage_main's logging writes there), without the time and level prefix."""
-    return [line.split(": ", 1)[1] if " albert.stage: " in line else line
-            for line in capsys.readouterr().err.splitlines()]
+    return [
+        line.split(": ", 1)[1] if " albert.stage: " in line else line
+        for line in capsys.readouterr().err.splitlines()
+    ]
 
 
 def test_foreign_errors_are_one_line_and_traceback_only_with_verbose(capsys):
@@ -74,23 +93,40 @@ def test_foreign_errors_are_one_line_and_traceback_only_with_verbose(capsys):
     assert error_lines(capsys)[0] == "albert toy failed: internal error: KeyError: 'x'"
     assert run_toy(ValueError("bad value"), "--verbose") == 2
     lines = error_lines(capsys)
-    assert lines[0] == "albert toy failed: bad value" and "Traceback (most recent call last):" in lines
+    assert (
+        lines[0] == "albert toy failed: bad value" and "Traceback (most recent call last):" in lines
+    )
 
 
 def test_naming_prefixes_the_path_once():
-    with pytest.raises(StageError, match=r"^m\.keras: Requested the deserialization"), naming("m.keras"):
-        raise ValueError("Requested the deserialization of a `Lambda` layer whose `function` is a Python lambda.")
+    with (
+        pytest.raises(StageError, match=r"^m\.keras: Requested the deserialization"),
+        naming("m.keras"),
+    ):
+        raise ValueError(
+            "Requested the deserialization of a `Lambda` layer whose `function` is a Python lambda."
+        )
     with pytest.raises(StageError, match=r"^m\.keras: holds a Sequential$"), naming("m.keras"):
         raise ValueError("m.keras: holds a Sequential")
 
 
 def test_unknown_beam_runner_is_one_line_through_the_cli(tmp_path, capsys):
     (tmp_path / "a.txt").write_text("One sentence here. Another one.\n")
-    code = cli.main(["segment", "--input", str(tmp_path / "a.txt"), "--output", str(tmp_path / "out"),
-                     "--runner=DaskRunner"])
+    code = cli.main(
+        [
+            "segment",
+            "--input",
+            str(tmp_path / "a.txt"),
+            "--output",
+            str(tmp_path / "out"),
+            "--runner=DaskRunner",
+        ]
+    )
     assert code == 2
     [message] = error_lines(capsys)
-    assert message.startswith("albert segment failed: --runner=DaskRunner: Beam knows no runner by this name")
+    assert message.startswith(
+        "albert segment failed: --runner=DaskRunner: Beam knows no runner by this name"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -101,7 +137,9 @@ def test_unsafe_keras_file_is_refused_in_one_line(tmp_path):
 
     path = str(tmp_path / "unsafe.keras")
     keras.Sequential([keras.Input((2,)), keras.layers.Lambda(lambda x: x * 2)]).save(path)
-    with pytest.raises(StageError, match=rf"^{path}: Requested the deserialization of a `Lambda` layer"):
+    with pytest.raises(
+        StageError, match=rf"^{path}: Requested the deserialization of a `Lambda` layer"
+    ):
         pretrain.load_initial_weights(None, path)
 
 
@@ -117,9 +155,17 @@ def test_library_tracebacks_are_dropped_from_the_console_unless_verbose():
         raise StageError("x: y")
     except StageError as error:
         exc_info = (type(error), error, error.__traceback__)
-    assert not _no_library_tracebacks(record("prefect.flow_runs", "Encountered exception during execution", exc_info))
-    assert not _no_library_tracebacks(record("apache_beam.runners.common", "x: y [while running 'Map']", exc_info))
-    assert not _no_library_tracebacks(record("apache_beam.runners.portability.local_job_service",
-                                             "Worker: message: Traceback (most recent call last):\n ..."))
+    assert not _no_library_tracebacks(
+        record("prefect.flow_runs", "Encountered exception during execution", exc_info)
+    )
+    assert not _no_library_tracebacks(
+        record("apache_beam.runners.common", "x: y [while running 'Map']", exc_info)
+    )
+    assert not _no_library_tracebacks(
+        record(
+            "apache_beam.runners.portability.local_job_service",
+            "Worker: message: Traceback (most recent call last):\n ...",
+        )
+    )
     assert _no_library_tracebacks(record("prefect.flow_runs", "Finished in state Failed('x: y')"))
     assert _no_library_tracebacks(record("albert.stage", "albert toy failed: x: y", exc_info))

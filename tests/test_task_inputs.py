@@ -25,15 +25,43 @@ def error_line(capsys) -> str:
     return line.split(" failed: ", 1)[1]
 
 
-@pytest.mark.parametrize("dev_text, why", [("", "the file is empty or has only a header"),
-                                           ("sentence\tlabel\n", "the file is empty or has only a header"),
-                                           ("sentence\tlabel\nno label here\n", "all 1 rows were malformed and skipped")])
-def test_finetune_with_an_empty_dev_file_fails_before_training(spm_model, tmp_path, capsys, dev_text, why):
+@pytest.mark.parametrize(
+    "dev_text, why",
+    [
+        ("", "the file is empty or has only a header"),
+        ("sentence\tlabel\n", "the file is empty or has only a header"),
+        ("sentence\tlabel\nno label here\n", "all 1 rows were malformed and skipped"),
+    ],
+)
+def test_finetune_with_an_empty_dev_file_fails_before_training(
+    spm_model, tmp_path, capsys, dev_text, why
+):
     (tmp_path / "train.tsv").write_text(SST2_ROWS)
     (tmp_path / "dev.tsv").write_text(dev_text)
-    code = finetune.main(["--task", "sst2", "--init", "random", "--preset", "albert-nano", "--spm-model", spm_model,
-                          "--data-dir", str(tmp_path), "--output", str(tmp_path / "out"), "--max-seq-length", "16",
-                          "--train-steps", "2", "--batch-size", "4", "--on-error", "skip"])
+    code = finetune.main(
+        [
+            "--task",
+            "sst2",
+            "--init",
+            "random",
+            "--preset",
+            "albert-nano",
+            "--spm-model",
+            spm_model,
+            "--data-dir",
+            str(tmp_path),
+            "--output",
+            str(tmp_path / "out"),
+            "--max-seq-length",
+            "16",
+            "--train-steps",
+            "2",
+            "--batch-size",
+            "4",
+            "--on-error",
+            "skip",
+        ]
+    )
     assert code == 2 and not (tmp_path / "out").exists()
     assert error_line(capsys) == f"{tmp_path / 'dev.tsv'}: no dev examples ({why})"
 
@@ -41,10 +69,25 @@ def test_finetune_with_an_empty_dev_file_fails_before_training(spm_model, tmp_pa
 def test_finetune_with_a_header_only_train_file_fails_before_training(spm_model, tmp_path, capsys):
     (tmp_path / "train.tsv").write_text("sentence\tlabel\n")
     (tmp_path / "dev.tsv").write_text(SST2_ROWS)
-    code = finetune.main(["--task", "sst2", "--init", "random", "--spm-model", spm_model, "--data-dir", str(tmp_path),
-                          "--output", str(tmp_path / "out")])
+    code = finetune.main(
+        [
+            "--task",
+            "sst2",
+            "--init",
+            "random",
+            "--spm-model",
+            spm_model,
+            "--data-dir",
+            str(tmp_path),
+            "--output",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 2
-    assert error_line(capsys) == f"{tmp_path / 'train.tsv'}: no train examples (the file is empty or has only a header)"
+    assert (
+        error_line(capsys)
+        == f"{tmp_path / 'train.tsv'}: no train examples (the file is empty or has only a header)"
+    )
 
 
 def test_scoring_an_empty_gold_file_is_an_error(tmp_path):
@@ -53,30 +96,51 @@ def test_scoring_an_empty_gold_file_is_an_error(tmp_path):
     for text in ("", "sentence\tlabel\n"):
         gold.write_text(text)
         with pytest.raises(StageError, match=rf"^{gold}: no examples to score"):
-            evaluate.run(evaluate.EvaluateConfig(task="sst2", gold=str(gold), predictions=str(predictions)))
+            evaluate.run(
+                evaluate.EvaluateConfig(task="sst2", gold=str(gold), predictions=str(predictions))
+            )
     squad = tmp_path / "squad.json"
     squad.write_text(json.dumps({"version": "1.1", "data": []}))
     (tmp_path / "p.json").write_text("{}")
     with pytest.raises(StageError, match=rf"^{squad}: no questions to score"):
-        evaluate.run(evaluate.EvaluateConfig(task="squad1", gold=str(squad), predictions=str(tmp_path / "p.json")))
+        evaluate.run(
+            evaluate.EvaluateConfig(
+                task="squad1", gold=str(squad), predictions=str(tmp_path / "p.json")
+            )
+        )
 
 
 def test_partial_squad_predictions_are_reported(tmp_path, caplog):
     gold = shared_path("squad", "dev-v1.1.json")
     data = json.loads(gold.read_text())
     ids = [qa["id"] for article in data["data"] for p in article["paragraphs"] for qa in p["qas"]]
-    answers = {qa["id"]: qa["answers"][0]["text"] for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]}
+    answers = {
+        qa["id"]: qa["answers"][0]["text"]
+        for a in data["data"]
+        for p in a["paragraphs"]
+        for qa in p["qas"]
+    }
     predictions = tmp_path / "predictions.json"
     predictions.write_text(json.dumps({qid: answers[qid] for qid in ids[:100]}))
     with caplog.at_level("WARNING", logger="model.evaluate"):
-        result = evaluate.run(evaluate.EvaluateConfig(task="squad1", gold=str(gold), predictions=str(predictions)))
+        result = evaluate.run(
+            evaluate.EvaluateConfig(task="squad1", gold=str(gold), predictions=str(predictions))
+        )
     scores = result["scores"]
-    assert (scores["predicted"], scores["missing_predictions"], scores["total"]) == (100, 10470, 10570)
+    assert (scores["predicted"], scores["missing_predictions"], scores["total"]) == (
+        100,
+        10470,
+        10570,
+    )
     assert scores["exact_match"] == pytest.approx(100 * 100 / 10570)
     assert f"{predictions}: PARTIAL predictions: 10470 of 10570 questions have none" in caplog.text
     predictions.write_text(json.dumps({"not-a-question": "x"}))
-    with pytest.raises(StageError, match=rf"^{predictions}: none of the 10570 gold questions has a prediction"):
-        evaluate.run(evaluate.EvaluateConfig(task="squad1", gold=str(gold), predictions=str(predictions)))
+    with pytest.raises(
+        StageError, match=rf"^{predictions}: none of the 10570 gold questions has a prediction"
+    ):
+        evaluate.run(
+            evaluate.EvaluateConfig(task="squad1", gold=str(gold), predictions=str(predictions))
+        )
 
 
 def test_predictions_for_ids_not_in_the_gold_file_are_counted_and_named(tmp_path, caplog):
@@ -88,13 +152,17 @@ def test_predictions_for_ids_not_in_the_gold_file_are_counted_and_named(tmp_path
     with caplog.at_level("WARNING", logger="model.evaluate"):
         scores = evaluate.run(config)["scores"]
     assert scores["unknown_predictions"] == 2 and scores["accuracy"] == 1.0
-    assert (f"{predictions}: 2 of 10 predictions have an id that is not in {gold} (e.g. '900'); "
-            "not scored") in caplog.text
+    assert (
+        f"{predictions}: 2 of 10 predictions have an id that is not in {gold} (e.g. '900'); "
+        "not scored"
+    ) in caplog.text
 
     squad, answers = tmp_path / "squad.json", tmp_path / "answers.json"
     answer = {"text": "The cat", "answer_start": 0}
-    paragraph = {"context": "The cat sat.",
-                 "qas": [{"id": "q1", "question": "Who sat?", "answers": [answer]}]}
+    paragraph = {
+        "context": "The cat sat.",
+        "qas": [{"id": "q1", "question": "Who sat?", "answers": [answer]}],
+    }
     article = {"title": "t", "paragraphs": [paragraph]}
     squad.write_text(json.dumps({"version": "1.1", "data": [article]}))
     answers.write_text(json.dumps({"q1": "The cat", "q-from-another-file": "x"}))

@@ -27,7 +27,9 @@ def test_classification_metrics_by_hand():
     # tp=3 fp=1 fn=1 tn=3
     assert m.accuracy(preds, labels) == 0.75
     assert m.binary_f1(preds, labels) == pytest.approx(0.75)
-    assert m.matthews_corrcoef(preds, labels) == pytest.approx((3 * 3 - 1 * 1) / np.sqrt(4 * 4 * 4 * 4))
+    assert m.matthews_corrcoef(preds, labels) == pytest.approx(
+        (3 * 3 - 1 * 1) / np.sqrt(4 * 4 * 4 * 4)
+    )
     assert m.matthews_corrcoef([1, 1, 1], [0, 1, 0]) == 0.0  # constant prediction
     assert m.binary_f1([0, 0], [1, 0]) == 0.0
     # multi-class MCC: the sklearn formula, worked by hand
@@ -38,7 +40,11 @@ def test_classification_metrics_by_hand():
     assert m.matthews_corrcoef(p, y) == pytest.approx(expected)
     glue = m.glue_metrics("mrpc", preds, labels)
     assert glue == {"f1": pytest.approx(0.75), "accuracy": 0.75, "acc_and_f1": pytest.approx(0.75)}
-    assert set(m.glue_metrics("stsb", [1.0, 2.0, 3.5], [1.0, 2.5, 3.0])) == {"pearson", "spearman", "corr"}
+    assert set(m.glue_metrics("stsb", [1.0, 2.0, 3.5], [1.0, 2.5, 3.0])) == {
+        "pearson",
+        "spearman",
+        "corr",
+    }
 
 
 def test_squad_normalisation_and_token_f1():
@@ -52,7 +58,11 @@ def test_squad_normalisation_and_token_f1():
 
 
 def test_squad_v1_max_over_gold_and_unanswered():
-    gold = {"q1": ["Denver Broncos", "the Denver Broncos"], "q2": ["1998", "in 1998"], "q3": ["Carolina"]}
+    gold = {
+        "q1": ["Denver Broncos", "the Denver Broncos"],
+        "q2": ["1998", "in 1998"],
+        "q3": ["Carolina"],
+    }
     predictions = {"q1": "Broncos", "q2": "in 1998"}
     scores = m.squad_v1_scores(gold, predictions)
     # q1: EM 0, F1 max(2*1*.5/1.5=0.667) ; q2: EM 1, F1 1 ; q3 unanswered: 0
@@ -67,7 +77,11 @@ def test_squad_v2_has_no_answer_split_and_best_threshold():
     na = {"a": 0.1, "b": 0.9, "c": 0.5, "d": 0.2}
     scores = m.squad_v2_scores(gold, predictions, na, threshold=0.6)
     # threshold 0.6: b -> no answer (correct); a right, c wrong, d "" correct -> exact 3/4
-    assert scores["exact"] == 75.0 and scores["HasAns_exact"] == 50.0 and scores["NoAns_exact"] == 100.0
+    assert (
+        scores["exact"] == 75.0
+        and scores["HasAns_exact"] == 50.0
+        and scores["NoAns_exact"] == 100.0
+    )
     assert scores["HasAns_total"] == 2 and scores["NoAns_total"] == 2
     # sweep (official find_best_thresh): start 2 (no-answer count); a +1 -> 3 @0.1; d 0 ; c 0; b -1
     assert scores["best_exact"] == 75.0 and scores["best_exact_thresh"] == 0.1
@@ -76,6 +90,8 @@ def test_squad_v2_has_no_answer_split_and_best_threshold():
 
 
 def test_race_accuracy_by_level():
-    result = m.race_accuracy(["middle", "middle", "high", "high", "high"], [0, 1, 2, 3, 0], [0, 0, 2, 3, 1])
+    result = m.race_accuracy(
+        ["middle", "middle", "high", "high", "high"], [0, 1, 2, 3, 0], [0, 0, 2, 3, 1]
+    )
     assert result["accuracy"] == 0.6 and result["accuracy_middle"] == 0.5
     assert result["accuracy_high"] == pytest.approx(2 / 3) and result["total_high"] == 3

@@ -28,11 +28,11 @@ def test_offsets_cover_original_text(tokenizer):
     covered = "".join(CONTEXT[s:e] for s, e in ctx.spans)
     assert covered == CONTEXT.replace(" ", "")
     first, last, exact = sf.align_span(ctx, CONTEXT.index("1998"), CONTEXT.index("1998") + 4)
-    assert exact and CONTEXT[ctx.spans[first][0]:ctx.spans[last][1]] == "1998"
+    assert exact and CONTEXT[ctx.spans[first][0] : ctx.spans[last][1]] == "1998"
     # an answer starting inside a piece maps to the covering pieces and is reported as misaligned
     start = CONTEXT.index("Bowl") + 2
     first, last, exact = sf.align_span(ctx, start, start + 2)
-    assert not exact and CONTEXT[ctx.spans[first][0]:ctx.spans[last][1]].endswith("wl")
+    assert not exact and CONTEXT[ctx.spans[first][0] : ctx.spans[last][1]].endswith("wl")
     ligature = sf.tokenize_with_offsets(tokenizer, "the \ufb01nal game")  # NFKD changes the length
     assert ligature.fallback_words == 1 and (4, 8) in ligature.spans
 
@@ -43,17 +43,28 @@ def test_answer_offsets_repaired_or_counted(tokenizer):
     shifted = SquadExample("q2", "When?", CONTEXT, (SquadAnswer("1998", 10),))
     missing = SquadExample("q3", "Who?", CONTEXT, (SquadAnswer("Panthers", 0),))
     impossible = SquadExample("q4", "Who lost?", CONTEXT, (), is_impossible=True)
-    aligned, features = sf.prepare(tokenizer, [good, shifted, missing, impossible], True,
-                                   max_seq_length=32, doc_stride=8, max_query_length=8, counts=counts)
+    aligned, features = sf.prepare(
+        tokenizer,
+        [good, shifted, missing, impossible],
+        True,
+        max_seq_length=32,
+        doc_stride=8,
+        max_query_length=8,
+        counts=counts,
+    )
     assert [a.example.qas_id for a in aligned] == ["q1", "q2", "q4"]
-    assert counts["answer_not_found"] == 1 and counts["offset_repaired"] == 1 and counts["exact_aligned"] == 2
+    assert (
+        counts["answer_not_found"] == 1
+        and counts["offset_repaired"] == 1
+        and counts["exact_aligned"] == 2
+    )
     for feature in features:
         assert len(feature.input_ids) == 32 and feature.input_ids[0] == tokenizer.cls_id
         if feature.start_position:
             item = aligned[feature.example_index]
             first = feature.token_to_piece[feature.start_position]
             last = feature.token_to_piece[feature.end_position]
-            text = item.context.text[item.context.spans[first][0]:item.context.spans[last][1]]
+            text = item.context.text[item.context.spans[first][0] : item.context.spans[last][1]]
             assert text == item.example.answers[0].text
     assert all(f.start_position == 0 for f in features if f.qas_id == "q4")
 
@@ -77,11 +88,14 @@ def oracle_logits(aligned, features, seq):
 
 
 def test_decode_recovers_gold_spans_and_null_answers(tokenizer):
-    examples = [SquadExample("q1", "Who won?", CONTEXT, (SquadAnswer("Broncos", 4),)),
-                SquadExample("q2", "Score?", CONTEXT, (SquadAnswer("50 points", CONTEXT.index("50")),)),
-                SquadExample("q3", "Who lost?", CONTEXT, (), is_impossible=True)]
-    aligned, features = sf.prepare(tokenizer, examples, True, max_seq_length=24, doc_stride=6,
-                                   max_query_length=8)
+    examples = [
+        SquadExample("q1", "Who won?", CONTEXT, (SquadAnswer("Broncos", 4),)),
+        SquadExample("q2", "Score?", CONTEXT, (SquadAnswer("50 points", CONTEXT.index("50")),)),
+        SquadExample("q3", "Who lost?", CONTEXT, (), is_impossible=True),
+    ]
+    aligned, features = sf.prepare(
+        tokenizer, examples, True, max_seq_length=24, doc_stride=6, max_query_length=8
+    )
     assert len(features) > len(examples)  # several windows per question
     start, end = oracle_logits(aligned, features, 24)
     decoded = sf.decode(aligned, features, start, end, n_best_size=5, max_answer_length=10)
@@ -91,7 +105,9 @@ def test_decode_recovers_gold_spans_and_null_answers(tokenizer):
     assert final["q3"] == "" and final["q1"] == "Broncos"
     gold = {"q1": ["Broncos"], "q2": ["50 points"], "q3": []}
     assert squad_v2_scores(gold, decoded.answers, decoded.null_score_diff, 0.0)["exact"] == 100.0
-    assert sf.decode(aligned, features, start, end, max_answer_length=1).answers["q2"] != "50 points"
+    assert (
+        sf.decode(aligned, features, start, end, max_answer_length=1).answers["q2"] != "50 points"
+    )
 
 
 def test_real_squad_dev_alignment_and_oracle_decoding():
@@ -101,7 +117,9 @@ def test_real_squad_dev_alignment_and_oracle_decoding():
     counts = {}
     aligned, features = sf.prepare(tokenizer, examples, True, counts=counts)
     assert counts["answer_not_found"] == 0 if "answer_not_found" in counts else True
-    assert counts["exact_aligned"] + counts.get("boundary_misaligned", 0) == counts["answers"] == 600
+    assert (
+        counts["exact_aligned"] + counts.get("boundary_misaligned", 0) == counts["answers"] == 600
+    )
     assert counts.get("boundary_misaligned", 0) / counts["answers"] < 0.05
     start, end = oracle_logits(aligned, features, 384)
     decoded = sf.decode(aligned, features, start, end)

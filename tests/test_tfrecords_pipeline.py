@@ -143,7 +143,9 @@ def test_features_metadata_and_statistics(static_output, spm_model):
     ] == {"dtype": "float32", "shape": [10]}
     assert sum(metadata["masked_ngram_histogram"]) == pytest.approx(1)
     assert 0.35 < metadata["sop_label_balance"] < 0.65
-    assert len(metadata["files"]) == 4 and metadata["heldout"]["files"] == ["heldout-00000-of-00001.tfrecord"]
+    assert len(metadata["files"]) == 4 and metadata["heldout"]["files"] == [
+        "heldout-00000-of-00001.tfrecord"
+    ]
     assert metadata["heldout"]["note"] is None  # 50 documents: at least the minimum
     # padding is 0 everywhere past the input mask / weights
     pad = records["input_mask"] == 0
@@ -298,10 +300,17 @@ def test_invalid_utf8_names_the_file(tmp_path, spm_model):
 def test_heldout_cutoff_takes_the_fraction_then_the_minimum_count():
     space = tfrecords.HASH_SPACE
     hashes = [space // 10, space // 2, space // 100, space - 1]
-    assert tfrecords.heldout_cutoff(sorted(hashes)[:2], 4, 0.2, 2) == int(0.2 * space)  # the fraction covers 2
+    assert tfrecords.heldout_cutoff(sorted(hashes)[:2], 4, 0.2, 2) == int(
+        0.2 * space
+    )  # the fraction covers 2
     assert tfrecords.heldout_cutoff(sorted(hashes)[:3], 4, 0.0, 3) == space // 2 + 1
-    assert tfrecords.heldout_cutoff(hashes, 4, 0.0, 9) == space // 2 + 1  # one document stays to train
-    assert tfrecords.heldout_cutoff([], 0, 0.0, 2) == 0 and tfrecords.heldout_cutoff([5], 1, 1.0, 0) == space
+    assert (
+        tfrecords.heldout_cutoff(hashes, 4, 0.0, 9) == space // 2 + 1
+    )  # one document stays to train
+    assert (
+        tfrecords.heldout_cutoff([], 0, 0.0, 2) == 0
+        and tfrecords.heldout_cutoff([5], 1, 1.0, 0) == space
+    )
 
 
 def test_fewer_documents_than_the_held_out_minimum_is_said_in_one_line():
@@ -309,13 +318,18 @@ def test_fewer_documents_than_the_held_out_minimum_is_said_in_one_line():
     assert tfrecords.few_documents_note(2, 1, 8) == (
         "the corpus yields 2 documents, fewer than --heldout-min-documents 8: 1 held out whole, "
         "1 trained on; held-out figures score that document only, not a sample of the corpus "
-        "(split it into more documents: docs/segment.md)")
+        "(split it into more documents: docs/segment.md)"
+    )
     assert "nothing is held out" in tfrecords.few_documents_note(1, 0, 8)
 
 
 def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model, tmp_path):
     out = tmp_path / "split"
-    tfrecords.run(config(corpus, spm_model, out, masking="dynamic", heldout_fraction=0.1, heldout_min_documents=6))
+    tfrecords.run(
+        config(
+            corpus, spm_model, out, masking="dynamic", heldout_fraction=0.1, heldout_min_documents=6
+        )
+    )
     metadata = json.loads((out / "metadata.json").read_text())
     listed = (out / metadata["heldout"]["document_list"]).read_text().splitlines()
     held_keys = {line.split("\t")[1] for line in listed}
@@ -344,6 +358,17 @@ def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model
     assert all(keys - held_keys for keys in homes(out.glob("data-*.tfrecord")))
     assert metadata["heldout"]["instances"] > 0
     # the same documents are held out whatever the seed: the choice hashes the text only
-    tfrecords.run(config(corpus, spm_model, tmp_path / "seed", masking="dynamic", seed=7,
-                         heldout_fraction=0.1, heldout_min_documents=6))
-    assert (tmp_path / "seed" / metadata["heldout"]["document_list"]).read_text().splitlines() == listed
+    tfrecords.run(
+        config(
+            corpus,
+            spm_model,
+            tmp_path / "seed",
+            masking="dynamic",
+            seed=7,
+            heldout_fraction=0.1,
+            heldout_min_documents=6,
+        )
+    )
+    assert (
+        tmp_path / "seed" / metadata["heldout"]["document_list"]
+    ).read_text().splitlines() == listed

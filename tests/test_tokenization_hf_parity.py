@@ -26,8 +26,12 @@ from pipelines import vocab
 transformers = pytest.importorskip("transformers")
 logging.getLogger("transformers").setLevel(logging.ERROR)
 
-TRICKY = ["In 10, the year 1,000, (a-b) 10,", "``Quoted'' CAFÉ naïve ﬁne\u00a0½ Ångström  İstanbul",
-          "  spaces\tand\nbreaks  ", "£5 – €6 \"x\" (y). z-w"]
+TRICKY = [
+    "In 10, the year 1,000, (a-b) 10,",
+    "``Quoted'' CAFÉ naïve ﬁne\u00a0½ Ångström  İstanbul",
+    "  spaces\tand\nbreaks  ",
+    '£5 – €6 "x" (y). z-w',
+]
 
 
 def equal_score_tie(ours: AlbertTokenizer, ids: list[int], other: list[int]) -> bool:
@@ -44,7 +48,9 @@ def agreement(ours: AlbertTokenizer, directory, lines: list[tuple[str, str]]) ->
     hf = transformers.AutoTokenizer.from_pretrained(str(directory))
     texts = [text for _, text in lines]
     hf_ids = hf(texts, add_special_tokens=False)["input_ids"]
-    sp_ids = spm.SentencePieceProcessor(model_proto=sentencepiece_with_preprocessing(ours)).encode(texts)
+    sp_ids = spm.SentencePieceProcessor(model_proto=sentencepiece_with_preprocessing(ours)).encode(
+        texts
+    )
     equal, ties = {}, 0
     for (source, text), hf_line, sp_line in zip(lines, hf_ids, sp_ids):
         ids = ours.encode(text)
@@ -55,8 +61,15 @@ def agreement(ours: AlbertTokenizer, directory, lines: list[tuple[str, str]]) ->
             assert equal_score_tie(ours, ids, hf_line), text
             ties += 1
     rate = sum(same for same, _ in equal.values()) / len(lines)
-    print({"vocab": ours.model_file, "lines": len(lines), "hf_equal_rate": round(rate, 6),
-           "equal_score_ties": ties, "by_source": equal})
+    print(
+        {
+            "vocab": ours.model_file,
+            "lines": len(lines),
+            "hf_equal_rate": round(rate, 6),
+            "equal_score_ties": ties,
+            "by_source": equal,
+        }
+    )
     return {"rate": rate, "hf": hf}
 
 
@@ -64,7 +77,8 @@ def agreement(ours: AlbertTokenizer, directory, lines: list[tuple[str, str]]) ->
 def lines() -> list[tuple[str, str]]:
     """Every 16th line of each shared corpus (the benchmark takes them all), plus tricky cases."""
     return [item for i, item in enumerate(corpus_lines(shared_path())) if i % 16 == 0] + [
-        ("tricky", text) for text in TRICKY]
+        ("tricky", text) for text in TRICKY
+    ]
 
 
 def test_reference_vocabulary(lines, tmp_path):
@@ -88,14 +102,22 @@ def trained_on_real_text(tmp_path_factory) -> tuple[str, list[str]]:
     """
     root = tmp_path_factory.mktemp("real")
     (root / "corpus").mkdir()
-    shutil.copy(shared_path("reference", "corpus4.txt"), root / "corpus" / "part-00000-of-00002.txt")
+    shutil.copy(
+        shared_path("reference", "corpus4.txt"), root / "corpus" / "part-00000-of-00002.txt"
+    )
     book = shared_path("books", "melville-moby_dick.txt").read_bytes().decode("latin-1")
     (root / "corpus" / "part-00001-of-00002.txt").write_text(book, encoding="utf-8")
-    vocab.run(vocab.VocabConfig(
-        input=str(root / "corpus"), output=str(root / "vocab"), vocab_size=2000, num_threads=1
-    ))
-    lines = [line for path in sorted((root / "corpus").glob("*.txt"))
-             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    vocab.run(
+        vocab.VocabConfig(
+            input=str(root / "corpus"), output=str(root / "vocab"), vocab_size=2000, num_threads=1
+        )
+    )
+    lines = [
+        line
+        for path in sorted((root / "corpus").glob("*.txt"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     return str(root / "vocab" / "spiece.model"), lines[::4]
 
 

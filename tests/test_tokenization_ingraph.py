@@ -20,7 +20,7 @@ TRICKY = [
     "combining: e\u0301 a\u0308 o\u0327 \u0338 n\u0303",
     "In 10, 1,000, 2,5 and 1999, things: 10,000,000.",
     "İstanbul ß ǅ Σίσυφος ΑΘΗΝΑ Москва 東京 😀",
-    "(parenthesised) – dashes — £5 €10 \"quotes\" end.",
+    '(parenthesised) – dashes — £5 €10 "quotes" end.',
 ]
 
 
@@ -34,11 +34,15 @@ def assert_same_ids(tokenizer: AlbertTokenizer, texts: list[str]) -> None:
 def tiny_model(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("tiny") / "spiece.model"
     sentences = [s.lower() for s in synthetic_sentences(1500)]
-    path.write_bytes(vocab.train_sentencepiece(sentences, len(sentences), vocab_size=300, num_threads=1))
+    path.write_bytes(
+        vocab.train_sentencepiece(sentences, len(sentences), vocab_size=300, num_threads=1)
+    )
     return str(path)
 
 
-@pytest.mark.parametrize("do_lower_case,keep_accents", [(True, False), (False, False), (True, True)])
+@pytest.mark.parametrize(
+    "do_lower_case,keep_accents", [(True, False), (False, False), (True, True)]
+)
 def test_in_graph_matches_python_on_tricky_text(tiny_model, do_lower_case, keep_accents):
     tokenizer = AlbertTokenizer(tiny_model, do_lower_case=do_lower_case, keep_accents=keep_accents)
     texts = TRICKY + synthetic_sentences(200, seed=3)

@@ -29,10 +29,14 @@ def reference_preprocess(text: str, lower: bool, keep_accents: bool) -> str:
     return outputs.lower() if lower else outputs
 
 
-@pytest.mark.parametrize("lower,keep_accents", [(True, False), (False, False), (True, True), (False, True)])
+@pytest.mark.parametrize(
+    "lower,keep_accents", [(True, False), (False, False), (True, True), (False, True)]
+)
 def test_preprocess_equals_the_reference(lower, keep_accents):
     for text in TEXTS:
-        assert preprocess_text(text, lower, keep_accents) == reference_preprocess(text, lower, keep_accents)
+        assert preprocess_text(text, lower, keep_accents) == reference_preprocess(
+            text, lower, keep_accents
+        )
 
 
 def test_a_model_rewritten_at_the_same_path_is_read_again(tmp_path):
@@ -46,6 +50,8 @@ def test_a_model_rewritten_at_the_same_path_is_read_again(tmp_path):
     path = train_tiny_spm(tmp_path, vocab_size=60)
     assert AlbertTokenizer(path).vocab_size == 60
     (tmp_path / "new").mkdir()
-    os.replace(train_tiny_spm(tmp_path / "new", vocab_size=80), path)  # a new --vocab-size, same path
+    os.replace(
+        train_tiny_spm(tmp_path / "new", vocab_size=80), path
+    )  # a new --vocab-size, same path
     assert AlbertTokenizer(path).vocab_size == 80
     assert model_sha256(path) == hashlib.sha256(Path(path).read_bytes()).hexdigest()

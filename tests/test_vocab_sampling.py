@@ -18,7 +18,9 @@ def test_bounds_hold_out_at_most_five_percent_and_cover_the_sample():
     assert sampling.sample_bounds(0, 100, 10) == sampling.SampleBounds(0, 0)
     bounds = sampling.sample_bounds(1000, 10_000, 500)
     assert bounds.heldout_end == sampling.KEY_SPACE * 50 // 1000
-    assert bounds.train_end == sampling.KEY_SPACE  # the sample wants more than the corpus: take it all
+    assert (
+        bounds.train_end == sampling.KEY_SPACE
+    )  # the sample wants more than the corpus: take it all
     bounds = sampling.sample_bounds(1_000_000, 10_000, 1000)
     assert bounds.heldout_end == sampling.KEY_SPACE * 1000 // 1_000_000
     assert bounds.heldout_end < bounds.train_end < sampling.KEY_SPACE
@@ -28,7 +30,11 @@ def test_bounds_hold_out_at_most_five_percent_and_cover_the_sample():
 def test_roles_split_the_key_space():
     bounds = sampling.SampleBounds(10, 20)
     assert [sampling.sample_role(key, bounds) for key in (0, 9, 10, 19, 20)] == [
-        "heldout", "heldout", "train", "train", None,
+        "heldout",
+        "heldout",
+        "train",
+        "train",
+        None,
     ]
 
 

@@ -9,8 +9,11 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-GLUE_COLUMNS = {"SST-2": ["sentence"], "MRPC": ["#1 String", "#2 String"],
-                "STS-B": ["sentence1", "sentence2"]}
+GLUE_COLUMNS = {
+    "SST-2": ["sentence"],
+    "MRPC": ["#1 String", "#2 String"],
+    "STS-B": ["sentence1", "sentence2"],
+}
 
 
 def book_lines(root: Path) -> Iterator[tuple[str, str]]:
@@ -34,7 +37,9 @@ def squad_lines(root: Path) -> Iterator[tuple[str, str]]:
 def glue_lines(root: Path) -> Iterator[tuple[str, str]]:
     for task, columns in GLUE_COLUMNS.items():
         for split in ("train", "dev"):
-            with open(root / "glue" / task / f"{split}.tsv", encoding="utf-8-sig", newline="") as handle:
+            with open(
+                root / "glue" / task / f"{split}.tsv", encoding="utf-8-sig", newline=""
+            ) as handle:
                 for row in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
                     yield from ((f"glue_{task}", row[column]) for column in columns)
     for split in ("train", "dev"):  # CoLA has no header: source, label, original label, sentence

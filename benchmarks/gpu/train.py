@@ -26,20 +26,36 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the CPU benchmark's generated batch
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[1])
+)  # benchmarks/: the CPU benchmark's generated batch
 from pretrain import PREDICTIONS, make_batch
 
 # Dense (no sparsity) bf16 peak of the device, TFLOP/s, by a substring of jax's `device_kind`.
-DENSE_BF16_PEAK_TFLOPS = {"H200": 989.4, "H100 PCIe": 756.0, "H100": 989.4, "A100": 312.0, "L4": 121.0}
+DENSE_BF16_PEAK_TFLOPS = {
+    "H200": 989.4,
+    "H100 PCIe": 756.0,
+    "H100": 989.4,
+    "A100": 312.0,
+    "L4": 121.0,
+}
 
 
 def flops_per_token(cfg, seq: int, predictions: int = PREDICTIONS) -> dict:
     """Model FLOPs per token of one training step (forward + backward) and the applied parameters."""
-    h, e, f, v, layers = cfg.hidden_size, cfg.embedding_size, cfg.intermediate_size, cfg.vocab_size, cfg.num_hidden_layers
+    h, e, f, v, layers = (
+        cfg.hidden_size,
+        cfg.embedding_size,
+        cfg.intermediate_size,
+        cfg.vocab_size,
+        cfg.num_hidden_layers,
+    )
     attention = 4 * h * h + 4 * h + 2 * h  # Q, K, V, output dense + biases, LayerNorm
     ffn = 2 * h * f + f + h + 2 * h  # two dense layers + biases, LayerNorm
     projection = e * h + h  # embedding E -> hidden H
-    mlm_head = (h * e + e + 2 * e + e * v + v) * predictions / seq  # dense, LayerNorm, tied output, at P of T
+    mlm_head = (
+        (h * e + e + 2 * e + e * v + v) * predictions / seq
+    )  # dense, LayerNorm, tied output, at P of T
     sop_head = (h * h + h + 2 * h + 2) / seq  # pooler + classifier, once a sequence
     applied = layers * (attention + ffn) + projection + mlm_head + sop_head
     return {"applied_parameters": applied, "flops_per_token": 6 * applied + 12 * layers * h * seq}
@@ -67,8 +83,16 @@ def measure(preset: str, seq: int, batch: int, steps: int, warmup: int, precisio
 
     policy = {"bfloat16": "mixed_bfloat16", "float32": "float32"}[precision]
     keras.config.set_dtype_policy(policy)
-    config = PretrainConfig(data="generated", output="unused", preset=preset, steps=steps + warmup,
-                            batch_size=batch, warmup_steps=1, precision=precision, learning_rate=1e-4)
+    config = PretrainConfig(
+        data="generated",
+        output="unused",
+        preset=preset,
+        steps=steps + warmup,
+        batch_size=batch,
+        warmup_steps=1,
+        precision=precision,
+        learning_rate=1e-4,
+    )
     model = build_model(config, vocab_size=30000)
     optimizer, _ = build_training_optimizer(config)
     optimizer.build(model.trainable_variables)
@@ -101,16 +125,28 @@ def measure(preset: str, seq: int, batch: int, steps: int, warmup: int, precisio
     stats = device.memory_stats() or {}
     achieved = tokens_per_second * flops["flops_per_token"]
     return {
-        "preset": preset, "seq": seq, "batch": batch, "precision": precision, "steps": steps,
-        "device": device.device_kind, "platform": device.platform,
-        "parameters": int(model.count_params()), "applied_parameters": int(flops["applied_parameters"]),
+        "preset": preset,
+        "seq": seq,
+        "batch": batch,
+        "precision": precision,
+        "steps": steps,
+        "device": device.device_kind,
+        "platform": device.platform,
+        "parameters": int(model.count_params()),
+        "applied_parameters": int(flops["applied_parameters"]),
         "flops_per_token": int(flops["flops_per_token"]),
-        "compile_s": round(compile_seconds, 1), "step_ms": round(1000 * seconds / steps, 2),
-        "sequences_per_s": round(sequences_per_second, 1), "tokens_per_s": round(tokens_per_second),
-        "model_tflops_per_s": round(achieved / 1e12, 1), "peak_bf16_tflops": peak,
+        "compile_s": round(compile_seconds, 1),
+        "step_ms": round(1000 * seconds / steps, 2),
+        "sequences_per_s": round(sequences_per_second, 1),
+        "tokens_per_s": round(tokens_per_second),
+        "model_tflops_per_s": round(achieved / 1e12, 1),
+        "peak_bf16_tflops": peak,
         "mfu": round(achieved / (peak * 1e12), 4) if peak else None,
-        "peak_memory_gib": round(stats["peak_bytes_in_use"] / 2**30, 2) if "peak_bytes_in_use" in stats else None,
-        "flash_attention": flash, "mlm_loss": round(loss, 3),
+        "peak_memory_gib": round(stats["peak_bytes_in_use"] / 2**30, 2)
+        if "peak_bytes_in_use" in stats
+        else None,
+        "flash_attention": flash,
+        "mlm_loss": round(loss, 3),
     }
 
 
@@ -119,18 +155,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--presets", default="albert-base,albert-large")
     parser.add_argument("--seqs", default="128,512")
-    parser.add_argument("--batch-tokens", type=int, default=32768, help="sequences per step = this / seq")
+    parser.add_argument(
+        "--batch-tokens", type=int, default=32768, help="sequences per step = this / seq"
+    )
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--precision", choices=["bfloat16", "float32"], default="bfloat16")
-    parser.add_argument("--peak-tflops", type=float, default=None, help="override the device's dense bf16 peak")
+    parser.add_argument(
+        "--peak-tflops", type=float, default=None, help="override the device's dense bf16 peak"
+    )
     parser.add_argument("--row", help=argparse.SUPPRESS)  # PRESET:SEQ, run in a child process
     args = parser.parse_args()
 
     if args.row:
         preset, seq = args.row.split(":")
         seq = int(seq)
-        row = measure(preset, seq, max(1, args.batch_tokens // seq), args.steps, args.warmup, args.precision)
+        row = measure(
+            preset, seq, max(1, args.batch_tokens // seq), args.steps, args.warmup, args.precision
+        )
         if args.peak_tflops:
             row["peak_bf16_tflops"] = args.peak_tflops
             row["mfu"] = round(row["model_tflops_per_s"] / args.peak_tflops, 4)
@@ -140,21 +182,45 @@ def main() -> int:
     rows = []
     for preset in args.presets.split(","):
         for seq in (int(s) for s in args.seqs.split(",")):
-            child = [sys.executable, __file__, "--row", f"{preset}:{seq}", "--batch-tokens", str(args.batch_tokens),
-                     "--steps", str(args.steps), "--warmup", str(args.warmup), "--precision", args.precision]
+            child = [
+                sys.executable,
+                __file__,
+                "--row",
+                f"{preset}:{seq}",
+                "--batch-tokens",
+                str(args.batch_tokens),
+                "--steps",
+                str(args.steps),
+                "--warmup",
+                str(args.warmup),
+                "--precision",
+                args.precision,
+            ]
             if args.peak_tflops:
                 child += ["--peak-tflops", str(args.peak_tflops)]
             done = subprocess.run(child, check=False, capture_output=True, text=True)
             if done.returncode:
-                rows.append({"preset": preset, "seq": seq, "error": done.stderr.strip().splitlines()[-1:]})
+                rows.append(
+                    {"preset": preset, "seq": seq, "error": done.stderr.strip().splitlines()[-1:]}
+                )
                 print(done.stderr[-3000:], file=sys.stderr)
             else:
                 rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
     import jax
     import keras
 
-    print(json.dumps({"benchmark": "gpu_pretrain", "backend": "jax", "jax": jax.__version__, "keras": keras.__version__,
-                      "host_cpu": platform.processor() or platform.machine(), "rows": rows}))
+    print(
+        json.dumps(
+            {
+                "benchmark": "gpu_pretrain",
+                "backend": "jax",
+                "jax": jax.__version__,
+                "keras": keras.__version__,
+                "host_cpu": platform.processor() or platform.machine(),
+                "rows": rows,
+            }
+        )
+    )
     return 0 if all("error" not in row for row in rows) else 1
 
 

@@ -27,15 +27,43 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PACKAGES = (
     # Keras 3 and what it imports that a JAX install does not bring.
-    "keras", "absl-py", "namex", "optree", "rich", "markdown-it-py", "mdurl", "pygments", "h5py", "packaging",
+    "keras",
+    "absl-py",
+    "namex",
+    "optree",
+    "rich",
+    "markdown-it-py",
+    "mdurl",
+    "pygments",
+    "h5py",
+    "packaging",
     # Our configs (pydantic), YAML configs, file I/O over fsspec, the tokenizer.
-    "pydantic", "pydantic_core", "annotated-types", "typing-inspection", "typing_extensions",
-    "PyYAML", "fsspec", "sentencepiece",
+    "pydantic",
+    "pydantic_core",
+    "annotated-types",
+    "typing-inspection",
+    "typing_extensions",
+    "PyYAML",
+    "fsspec",
+    "sentencepiece",
     # The TF-free input (model.grain_input): Grain and what it imports, our TFRecord reader's CRC32C and
     # the protobuf runtime of albert.pretraining_example.decode_example.
-    "grain", "array_record", "etils", "zipp", "cloudpickle", "portpicker", "psutil", "protobuf", "google-crc32c",
+    "grain",
+    "array_record",
+    "etils",
+    "zipp",
+    "cloudpickle",
+    "portpicker",
+    "psutil",
+    "protobuf",
+    "google-crc32c",
 )
-PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
+PLATFORMS = (
+    "manylinux_2_28_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+)
 
 
 def pinned_versions(constraints: Path) -> dict[str, str]:
@@ -55,17 +83,42 @@ def normalise(name: str) -> str:
 def download(requirements: list[str], output: Path, python_version: str) -> None:
     platforms = [arg for platform in PLATFORMS for arg in ("--platform", platform)]
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "-q", "--no-deps",
-         "--only-binary=:all:", "--implementation", "cp", "--python-version", python_version,
-         *platforms, "-d", str(output), *requirements],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--disable-pip-version-check",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--implementation",
+            "cp",
+            "--python-version",
+            python_version,
+            *platforms,
+            "-d",
+            str(output),
+            *requirements,
+        ],
         check=True,
     )
 
 
 def build_own_wheel(output: Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--disable-pip-version-check", "-q", "--no-deps", "-w", str(output),
-         str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--disable-pip-version-check",
+            "-q",
+            "--no-deps",
+            "-w",
+            str(output),
+            str(ROOT),
+        ],
         check=True,
     )
 
@@ -73,7 +126,9 @@ def build_own_wheel(output: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=ROOT / ".whl")
-    parser.add_argument("--python-version", default="3.12", help="the GPU machine's Python (major.minor)")
+    parser.add_argument(
+        "--python-version", default="3.12", help="the GPU machine's Python (major.minor)"
+    )
     parser.add_argument("--max-mib", type=float, default=60.0)
     args = parser.parse_args()
 
@@ -82,14 +137,25 @@ def main() -> int:
     if missing:
         parser.error(f"constraints.txt pins no version of {missing}")
     args.output.mkdir(parents=True, exist_ok=True)
-    download([f"{name}=={pins[normalise(name)]}" for name in PACKAGES], args.output, args.python_version)
+    download(
+        [f"{name}=={pins[normalise(name)]}" for name in PACKAGES], args.output, args.python_version
+    )
     build_own_wheel(args.output)
 
     wheels = sorted(args.output.glob("*.whl"))
     sizes = {wheel.name: round(wheel.stat().st_size / 2**20, 2) for wheel in wheels}
     total = round(sum(sizes.values()), 2)
-    print(json.dumps({"output": str(args.output), "python_version": args.python_version, "wheels": sizes,
-                      "total_mib": total, "limit_mib": args.max_mib}))
+    print(
+        json.dumps(
+            {
+                "output": str(args.output),
+                "python_version": args.python_version,
+                "wheels": sizes,
+                "total_mib": total,
+                "limit_mib": args.max_mib,
+            }
+        )
+    )
     if total > args.max_mib:
         print(f"wheelhouse is {total} MiB, over the {args.max_mib} MiB limit", file=sys.stderr)
         return 1

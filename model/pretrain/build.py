@@ -23,7 +23,8 @@ def build_model(config: PretrainConfig, vocab_size: int):
 
     keras.utils.set_random_seed(config.seed)
     return AlbertPretrainingModel(
-        get_preset(config.preset, **{**config.architecture, "vocab_size": vocab_size}), name="albert_pretraining"
+        get_preset(config.preset, **{**config.architecture, "vocab_size": vocab_size}),
+        name="albert_pretraining",
     )
 
 
@@ -32,8 +33,12 @@ def build_training_optimizer(config: PretrainConfig):
 
     from model.optimizers import WarmupPolynomialDecay, build_optimizer
 
-    schedule = WarmupPolynomialDecay(config.learning_rate, config.warmup_steps, config.steps, power=config.decay_power)
-    optimizer = build_optimizer(config.optimizer, schedule, weight_decay=config.weight_decay, clipnorm=config.clipnorm)
+    schedule = WarmupPolynomialDecay(
+        config.learning_rate, config.warmup_steps, config.steps, power=config.decay_power
+    )
+    optimizer = build_optimizer(
+        config.optimizer, schedule, weight_decay=config.weight_decay, clipnorm=config.clipnorm
+    )
     if config.precision == "float16":
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
     return optimizer, schedule
@@ -57,7 +62,11 @@ def load_initial_weights(model, path: str) -> None:
 def weights_digest(model) -> str:
     digest = hashlib.sha256()
     for variable in model.weights:
-        digest.update(np.ascontiguousarray(np.asarray(variable.numpy() if hasattr(variable, "numpy") else variable)))
+        digest.update(
+            np.ascontiguousarray(
+                np.asarray(variable.numpy() if hasattr(variable, "numpy") else variable)
+            )
+        )
     return digest.hexdigest()
 
 
@@ -70,8 +79,12 @@ def build_training(config: PretrainConfig, spec, strategy, vocab_size: int, voca
     with strategy.scope() if strategy is not None else contextlib.nullcontext():
         model = build_model(config, vocab_size)
         pretrain_records.check_compatible(
-            spec, vocab_size=vocab_size, max_position_embeddings=model.config.max_position_embeddings,
-            vocab_sha256=vocab_sha, vocab_origin=vocab_origin(config), spm_model=config.spm_model,
+            spec,
+            vocab_size=vocab_size,
+            max_position_embeddings=model.config.max_position_embeddings,
+            vocab_sha256=vocab_sha,
+            vocab_origin=vocab_origin(config),
+            spm_model=config.spm_model,
         )
         optimizer, schedule = build_training_optimizer(config)
         optimizer.build(model.trainable_variables)

@@ -8,54 +8,93 @@ from pydantic import Field
 
 from albert.config import JsonDict, StageConfig
 
-PRECISION_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
+PRECISION_POLICIES = {
+    "float32": "float32",
+    "bfloat16": "mixed_bfloat16",
+    "float16": "mixed_float16",
+}
+
 
 class PretrainConfig(StageConfig):
     """`model.pretrain` settings; defaults are the paper's (batch 4096, lr 0.00176, 125k steps)."""
 
-    data: str = Field(..., description="directory of TFRecord shards with metadata.json (local or gs://), or a glob")
-    output: str = Field(..., description="run directory: checkpoints/, metrics.jsonl, tensorboard/, export/")
-    preset: str = Field("albert-base", description="model preset (model.config), e.g. albert-tiny, albert-base")
+    data: str = Field(
+        ...,
+        description="directory of TFRecord shards with metadata.json (local or gs://), or a glob",
+    )
+    output: str = Field(
+        ..., description="run directory: checkpoints/, metrics.jsonl, tensorboard/, export/"
+    )
+    preset: str = Field(
+        "albert-base", description="model preset (model.config), e.g. albert-tiny, albert-base"
+    )
     architecture: JsonDict = Field(
         default_factory=dict,
         description='AlbertConfig fields over the preset, e.g. {"sharing": "ffn", "embedding_size": 64}',
     )
-    vocab_size: int | None = Field(None, gt=0, description="vocabulary size; default from the data's metadata.json")
-    spm_model: str | None = Field(None, description="SentencePiece model; its hash must match the data's")
+    vocab_size: int | None = Field(
+        None, gt=0, description="vocabulary size; default from the data's metadata.json"
+    )
+    spm_model: str | None = Field(
+        None, description="SentencePiece model; its hash must match the data's"
+    )
     steps: int = Field(125_000, gt=0, description="training steps (optimizer updates)")
     batch_size: int = Field(4096, gt=0, description="global batch size (sequences per update)")
     learning_rate: float = Field(0.00176, gt=0, description="peak learning rate")
     warmup_steps: int = Field(3125, ge=0, description="linear warmup steps")
-    decay_power: float = Field(1.0, gt=0, description="polynomial decay power (1 = linear) to 0 at --steps")
+    decay_power: float = Field(
+        1.0, gt=0, description="polynomial decay power (1 = linear) to 0 at --steps"
+    )
     optimizer: Literal["lamb", "adamw"] = Field("lamb", description="the paper's LAMB, or AdamW")
     weight_decay: float = Field(0.01, ge=0, description="weight decay (not on LayerNorm or bias)")
     clipnorm: float = Field(1.0, ge=0, description="global-norm gradient clipping (0 = off)")
-    gradient_accumulation: int = Field(1, gt=0, description="micro-batches per update (batch-size / this each)")
-    precision: Literal["float32", "bfloat16", "float16"] = Field("float32", description="float16 uses loss scaling")
-    jit_compile: bool | None = Field(
-        None, description="XLA-compile the training step (default: on with a GPU/TPU, off on CPU, where it pays off only at batch 32+)"
+    gradient_accumulation: int = Field(
+        1, gt=0, description="micro-batches per update (batch-size / this each)"
     )
-    init: str | None = Field(None, description="weights only: a checkpoint dir, .keras, HF dir or TF1 checkpoint")
-    masking: Literal["auto", "static", "dynamic"] = Field("auto", description="auto = as metadata.json says")
-    check_data: bool = Field(True, description="scan every shard first: TFRecord framing, CRCs, ids < vocab_size")
+    precision: Literal["float32", "bfloat16", "float16"] = Field(
+        "float32", description="float16 uses loss scaling"
+    )
+    jit_compile: bool | None = Field(
+        None,
+        description="XLA-compile the training step (default: on with a GPU/TPU, off on CPU, where it pays off only at batch 32+)",
+    )
+    init: str | None = Field(
+        None, description="weights only: a checkpoint dir, .keras, HF dir or TF1 checkpoint"
+    )
+    masking: Literal["auto", "static", "dynamic"] = Field(
+        "auto", description="auto = as metadata.json says"
+    )
+    check_data: bool = Field(
+        True, description="scan every shard first: TFRecord framing, CRCs, ids < vocab_size"
+    )
     seed: int = Field(12345, description="seeds initialisation, shuffling and dynamic masking")
-    shuffle_buffer: int = Field(10_000, gt=0, description="records in each window of the window shuffle")
+    shuffle_buffer: int = Field(
+        10_000, gt=0, description="records in each window of the window shuffle"
+    )
     input: Literal["auto", "tf.data", "grain"] = Field(
-        "auto", description="training input: auto = Grain on the JAX backend (no TensorFlow), tf.data on TensorFlow; "
-                            "both give the same batches"
+        "auto",
+        description="training input: auto = Grain on the JAX backend (no TensorFlow), tf.data on TensorFlow; "
+        "both give the same batches",
     )
     log_every: int = Field(100, gt=0, description="steps between training-metric records")
-    eval_every: int = Field(1000, ge=0, description="steps between held-out evaluations (0 = only at the end)")
+    eval_every: int = Field(
+        1000, ge=0, description="steps between held-out evaluations (0 = only at the end)"
+    )
     eval_batches: int = Field(20, gt=0, description="held-out batches per evaluation")
-    eval_batch_size: int | None = Field(None, gt=0, description="held-out batch size (default: batch-size, ≤ 256)")
+    eval_batch_size: int | None = Field(
+        None, gt=0, description="held-out batch size (default: batch-size, ≤ 256)"
+    )
     checkpoint_every: int = Field(1000, gt=0, description="steps between checkpoints")
     keep_checkpoints: int = Field(3, gt=0, description="checkpoints kept (the newest)")
-    resume: bool = Field(True, description="continue from the newest checkpoint in OUTPUT/checkpoints")
+    resume: bool = Field(
+        True, description="continue from the newest checkpoint in OUTPUT/checkpoints"
+    )
     tpu: str | None = Field(None, description="TPU name or 'local' (TensorFlow backend)")
     coordinator: str | None = Field(
-        None, description="JAX on several hosts: process 0's HOST:PORT, with --num-processes "
-                          "and --process-id (none of the three where TF_CONFIG or JAX's cluster "
-                          "detection describes the job: Vertex AI, SLURM, Open MPI, Cloud TPU)"
+        None,
+        description="JAX on several hosts: process 0's HOST:PORT, with --num-processes "
+        "and --process-id (none of the three where TF_CONFIG or JAX's cluster "
+        "detection describes the job: Vertex AI, SLURM, Open MPI, Cloud TPU)",
     )
     num_processes: int | None = Field(
         None, gt=0, description="JAX on several hosts: the number of processes"
@@ -63,6 +102,11 @@ class PretrainConfig(StageConfig):
     process_id: int | None = Field(
         None, ge=0, description="JAX on several hosts: this process's index (0 writes)"
     )
-    export: bool = Field(True, description="export OUTPUT/export/model.keras, export/hf and export/keras_hub at the end")
-    data_license: str | None = Field(None, description="licence of the training text, for the model card")
+    export: bool = Field(
+        True,
+        description="export OUTPUT/export/model.keras, export/hf and export/keras_hub at the end",
+    )
+    data_license: str | None = Field(
+        None, description="licence of the training text, for the model card"
+    )
     progress: bool = Field(True, description="show a progress bar with steps/s and ETA")

@@ -23,7 +23,11 @@ def diverged(config: PretrainConfig, step: int, what: str) -> StageError:
     from model.checkpointing import latest_checkpoint
 
     last = latest_checkpoint(fileio.join(config.output, "checkpoints"))
-    kept = f"the last finite checkpoint {last.path} (step {last.step}) is kept" if last else "no checkpoint was written"
+    kept = (
+        f"the last finite checkpoint {last.path} (step {last.step}) is kept"
+        if last
+        else "no checkpoint was written"
+    )
     return StageError(
         f"{config.output}: training diverged: the {what} became non-finite at step {step} "
         f"(--learning-rate {config.learning_rate}); stopped, {kept}, nothing exported"

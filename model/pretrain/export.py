@@ -24,8 +24,15 @@ def export_model(model, config: PretrainConfig, spec, heldout: dict) -> dict:
             fs, target = fileio.filesystem(fileio.join(temp, "model.keras"))
             fs.put(keras_path, target)
         paths["keras"] = fileio.join(export_dir, "model.keras")
-        names = write_exports(model, temp, config.model_dump(), spec.metadata, heldout, config.spm_model,
-                              config.data_license)
+        names = write_exports(
+            model,
+            temp,
+            config.model_dump(),
+            spec.metadata,
+            heldout,
+            config.spm_model,
+            config.data_license,
+        )
         paths.update({kind: fileio.join(export_dir, name) for kind, name in names.items()})
     return paths
 

@@ -33,7 +33,9 @@ def resolve_vocab(config: PretrainConfig, spec) -> tuple[int, str | None]:
         size = size or spm.SentencePieceProcessor(model_proto=proto).get_piece_size()
     size = size or spec.vocab_size
     if not size:
-        raise StageError(f"{config.data}: metadata.json gives no vocab_size; pass --vocab-size or --spm-model")
+        raise StageError(
+            f"{config.data}: metadata.json gives no vocab_size; pass --vocab-size or --spm-model"
+        )
     return int(size), sha
 
 
@@ -48,7 +50,15 @@ class IncompatibleOutputError(StageError):
     """OUTPUT holds the checkpoints of another training run: continuing them would not be this run."""
 
 
-IDENTITY_FIELDS = ("preset", "architecture", "seed", "batch_size", "optimizer", "precision", "shuffle_buffer")
+IDENTITY_FIELDS = (
+    "preset",
+    "architecture",
+    "seed",
+    "batch_size",
+    "optimizer",
+    "precision",
+    "shuffle_buffer",
+)
 """Settings whose change makes a checkpoint another run's (with the vocabulary, the data and --init).
 Everything else (steps, the learning-rate schedule, logging, evaluation, checkpointing, the code)
 may change between a run and its resume: the run continues from its newest checkpoint."""
@@ -67,8 +77,11 @@ def training_identity(config: PretrainConfig, spec, vocab_size: int, vocab_sha: 
     """What a checkpoint must share with this run to be resumed by it (recorded in every checkpoint)."""
     return {
         **{name: getattr(config, name) for name in IDENTITY_FIELDS},
-        "vocab_size": vocab_size, "vocab_sha256": vocab_sha, "masking": spec.masking,
-        "max_seq_length": spec.max_seq_length, "data": data_digest(spec),
+        "vocab_size": vocab_size,
+        "vocab_sha256": vocab_sha,
+        "masking": spec.masking,
+        "max_seq_length": spec.max_seq_length,
+        "data": data_digest(spec),
         "init": fileio.listing_digest(config.init) if config.init else None,
     }
 
@@ -89,10 +102,14 @@ def resumable_checkpoint(config: PretrainConfig, identity: dict):
             f"{config.output} holds a checkpoint at step {latest.step} and resume is off: use a new --output"
         )
     saved = checkpointing.read_state(latest.path)
-    recorded = saved.get("identity") or {k: saved[k] for k in ("seed", "batch_size", "preset") if k in saved}
+    recorded = saved.get("identity") or {
+        k: saved[k] for k in ("seed", "batch_size", "preset") if k in saved
+    }
     changed = [name for name in identity if name in recorded and recorded[name] != identity[name]]
     if changed:
-        what = ", ".join(f"{name} {_short(recorded[name])} -> {_short(identity[name])}" for name in changed)
+        what = ", ".join(
+            f"{name} {_short(recorded[name])} -> {_short(identity[name])}" for name in changed
+        )
         raise IncompatibleOutputError(
             f"{config.output} holds the checkpoints of another training run ({what}): use a new --output "
             f"(the flows move the old output aside)"

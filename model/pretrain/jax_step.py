@@ -17,11 +17,13 @@ class JaxState:
 
     def __init__(self, model, optimizer):
         self.model, self.optimizer = model, optimizer
-        self.values = _copies((
-            [v.value for v in model.trainable_variables],
-            [v.value for v in model.non_trainable_variables],
-            [v.value for v in optimizer.variables],
-        ))
+        self.values = _copies(
+            (
+                [v.value for v in model.trainable_variables],
+                [v.value for v in model.non_trainable_variables],
+                [v.value for v in optimizer.variables],
+            )
+        )
 
     def sync_to_keras(self) -> None:
         trainable, non_trainable, optimizer_values = _copies(self.values)
@@ -60,7 +62,9 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
     from model.pretraining_model import model_inputs
 
     def loss_fn(trainable, non_trainable, batch, denominators):
-        outputs, non_trainable = model.stateless_call(trainable, non_trainable, model_inputs(batch), training=True)
+        outputs, non_trainable = model.stateless_call(
+            trainable, non_trainable, model_inputs(batch), training=True
+        )
         loss, sums = pretraining_loss(outputs, batch, *denominators)
         return loss, (sums, non_trainable)
 
@@ -79,7 +83,9 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
                 trainable, non_trainable, batch, denominators
             )
         else:
-            micro = micro_batches(batch, accumulation, lambda v, k: v.reshape((k, -1) + v.shape[1:]))
+            micro = micro_batches(
+                batch, accumulation, lambda v, k: v.reshape((k, -1) + v.shape[1:])
+            )
 
             def body(carry, micro_batch):
                 grads, sums, non_trainable = carry
@@ -89,7 +95,9 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
                 return (jax.tree_util.tree_map(jnp.add, grads, g), sums + s, non_trainable), None
 
             zeros = jax.tree_util.tree_map(jnp.zeros_like, trainable)
-            (grads, sums, non_trainable), _ = jax.lax.scan(body, (zeros, jnp.zeros(6), non_trainable), micro)
+            (grads, sums, non_trainable), _ = jax.lax.scan(
+                body, (zeros, jnp.zeros(6), non_trainable), micro
+            )
         trainable, optimizer_values = optimizer.stateless_apply(optimizer_values, grads, trainable)
         return (trainable, non_trainable, optimizer_values), sums
 
@@ -112,7 +120,9 @@ class JaxTraining:
 
     def __init__(self, model, optimizer, config, distribution):
         self.state = JaxState(model, optimizer)
-        self._step, self._place = jax_train_step(model, optimizer, config.gradient_accumulation, distribution)
+        self._step, self._place = jax_train_step(
+            model, optimizer, config.gradient_accumulation, distribution
+        )
 
     def step(self, batch):
         self.state.values, sums = self._step(self.state.values, self._place(batch))

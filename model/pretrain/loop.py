@@ -38,8 +38,11 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
     spec = data_spec(config)
     vocab_size, vocab_sha = resolve_vocab(config, spec)
     identity = training_identity(config, spec, vocab_size, vocab_sha)
-    with (distribute.naming_failed_processes(), keras_settings(config, backend, distribution),
-          contextlib.ExitStack() as held):
+    with (
+        distribute.naming_failed_processes(),
+        keras_settings(config, backend, distribution),
+        contextlib.ExitStack() as held,
+    ):
         check_batch_size(config, replicas)
         check_input(config, process)
         chief = distribute.is_chief()
@@ -54,25 +57,44 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             counts = pretrain_records.check_shards(spec.files, vocab_size)
             pretrain_records.check_heldout_not_empty(spec, counts)
         state = restore(config, latest, model, optimizer)
-        log = RunLog(config.output, config.steps, state.get("records"), state["step"], chief, config.progress,
-                     on_metrics)
-        engine = training_engine(config, backend, model, optimizer, strategy, distribution, replicas)
-        trainer = Trainer(config, spec, model, optimizer, schedule, engine, log, identity, chief, state)
+        log = RunLog(
+            config.output,
+            config.steps,
+            state.get("records"),
+            state["step"],
+            chief,
+            config.progress,
+            on_metrics,
+        )
+        engine = training_engine(
+            config, backend, model, optimizer, strategy, distribution, replicas
+        )
+        trainer = Trainer(
+            config, spec, model, optimizer, schedule, engine, log, identity, chief, state
+        )
         while trainer.step < config.steps:
             dataset = training_dataset(config, spec, trainer.epoch, trainer.batch_in_epoch, process)
             trainer.train_epoch(engine.batches(dataset))
 
         heldout = trainer.heldout_metrics()
-        if latest is not None and latest.step == trainer.step:  # finished before: its records and checkpoint stand
+        if (
+            latest is not None and latest.step == trainer.step
+        ):  # finished before: its records and checkpoint stand
             final_checkpoint = latest.path
         else:  # the final record first, so that the final checkpoint counts it
             log.record({"step": trainer.step, "split": "heldout", **heldout})
             final_checkpoint = trainer.save()
         return {
-            "steps": trainer.step, "train": trainer.train_metrics, "heldout": heldout, "checkpoint": final_checkpoint,
+            "steps": trainer.step,
+            "train": trainer.train_metrics,
+            "heldout": heldout,
+            "checkpoint": final_checkpoint,
             "export": export_alone(model, config, spec, heldout) if config.export and chief else {},
-            "metrics": log.path if chief else None, "backend": backend, "replicas": replicas,
-            "sequences_per_second": trainer.sequences_per_second, "weights_sha256": weights_digest(model),
+            "metrics": log.path if chief else None,
+            "backend": backend,
+            "replicas": replicas,
+            "sequences_per_second": trainer.sequences_per_second,
+            "weights_sha256": weights_digest(model),
         }
 
 
@@ -84,9 +106,11 @@ def join_cluster(config: PretrainConfig, backend: str) -> None:
     flags = (config.coordinator, config.num_processes, config.process_id)
     if backend != "jax":
         if any(flag is not None for flag in flags):
-            raise StageError("--coordinator, --num-processes and --process-id start JAX's runtime "
-                             f"(KERAS_BACKEND=jax); this run uses {backend}, whose workers read "
-                             f"TF_CONFIG")
+            raise StageError(
+                "--coordinator, --num-processes and --process-id start JAX's runtime "
+                f"(KERAS_BACKEND=jax); this run uses {backend}, whose workers read "
+                f"TF_CONFIG"
+            )
         return
     cluster = distribute.jax_cluster(*flags)
     if cluster is not None:
@@ -98,8 +122,10 @@ def check_input(config: PretrainConfig, process: tuple[int, int]) -> None:
     from model.pretrain_input import uses_grain
 
     if process[1] > 1 and not uses_grain(config.input):
-        raise StageError(f"--input {config.input} feeds one process; {process[1]} processes read "
-                         f"with Grain (--input auto or grain)")
+        raise StageError(
+            f"--input {config.input} feeds one process; {process[1]} processes read "
+            f"with Grain (--input auto or grain)"
+        )
 
 
 def check_same_run(config: PretrainConfig, latest, process: tuple[int, int]) -> None:
@@ -117,14 +143,19 @@ def check_same_run(config: PretrainConfig, latest, process: tuple[int, int]) -> 
     mine = [latest.step if latest else -1, digest]
     steps, digests = multihost_utils.process_allgather(np.asarray(mine, np.int64)).T.tolist()
     if len(set(digests)) > 1:
-        raise StageError("the processes run different settings: every host runs the same command, "
-                         "only --process-id differs")
+        raise StageError(
+            "the processes run different settings: every host runs the same command, "
+            "only --process-id differs"
+        )
     if len(set(steps)) > 1:
-        seen = ", ".join(f"process {i}: {f'step {s}' if s >= 0 else 'none'}"
-                         for i, s in enumerate(steps))
-        raise StageError(f"{config.output}: the processes find different newest checkpoints "
-                         f"({seen}); --output must be one location every host sees (gs:// or a "
-                         f"shared filesystem)")
+        seen = ", ".join(
+            f"process {i}: {f'step {s}' if s >= 0 else 'none'}" for i, s in enumerate(steps)
+        )
+        raise StageError(
+            f"{config.output}: the processes find different newest checkpoints "
+            f"({seen}); --output must be one location every host sees (gs:// or a "
+            f"shared filesystem)"
+        )
 
 
 def select_devices(config: PretrainConfig, backend: str):
@@ -137,9 +168,15 @@ def select_devices(config: PretrainConfig, backend: str):
 
     if backend == "jax":
         if config.precision == "float16":
-            raise StageError("--precision float16 (loss scaling) needs the TensorFlow backend; use bfloat16 on JAX")
+            raise StageError(
+                "--precision float16 (loss scaling) needs the TensorFlow backend; use bfloat16 on JAX"
+            )
         distribution = distribute.jax_data_parallel()
-        return None, distribution, len(distribution.device_mesh.devices.flatten()) if distribution else 1
+        return (
+            None,
+            distribution,
+            len(distribution.device_mesh.devices.flatten()) if distribution else 1,
+        )
     strategy = distribute.select_strategy(config.tpu)
     return strategy, None, strategy.num_replicas_in_sync
 
@@ -169,7 +206,9 @@ def check_batch_size(config: PretrainConfig, replicas: int) -> None:
         )
 
 
-def training_engine(config: PretrainConfig, backend: str, model, optimizer, strategy, distribution, replicas: int):
+def training_engine(
+    config: PretrainConfig, backend: str, model, optimizer, strategy, distribution, replicas: int
+):
     """The backend's training step, weight sync and batch iterator (`TfTraining` or `JaxTraining`)."""
     if backend == "jax":
         from model.pretrain.jax_step import JaxTraining
@@ -187,6 +226,12 @@ def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: i
     from model import pretrain_input
 
     return pretrain_input.train_batches(
-        spec, config.batch_size, config.input, epoch=epoch, seed=config.seed, skip_batches=batch_in_epoch,
-        shuffle_buffer=config.shuffle_buffer, **({"process": process} if process[1] > 1 else {}),
+        spec,
+        config.batch_size,
+        config.input,
+        epoch=epoch,
+        seed=config.seed,
+        skip_batches=batch_in_epoch,
+        shuffle_buffer=config.shuffle_buffer,
+        **({"process": process} if process[1] > 1 else {}),
     )

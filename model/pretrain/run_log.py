@@ -40,7 +40,9 @@ class MetricsLog:
             try:
                 json.loads(line)
             except ValueError:
-                logger.warning("%s: line %d is not complete JSON (an interrupted write); dropped", path, number)
+                logger.warning(
+                    "%s: line %d is not complete JSON (an interrupted write); dropped", path, number
+                )
                 continue
             kept.append(line)
         return kept
@@ -56,8 +58,16 @@ class MetricsLog:
 class RunLog:
     """metrics.jsonl (MetricsLog) + TensorBoard scalars + progress bar + the caller's `on_metrics` (chief only)."""
 
-    def __init__(self, output: str, total_steps: int, kept_records: int | None, resume_step: int, enabled: bool,
-                 progress: bool, on_metrics):
+    def __init__(
+        self,
+        output: str,
+        total_steps: int,
+        kept_records: int | None,
+        resume_step: int,
+        enabled: bool,
+        progress: bool,
+        on_metrics,
+    ):
         self.enabled, self.on_metrics = enabled, on_metrics
         self.path = fileio.join(output, "metrics.jsonl")
         self.metrics = None
@@ -72,7 +82,9 @@ class RunLog:
         if progress:
             import keras
 
-            self.progbar = keras.utils.Progbar(total_steps, stateful_metrics=["loss", "mlm_acc", "sop_acc", "steps/s"])
+            self.progbar = keras.utils.Progbar(
+                total_steps, stateful_metrics=["loss", "mlm_acc", "sop_acc", "steps/s"]
+            )
 
     def __len__(self) -> int:
         return len(self.metrics) if self.metrics is not None else 0
@@ -81,10 +93,14 @@ class RunLog:
         if not self.enabled:
             return
         self.metrics.append(record)
-        self.writer.write(record["step"], {
-            f"{record['split']}/{name}": value for name, value in record.items()
-            if name not in ("step", "split") and isinstance(value, (int, float))
-        })
+        self.writer.write(
+            record["step"],
+            {
+                f"{record['split']}/{name}": value
+                for name, value in record.items()
+                if name not in ("step", "split") and isinstance(value, (int, float))
+            },
+        )
         if self.on_metrics is not None:
             self.on_metrics(dict(record))
 

@@ -23,7 +23,9 @@ def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bo
     def gradients(batch):
         with tf.GradientTape() as tape:
             outputs = model(model_inputs(batch), training=True)
-            loss, sums = pretraining_loss(outputs, batch, batch["mlm_denominator"][0], batch["sop_denominator"][0])
+            loss, sums = pretraining_loss(
+                outputs, batch, batch["mlm_denominator"][0], batch["sop_denominator"][0]
+            )
             scaled = optimizer.scale_loss(loss)
         grads = tape.gradient(scaled, variables)
         return [tf.convert_to_tensor(g) for g in grads], sums
@@ -32,7 +34,9 @@ def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bo
         if accumulation == 1:
             return gradients(batch)
         micro = micro_batches(
-            batch, accumulation, lambda v, k: tf.reshape(v, tf.concat([[k, -1], tf.shape(v)[1:]], 0))
+            batch,
+            accumulation,
+            lambda v, k: tf.reshape(v, tf.concat([[k, -1], tf.shape(v)[1:]], 0)),
         )
 
         def body(i, grads, sums):
@@ -51,7 +55,9 @@ def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bo
     def reduced_replica_step(batch):
         grads, sums = compiled(batch)
         context = tf.distribute.get_replica_context()
-        return context.all_reduce(tf.distribute.ReduceOp.SUM, grads), context.all_reduce(tf.distribute.ReduceOp.SUM, sums)
+        return context.all_reduce(tf.distribute.ReduceOp.SUM, grads), context.all_reduce(
+            tf.distribute.ReduceOp.SUM, sums
+        )
 
     def first(value):
         return strategy.experimental_local_results(value)[0]
@@ -89,5 +95,7 @@ class TfTraining:
         if self.replicas == 1 and not distribute.cluster_size():
             return iter(dataset)
         options = tf.data.Options()
-        options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+        options.experimental_distribute.auto_shard_policy = (
+            tf.data.experimental.AutoShardPolicy.DATA
+        )
         return iter(self.strategy.experimental_distribute_dataset(dataset.with_options(options)))

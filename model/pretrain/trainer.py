@@ -21,13 +21,34 @@ class Trainer:
     the chief writes checkpoints.
     """
 
-    def __init__(self, config: PretrainConfig, spec, model, optimizer, schedule, engine, log: RunLog,
-                 identity: dict, chief: bool, state: dict):
+    def __init__(
+        self,
+        config: PretrainConfig,
+        spec,
+        model,
+        optimizer,
+        schedule,
+        engine,
+        log: RunLog,
+        identity: dict,
+        chief: bool,
+        state: dict,
+    ):
         from model.pretraining_metrics import SUM_NAMES
 
-        self.config, self.spec, self.model, self.optimizer, self.schedule = config, spec, model, optimizer, schedule
+        self.config, self.spec, self.model, self.optimizer, self.schedule = (
+            config,
+            spec,
+            model,
+            optimizer,
+            schedule,
+        )
         self.engine, self.log, self.identity, self.chief = engine, log, identity, chief
-        self.step, self.epoch, self.batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
+        self.step, self.epoch, self.batch_in_epoch = (
+            state["step"],
+            state["epoch"],
+            state["batch_in_epoch"],
+        )
         # the training-metric window in progress (restored on resume: records match an uninterrupted run)
         self.window = np.asarray(state.get("log_window", np.zeros(len(SUM_NAMES))), np.float64)
         self.window_steps = int(state.get("window_steps", 0))
@@ -38,7 +59,9 @@ class Trainer:
 
     @property
     def sequences_per_second(self) -> float | None:
-        return self.total_steps * self.config.batch_size / self.total_time if self.total_time else None
+        return (
+            self.total_steps * self.config.batch_size / self.total_time if self.total_time else None
+        )
 
     def train_epoch(self, batches) -> None:
         """Train on `batches` (the rest of the current epoch) until they or --steps run out."""
@@ -50,14 +73,20 @@ class Trainer:
                 break
         if self.step < config.steps:
             if seen == 0 and self.batch_in_epoch == 0:
-                raise StageError(f"{config.data}: fewer training records than one batch of {config.batch_size}")
+                raise StageError(
+                    f"{config.data}: fewer training records than one batch of {config.batch_size}"
+                )
             self.epoch, self.batch_in_epoch = self.epoch + 1, 0
 
     def train_step(self, batch) -> None:
         """One optimizer update, then the training record, evaluation and checkpoint that fall due."""
         config = self.config
         sums = np.asarray(self.engine.step(batch), np.float64)
-        self.step, self.batch_in_epoch, self.window_steps = self.step + 1, self.batch_in_epoch + 1, self.window_steps + 1
+        self.step, self.batch_in_epoch, self.window_steps = (
+            self.step + 1,
+            self.batch_in_epoch + 1,
+            self.window_steps + 1,
+        )
         self.timed_steps += 1
         if not np.isfinite(sums).all():
             raise diverged(config, self.step, "training loss")
@@ -76,14 +105,22 @@ class Trainer:
         from model.pretraining_metrics import metrics_from_sums
 
         elapsed = time.perf_counter() - self.window_start
-        self.total_time, self.total_steps = self.total_time + elapsed, self.total_steps + self.timed_steps
+        self.total_time, self.total_steps = (
+            self.total_time + elapsed,
+            self.total_steps + self.timed_steps,
+        )
         self.train_metrics = metrics_from_sums(self.window)
         steps_per_second = self.timed_steps / max(elapsed, 1e-9)
-        self.log.record({
-            "step": self.step, "split": "train", **self.train_metrics,
-            "learning_rate": float(self.schedule(self.step - 1)), "steps_per_second": steps_per_second,
-            "sequences_per_second": steps_per_second * self.config.batch_size,
-        })
+        self.log.record(
+            {
+                "step": self.step,
+                "split": "train",
+                **self.train_metrics,
+                "learning_rate": float(self.schedule(self.step - 1)),
+                "steps_per_second": steps_per_second,
+                "sequences_per_second": steps_per_second * self.config.batch_size,
+            }
+        )
         self.log.progress(self.step, self.train_metrics, steps_per_second)
         self.window[:] = 0
         self.window_steps = self.timed_steps = 0
@@ -97,8 +134,9 @@ class Trainer:
         self.engine.sync()
         self.eval_step = self.eval_step or eval_step_fn(self.model)
         batch_size = config.eval_batch_size or min(config.batch_size, 256)
-        heldout = pretrain_input.heldout_batches(self.spec, batch_size, config.input, seed=config.seed,
-                                                 max_batches=config.eval_batches)
+        heldout = pretrain_input.heldout_batches(
+            self.spec, batch_size, config.input, seed=config.seed, max_batches=config.eval_batches
+        )
         metrics = evaluate_batches(self.model, heldout, self.eval_step)
         if not all(np.isfinite(list(metrics.values()))):
             raise diverged(config, self.step, "held-out loss")
@@ -112,12 +150,25 @@ class Trainer:
         self.engine.sync()
         if not weights_finite(self.model):  # never let a NaN checkpoint replace the finite ones
             raise diverged(config, self.step, "model weights")
-        record = {"step": self.step, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch, "seed": config.seed,
-                  "batch_size": config.batch_size, "preset": config.preset, "identity": self.identity,
-                  "records": len(self.log), "log_window": self.window.tolist(), "window_steps": self.window_steps}
+        record = {
+            "step": self.step,
+            "epoch": self.epoch,
+            "batch_in_epoch": self.batch_in_epoch,
+            "seed": config.seed,
+            "batch_size": config.batch_size,
+            "preset": config.preset,
+            "identity": self.identity,
+            "records": len(self.log),
+            "log_window": self.window.tolist(),
+            "window_steps": self.window_steps,
+        }
         if self.chief:
             return checkpointing.save_checkpoint(
-                fileio.join(config.output, "checkpoints"), self.step, self.model, self.optimizer, record,
+                fileio.join(config.output, "checkpoints"),
+                self.step,
+                self.model,
+                self.optimizer,
+                record,
                 config.keep_checkpoints,
             )
         return None

@@ -34,8 +34,9 @@ TASKS: dict[str, TaskSpec] = {
     "mrpc": _glue("mrpc", "MRPC", "classification", 2, "f1"),
     "stsb": _glue("stsb", "STS-B", "regression", 1, "pearson"),
     "qqp": _glue("qqp", "QQP", "classification", 2, "f1"),
-    "mnli": _glue("mnli", "MNLI", "classification", 3, "accuracy",
-                  ("dev_matched.tsv", "dev_mismatched.tsv")),
+    "mnli": _glue(
+        "mnli", "MNLI", "classification", 3, "accuracy", ("dev_matched.tsv", "dev_mismatched.tsv")
+    ),
     "qnli": _glue("qnli", "QNLI", "classification", 2, "accuracy"),
     "rte": _glue("rte", "RTE", "classification", 2, "accuracy"),
     "wnli": _glue("wnli", "WNLI", "classification", 2, "accuracy"),
@@ -47,8 +48,16 @@ TASKS: dict[str, TaskSpec] = {
 
 def get_task(name: str) -> TaskSpec:
     key = name.lower().replace("-", "").replace("_", "")
-    aliases = {"sst": "sst2", "sts": "stsb", "squad": "squad1", "squadv1": "squad1", "squadv2": "squad2",
-               "squad11": "squad1", "squad20": "squad2", "mnlim": "mnli"}
+    aliases = {
+        "sst": "sst2",
+        "sts": "stsb",
+        "squad": "squad1",
+        "squadv1": "squad1",
+        "squadv2": "squad2",
+        "squad11": "squad1",
+        "squad20": "squad2",
+        "mnlim": "mnli",
+    }
     key = aliases.get(key, key)
     if key not in TASKS:
         raise KeyError(f"unknown task {name!r}; known: {', '.join(TASKS)}")

@@ -88,7 +88,9 @@ def layout_for(task: str, split: str) -> Layout:
 
 
 def _columns_needed(layout: Layout) -> int:
-    indices = [i for i in (layout.text_a, layout.text_b, layout.label, layout.guid) if i is not None]
+    indices = [
+        i for i in (layout.text_a, layout.text_b, layout.label, layout.guid) if i is not None
+    ]
     return max([layout.columns] + [(i + 1 if i >= 0 else -i) for i in indices])
 
 

@@ -26,8 +26,11 @@ def accuracy(predictions: Sequence[int], labels: Sequence[int]) -> float:
 
 def binary_f1(predictions: Sequence[int], labels: Sequence[int], positive: int = 1) -> float:
     """F1 of the positive class (GLUE's MRPC and QQP F1); 0 when there are no true positives."""
-    return float(sklearn_metrics.f1_score(labels, predictions, pos_label=positive, average="binary",
-                                          zero_division=0.0))
+    return float(
+        sklearn_metrics.f1_score(
+            labels, predictions, pos_label=positive, average="binary", zero_division=0.0
+        )
+    )
 
 
 def matthews_corrcoef(predictions: Sequence[int], labels: Sequence[int]) -> float:
@@ -56,7 +59,10 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
 def glue_metrics(task: str, predictions: Sequence, labels: Sequence) -> dict[str, float]:
     """The GLUE metrics of `task` (percentages are not used: values in [0, 1] or [-1, 1])."""
     if task == "cola":
-        return {"mcc": matthews_corrcoef(predictions, labels), "accuracy": accuracy(predictions, labels)}
+        return {
+            "mcc": matthews_corrcoef(predictions, labels),
+            "accuracy": accuracy(predictions, labels),
+        }
     if task == "stsb":
         p, s = pearson(predictions, labels), spearman(predictions, labels)
         return {"pearson": p, "spearman": s, "corr": (p + s) / 2}
@@ -95,7 +101,9 @@ def token_f1(prediction: str, gold: str, v2: bool = True) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def squad_v1_scores(gold: Mapping[str, Sequence[str]], predictions: Mapping[str, str]) -> dict[str, float]:
+def squad_v1_scores(
+    gold: Mapping[str, Sequence[str]], predictions: Mapping[str, str]
+) -> dict[str, float]:
     """The official v1.1 evaluation: max over gold answers, in percent; unanswered questions score 0."""
     em = f1 = 0.0
     for qid, answers in gold.items():
@@ -104,8 +112,12 @@ def squad_v1_scores(gold: Mapping[str, Sequence[str]], predictions: Mapping[str,
         em += max(exact_match(predictions[qid], a) for a in answers)
         f1 += max(token_f1(predictions[qid], a, v2=False) for a in answers)
     total = len(gold)
-    return {"exact_match": 100.0 * em / total, "f1": 100.0 * f1 / total, "total": total,
-            "answered": sum(1 for qid in gold if qid in predictions)}
+    return {
+        "exact_match": 100.0 * em / total,
+        "f1": 100.0 * f1 / total,
+        "total": total,
+        "answered": sum(1 for qid in gold if qid in predictions),
+    }
 
 
 def _v2_raw_scores(gold, predictions):
@@ -119,12 +131,18 @@ def _v2_raw_scores(gold, predictions):
 
 
 def _apply_threshold(scores, na_probs, has_answer, threshold):
-    return {qid: (float(not has_answer[qid]) if na_probs.get(qid, 0.0) > threshold else score)
-            for qid, score in scores.items()}
+    return {
+        qid: (float(not has_answer[qid]) if na_probs.get(qid, 0.0) > threshold else score)
+        for qid, score in scores.items()
+    }
 
 
-def best_threshold(predictions: Mapping[str, str], scores: Mapping[str, float],
-                   na_probs: Mapping[str, float], has_answer: Mapping[str, bool]) -> tuple[float, float]:
+def best_threshold(
+    predictions: Mapping[str, str],
+    scores: Mapping[str, float],
+    na_probs: Mapping[str, float],
+    has_answer: Mapping[str, bool],
+) -> tuple[float, float]:
     """The official v2.0 script's find_best_thresh: (best score in percent, its threshold)."""
     current = best = sum(1 for qid in scores if not has_answer[qid])
     threshold = 0.0
@@ -141,9 +159,12 @@ def best_threshold(predictions: Mapping[str, str], scores: Mapping[str, float],
     return 100.0 * best / len(scores), threshold
 
 
-def squad_v2_scores(gold: Mapping[str, Sequence[str]], predictions: Mapping[str, str],
-                    na_probs: Mapping[str, float] | None = None,
-                    threshold: float = 1.0) -> dict[str, float]:
+def squad_v2_scores(
+    gold: Mapping[str, Sequence[str]],
+    predictions: Mapping[str, str],
+    na_probs: Mapping[str, float] | None = None,
+    threshold: float = 1.0,
+) -> dict[str, float]:
     """The official v2.0 evaluation: exact/f1 overall and on HasAns/NoAns, and the best threshold.
 
     `na_probs[qid]` is the no-answer score; a question is answered "" when it exceeds `threshold`.
@@ -155,23 +176,32 @@ def squad_v2_scores(gold: Mapping[str, Sequence[str]], predictions: Mapping[str,
     exact = _apply_threshold(exact_raw, na_probs, has_answer, threshold)
     f1 = _apply_threshold(f1_raw, na_probs, has_answer, threshold)
     total = len(gold)
-    result: dict[str, float] = {"exact": 100.0 * sum(exact.values()) / total,
-                                "f1": 100.0 * sum(f1.values()) / total, "total": total}
+    result: dict[str, float] = {
+        "exact": 100.0 * sum(exact.values()) / total,
+        "f1": 100.0 * sum(f1.values()) / total,
+        "total": total,
+    }
     for name, keep in (("HasAns", True), ("NoAns", False)):
         qids = [qid for qid in gold if has_answer[qid] == keep]
         if qids:
             result[f"{name}_exact"] = 100.0 * sum(exact[q] for q in qids) / len(qids)
             result[f"{name}_f1"] = 100.0 * sum(f1[q] for q in qids) / len(qids)
             result[f"{name}_total"] = len(qids)
-    result["best_exact"], result["best_exact_thresh"] = best_threshold(predictions, exact_raw, na_probs, has_answer)
-    result["best_f1"], result["best_f1_thresh"] = best_threshold(predictions, f1_raw, na_probs, has_answer)
+    result["best_exact"], result["best_exact_thresh"] = best_threshold(
+        predictions, exact_raw, na_probs, has_answer
+    )
+    result["best_f1"], result["best_f1_thresh"] = best_threshold(
+        predictions, f1_raw, na_probs, has_answer
+    )
     return result
 
 
 # ---------------------------------------------------------------------------------------- RACE
 
 
-def race_accuracy(levels: Sequence[str], predictions: Sequence[int], labels: Sequence[int]) -> dict[str, float]:
+def race_accuracy(
+    levels: Sequence[str], predictions: Sequence[int], labels: Sequence[int]
+) -> dict[str, float]:
     """Accuracy on RACE-middle, RACE-high and all of RACE (levels that are absent are left out)."""
     levels, predictions, labels = np.asarray(levels), np.asarray(predictions), np.asarray(labels)
     result = {"accuracy": accuracy(predictions, labels), "total": len(labels)}

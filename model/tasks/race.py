@@ -44,20 +44,34 @@ def parse_race_file(path: str, level: str, data: dict) -> list[RaceExample]:
     stem = posixpath.splitext(posixpath.basename(path))[0]
     try:
         article, questions, options, answers = (
-            data["article"], data["questions"], data["options"], data["answers"])
+            data["article"],
+            data["questions"],
+            data["options"],
+            data["answers"],
+        )
     except (KeyError, TypeError) as error:
         raise StageError(f"{path}: missing field {error}") from None
     if not (len(questions) == len(options) == len(answers)):
-        raise StageError(f"{path}: {len(questions)} questions, {len(options)} option lists and "
-                         f"{len(answers)} answers differ in number")
+        raise StageError(
+            f"{path}: {len(questions)} questions, {len(options)} option lists and "
+            f"{len(answers)} answers differ in number"
+        )
     examples = []
     for index, (question, choices, answer) in enumerate(zip(questions, options, answers)):
         if len(choices) != 4:
             raise StageError(f"{path}: question {index} has {len(choices)} options, expected 4")
         if answer not in ANSWER_LETTERS:
             raise StageError(f"{path}: question {index} has answer {answer!r}, expected one of A-D")
-        examples.append(RaceExample(f"{level}/{stem}-{index}", level, article, question,
-                                    tuple(choices), ANSWER_LETTERS.index(answer)))
+        examples.append(
+            RaceExample(
+                f"{level}/{stem}-{index}",
+                level,
+                article,
+                question,
+                tuple(choices),
+                ANSWER_LETTERS.index(answer),
+            )
+        )
     return examples
 
 

@@ -52,35 +52,48 @@ def read_squad(path: str, counts: dict[str, int] | None = None) -> Iterator[Squa
                 context = paragraph["context"]
                 qas = paragraph["qas"]
             except KeyError as error:
-                raise StageError(f"{path}: article {article_index} paragraph {paragraph_index}: "
-                                 f"missing {error}") from None
+                raise StageError(
+                    f"{path}: article {article_index} paragraph {paragraph_index}: missing {error}"
+                ) from None
             for qa in qas:
                 try:
                     qas_id, question = str(qa["id"]), qa["question"]
                     is_impossible = bool(qa.get("is_impossible", False))
-                    answers = tuple(SquadAnswer(a["text"], int(a["answer_start"]))
-                                    for a in qa.get("answers", []))
+                    answers = tuple(
+                        SquadAnswer(a["text"], int(a["answer_start"]))
+                        for a in qa.get("answers", [])
+                    )
                 except (KeyError, TypeError, ValueError) as error:
-                    raise StageError(f"{path}: article {article_index} paragraph {paragraph_index}: "
-                                     f"malformed question {qa.get('id', '?')}: {error!r}") from None
+                    raise StageError(
+                        f"{path}: article {article_index} paragraph {paragraph_index}: "
+                        f"malformed question {qa.get('id', '?')}: {error!r}"
+                    ) from None
                 if not is_impossible and not answers:
-                    raise StageError(f"{path}: question {qas_id} has no answers and is not "
-                                     f"marked is_impossible")
-                if any(context[a.start:a.start + len(a.text)] != a.text for a in answers):
+                    raise StageError(
+                        f"{path}: question {qas_id} has no answers and is not marked is_impossible"
+                    )
+                if any(context[a.start : a.start + len(a.text)] != a.text for a in answers):
                     counts["answer_offset_mismatch"] = counts.get("answer_offset_mismatch", 0) + 1
                 counts["questions"] = counts.get("questions", 0) + 1
                 counts["impossible"] = counts.get("impossible", 0) + int(is_impossible)
-                yield SquadExample(qas_id, question, context, answers, is_impossible,
-                                   article.get("title", ""))
+                yield SquadExample(
+                    qas_id, question, context, answers, is_impossible, article.get("title", "")
+                )
 
 
 def gold_answers(path: str) -> dict[str, list[str]]:
     """qas_id -> gold answer texts (empty list for an unanswerable question)."""
-    return {e.qas_id: [] if e.is_impossible else [a.text for a in e.answers] for e in read_squad(path)}
+    return {
+        e.qas_id: [] if e.is_impossible else [a.text for a in e.answers] for e in read_squad(path)
+    }
 
 
 def is_v2(path: str) -> bool:
     """Whether a SQuAD file uses v2.0 fields (a question has `is_impossible`)."""
     data = load_squad_json(path)
     return str(data.get("version", "")).startswith("v2") or any(
-        "is_impossible" in qa for article in data["data"] for p in article["paragraphs"] for qa in p["qas"])
+        "is_impossible" in qa
+        for article in data["data"]
+        for p in article["paragraphs"]
+        for qa in p["qas"]
+    )

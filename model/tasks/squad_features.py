@@ -61,8 +61,9 @@ def tokenize_with_offsets(tokenizer: PieceTokenizer, text: str) -> ContextPieces
         word, start, end = match.group(), match.start(), match.end()
         word_pieces = tokenizer.tokenize(word)
         surfaces = [p.replace(SPIECE_UNDERLINE, "") for p in word_pieces]
-        exact = (sum(map(len, surfaces)) == len(word)
-                 and "".join(surfaces) == tokenizer.preprocess(word).replace(" ", ""))
+        exact = sum(map(len, surfaces)) == len(word) and "".join(surfaces) == tokenizer.preprocess(
+            word
+        ).replace(" ", "")
         cursor = start
         for piece, surface in zip(word_pieces, surfaces):
             pieces.append(piece)
@@ -78,7 +79,7 @@ def tokenize_with_offsets(tokenizer: PieceTokenizer, text: str) -> ContextPieces
 
 def locate_answer(context: str, text: str, start: int) -> int | None:
     """The answer's character start: `start` when it points at `text`, else the nearest occurrence."""
-    if context[start:start + len(text)] == text:
+    if context[start : start + len(text)] == text:
         return start
     occurrences = [m.start() for m in re.finditer(re.escape(text), context)] if text else []
     if not occurrences:
@@ -88,7 +89,9 @@ def locate_answer(context: str, text: str, start: int) -> int | None:
 
 def align_span(ctx: ContextPieces, start_char: int, end_char: int) -> tuple[int, int, bool] | None:
     """(first piece, last piece, exact) covering characters [start_char, end_char) of the context."""
-    covering = [i for i, (s, e) in enumerate(ctx.spans) if e > start_char and s < end_char and e > s]
+    covering = [
+        i for i, (s, e) in enumerate(ctx.spans) if e > start_char and s < end_char and e > s
+    ]
     if not covering:
         return None
     first, last = covering[0], covering[-1]
@@ -103,8 +106,12 @@ class AlignedExample:
     answer_pieces: tuple[int, int] | None  # first training answer's piece span; None: no answer
 
 
-def align_example(tokenizer: PieceTokenizer, example: SquadExample, counts: dict[str, int],
-                  context: ContextPieces | None = None) -> AlignedExample | None:
+def align_example(
+    tokenizer: PieceTokenizer,
+    example: SquadExample,
+    counts: dict[str, int],
+    context: ContextPieces | None = None,
+) -> AlignedExample | None:
     """Tokenize the context (unless given) and align the first answer; None when its text is not in
     the context."""
     if context is None or context.text != example.context:
@@ -125,8 +132,9 @@ def align_example(tokenizer: PieceTokenizer, example: SquadExample, counts: dict
         counts["answer_not_found"] = counts.get("answer_not_found", 0) + 1
         return None
     first, last, exact = aligned
-    counts["boundary_misaligned" if not exact else "exact_aligned"] = counts.get(
-        "boundary_misaligned" if not exact else "exact_aligned", 0) + 1
+    counts["boundary_misaligned" if not exact else "exact_aligned"] = (
+        counts.get("boundary_misaligned" if not exact else "exact_aligned", 0) + 1
+    )
     return AlignedExample(example, context, (first, last))
 
 
@@ -167,9 +175,14 @@ def max_context(spans: Sequence[tuple[int, int]], span_index: int, position: int
     return best_index == span_index
 
 
-def build_features(tokenizer: PieceTokenizer, aligned: AlignedExample, example_index: int,
-                   max_seq_length: int = 384, doc_stride: int = 128,
-                   max_query_length: int = 64) -> list[SquadFeature]:
+def build_features(
+    tokenizer: PieceTokenizer,
+    aligned: AlignedExample,
+    example_index: int,
+    max_seq_length: int = 384,
+    doc_stride: int = 128,
+    max_query_length: int = 64,
+) -> list[SquadFeature]:
     """The windows of one aligned example, padded to `max_seq_length`."""
     query = [tokenizer.piece_to_id(p) for p in tokenizer.tokenize(aligned.example.question)]
     query = query[:max_query_length]
@@ -201,10 +214,19 @@ def build_features(tokenizer: PieceTokenizer, aligned: AlignedExample, example_i
                 start_position, end_position = first - start + offset, last - start + offset
         mask = [1] * len(ids)
         pad = max_seq_length - len(ids)
-        features.append(SquadFeature(
-            example_index, ids + [tokenizer.pad_id] * pad, mask + [0] * pad, segments + [0] * pad,
-            token_to_piece + [-1] * pad, is_max + [False] * pad, start_position, end_position,
-            aligned.example.qas_id))
+        features.append(
+            SquadFeature(
+                example_index,
+                ids + [tokenizer.pad_id] * pad,
+                mask + [0] * pad,
+                segments + [0] * pad,
+                token_to_piece + [-1] * pad,
+                is_max + [False] * pad,
+                start_position,
+                end_position,
+                aligned.example.qas_id,
+            )
+        )
     return features
 
 
@@ -219,9 +241,15 @@ def features_to_arrays(features: Sequence[SquadFeature]) -> dict[str, np.ndarray
     }
 
 
-def prepare(tokenizer: PieceTokenizer, examples: Iterable[SquadExample], training: bool,
-            max_seq_length: int = 384, doc_stride: int = 128, max_query_length: int = 64,
-            counts: dict[str, int] | None = None) -> tuple[list[AlignedExample], list[SquadFeature]]:
+def prepare(
+    tokenizer: PieceTokenizer,
+    examples: Iterable[SquadExample],
+    training: bool,
+    max_seq_length: int = 384,
+    doc_stride: int = 128,
+    max_query_length: int = 64,
+    counts: dict[str, int] | None = None,
+) -> tuple[list[AlignedExample], list[SquadFeature]]:
     """Align and window examples. For evaluation, unalignable answers are kept (only gold text is
     needed to score); for training they are left out and counted."""
     counts = counts if counts is not None else {}
@@ -232,14 +260,17 @@ def prepare(tokenizer: PieceTokenizer, examples: Iterable[SquadExample], trainin
         if aligned is None:
             if training:
                 continue
-            aligned = AlignedExample(example, tokenize_with_offsets(tokenizer, example.context), None)
+            aligned = AlignedExample(
+                example, tokenize_with_offsets(tokenizer, example.context), None
+            )
         context = aligned.context
         if not training:
             aligned.answer_pieces = None
         index = len(aligned_examples)
         aligned_examples.append(aligned)
-        features.extend(build_features(tokenizer, aligned, index, max_seq_length, doc_stride,
-                                       max_query_length))
+        features.extend(
+            build_features(tokenizer, aligned, index, max_seq_length, doc_stride, max_query_length)
+        )
     counts["examples"] = len(aligned_examples)
     counts["features"] = len(features)
     return aligned_examples, features
@@ -264,15 +295,22 @@ class DecodedPredictions:
         (None: never predict no-answer, as for SQuAD v1.1)."""
         if threshold is None:
             return dict(self.answers)
-        return {q: "" if self.null_score_diff[q] > threshold else a for q, a in self.answers.items()}
+        return {
+            q: "" if self.null_score_diff[q] > threshold else a for q, a in self.answers.items()
+        }
 
 
 NO_SPAN_DIFF = 1e9  # null-score difference of a question without any valid span
 
 
-def decode(aligned: Sequence[AlignedExample], features: Sequence[SquadFeature],
-           start_logits: np.ndarray, end_logits: np.ndarray, n_best_size: int = 20,
-           max_answer_length: int = 30) -> DecodedPredictions:
+def decode(
+    aligned: Sequence[AlignedExample],
+    features: Sequence[SquadFeature],
+    start_logits: np.ndarray,
+    end_logits: np.ndarray,
+    n_best_size: int = 20,
+    max_answer_length: int = 30,
+) -> DecodedPredictions:
     """n-best span decoding over all windows of each question (reference `write_predictions`)."""
     by_example: dict[int, list[int]] = collections.defaultdict(list)
     for index, feature in enumerate(features):
@@ -300,12 +338,18 @@ def decode(aligned: Sequence[AlignedExample], features: Sequence[SquadFeature],
         for score, feature_index, s, e in candidates:
             feature = features[feature_index]
             first, last = feature.token_to_piece[s], feature.token_to_piece[e]
-            text = item.context.text[item.context.spans[first][0]:item.context.spans[last][1]]
+            text = item.context.text[item.context.spans[first][0] : item.context.spans[last][1]]
             if text in seen:
                 continue
             seen.add(text)
-            nbest.append(SpanPrediction(text, score, float(start_logits[feature_index][s]),
-                                        float(end_logits[feature_index][e])))
+            nbest.append(
+                SpanPrediction(
+                    text,
+                    score,
+                    float(start_logits[feature_index][s]),
+                    float(end_logits[feature_index][e]),
+                )
+            )
             if len(nbest) >= n_best_size:
                 break
         qid = item.example.qas_id
