@@ -7,6 +7,7 @@ import json
 import pytest
 from conftest import shared_path
 
+from flows import finetune as flow_finetune
 from model import evaluate, finetune
 from model.tasks.metrics import squad_v2_scores
 from model.tasks.squad import gold_answers, read_squad
@@ -234,7 +235,7 @@ def test_further_pretraining_on_task_text_then_finetune(spm_model, tmp_path):
         further_pretrain_steps=2,
         **{**SMALL, "train_steps": 2, "max_train_examples": 16, "max_dev_examples": 8},
     )
-    finetune.run(config)
+    finetune.run(config, further_pretrain=flow_finetune.further_pretrain)
     results = json.loads((tmp_path / "cola" / "results.json").read_text())
     further = results["further_pretraining"]
     assert (

@@ -1,0 +1,7 @@
+"""`python -m model.finetune`."""
+
+import sys
+
+from model.finetune.stage import main
+
+sys.exit(main())
