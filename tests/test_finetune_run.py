@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import shared_path
@@ -14,6 +15,7 @@ from model.tasks.squad import gold_answers, read_squad
 from tests.fixtures.tasks.tiny_vocab import OBJECTS, SUBJECTS, VERBS, train_tiny_spm
 
 pytestmark = pytest.mark.slow
+FIXTURES = Path(__file__).parent / "fixtures" / "tasks"
 SMALL = {
     "init": "random",
     "preset": "albert-nano",
@@ -88,6 +90,31 @@ def test_multitask_then_single_task_mrpc_with_stsb(spm_model, tmp_path):
         "corr",
     }
     assert set(results["dev"]) == {"f1", "accuracy", "acc_and_f1"}
+
+
+def test_mnli_is_scored_on_matched_and_mismatched_dev_sets(spm_model, tmp_path):
+    mnli = FIXTURES / "glue" / "MNLI"
+    config = finetune.FinetuneConfig(
+        task="mnli", spm_model=spm_model, output=str(tmp_path / "mnli"), data_dir=str(mnli), **SMALL
+    )
+    summary = finetune.run(config)
+    results = json.loads((tmp_path / "mnli" / "results.json").read_text())
+    assert (
+        set(results["dev_sets"]) == {"MNLI-m", "MNLI-mm"}
+        and summary["dev_sets"] == results["dev_sets"]
+    )
+    assert results["dev_sets"]["MNLI-m"] == results["dev"]  # the matched set selects the model
+    mismatched = evaluate.run(
+        evaluate.EvaluateConfig(
+            task="mnli",
+            gold=str(mnli / "dev_mismatched.tsv"),
+            model=str(tmp_path / "mnli"),
+            output=str(tmp_path / "eval-mm"),
+        )
+    )
+    assert mismatched["scores"]["accuracy"] == pytest.approx(
+        results["dev_sets"]["MNLI-mm"]["accuracy"]
+    )
 
 
 def squad_v2_fixture(path, questions=40):
