@@ -12,6 +12,7 @@ from albert.config import ConfigError
 from albert.stage import StageError
 from model.backbone import AlbertBackbone
 from model.config import get_preset
+from model import finetune
 from model.finetune import MultiTaskModel, parse_task_dir
 from model.finetune.glue import GlueKind
 from model.finetune.kinds import task_kind
@@ -66,3 +67,13 @@ def test_multitask_model_round_trips_through_a_keras_file(tmp_path):
             keras.ops.convert_to_numpy(expected[task]),
             atol=1e-6,
         )
+
+
+def test_further_pretraining_outside_the_flows_is_refused_in_one_line(tmp_path, capsys):
+    """`--further-pretrain-steps` chains the tfrecords and pretrain stages: `albert finetune`
+    (flows.finetune) runs it; `python -m model.finetune` says so before any work."""
+    argv = ["--task", "sst2", "--init", "random", "--spm-model", "s.model", "--data-dir", "d"]
+    argv += ["--output", str(tmp_path / "out"), "--further-pretrain-steps", "2"]
+    assert finetune.main(argv) == 2
+    assert "use `albert finetune`" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -14,10 +14,10 @@ from albert import fileio
 from albert.hashing import stable_hash
 from albert.stage import StageError
 from model.finetune.kind import TaskData, TaskKind, first, inputs_of
-from model.tasks import squad_decode, squad_features
+from model.tasks import TaskSpec, squad_decode, squad_features
 from model.tasks.metrics import squad_v1_scores, squad_v2_scores
 from model.tasks.scoring import score_squad
-from model.tasks.squad import SquadExample, read_squad
+from model.tasks.squad import gold_of, read_squad
 
 
 @dataclass
@@ -32,13 +32,13 @@ class SquadData(TaskData):
     max_answer_length: int = 30
 
 
-def gold_of(examples: list[SquadExample]) -> dict[str, list[str]]:
-    return {e.qas_id: [] if e.is_impossible else [a.text for a in e.answers] for e in examples}
-
-
 class SquadKind(TaskKind):
     empty_reason = "it holds no questions"
     null_odds_file = "null_odds.json"
+
+    def __init__(self, spec: TaskSpec):
+        super().__init__(spec)
+        self.v2 = spec.name == "squad2"  # unanswerable questions: a tuned null threshold
 
     def read(self, config, tokenizer, hp, with_train, threshold):
         if config.max_query_length + 3 >= hp.max_seq_length:
@@ -59,7 +59,7 @@ class SquadKind(TaskKind):
             else []
         )
         holdout = []
-        if self.spec.name == "squad2":  # articles held out of training to tune the threshold on
+        if self.v2:  # articles held out of training to tune the null threshold on
             cut = int(config.threshold_holdout * 10_000)
 
             def held(e):
@@ -112,7 +112,7 @@ class SquadKind(TaskKind):
             data, data.dev_aligned, data.dev_features, self.predict(model, data, batch_size)
         )
         gold = gold_of(data.dev_examples)
-        if self.spec.name != "squad2":
+        if not self.v2:
             scores = squad_v1_scores(gold, decoded.final(None))
             return {**scores, "exact": scores["exact_match"]}, (decoded, None)
         threshold = data.threshold or 0.0
