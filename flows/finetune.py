@@ -17,7 +17,6 @@ from collections.abc import Sequence
 
 from albert import fileio
 from albert.stage import stage_main
-from model import finetune
 from model.finetune import stage as finetune_stage
 from model.finetune.config import FinetuneConfig, Hyperparameters
 from model.finetune.kind import TaskData
@@ -93,7 +92,7 @@ def further_pretrain(config: FinetuneConfig, data: TaskData, hp: Hyperparameters
 
 def run(config: FinetuneConfig) -> dict:
     """`model.finetune.run`, with `--further-pretrain-steps` run by `further_pretrain`."""
-    return finetune.run(config, further_pretrain=further_pretrain)
+    return finetune_stage.run(config, further_pretrain=further_pretrain)
 
 
 def main(argv=None, prog="python -m flows.finetune") -> int:
