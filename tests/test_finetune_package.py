@@ -14,7 +14,7 @@ from model.backbone import AlbertBackbone
 from model.config import get_preset
 from model import finetune
 from model.finetune import MultiTaskModel, parse_task_dir
-from model.finetune.glue import GlueKind
+from model.finetune.glue import GlueKind, GlueRegressionKind
 from model.finetune.kinds import task_kind
 from model.finetune.race import RaceKind
 from model.finetune.squad import SquadKind
@@ -24,7 +24,7 @@ def test_each_task_has_one_kind_and_unknown_tasks_are_named():
     kinds = {name: type(task_kind(name)) for name in ("sst2", "stsb", "mnli-m", "squad2", "race")}
     assert kinds == {
         "sst2": GlueKind,
-        "stsb": GlueKind,
+        "stsb": GlueRegressionKind,
         "mnli-m": GlueKind,
         "squad2": SquadKind,
         "race": RaceKind,

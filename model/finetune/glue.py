@@ -1,6 +1,6 @@
-"""GLUE tasks (classification, and STS-B regression): TSV rows -> `[CLS] a [SEP] (b [SEP])`,
-logits or a score, the GLUE metrics, `predictions.tsv` (`index`, then the label as in the task's
-files or the STS-B score)."""
+"""GLUE tasks: TSV rows -> `[CLS] a [SEP] (b [SEP])`, class logits (`GlueKind`) or the STS-B score
+(`GlueRegressionKind`), the GLUE metrics, `predictions.tsv` (`index`, then the label as in the
+task's files, or the score)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,12 @@ from model.tasks.scoring import score_glue
 
 
 class GlueKind(TaskKind):
+    """A GLUE classification task: softmax cross-entropy, the argmax class, written as the label
+    in its files."""
+
     def __init__(self, spec: TaskSpec):
         super().__init__(spec)
-        self.labels = LABELS[spec.name]  # None: regression (STS-B)
+        self.labels = LABELS[spec.name]
 
     def read(self, config, tokenizer, hp, with_train, threshold):
         counts = {"train": {}, "dev": {}}
@@ -50,15 +53,18 @@ class GlueKind(TaskKind):
         )
 
     def loss(self):
-        if self.labels is None:
-            return lambda y, p: keras.ops.square(
-                keras.ops.cast(keras.ops.reshape(y, (-1,)), "float32") - p[:, 0]
-            )
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
+    def predictions(self, outputs):
+        """The model's outputs -> one prediction per example."""
+        return np.argmax(outputs, axis=-1)
+
+    def prediction_text(self, prediction) -> str:
+        """One prediction as `predictions.tsv` writes it."""
+        return self.labels[int(prediction)]
+
     def score(self, model, data, batch_size):
-        outputs = self.predict(model, data, batch_size)
-        predictions = outputs[:, 0] if self.labels is None else np.argmax(outputs, axis=-1)
+        predictions = self.predictions(self.predict(model, data, batch_size))
         return glue_metrics(self.spec.name, predictions, data.dev["labels"]), predictions
 
     def write_predictions(self, directory, data, predictions):
@@ -66,13 +72,23 @@ class GlueKind(TaskKind):
         with fileio.open_file(path, "w") as handle:
             handle.write("index\tprediction\n")
             for example, prediction in zip(data.dev_examples, predictions):
-                value = (
-                    f"{float(prediction):.6f}"
-                    if self.labels is None
-                    else self.labels[int(prediction)]
-                )
-                handle.write(f"{example.guid}\t{value}\n")
+                handle.write(f"{example.guid}\t{self.prediction_text(prediction)}\n")
         return path
 
     def score_files(self, gold, predictions, na_probs=None, threshold=None):
         return score_glue(self.spec.name, gold, predictions)
+
+
+class GlueRegressionKind(GlueKind):
+    """STS-B: one score per pair, squared error, the score written with six decimals."""
+
+    def loss(self):
+        return lambda y, p: keras.ops.square(
+            keras.ops.cast(keras.ops.reshape(y, (-1,)), "float32") - p[:, 0]
+        )
+
+    def predictions(self, outputs):
+        return outputs[:, 0]
+
+    def prediction_text(self, prediction) -> str:
+        return f"{float(prediction):.6f}"

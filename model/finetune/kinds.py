@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from albert.stage import StageError
-from model.finetune.glue import GlueKind
+from model.finetune.glue import GlueKind, GlueRegressionKind
 from model.finetune.kind import TaskKind
 from model.finetune.race import RaceKind
 from model.finetune.squad import SquadKind
@@ -11,7 +11,7 @@ from model.tasks import get_task
 
 KINDS: dict[str, type[TaskKind]] = {
     "classification": GlueKind,
-    "regression": GlueKind,
+    "regression": GlueRegressionKind,
     "span": SquadKind,
     "multiple_choice": RaceKind,
 }
