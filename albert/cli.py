@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "model.pretrain",
         "Keras: pretrain ALBERT from TFRecords (LAMB, checkpoints, resume)",
     ),
-    "finetune": ("model.finetune", "Keras: fine-tune on GLUE / SQuAD / RACE"),
+    "finetune": ("flows.finetune", "Keras: fine-tune on GLUE / SQuAD / RACE"),
     "evaluate": ("model.evaluate", "score predictions or a model"),
     "run": (
         "flows.pretrain_pipeline",

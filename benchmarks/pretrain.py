@@ -106,7 +106,7 @@ def huggingface(preset: str, batch: dict, warmup: int, seconds: float, min_steps
     import transformers
 
     from model.config import get_preset
-    from model.convert import config_to_huggingface
+    from model.convert_hf import config_to_huggingface
 
     torch.manual_seed(0)
     config = transformers.AlbertConfig(

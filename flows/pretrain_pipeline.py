@@ -27,7 +27,7 @@ from prefect import flow
 from pydantic import Field
 
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
-from albert.config import ConfigError, JsonDict, StageConfig, build_config
+from albert.config import JsonDict, StageConfig, build_config
 from albert.fileio import join
 from albert.stage import stage_main
 from flows import tasks
@@ -116,15 +116,11 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
 def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     """Per `--downstream TASK=DIR`: fine-tuning of the pretrained model and of a randomly initialised
     twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and finetune-TASK-random."""
-    from model.finetune import FinetuneConfig
+    from model.finetune import FinetuneConfig, parse_task_dir
 
     configs: dict[str, StageConfig] = {}
     for item in config.downstream:
-        task, separator, data_dir = item.partition("=")
-        if not separator or not task or not data_dir:
-            raise ConfigError(
-                f"--downstream {item!r}: expected TASK=DIR, e.g. sst2=../shared/data/glue/SST-2"
-            )
+        task, data_dir = parse_task_dir(item, "--downstream")
         common = {
             "task": task,
             "data_dir": data_dir,

@@ -160,10 +160,11 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
     return result
 
 
-@stage_task("finetune", input_fields=["init", "spm_model", "data_dir"], modules=["model.finetune"])
+@stage_task("finetune", input_fields=["init", "spm_model", "data_dir"], modules=["flows.finetune"])
 def finetune(config: StageConfig) -> dict:
-    """model.finetune: fine-tune a model on a task and score its dev set (OUTPUT/results.json)."""
-    return _stage("model.finetune").run(config)
+    """flows.finetune: (further pretrain and) fine-tune a model on a task, score its dev set
+    (OUTPUT/results.json)."""
+    return _stage("flows.finetune").run(config)
 
 
 class HeldOutEvalConfig(StageConfig):

@@ -60,7 +60,7 @@ def strategy_name(tpu: str | None, num_gpus: int, tf_config: str | None = None) 
 
 def select_strategy(tpu: str | None = None):
     """A tf.distribute strategy for the TensorFlow backend (see `strategy_name`)."""
-    import tensorflow as tf
+    import tensorflow as tf  # heavy, backend-specific: only the TensorFlow backend needs it
 
     name = strategy_name(tpu, len(tf.config.list_physical_devices("GPU")))
     if name == "tpu":
@@ -98,8 +98,8 @@ def is_chief(strategy=None) -> bool:
 
 def jax_data_parallel():
     """`keras.distribution.DataParallel` over all JAX devices (of every process); None with one."""
-    import jax
-    import keras
+    import jax  # heavy: the flows import this module without loading JAX or Keras
+    import keras  # heavy: loads the backend
 
     devices = jax.devices()
     if len(devices) <= 1:
@@ -184,7 +184,7 @@ def join_jax_cluster(cluster: JaxCluster) -> None:
     a heartbeat after which a silent process counts as dead, no abort of the others when one
     dies; StageError (one line) when joining fails or the job's process count is not
     --num-processes."""
-    import jax
+    import jax  # heavy: the flows import this module without loading JAX
 
     if jax.distributed.is_initialized():
         return
@@ -243,7 +243,7 @@ def live_processes(count: int) -> list[int] | None:
     """The processes JAX's coordination service counts alive: it answers once every live process
     has asked or been declared dead by its heartbeat. None when no answer comes within twice the
     heartbeat timeout (the others alive and busy elsewhere); without a coordinator, all but 0."""
-    from jax._src import distributed
+    from jax._src import distributed  # heavy; the coordination client: no public API for it
 
     answer: dict[str, list[int]] = {}
 
@@ -267,7 +267,7 @@ def meet_other_processes() -> bool:
     index, count = jax_process()
     if count == 1:
         return True
-    from jax._src import distributed  # the client's barrier: no public API for it
+    from jax._src import distributed  # heavy; the client's barrier: no public API for it
 
     try:
         distributed.global_state.client.wait_at_barrier(

@@ -16,7 +16,12 @@ import logging
 from typing import Any
 
 from albert import fileio
+from albert.tokenization import AlbertTokenizer
+from albert.tokenizer_export import write_hf_tokenizer
+from model.checkpoint_weights import ConversionError
 from model.config import AlbertConfig, parameter_counts
+from model.convert_hf import export_huggingface
+from model.convert_keras_hub import export_keras_hub
 
 logger = logging.getLogger(__name__)
 
@@ -185,8 +190,6 @@ def write_exports(
 
     `export_dir` is the (temporary) directory `model.pretrain` commits atomically.
     """
-    from model.convert import ConversionError, export_huggingface, export_keras_hub
-
     do_lower_case = data.get("do_lower_case", True)
     paths = {}
     hf_dir = fileio.join(export_dir, "hf")
@@ -196,9 +199,6 @@ def write_exports(
         logger.warning("Hugging Face export skipped: %s", error)
     else:
         if spm_model:
-            from albert.tokenization import AlbertTokenizer
-            from albert.tokenizer_export import write_hf_tokenizer
-
             write_hf_tokenizer(
                 AlbertTokenizer(spm_model, do_lower_case=do_lower_case),
                 hf_dir,

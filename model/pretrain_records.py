@@ -22,9 +22,11 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from albert import fileio
 from albert.hashing import derive_seed
+from albert.masking import mask_tokens
 from albert.pretraining_example import FEATURE_NAMES, INT_FEATURES_PRED, decode_example
 from albert.stage import StageError
 from albert.tfrecord_framing import tfrecord_records
@@ -64,8 +66,6 @@ def shard_files(data: str) -> list[str]:
 
 def decode_record(path: str, index: int, record: bytes, names=None) -> dict[str, np.ndarray]:
     """`decode_example`, with a StageError naming the file and record when the bytes are no tf.Example."""
-    from google.protobuf.message import DecodeError
-
     try:
         return decode_example(record, names)
     except DecodeError as error:
@@ -298,8 +298,6 @@ class DynamicMasker:
         }
 
     def __call__(self, index: int, input_ids: np.ndarray, token_boundary: np.ndarray):
-        from albert.masking import mask_tokens
-
         rng = np.random.default_rng([self.seed, self.epoch, int(index)])
         masked = mask_tokens(input_ids, token_boundary, rng, **self.options)
         count, preds = len(masked.positions), self.preds

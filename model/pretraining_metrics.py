@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import math
 
+import keras
 import numpy as np
 from keras import ops
 
 from albert.stage import StageError, naming
+from model import pretrain_input, pretrain_records  # Grain on JAX: no TensorFlow
+from model.convert import load_pretrained
+from model.pretraining_model import model_inputs
 
 SUM_NAMES = (
     "mlm_loss_sum",
@@ -78,13 +82,10 @@ def metrics_from_sums(sums) -> dict:
 
 
 def eval_step_fn(model):
-    """A compiled function batch -> sums (tf.function on TensorFlow, jit of stateless_call on JAX)."""
-    import keras
-
-    from model.pretraining_model import model_inputs
-
+    """A compiled function batch -> sums (tf.function on TensorFlow, jit of stateless_call on
+    JAX)."""
     if keras.config.backend() == "jax":
-        import jax
+        import jax  # backend-specific: only the JAX backend has it loaded
 
         @jax.jit
         def stateless(trainable, non_trainable, batch):
@@ -102,7 +103,7 @@ def eval_step_fn(model):
             )
 
         return step
-    import tensorflow as tf
+    import tensorflow as tf  # heavy, backend-specific: only the TensorFlow backend needs it
 
     @tf.function(autograph=False)
     def step(batch):
@@ -137,12 +138,8 @@ def evaluate_pretraining(
 
     Returns dict(masked_lm_accuracy, masked_lm_loss, perplexity, sop_accuracy, sop_loss, loss).
     """
-    from model import pretrain_input, pretrain_records  # Grain on JAX: no TensorFlow
-
     model = model_or_path
     if isinstance(model_or_path, str):
-        from model.convert import load_pretrained
-
         with naming(model_or_path):  # e.g. Keras refusing an unsafe .keras file
             model = load_pretrained(model_or_path)
     spec = pretrain_records.inspect_data(data_dir)

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from model.finetune_input import mixture_batches, train_batches
+from model.finetune.batches import mixture_batches, train_batches
 
 pytestmark = pytest.mark.keras
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import shared_path
 
+from flows import finetune as flow_finetune
 from model import evaluate, finetune
 from model.tasks.metrics import squad_v2_scores
 from model.tasks.squad import gold_answers, read_squad
 from tests.fixtures.tasks.tiny_vocab import OBJECTS, SUBJECTS, VERBS, train_tiny_spm
 
 pytestmark = pytest.mark.slow
+FIXTURES = Path(__file__).parent / "fixtures" / "tasks"
 SMALL = {
     "init": "random",
     "preset": "albert-nano",
@@ -87,6 +90,31 @@ def test_multitask_then_single_task_mrpc_with_stsb(spm_model, tmp_path):
         "corr",
     }
     assert set(results["dev"]) == {"f1", "accuracy", "acc_and_f1"}
+
+
+def test_mnli_is_scored_on_matched_and_mismatched_dev_sets(spm_model, tmp_path):
+    mnli = FIXTURES / "glue" / "MNLI"
+    config = finetune.FinetuneConfig(
+        task="mnli", spm_model=spm_model, output=str(tmp_path / "mnli"), data_dir=str(mnli), **SMALL
+    )
+    summary = finetune.run(config)
+    results = json.loads((tmp_path / "mnli" / "results.json").read_text())
+    assert (
+        set(results["dev_sets"]) == {"MNLI-m", "MNLI-mm"}
+        and summary["dev_sets"] == results["dev_sets"]
+    )
+    assert results["dev_sets"]["MNLI-m"] == results["dev"]  # the matched set selects the model
+    mismatched = evaluate.run(
+        evaluate.EvaluateConfig(
+            task="mnli",
+            gold=str(mnli / "dev_mismatched.tsv"),
+            model=str(tmp_path / "mnli"),
+            output=str(tmp_path / "eval-mm"),
+        )
+    )
+    assert mismatched["scores"]["accuracy"] == pytest.approx(
+        results["dev_sets"]["MNLI-mm"]["accuracy"]
+    )
 
 
 def squad_v2_fixture(path, questions=40):
@@ -234,7 +262,7 @@ def test_further_pretraining_on_task_text_then_finetune(spm_model, tmp_path):
         further_pretrain_steps=2,
         **{**SMALL, "train_steps": 2, "max_train_examples": 16, "max_dev_examples": 8},
     )
-    finetune.run(config)
+    flow_finetune.run(config)  # albert finetune: further pretraining is a flow step
     results = json.loads((tmp_path / "cola" / "results.json").read_text())
     further = results["further_pretraining"]
     assert (

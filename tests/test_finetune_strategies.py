@@ -8,18 +8,11 @@ import pytest
 
 from model.backbone import AlbertBackbone
 from model.config import get_preset
-from model.finetune import FinetuneConfig, hyperparameters
-from model.finetune_strategies import (
-    LayerFeatures,
-    LayerwiseAdamW,
-    feature_size,
-    layer_depths,
-    layerwise_multipliers,
-    pair_budgets,
-    truncate_pair,
-    truncate_tokens,
-)
+from model.finetune import FinetuneConfig, Hyperparameters, hyperparameters
+from model.finetune.features import LayerFeatures, feature_size
+from model.finetune.optimizer import LayerwiseAdamW, layer_depths, layerwise_multipliers
 from model.tasks import get_task
+from model.tasks.truncation import pair_budgets, truncate_pair, truncate_tokens
 
 
 def test_truncation_strategies():
@@ -39,16 +32,16 @@ def test_truncation_strategies():
 
 def test_hyperparameters_default_to_table_14_and_lower_lr_overrides():
     config = FinetuneConfig(task="mrpc", init="random", spm_model="x", data_dir="d", output="o")
-    assert hyperparameters(config, get_task("mrpc")) == {
-        "learning_rate": 2e-5,
-        "batch_size": 32,
-        "classifier_dropout": 0.0,
-        "train_steps": 800,
-        "warmup_steps": 200,
-        "max_seq_length": 512,
-    }
+    assert hyperparameters(config, get_task("mrpc")) == Hyperparameters(
+        learning_rate=2e-5,
+        batch_size=32,
+        classifier_dropout=0.0,
+        train_steps=800,
+        warmup_steps=200,
+        max_seq_length=512,
+    )
     lower = config.model_copy(update={"learning_rate": 1e-6})
-    assert hyperparameters(lower, get_task("mrpc"))["learning_rate"] == 1e-6
+    assert hyperparameters(lower, get_task("mrpc")).learning_rate == 1e-6
 
 
 def test_layer_depths_unshared_and_shared():

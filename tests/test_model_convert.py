@@ -9,12 +9,9 @@ import pytest
 from model_testdata import padded_inputs
 
 from model.config import get_preset
-from model.convert import (
-    ConversionError,
-    export_huggingface,
-    load_pretrained,
-    weight_entries,
-)
+from model.checkpoint_weights import ConversionError, weight_entries
+from model.convert import load_pretrained
+from model.convert_hf import export_huggingface
 from model.pretraining_model import AlbertPretrainingModel
 
 VOCAB = 101
@@ -274,7 +271,7 @@ def test_huggingface_backbone_only_import(tmp_path):
 
 
 def test_huggingface_config_mapping():
-    from model.convert import config_from_huggingface, config_to_huggingface
+    from model.convert_hf import config_from_huggingface, config_to_huggingface
 
     config = get_preset("albert-nano", vocab_size=VOCAB, num_hidden_groups=2)
     assert config_from_huggingface(config_to_huggingface(config)) == config

@@ -14,7 +14,8 @@ from model_testdata import padded_inputs
 
 from albert.tokenization import AlbertTokenizer
 from model.config import get_preset
-from model.convert import ConversionError, export_keras_hub
+from model.checkpoint_weights import ConversionError
+from model.convert_keras_hub import export_keras_hub
 from model.exports import write_exports
 from model.pretraining_model import AlbertPretrainingModel
 

@@ -8,6 +8,7 @@ import pytest
 from conftest import shared_path
 
 from albert.tokenization import AlbertTokenizer
+from model.tasks import squad_decode
 from model.tasks import squad_features as sf
 from model.tasks.metrics import squad_v1_scores, squad_v2_scores
 from model.tasks.squad import SquadAnswer, SquadExample, gold_answers, read_squad
@@ -98,7 +99,9 @@ def test_decode_recovers_gold_spans_and_null_answers(tokenizer):
     )
     assert len(features) > len(examples)  # several windows per question
     start, end = oracle_logits(aligned, features, 24)
-    decoded = sf.decode(aligned, features, start, end, n_best_size=5, max_answer_length=10)
+    decoded = squad_decode.decode(
+        aligned, features, start, end, n_best_size=5, max_answer_length=10
+    )
     assert decoded.answers["q1"] == "Broncos" and decoded.answers["q2"] == "50 points"
     assert decoded.null_score_diff["q3"] > 0 > decoded.null_score_diff["q1"]
     final = decoded.final(0.0)
@@ -106,7 +109,8 @@ def test_decode_recovers_gold_spans_and_null_answers(tokenizer):
     gold = {"q1": ["Broncos"], "q2": ["50 points"], "q3": []}
     assert squad_v2_scores(gold, decoded.answers, decoded.null_score_diff, 0.0)["exact"] == 100.0
     assert (
-        sf.decode(aligned, features, start, end, max_answer_length=1).answers["q2"] != "50 points"
+        squad_decode.decode(aligned, features, start, end, max_answer_length=1).answers["q2"]
+        != "50 points"
     )
 
 
@@ -122,7 +126,7 @@ def test_real_squad_dev_alignment_and_oracle_decoding():
     )
     assert counts.get("boundary_misaligned", 0) / counts["answers"] < 0.05
     start, end = oracle_logits(aligned, features, 384)
-    decoded = sf.decode(aligned, features, start, end)
+    decoded = squad_decode.decode(aligned, features, start, end)
     gold = {qid: answers for qid, answers in gold_answers(path).items() if qid in decoded.answers}
     scores = squad_v1_scores(gold, decoded.answers)
     assert scores["exact_match"] > 97.0 and scores["f1"] > 98.0

@@ -1,8 +1,8 @@
 """Fine-tuning tasks: readers for GLUE, SQuAD and RACE, their official metrics, and SQuAD features.
 
-`TASKS` describes every task the fine-tuning CLI knows: its kind (how examples become model inputs and
-which head is used), its files in the task's data directory, its metrics and the metric that early
-stopping and model selection follow.
+`TASKS` describes every task the fine-tuning CLI knows: its kind (how examples become model inputs
+and which head is used), its files in the task's data directory, its metrics and the metric that
+early stopping and model selection follow.
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ class TaskSpec:
     dev_files: tuple[str, ...]
     primary_metric: str
     directory: str
+    dev_names: tuple[str, ...] = ()  # official names of the dev sets, where a task has several
 
 
-def _glue(name, directory, kind, num_labels, metric, dev=("dev.tsv",)):
-    return TaskSpec(name, kind, num_labels, "train.tsv", dev, metric, directory)
+def _glue(name, directory, kind, num_labels, metric, dev=("dev.tsv",), dev_names=()):
+    return TaskSpec(name, kind, num_labels, "train.tsv", dev, metric, directory, dev_names)
 
 
 TASKS: dict[str, TaskSpec] = {
@@ -35,7 +36,13 @@ TASKS: dict[str, TaskSpec] = {
     "stsb": _glue("stsb", "STS-B", "regression", 1, "pearson"),
     "qqp": _glue("qqp", "QQP", "classification", 2, "f1"),
     "mnli": _glue(
-        "mnli", "MNLI", "classification", 3, "accuracy", ("dev_matched.tsv", "dev_mismatched.tsv")
+        "mnli",
+        "MNLI",
+        "classification",
+        3,
+        "accuracy",
+        ("dev_matched.tsv", "dev_mismatched.tsv"),
+        ("MNLI-m", "MNLI-mm"),
     ),
     "qnli": _glue("qnli", "QNLI", "classification", 2, "accuracy"),
     "rte": _glue("rte", "RTE", "classification", 2, "accuracy"),

@@ -8,7 +8,7 @@ from typing import Protocol
 
 import numpy as np
 
-from model.finetune_strategies import Truncation, truncate_pair
+from model.tasks.truncation import Truncation, truncate_pair
 from model.tasks.glue import GlueExample
 from model.tasks.race import RaceExample
 

@@ -95,7 +95,8 @@ def _columns_needed(layout: Layout) -> int:
 
 
 def parse_row(task: str, layout: Layout, fields: list[str], line_number: int) -> GlueExample:
-    """One example from the tab-separated fields of a row; raises ValueError saying what is wrong."""
+    """One example from the tab-separated fields of a row; raises ValueError saying what is
+    wrong."""
     if len(fields) < _columns_needed(layout):
         raise ValueError(f"expected at least {_columns_needed(layout)} columns, got {len(fields)}")
     label: int | float | None = None

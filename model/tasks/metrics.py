@@ -104,7 +104,8 @@ def token_f1(prediction: str, gold: str, v2: bool = True) -> float:
 def squad_v1_scores(
     gold: Mapping[str, Sequence[str]], predictions: Mapping[str, str]
 ) -> dict[str, float]:
-    """The official v1.1 evaluation: max over gold answers, in percent; unanswered questions score 0."""
+    """The official v1.1 evaluation: max over gold answers, in percent; unanswered questions
+    score 0."""
     em = f1 = 0.0
     for qid, answers in gold.items():
         if qid not in predictions:

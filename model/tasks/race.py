@@ -76,7 +76,8 @@ def parse_race_file(path: str, level: str, data: dict) -> list[RaceExample]:
 
 
 def read_race(split_dir: str, levels: tuple[str, ...] = LEVELS) -> Iterator[RaceExample]:
-    """Stream the examples of one split directory (e.g. `RACE/dev`), level by level, files in order."""
+    """Stream the examples of one split directory (e.g. `RACE/dev`), level by level, files in
+    order."""
     found = False
     for level in levels:
         for path in expand(join(split_dir, level, "*.txt")):

@@ -8,7 +8,7 @@ question is counted under `answer_offset_mismatch` (the offset is kept; alignmen
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from albert.fileio import open_file
@@ -81,11 +81,14 @@ def read_squad(path: str, counts: dict[str, int] | None = None) -> Iterator[Squa
                 )
 
 
-def gold_answers(path: str) -> dict[str, list[str]]:
+def gold_of(examples: Iterable[SquadExample]) -> dict[str, list[str]]:
     """qas_id -> gold answer texts (empty list for an unanswerable question)."""
-    return {
-        e.qas_id: [] if e.is_impossible else [a.text for a in e.answers] for e in read_squad(path)
-    }
+    return {e.qas_id: [] if e.is_impossible else [a.text for a in e.answers] for e in examples}
+
+
+def gold_answers(path: str) -> dict[str, list[str]]:
+    """`gold_of` the questions of a SQuAD file."""
+    return gold_of(read_squad(path))
 
 
 def is_v2(path: str) -> bool:

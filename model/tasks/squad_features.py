@@ -9,8 +9,8 @@ maps to the pieces containing its first and last character; `boundary_misaligned
 whose boundaries fall inside a piece, `offset_repaired` answers whose `answer_start` did not point
 at their text but the text was found elsewhere in the context (nearest occurrence), and
 `answer_not_found` answers whose text is nowhere in the context (such training questions are left
-out, and counted). Decoding maps a piece span back to the original characters, so predictions are
-exact substrings of the context.
+out, and counted). Decoding (`model.tasks.squad_decode`) maps a piece span back to the original
+characters, so predictions are exact substrings of the context.
 
 Windows follow the reference: `[CLS] question [SEP] window [SEP]`, at most `max_query_length`
 question pieces, windows of the remaining length starting every `doc_stride` pieces, each piece
@@ -19,10 +19,9 @@ scored in the window where it has the most context.
 
 from __future__ import annotations
 
-import collections
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -78,7 +77,8 @@ def tokenize_with_offsets(tokenizer: PieceTokenizer, text: str) -> ContextPieces
 
 
 def locate_answer(context: str, text: str, start: int) -> int | None:
-    """The answer's character start: `start` when it points at `text`, else the nearest occurrence."""
+    """The answer's character start: `start` when it points at `text`, else the nearest
+    occurrence."""
     if context[start : start + len(text)] == text:
         return start
     occurrences = [m.start() for m in re.finditer(re.escape(text), context)] if text else []
@@ -88,7 +88,8 @@ def locate_answer(context: str, text: str, start: int) -> int | None:
 
 
 def align_span(ctx: ContextPieces, start_char: int, end_char: int) -> tuple[int, int, bool] | None:
-    """(first piece, last piece, exact) covering characters [start_char, end_char) of the context."""
+    """(first piece, last piece, exact) covering characters [start_char, end_char) of the
+    context."""
     covering = [
         i for i, (s, e) in enumerate(ctx.spans) if e > start_char and s < end_char and e > s
     ]
@@ -274,89 +275,3 @@ def prepare(
     counts["examples"] = len(aligned_examples)
     counts["features"] = len(features)
     return aligned_examples, features
-
-
-@dataclass
-class SpanPrediction:
-    text: str
-    score: float
-    start_logit: float
-    end_logit: float
-
-
-@dataclass
-class DecodedPredictions:
-    answers: dict[str, str] = field(default_factory=dict)  # best non-null answer per question
-    null_score_diff: dict[str, float] = field(default_factory=dict)  # null score - best span score
-    nbest: dict[str, list[SpanPrediction]] = field(default_factory=dict)
-
-    def final(self, threshold: float | None) -> dict[str, str]:
-        """Answers with "" where the null score beats the best span by more than `threshold`
-        (None: never predict no-answer, as for SQuAD v1.1)."""
-        if threshold is None:
-            return dict(self.answers)
-        return {
-            q: "" if self.null_score_diff[q] > threshold else a for q, a in self.answers.items()
-        }
-
-
-NO_SPAN_DIFF = 1e9  # null-score difference of a question without any valid span
-
-
-def decode(
-    aligned: Sequence[AlignedExample],
-    features: Sequence[SquadFeature],
-    start_logits: np.ndarray,
-    end_logits: np.ndarray,
-    n_best_size: int = 20,
-    max_answer_length: int = 30,
-) -> DecodedPredictions:
-    """n-best span decoding over all windows of each question (reference `write_predictions`)."""
-    by_example: dict[int, list[int]] = collections.defaultdict(list)
-    for index, feature in enumerate(features):
-        by_example[feature.example_index].append(index)
-    result = DecodedPredictions()
-    for example_index, item in enumerate(aligned):
-        candidates: list[tuple[float, int, int, int]] = []
-        null_score = None
-        for feature_index in by_example.get(example_index, []):
-            feature = features[feature_index]
-            starts, ends = start_logits[feature_index], end_logits[feature_index]
-            feature_null = float(starts[0] + ends[0])
-            null_score = feature_null if null_score is None else min(null_score, feature_null)
-            top_starts = np.argsort(-starts, kind="stable")[:n_best_size]
-            top_ends = np.argsort(-ends, kind="stable")[:n_best_size]
-            for s in top_starts:
-                if feature.token_to_piece[s] < 0 or not feature.is_max_context[s]:
-                    continue
-                for e in top_ends:
-                    if feature.token_to_piece[e] < 0 or e < s or e - s + 1 > max_answer_length:
-                        continue
-                    candidates.append((float(starts[s] + ends[e]), feature_index, int(s), int(e)))
-        candidates.sort(key=lambda c: -c[0])
-        nbest, seen = [], set()
-        for score, feature_index, s, e in candidates:
-            feature = features[feature_index]
-            first, last = feature.token_to_piece[s], feature.token_to_piece[e]
-            text = item.context.text[item.context.spans[first][0] : item.context.spans[last][1]]
-            if text in seen:
-                continue
-            seen.add(text)
-            nbest.append(
-                SpanPrediction(
-                    text,
-                    score,
-                    float(start_logits[feature_index][s]),
-                    float(end_logits[feature_index][e]),
-                )
-            )
-            if len(nbest) >= n_best_size:
-                break
-        qid = item.example.qas_id
-        result.nbest[qid] = nbest
-        result.answers[qid] = nbest[0].text if nbest else ""
-        if nbest and null_score is not None:
-            result.null_score_diff[qid] = null_score - nbest[0].score
-        else:
-            result.null_score_diff[qid] = NO_SPAN_DIFF
-    return result

@@ -1,9 +1,9 @@
-"""Fine-tuning batches from in-memory arrays for `model.fit`: tf.data on the TensorFlow backend, Grain
-on the others (so the JAX backend fine-tunes without importing TensorFlow).
+"""Fine-tuning batches from in-memory arrays for `model.fit`: tf.data on the TensorFlow backend,
+Grain on the others (so the JAX backend fine-tunes without importing TensorFlow).
 
 Both read the same contract: `elements` is a tuple (inputs, labels[, weights]) of trees of
-equal-length NumPy arrays; the batches shuffle with `seed`, reshuffle every epoch, repeat forever and
-run across epoch boundaries. The two backends draw different permutations from the same seed.
+equal-length NumPy arrays; the batches shuffle with `seed`, reshuffle every epoch, repeat forever
+and run across epoch boundaries. The two backends draw different permutations from the same seed.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _rows(elements):
 
 def _shuffled_indices(elements, seed: int):
     """Grain: the example indices of `elements`, reshuffled every epoch, repeated forever."""
-    import grain
+    import grain  # optional: the Grain input, off the TensorFlow backend
 
     return grain.MapDataset.range(_length(elements)).shuffle(seed=seed).repeat()
 
@@ -39,7 +39,7 @@ def _shuffled_indices(elements, seed: int):
 def train_batches(elements, batch_size: int, seed: int):
     """Shuffled, repeated batches of `elements` (see the module contract)."""
     if _uses_tf_data():
-        import tensorflow as tf
+        import tensorflow as tf  # heavy: only the TensorFlow backend needs tf.data
 
         dataset = tf.data.Dataset.from_tensor_slices(elements)
         return dataset.shuffle(_length(elements), seed=seed).repeat().batch(batch_size).prefetch(2)
@@ -51,12 +51,12 @@ def train_batches(elements, batch_size: int, seed: int):
 
 
 def mixture_batches(parts: list, batch_size: int, seed: int):
-    """Batches drawing examples from every part of `parts` (each a tuple of `elements`) in proportion
-    to the parts' sizes; each part shuffled and repeated (see the module contract)."""
+    """Batches drawing examples from every part of `parts` (each a tuple of `elements`) in
+    proportion to the parts' sizes; each part shuffled and repeated (see the module contract)."""
     sizes = [_length(part) for part in parts]
     weights = [size / sum(sizes) for size in sizes]
     if _uses_tf_data():
-        import tensorflow as tf
+        import tensorflow as tf  # heavy: only the TensorFlow backend needs tf.data
 
         datasets = [
             tf.data.Dataset.from_tensor_slices(part).shuffle(size, seed=seed).repeat()
@@ -67,7 +67,7 @@ def mixture_batches(parts: list, batch_size: int, seed: int):
             .batch(batch_size)
             .prefetch(2)
         )
-    import grain
+    import grain  # optional: the Grain input, off the TensorFlow backend
 
     examples = [_shuffled_indices(part, seed).map(_rows(part)) for part in parts]
     return grain.MapDataset.mix(examples, weights=weights).batch(batch_size)

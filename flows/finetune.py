@@ -1,0 +1,103 @@
+"""`albert finetune`: the fine-tuning stage (`model.finetune`) with its further-pretraining step.
+
+Further pretraining (Sun et al. 2019, section 5.3; `--further-pretrain-steps N`) continues
+pretraining `--init` on the task's own training text before fine-tuning: the text is written as a
+segmented corpus (a text or sentence per line, a blank line between documents), the tfrecords stage
+makes masked SOP records of it, and the pretrain stage trains N steps from the checkpoint. The work
+directory is OUTPUT.further/ (corpus/, tfrecords/, pretrain/); the fine-tuning then starts from
+OUTPUT.further/pretrain/export/model.keras. It lives here, with the flows, because it chains stages
+of two layers (`pipelines.tfrecords`, `model.pretrain`); `model/` imports neither `pipelines/` nor
+`flows/`. The flows' finetune task (`--downstream`) runs this same `run`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from albert import fileio
+from albert.stage import stage_main
+from model.finetune import stage as finetune_stage
+from model.finetune.config import FinetuneConfig, Hyperparameters
+from model.finetune.kind import TaskData
+
+
+def task_corpus(texts: Sequence[Sequence[str | None]], path: str) -> int:
+    """Write `texts` (the lines of each training document) as a segmented corpus for
+    `pipelines.tfrecords`; return the number of documents."""
+    documents = 0
+    with fileio.open_file(path, "w") as handle:
+        for text in texts:
+            lines = [line.strip() for line in text if line and line.strip()]
+            if lines:
+                handle.write("\n".join(lines) + "\n\n")
+                documents += 1
+    return documents
+
+
+def further_pretrain(config: FinetuneConfig, data: TaskData, hp: Hyperparameters) -> dict:
+    """Continue pretraining `config.init` on the task's own text (see the module docstring); the
+    result's `init` is the further-pretrained model to fine-tune."""
+    from model.pretrain import PretrainConfig  # heavy: only further pretraining trains
+    from model.pretrain import run as pretrain  # heavy: only further pretraining trains
+    from pipelines.tfrecords import TFRecordsConfig  # heavy (Beam): only this path needs it
+    from pipelines.tfrecords import run as make_tfrecords  # heavy (Beam): only this path needs it
+
+    work = config.output.rstrip("/") + ".further"
+    corpus_dir, records, run_dir = (
+        fileio.join(work, p) for p in ("corpus", "tfrecords", "pretrain")
+    )
+    fileio.filesystem(corpus_dir)[0].makedirs(fileio.filesystem(corpus_dir)[1], exist_ok=True)
+    documents = task_corpus(data.train_texts, fileio.join(corpus_dir, "task.txt"))
+    length = min(hp.max_seq_length, 128)
+    make_tfrecords(
+        TFRecordsConfig(
+            input=corpus_dir,
+            spm_model=config.spm_model,
+            output=records,
+            max_seq_length=length,
+            max_predictions_per_seq=max(2, length * 20 // 128),
+            dupe_factor=5,
+            seed=config.seed,
+            num_shards=1,
+        )
+    )
+    summary = pretrain(
+        PretrainConfig(
+            data=records,
+            output=run_dir,
+            preset=config.preset,
+            spm_model=config.spm_model,
+            init=None if config.init == "random" else config.init,
+            steps=config.further_pretrain_steps,
+            batch_size=min(32, hp.batch_size),
+            learning_rate=5e-5,
+            warmup_steps=config.further_pretrain_steps // 10,
+            optimizer="adamw",
+            seed=config.seed,
+            eval_every=0,
+            eval_batches=2,
+            checkpoint_every=config.further_pretrain_steps,
+            progress=False,
+            jit_compile=False,
+        )
+    )
+    return {
+        "documents": documents,
+        "steps": config.further_pretrain_steps,
+        "init": summary["export"]["keras"],
+        "pretrain": {k: v for k, v in summary.items() if k != "export"},
+    }
+
+
+def run(config: FinetuneConfig) -> dict:
+    """`model.finetune.run`, with `--further-pretrain-steps` run by `further_pretrain`."""
+    return finetune_stage.run(config, further_pretrain=further_pretrain)
+
+
+def main(argv=None, prog="python -m flows.finetune") -> int:
+    return stage_main(FinetuneConfig, run, argv, prog=prog, description=finetune_stage.__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,8 @@
+"""`python -m model.finetune`."""
+
+import sys
+
+from model.finetune.stage import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""GLUE tasks: TSV rows -> `[CLS] a [SEP] (b [SEP])`, class logits (`GlueKind`) or the STS-B score
+(`GlueRegressionKind`), the GLUE metrics, `predictions.tsv` (`index`, then the label as in the
+task's files, or the score)."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+from albert import fileio
+from model.finetune.kind import TaskData, TaskKind, first
+from model.tasks import TaskSpec
+from model.tasks.encode import encode_glue
+from model.tasks.glue import LABELS, read_glue
+from model.tasks.metrics import glue_metrics
+from model.tasks.scoring import score_glue
+
+
+class GlueKind(TaskKind):
+    """A GLUE classification task: softmax cross-entropy, the argmax class, written as the label
+    in its files."""
+
+    def __init__(self, spec: TaskSpec):
+        super().__init__(spec)
+        self.labels = LABELS[spec.name]
+
+    def read(self, config, tokenizer, hp, with_train, threshold):
+        counts = {"train": {}, "dev": {}}
+        train_path, dev_path = self.paths(config)
+        name, on_error = self.spec.name, config.on_error
+        train = (
+            first(
+                list(read_glue(name, train_path, "train", on_error, counts["train"])),
+                config.max_train_examples,
+            )
+            if with_train
+            else []
+        )
+        dev_split = dev_path.rsplit("/", 1)[-1].split(".")[0]
+        dev_examples = first(
+            list(read_glue(name, dev_path, dev_split, on_error, counts["dev"])),
+            config.max_dev_examples,
+        )
+
+        def encode(examples):
+            return encode_glue(
+                tokenizer, examples, hp.max_seq_length, config.truncation, config.head_tokens
+            )
+
+        texts = [[e.text_a, e.text_b] for e in train]
+        return TaskData(
+            train_path, dev_path, encode(train), encode(dev_examples), dev_examples, texts, counts
+        )
+
+    def loss(self):
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def predictions(self, outputs):
+        """The model's outputs -> one prediction per example."""
+        return np.argmax(outputs, axis=-1)
+
+    def prediction_text(self, prediction) -> str:
+        """One prediction as `predictions.tsv` writes it."""
+        return self.labels[int(prediction)]
+
+    def score(self, model, data, batch_size):
+        predictions = self.predictions(self.predict(model, data, batch_size))
+        return glue_metrics(self.spec.name, predictions, data.dev["labels"]), predictions
+
+    def write_predictions(self, directory, data, predictions):
+        path = fileio.join(directory, "predictions.tsv")
+        with fileio.open_file(path, "w") as handle:
+            handle.write("index\tprediction\n")
+            for example, prediction in zip(data.dev_examples, predictions):
+                handle.write(f"{example.guid}\t{self.prediction_text(prediction)}\n")
+        return path
+
+    def score_files(self, gold, predictions, na_probs=None, threshold=None):
+        return score_glue(self.spec.name, gold, predictions)
+
+
+class GlueRegressionKind(GlueKind):
+    """STS-B: one score per pair, squared error, the score written with six decimals."""
+
+    def loss(self):
+        return lambda y, p: keras.ops.square(
+            keras.ops.cast(keras.ops.reshape(y, (-1,)), "float32") - p[:, 0]
+        )
+
+    def predictions(self, outputs):
+        return outputs[:, 0]
+
+    def prediction_text(self, prediction) -> str:
+        return f"{float(prediction):.6f}"

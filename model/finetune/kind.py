@@ -1,0 +1,130 @@
+"""The task-kind interface: how one kind of task (GLUE, SQuAD, RACE) is read and encoded, trained
+(its loss), scored, and how its predictions are written and scored from files. A run looks its kind
+up once (`model.finetune.kinds.task_kind`) and never branches on the task kind again."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import keras
+import numpy as np
+
+from albert import fileio
+from albert.stage import StageError
+from albert.tokenization import AlbertTokenizer
+from model.finetune.config import FinetuneConfig, Hyperparameters
+from model.tasks import TaskSpec
+
+MODEL_INPUTS = ("input_ids", "segment_ids", "input_mask")
+
+
+@dataclass
+class TaskData:
+    """A task's encoded data: `train`/`dev` hold the model inputs and `labels`; `dev_examples` are
+    the dev examples in order; `train_texts` the training text, a list of lines per document (for
+    further pretraining); `counts` what was read and skipped per split."""
+
+    train_path: str
+    dev_path: str
+    train: dict[str, Any]
+    dev: dict[str, Any]
+    dev_examples: list
+    train_texts: list[list[str]]
+    counts: dict[str, Any]
+
+
+def inputs_of(arrays: dict) -> dict[str, np.ndarray]:
+    """The model inputs among `arrays` (no labels)."""
+    return {k: arrays[k] for k in MODEL_INPUTS}
+
+
+def first(examples: list, limit: int | None) -> list:
+    """The first `limit` examples (all when `limit` is None)."""
+    return examples[:limit] if limit else examples
+
+
+class TaskKind(ABC):
+    """One kind of task, bound to its `spec`. Subclasses set `empty_reason` (why a split without
+    examples is empty) and `null_odds_file` (a second predictions file, or None)."""
+
+    empty_reason = "the file is empty or has only a header"
+    null_odds_file: str | None = None
+
+    def __init__(self, spec: TaskSpec):
+        self.spec = spec
+
+    def paths(self, config: FinetuneConfig) -> tuple[str, str]:
+        """(training path, dev path): the config's files, else the task's defaults in data_dir."""
+        train = config.train_file or fileio.join(config.data_dir, self.spec.train_file)
+        dev = config.dev_file or fileio.join(config.data_dir, self.spec.dev_files[0])
+        return train, dev
+
+    def load(
+        self,
+        config: FinetuneConfig,
+        tokenizer: AlbertTokenizer,
+        hp: Hyperparameters,
+        with_train: bool = True,
+        threshold: float | None = None,
+    ) -> TaskData:
+        """Read and encode the task's data; `with_train=False` reads only the dev data (scoring a
+        fine-tuned model; a SQuAD v2 null threshold is then `threshold`). No training or dev
+        examples is a StageError naming the file, raised before any training."""
+        data = self.read(config, tokenizer, hp, with_train, threshold)
+        if with_train:
+            self.require_examples(data, data.train_path, "train", len(data.train["input_ids"]))
+        self.require_examples(data, data.dev_path, "dev", len(data.dev_examples))
+        return data
+
+    def require_examples(self, data: TaskData, path: str, split: str, count: int) -> None:
+        if count:
+            return
+        counts = data.counts.get(split, {})
+        skipped = sum(n for name, n in counts.items() if name.startswith("skipped"))
+        if skipped:
+            why = f"all {skipped} rows were malformed and skipped"
+        elif counts.get("questions"):
+            why = f"none of its {counts['questions']} questions could be used"
+        else:
+            why = self.empty_reason
+        raise StageError(f"{path}: no {split} examples ({why})")
+
+    def predict(self, model: keras.Model, data: TaskData, batch_size: int):
+        return model.predict(inputs_of(data.dev), batch_size=batch_size, verbose=0)
+
+    @abstractmethod
+    def read(
+        self,
+        config: FinetuneConfig,
+        tokenizer: AlbertTokenizer,
+        hp: Hyperparameters,
+        with_train: bool,
+        threshold: float | None,
+    ) -> TaskData:
+        """The task's data, unchecked (see `load`)."""
+
+    @abstractmethod
+    def loss(self) -> Any:
+        """The Keras loss of the task's model outputs."""
+
+    @abstractmethod
+    def score(
+        self, model: keras.Model, data: TaskData, batch_size: int
+    ) -> tuple[dict[str, float], Any]:
+        """Dev metrics of `model` (and the raw predictions, for `write_predictions`)."""
+
+    @abstractmethod
+    def write_predictions(self, directory: str, data: TaskData, predictions: Any) -> str:
+        """Write the dev predictions in the task's format under `directory`; return the path."""
+
+    @abstractmethod
+    def score_files(
+        self,
+        gold: str,
+        predictions: str,
+        na_probs: str | None = None,
+        threshold: float | None = None,
+    ) -> dict:
+        """Scores of a predictions file against a gold file (`model.evaluate`)."""

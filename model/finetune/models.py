@@ -1,0 +1,150 @@
+"""The fine-tuning Keras models: one backbone with one task head (`FinetuneModel`) or with one
+classification/regression head per task (`MultiTaskModel`), and the backbone they start from."""
+
+from __future__ import annotations
+
+import keras
+
+from albert import fileio
+from albert.stage import StageError, naming
+from albert.tokenization import AlbertTokenizer
+from model.backbone import AlbertBackbone
+from model.config import get_preset
+from model.convert import load_pretrained
+from model.finetune.features import Features, LayerFeatures, feature_size, needs_hidden_states
+from model.heads import MultipleChoiceHead, SequenceClassificationHead, SpanExtractionHead
+
+
+@keras.saving.register_keras_serializable(package="albert")
+class FinetuneModel(keras.Model):
+    """The backbone with one task head: classification/regression logits, SQuAD start/end logits, or
+    multiple-choice scores over inputs `[B, C, T]` (`kind` is the task's `TaskSpec.kind`)."""
+
+    def __init__(
+        self,
+        backbone: AlbertBackbone,
+        kind: str,
+        num_labels: int,
+        features: Features = "pooled",
+        dropout: float = 0.1,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.backbone, self.kind, self.num_labels = backbone, kind, num_labels
+        self.features, self.dropout = features, dropout
+        size = feature_size(
+            features, backbone.config.hidden_size, backbone.config.num_hidden_layers
+        )
+        head_config = backbone.config.model_copy(
+            update={"classifier_dropout_prob": dropout, "hidden_size": size}
+        )
+        self.pool = LayerFeatures(features, name="features")
+        if kind == "span":
+            self.head = SpanExtractionHead(backbone.config, name="span_head")
+        elif kind == "multiple_choice":
+            self.head = MultipleChoiceHead(head_config, name="choice_head")
+        else:
+            self.head = SequenceClassificationHead(head_config, num_labels, name="classifier_head")
+        self.head.build()
+        backbone.pooler.trainable = kind != "span" and features == "pooled"
+
+    def build(self, input_shape=None):  # every weight is created in __init__
+        self.built = True
+
+    def call(self, inputs, training=False):
+        shape = keras.ops.shape(inputs["input_ids"])
+        if self.kind == "multiple_choice":
+            inputs = {k: keras.ops.reshape(v, (-1, shape[-1])) for k, v in inputs.items()}
+        outputs = self.backbone(
+            inputs, training=training, output_hidden_states=needs_hidden_states(self.features)
+        )
+        if self.kind == "span":
+            return self.head(outputs["sequence_output"], inputs["input_mask"])
+        pooled = self.pool(outputs, inputs["input_mask"])
+        if self.kind == "multiple_choice":
+            return self.head(pooled, num_choices=shape[1], training=training)
+        return self.head(pooled, training=training)
+
+    def get_config(self):
+        return {
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "kind": self.kind,
+            "num_labels": self.num_labels,
+            "features": self.features,
+            "dropout": self.dropout,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)
+
+
+@keras.saving.register_keras_serializable(package="albert")
+class MultiTaskModel(keras.Model):
+    """One shared backbone, one classification/regression head per task: `{task: logits}`."""
+
+    def __init__(
+        self,
+        backbone: AlbertBackbone,
+        tasks: dict[str, int],
+        features: Features = "pooled",
+        dropout: float = 0.1,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.backbone, self.tasks = backbone, dict(tasks)
+        self.features, self.dropout = features, dropout
+        self.singles = {
+            name: FinetuneModel(
+                backbone, "classification", labels, features, dropout, name=f"task_{name}"
+            )
+            for name, labels in self.tasks.items()
+        }
+
+    def build(self, input_shape=None):  # every weight is created in __init__
+        self.built = True
+
+    def call(self, inputs, training=False):
+        outputs = self.backbone(
+            inputs, training=training, output_hidden_states=needs_hidden_states(self.features)
+        )
+        result = {}
+        for name, single in self.singles.items():
+            pooled = single.pool(outputs, inputs["input_mask"])
+            result[name] = single.head(pooled, training=training)
+        return result
+
+    def get_config(self):
+        return {
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "tasks": self.tasks,
+            "features": self.features,
+            "dropout": self.dropout,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)
+
+
+def load_backbone(init: str, tokenizer: AlbertTokenizer, preset: str) -> AlbertBackbone:
+    """The pretrained backbone at `init` (a .keras file, a Hugging Face directory or a TF1
+    checkpoint), or a randomly initialised `preset` when init is 'random'."""
+    if init == "random":
+        return AlbertBackbone(get_preset(preset, vocab_size=tokenizer.vocab_size), name="albert")
+    if not fileio.exists(init):
+        raise StageError(f"{init}: pretrained model not found")
+    with naming(init):  # e.g. Keras refusing an unsafe .keras file
+        backbone = load_pretrained(init).backbone
+    if backbone.config.vocab_size != tokenizer.vocab_size:
+        raise StageError(
+            f"{init}: vocabulary of {backbone.config.vocab_size} pieces, but the SentencePiece "
+            f"model {tokenizer.model_file} has {tokenizer.vocab_size}"
+        )
+    return backbone

@@ -1,0 +1,89 @@
+"""Multi-task fine-tuning (Sun et al. 2019, section 5.4): the shared backbone is trained on the main
+GLUE task and every `--multitask TASK=DIR` at once, before the main task is fine-tuned alone."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from albert.stage import StageError
+from albert.tokenization import AlbertTokenizer
+from model.backbone import AlbertBackbone
+from model.finetune.batches import mixture_batches
+from model.finetune.config import FinetuneConfig, Hyperparameters, parse_task_dir
+from model.finetune.glue import GlueKind
+from model.finetune.kind import inputs_of
+from model.finetune.kinds import task_kind
+from model.finetune.models import MultiTaskModel
+from model.finetune.optimizer import make_optimizer
+
+
+def multitask_kinds(config: FinetuneConfig) -> dict[str, tuple[GlueKind, str]]:
+    """`{task: (kind, data_dir)}` of the main task and every `--multitask TASK=DIR`; all must be
+    GLUE tasks."""
+    entries = {}
+    items = [(config.task, config.data_dir)]
+    items += [parse_task_dir(item, "--multitask") for item in config.multitask]
+    for name, directory in items:
+        kind = task_kind(name)
+        if not isinstance(kind, GlueKind):
+            raise StageError(
+                f"--multitask: only GLUE tasks can be trained jointly, not {kind.spec.name}"
+            )
+        entries[kind.spec.name] = (kind, directory)
+    return entries
+
+
+def train_multitask(
+    backbone: AlbertBackbone,
+    config: FinetuneConfig,
+    tokenizer: AlbertTokenizer,
+    hp: Hyperparameters,
+) -> tuple[dict, MultiTaskModel]:
+    """Train the shared backbone on all tasks at once (batches mix tasks in proportion to their
+    sizes; each example's loss counts only for its own task's head). Returns dev metrics per task
+    and the joint model."""
+    kinds, datas = {}, {}
+    for name, (kind, directory) in multitask_kinds(config).items():
+        task_config = config.model_copy(
+            update={
+                "task": name,
+                "data_dir": directory,
+                "train_file": None,
+                "dev_file": None,
+                "multitask": [],
+            }
+        )
+        kinds[name], datas[name] = kind, kind.load(task_config, tokenizer, hp)
+    model = MultiTaskModel(
+        backbone,
+        {n: k.spec.num_labels for n, k in kinds.items()},
+        config.features,
+        hp.classifier_dropout,
+        name="multitask",
+    )
+    parts = []
+    for name, data in datas.items():
+        count = len(data.train["input_ids"])
+        labels = {
+            n: data.train["labels"] if n == name else np.zeros(count, d.train["labels"].dtype)
+            for n, d in datas.items()
+        }
+        weights = {n: np.full(count, float(n == name), dtype=np.float32) for n in datas}
+        parts.append((inputs_of(data.train), labels, weights))
+    steps = config.multitask_steps or hp.train_steps
+    model.compile(
+        optimizer=make_optimizer(model, hp, config.weight_decay, config.layer_decay, steps),
+        loss={n: k.loss() for n, k in kinds.items()},
+    )
+    model.fit(
+        mixture_batches(parts, hp.batch_size, config.seed),
+        steps_per_epoch=steps,
+        epochs=1,
+        shuffle=False,
+        verbose=config.verbose_fit,
+    )
+    metrics = {
+        name: kinds[name].score(model.singles[name], datas[name], hp.batch_size)[0]
+        for name in datas
+    }
+    return {"steps": steps, "tasks": sorted(datas), "dev_after_multitask": metrics}, model

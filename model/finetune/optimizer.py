@@ -1,0 +1,96 @@
+"""The fine-tuning optimizer: AdamW with linear warmup and linear decay, and the layer-wise
+decreasing learning rate of Sun et al. (2019).
+
+A variable at depth d learns at lr * xi^d. Depth 0 is the task head and pooler; an encoder parameter
+set is at the depth of the highest layer that applies it (L - l for layer l counted from 0), so
+without sharing layer l gets xi^(L - l) as in the paper, and with ALBERT's full sharing the one
+shared block is at depth 1; the embeddings (and E->H projection) sit one below the deepest encoder
+set. With all layers shared this is head / encoder / embeddings at lr, lr*xi, lr*xi^2. The decay
+scales each variable's *learning rate*, not its gradient: Adam is invariant to gradient scale.
+Decoupled weight decay keeps the base rate. A lower learning rate against catastrophic forgetting
+is `--learning-rate` (the paper: 2e-5).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import keras
+from keras import ops
+
+from model.config import AlbertConfig
+from model.finetune.config import Hyperparameters
+from model.optimizers import DEFAULT_EXCLUDE, WarmupPolynomialDecay
+
+
+def layer_depths(config: AlbertConfig, variable_paths: Sequence[str]) -> dict[str, int]:
+    """Depth of each variable for layer-wise learning rates (see the module docstring)."""
+    layers = config.num_hidden_layers
+    set_depth: dict[tuple[str, int], int] = {}
+    for block in ("attention", "ffn"):
+        for layer, slots in enumerate(config.block_slots(block)):
+            for slot in slots:
+                set_depth[(block, slot)] = min(set_depth.get((block, slot), layers), layers - layer)
+    embeddings_depth = max(set_depth.values()) + 1
+    depths = {}
+    for path in variable_paths:
+        match = re.search(r"/encoder/(attention|ffn)_(\d+)/", path)
+        if match:
+            depths[path] = set_depth[(match.group(1), int(match.group(2)))]
+        elif "/embeddings/" in path or "embedding_hidden_mapping_in" in path:
+            depths[path] = embeddings_depth
+        else:
+            depths[path] = 0
+    return depths
+
+
+def layerwise_multipliers(
+    config: AlbertConfig, variable_paths: Sequence[str], decay: float
+) -> dict[str, float]:
+    """lr multiplier decay^depth per variable path."""
+    return {path: decay**depth for path, depth in layer_depths(config, variable_paths).items()}
+
+
+@keras.saving.register_keras_serializable(package="albert")
+class LayerwiseAdamW(keras.optimizers.AdamW):
+    """AdamW whose learning rate for a variable is multiplied by `multipliers[variable.path]`."""
+
+    def __init__(self, multipliers: dict[str, float] | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.multipliers = dict(multipliers or {})
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._lr_scales = [self.multipliers.get(v.path, 1.0) for v in var_list]
+
+    def update_step(self, gradient, variable, learning_rate):
+        scale = self._lr_scales[self._get_variable_index(variable)]
+        if scale != 1.0:
+            learning_rate = ops.multiply(ops.cast(learning_rate, variable.dtype), scale)
+        return super().update_step(gradient, variable, learning_rate)
+
+    def get_config(self):
+        return {**super().get_config(), "multipliers": self.multipliers}
+
+
+def make_optimizer(
+    model: keras.Model, hp: Hyperparameters, weight_decay: float, layer_decay: float, steps: int
+) -> LayerwiseAdamW:
+    """AdamW over `steps` (warmup then linear decay), layer-wise rates when `layer_decay` < 1."""
+    schedule = WarmupPolynomialDecay(hp.learning_rate, min(hp.warmup_steps, steps), steps)
+    multipliers = {}
+    if layer_decay < 1.0:
+        paths = [v.path for v in model.trainable_variables]
+        multipliers = layerwise_multipliers(model.backbone.config, paths, layer_decay)
+    optimizer = LayerwiseAdamW(
+        multipliers,
+        learning_rate=schedule,
+        weight_decay=weight_decay,
+        epsilon=1e-6,
+        global_clipnorm=1.0,
+    )
+    optimizer.exclude_from_weight_decay(var_names=list(DEFAULT_EXCLUDE))
+    return optimizer

@@ -1,0 +1,125 @@
+"""Fine-tune ALBERT on a GLUE task, SQuAD v1.1/v2.0 or RACE with Keras `fit`.
+
+    python -m model.finetune --task sst2 --init export/model.keras --spm-model spiece.model \
+        --data-dir glue/SST-2 --output runs/sst2
+
+AdamW with linear warmup and linear decay; per-task defaults (learning rate, batch size, classifier
+dropout, steps, warmup, sequence length) from Table 14 of the ALBERT paper; the dev metric is
+computed every `eval_every` steps, training stops after `patience` evaluations without improvement
+and the best weights are kept. Writes `OUTPUT/results.json`, a predictions file
+(`predictions.tsv` for GLUE, `predictions.json` + `null_odds.json` for SQuAD, `predictions.jsonl`
+for RACE) and the fine-tuned `model.keras`. MNLI is scored on both dev sets (`dev_sets`: MNLI-m,
+MNLI-mm; the matched one selects the model). The strategies of Sun et al. (2019) are flags:
+`--truncation`, `--features`, `--layer-decay`, `--learning-rate`, `--multitask TASK=DIR`, and
+`--further-pretrain-steps`, which runs the tfrecords and pretrain stages and so is run by
+`albert finetune` (flows.finetune) (see docs/finetune.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+
+import keras
+
+from albert import fileio
+from albert.stage import StageError, stage_main
+from albert.tokenization import AlbertTokenizer
+from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters
+from model.finetune.kind import TaskData, TaskKind
+from model.finetune.kinds import task_kind
+from model.finetune.models import FinetuneModel, load_backbone
+from model.finetune.multitask import multitask_kinds, train_multitask
+from model.finetune.training import fit
+
+# (config, the task's data, hyperparameters) -> {"init": the further-pretrained model, ...}
+FurtherPretrain = Callable[[FinetuneConfig, TaskData, Hyperparameters], dict]
+
+
+def run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None = None) -> dict:
+    """Fine-tune, score the dev set(s), write results, predictions and the model; return the
+    results. `further_pretrain` runs `--further-pretrain-steps` (the flows pass it)."""
+    kind = task_kind(config.task)
+    spec = kind.spec
+    if config.further_pretrain_steps and further_pretrain is None:
+        raise StageError(
+            "--further-pretrain-steps runs the tfrecords and pretrain stages: use `albert finetune`"
+        )
+    if config.multitask:
+        multitask_kinds(config)  # a bad --multitask is found before any work
+    keras.utils.set_random_seed(config.seed)
+    tokenizer = AlbertTokenizer(config.spm_model)
+    hp = hyperparameters(config, spec)
+    data = kind.load(config, tokenizer, hp)  # raises if the train or dev file holds no examples
+    further = further_pretrain(config, data, hp) if config.further_pretrain_steps else None
+    init = further["init"] if further else config.init
+    backbone = load_backbone(init, tokenizer, config.preset)
+    multitask = None
+    model = FinetuneModel(
+        backbone,
+        spec.kind,
+        spec.num_labels,
+        config.features,
+        hp.classifier_dropout,
+        name="finetune",
+    )
+    if config.multitask:
+        multitask, joint = train_multitask(backbone, config, tokenizer, hp)
+        model.head.set_weights(joint.singles[spec.name].head.get_weights())
+    evaluation = fit(model, kind, data, hp, config)
+    metrics, predictions = kind.score(model, data, hp.batch_size)
+    dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
+    with fileio.atomic_output_dir(config.output) as out:
+        predictions_path = kind.write_predictions(out, data, predictions)
+        model.save(fileio.join(out, "model.keras"))
+        results = {
+            "task": spec.name,
+            "init": init,
+            "dev_file": data.dev_path,
+            "dev": metrics,
+            "primary_metric": spec.primary_metric,
+            "best_step": evaluation.best_step,
+            "history": evaluation.history,
+            "hyperparameters": asdict(hp),
+            "counts": data.counts,
+            "multitask": multitask,
+            "further_pretraining": further,
+            "config": config.model_dump(),
+            "predictions": predictions_path.replace(out, config.output.rstrip("/")),
+            **({"dev_sets": dev_sets} if dev_sets else {}),
+        }
+        with fileio.open_file(fileio.join(out, "results.json"), "w") as handle:
+            json.dump(results, handle, indent=2, sort_keys=True, default=str)
+    summary = {
+        "task": spec.name,
+        "dev": metrics,
+        "best_step": evaluation.best_step,
+        "output": config.output,
+    }
+    return {**summary, "dev_sets": dev_sets} if dev_sets else summary
+
+
+def score_dev_sets(
+    kind: TaskKind,
+    config: FinetuneConfig,
+    tokenizer: AlbertTokenizer,
+    hp: Hyperparameters,
+    model: keras.Model,
+    metrics: dict,
+) -> dict[str, dict] | None:
+    """`{official name: metrics}` of each of the task's dev sets when it has several (MNLI-m and
+    MNLI-mm) and no --dev-file replaces them; `metrics` are the first set's. None otherwise."""
+    spec = kind.spec
+    if config.dev_file or len(spec.dev_files) < 2:
+        return None
+    scores = {spec.dev_names[0]: metrics}
+    for name, file in zip(spec.dev_names[1:], spec.dev_files[1:]):
+        other = config.model_copy(update={"dev_file": fileio.join(config.data_dir, file)})
+        data = kind.load(other, tokenizer, hp, with_train=False)
+        scores[name] = kind.score(model, data, hp.batch_size)[0]
+    return scores
+
+
+def main(argv=None, prog="python -m model.finetune") -> int:
+    return stage_main(FinetuneConfig, run, argv, prog=prog, description=__doc__)

@@ -1,0 +1,79 @@
+"""The fine-tuning package's contracts: one task kind per task, looked up once; the one `TASK=DIR`
+parser (`--multitask`, `--downstream`); `MultiTaskModel` survives a `.keras` save and load."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+from model_testdata import padded_inputs
+
+from albert.config import ConfigError
+from albert.stage import StageError
+from model.backbone import AlbertBackbone
+from model.config import get_preset
+from model import finetune
+from model.finetune import MultiTaskModel, parse_task_dir
+from model.finetune.glue import GlueKind, GlueRegressionKind
+from model.finetune.kinds import task_kind
+from model.finetune.race import RaceKind
+from model.finetune.squad import SquadKind
+
+
+def test_each_task_has_one_kind_and_unknown_tasks_are_named():
+    kinds = {name: type(task_kind(name)) for name in ("sst2", "stsb", "mnli-m", "squad2", "race")}
+    assert kinds == {
+        "sst2": GlueKind,
+        "stsb": GlueRegressionKind,
+        "mnli-m": GlueKind,
+        "squad2": SquadKind,
+        "race": RaceKind,
+    }
+    assert task_kind("squad").spec.name == "squad1" and task_kind("mnli").null_odds_file is None
+    with pytest.raises(StageError, match="unknown task 'nope'; known: cola"):
+        task_kind("nope")
+
+
+def test_task_dir_parser_names_the_option_and_the_bad_item():
+    assert parse_task_dir("stsb=glue/STS-B", "--multitask") == ("stsb", "glue/STS-B")
+    assert parse_task_dir("SST-2=a=b", "--downstream") == ("SST-2", "a=b")
+    for item in ("stsb", "=glue/STS-B", "stsb="):
+        with pytest.raises(ConfigError, match=rf"^--downstream '{item}': expected TASK=DIR"):
+            parse_task_dir(item, "--downstream")
+    with pytest.raises(ConfigError, match=r"^--multitask 'nope=d': unknown task 'nope'"):
+        parse_task_dir("nope=d", "--multitask")
+
+
+@pytest.mark.keras
+def test_multitask_model_round_trips_through_a_keras_file(tmp_path):
+    keras.utils.set_random_seed(0)
+    backbone = AlbertBackbone(get_preset("albert-nano", vocab_size=50), name="albert")
+    model = MultiTaskModel(backbone, {"mrpc": 2, "stsb": 1}, "mean_last4", 0.1, name="multitask")
+    inputs = padded_inputs(50, 8)
+    expected = model(inputs)
+    config = model.get_config()
+    assert (config["tasks"], config["features"], config["dropout"]) == (
+        {"mrpc": 2, "stsb": 1},
+        "mean_last4",
+        0.1,
+    )
+    model.save(tmp_path / "multitask.keras")
+    loaded = keras.saving.load_model(tmp_path / "multitask.keras", compile=False)
+    assert isinstance(loaded, MultiTaskModel) and loaded.tasks == {"mrpc": 2, "stsb": 1}
+    outputs = loaded(inputs)
+    for task in ("mrpc", "stsb"):
+        assert np.allclose(
+            keras.ops.convert_to_numpy(outputs[task]),
+            keras.ops.convert_to_numpy(expected[task]),
+            atol=1e-6,
+        )
+
+
+def test_further_pretraining_outside_the_flows_is_refused_in_one_line(tmp_path, capsys):
+    """`--further-pretrain-steps` chains the tfrecords and pretrain stages: `albert finetune`
+    (flows.finetune) runs it; `python -m model.finetune` says so before any work."""
+    argv = ["--task", "sst2", "--init", "random", "--spm-model", "s.model", "--data-dir", "d"]
+    argv += ["--output", str(tmp_path / "out"), "--further-pretrain-steps", "2"]
+    assert finetune.main(argv) == 2
+    assert "use `albert finetune`" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
