@@ -33,7 +33,7 @@ def real_batch():
 
 
 def assert_rows_equal(ids, boundaries, indices, seed, epoch, **options):
-    masking_options = masking._options_for(
+    masking_options = masking.albert_options(
         VOCAB,
         options.get("max_predictions_per_seq", 20),
         options.get("masked_lm_prob", 0.15),

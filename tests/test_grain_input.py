@@ -110,6 +110,20 @@ def test_each_process_decodes_its_rows_of_the_global_batches(uneven):
             np.testing.assert_array_equal(rows, value, name)
 
 
+def test_the_batches_are_the_same_for_any_number_of_input_workers(uneven):
+    """Grain in 1 and 2 worker processes and tf.data on 1 and 2 threads give the batches of the
+    input prepared in the training process, from the start and from a resumed position."""
+    for options, counts in (({"epoch": 0}, (2,)), ({"epoch": 1, "skip_batches": 3}, (1, 2))):
+        options |= {"seed": 5, "shuffle_buffer": 6, "cycle_length": 3}
+        alone = list(grain_input.train_batches(uneven, 2, **options))
+        assert len(alone) == 17 - options.get("skip_batches", 0)
+        for workers in counts:
+            _same(alone, grain_input.train_batches(uneven, 2, workers=workers, **options), workers)
+            threads = pretrain_data.train_dataset(uneven, 2, workers=workers, **options)
+            with_denominators = pretrain_data.with_denominators(threads, 2)
+            _same(alone, with_denominators.as_numpy_iterator(), ("tf.data", workers))
+
+
 def test_grain_batches_carry_the_loss_denominators(uneven):
     batch = next(iter(grain_input.train_batches(uneven, 4, epoch=0, seed=0)))
     assert batch["sop_denominator"].tolist() == [4.0] * 4

@@ -76,6 +76,13 @@ class PretrainConfig(StageConfig):
         description="training input: auto = Grain on the JAX backend (no TensorFlow), tf.data on TensorFlow; "
         "both give the same batches",
     )
+    input_workers: int | None = Field(
+        None,
+        ge=0,
+        description="processes (Grain) or threads (tf.data) that decode and mask the batches; "
+        "0 = a thread of the training process; default: every core with an accelerator, 0 on CPU. "
+        "The batches are the same for any number",
+    )
     log_every: int = Field(100, gt=0, description="steps between training-metric records")
     eval_every: int = Field(
         1000, ge=0, description="steps between held-out evaluations (0 = only at the end)"
