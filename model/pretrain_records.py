@@ -287,7 +287,8 @@ class DynamicMasker:
     """Masks a batch of examples with the pipeline's n-gram rules (`albert.batch_masking`), record
     `i` of epoch `e` with the generator [seed, e, i] (each row as `albert.masking.mask_tokens`
     would): an epoch's masks are reproducible, differ across epochs and do not depend on how
-    records are batched. Returns padded int32 input_ids / positions / labels and float32 weights, [B, ...]."""
+    records are batched. Returns padded int32 input_ids / positions / labels and float32 weights,
+    each [B, ...]."""
 
     def __init__(self, spec: DataSpec, seed: int, epoch: int):
         meta = spec.metadata
