@@ -29,6 +29,8 @@ from model.pretrain_records import (
     DynamicMasker,
     decode_record,
     epoch_files,
+    length_bucket,
+    length_bucket_edges,
     split_files,
     window_permutation,
 )
@@ -124,9 +126,12 @@ class _DecodeRows(grain.transforms.Map):
         self.masker = DynamicMasker(spec, seed, epoch) if spec.masking == "dynamic" else None
 
     def map(self, records):
+        edge = getattr(records, "edge", None)
         records = records[self.rows]
         examples = [self.decode(*record) for _, record in records]
         batch = {name: np.stack([example[name] for example in examples]) for name in examples[0]}
+        if edge is not None:
+            batch |= {name: batch[name][:, :edge] for name in INT_FEATURES_SEQ}
         if self.masker is not None:
             ids, positions, labels, weights = self.masker(
                 [position for position, _ in records], batch["input_ids"], batch["token_boundary"]
@@ -138,6 +143,60 @@ class _DecodeRows(grain.transforms.Map):
                 masked_lm_weights=weights,
             )
         return batch
+
+
+class LengthBatch(list):
+    """A batch of records of one length bin (`--length-buckets`): decoded, its sequence features
+    are cut to the bin's `edge` tokens."""
+
+    def __init__(self, records, edge: int):
+        super().__init__(records)
+        self.edge = edge
+
+
+class _LengthBatches(grain.IterDataset):
+    """Batches of `size` records of the same length bin (`length_bucket_edges`), in the order
+    they fill up as the epoch's records stream past (NVIDIA LDDL's binning); the first `skip`
+    batches are dropped (resume) and the epoch's partly filled bins at its end are not trained
+    on."""
+
+    def __init__(self, parent, size: int, edges: list[int], skip: int):
+        super().__init__(parent)
+        self.size, self.edges, self.skip = size, edges, skip
+
+    def __iter__(self):
+        return _LengthBatchIterator(self)
+
+
+class _LengthBatchIterator(grain.DatasetIterator):
+    """State: the parent's and the partly filled bins (enough for Grain's prefetch to ask; resume
+    rebuilds the epoch from (epoch, batch) instead)."""
+
+    def __init__(self, dataset: _LengthBatches):
+        super().__init__(dataset._parent.__iter__())
+        self.dataset, self.emitted = dataset, 0
+        self.bins: list[list] = [[] for _ in dataset.edges]
+
+    def __next__(self):
+        edges, size = self.dataset.edges, self.dataset.size
+        while True:
+            position, (path, index, record) = element = next(self._parent)
+            mask = decode_record(path, index, record, ("input_mask",))["input_mask"]
+            bucket = length_bucket(int(np.count_nonzero(mask)), edges)
+            chosen = self.bins[bucket]
+            chosen.append(element)
+            if len(chosen) == size:
+                batch = LengthBatch(chosen, edges[bucket])
+                chosen.clear()
+                self.emitted += 1
+                if self.emitted > self.dataset.skip:
+                    return batch
+
+    def get_state(self):
+        return {"parent": self._parent.get_state(), "emitted": self.emitted}
+
+    def set_state(self, state):
+        raise NotImplementedError("resume rebuilds the epoch from (epoch, batch)")
 
 
 class _EveryNthBatch(grain.IterDataset):
@@ -211,6 +270,7 @@ def train_batches(
     denominators: bool = True,
     process: tuple[int, int] = (0, 1),
     workers: int = 0,
+    length_buckets: int = 0,
 ) -> grain.IterDataset:
     """One epoch of training batches (dicts of numpy arrays, drop_remainder), starting `skip_batches`
     into the epoch: `model.pretrain_data.train_dataset`'s batches (with the loss denominators).
@@ -218,6 +278,9 @@ def train_batches(
     `workers`: processes that decode and mask the batches (Grain's `mp_prefetch`, batch k in worker
     k mod n); 0 prepares them in a thread of this process. The batches and their order are the same
     for any number.
+
+    `length_buckets` k > 0: each batch holds records of one of k length bins and is cut to the bin's
+    longest length (`_LengthBatches`); `skip_batches` then counts these batches.
 
     `process` (index i, count n) of a multi-process job: every process reads the same global batches
     of `batch_size` records but decodes and returns only its rows, i*b to (i+1)*b with
@@ -228,11 +291,17 @@ def train_batches(
     rows = batch_size // count
     ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
     windows = _records(ordered, modulus, False, cycle_length).batch(shuffle_buffer, batch_fn=list)
+    skip_records = 0 if length_buckets else skip_batches * batch_size
     records = grain.experimental.FlatMapIterDataset(
         windows.map_with_index(lambda number, window: (number, window)),
-        _Unwindow(seed, epoch, shuffle_buffer, skip_batches * batch_size),
+        _Unwindow(seed, epoch, shuffle_buffer, skip_records),
     )
-    batches = _EveryNthBatch(records.batch(batch_size, drop_remainder=True, batch_fn=list)).map(
+    if length_buckets:
+        edges = length_bucket_edges(spec.max_seq_length, length_buckets)
+        records = _LengthBatches(records, batch_size, edges, skip_batches)
+    else:
+        records = records.batch(batch_size, drop_remainder=True, batch_fn=list)
+    batches = _EveryNthBatch(records).map(
         _DecodeRows(spec, seed, epoch, slice(index * rows, (index + 1) * rows))
     )
     if denominators and count == 1:

@@ -43,6 +43,8 @@ def train_batches(spec, batch_size: int, choice: str = "auto", **options):
         from model import grain_input
 
         return grain_input.train_batches(spec, batch_size, **options)
+    if options.get("length_buckets"):
+        raise StageError("--length-buckets needs the Grain input (the JAX backend)")
     from model import pretrain_data
 
     return pretrain_data.with_denominators(

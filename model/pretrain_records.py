@@ -283,6 +283,21 @@ def window_permutation(seed: int, epoch: int, window: int, size: int) -> np.ndar
     )
 
 
+def length_bucket_edges(max_seq_length: int, buckets: int) -> list[int]:
+    """The longest sequence of each of `buckets` length bins of equal width (rounded up to a
+    multiple of 8, the last `max_seq_length`): `--length-buckets`' batch lengths."""
+    edges = [
+        min(max_seq_length, -(-max_seq_length * (k + 1) // buckets // 8) * 8)
+        for k in range(buckets)
+    ]
+    return sorted(set(edges) | {max_seq_length})
+
+
+def length_bucket(length: int, edges: list[int]) -> int:
+    """The bin of a sequence of `length` tokens: the first whose edge is at least `length`."""
+    return int(np.searchsorted(edges, length, side="left"))
+
+
 class DynamicMasker:
     """Masks a batch of examples with the pipeline's n-gram rules (`albert.batch_masking`), record
     `i` of epoch `e` with the generator [seed, e, i] (each row as `albert.masking.mask_tokens`

@@ -145,3 +145,19 @@ def test_a_record_of_another_shape_is_named(tmp_path):
         str(error.value)
         == f"{first}: record 4: feature input_ids is of length 16, expected length 32"
     )  # one line
+
+
+def test_length_buckets_batch_records_of_one_bin_cut_to_its_length(uneven):
+    """--length-buckets 4 at 32 tokens: bins up to 8, 16, 24, 32 tokens; each batch's records lie in
+    one bin and its sequences are cut to the bin's edge; resume (skip_batches) and 2 workers give
+    the same batches."""
+    options = {"epoch": 1, "seed": 5, "shuffle_buffer": 6, "length_buckets": 4}
+    batches = list(grain_input.train_batches(uneven, 2, **options))
+    assert len(batches) >= 12  # 34 records: at most one partly filled bin of each length left
+    for batch in batches:
+        edge = batch["input_ids"].shape[1]
+        lengths = batch["input_mask"].sum(axis=1)
+        assert edge in (8, 16, 24, 32) and all(edge - 8 < n <= edge for n in lengths)
+        assert {value.shape[1] for name, value in batch.items() if value.ndim == 2} >= {edge}
+    _same(batches[3:], grain_input.train_batches(uneven, 2, skip_batches=3, **options), "resume")
+    _same(batches, grain_input.train_batches(uneven, 2, workers=2, **options), "workers")

@@ -83,6 +83,12 @@ class PretrainConfig(StageConfig):
         "0 = a thread of the training process; default: every core with an accelerator, 0 on CPU. "
         "The batches are the same for any number",
     )
+    length_buckets: int = Field(
+        0,
+        ge=0,
+        description="k > 0: batches of records of one of k length bins, cut to the bin's longest "
+        "length (less padding; Grain input); 0 = every batch at the data's max_seq_length",
+    )
     log_every: int = Field(100, gt=0, description="steps between training-metric records")
     eval_every: int = Field(
         1000, ge=0, description="steps between held-out evaluations (0 = only at the end)"

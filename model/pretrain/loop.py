@@ -247,5 +247,6 @@ def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: i
         skip_batches=batch_in_epoch,
         shuffle_buffer=config.shuffle_buffer,
         workers=pretrain_input.input_workers(config.input_workers, on_accelerator(config)),
+        **({"length_buckets": config.length_buckets} if config.length_buckets else {}),
         **({"process": process} if process[1] > 1 else {}),
     )
