@@ -94,6 +94,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             "backend": backend,
             "replicas": replicas,
             "sequences_per_second": trainer.sequences_per_second,
+            **trainer.loop_figures,
             "weights_sha256": weights_digest(model),
         }
 
