@@ -180,7 +180,8 @@ def mask_instance(
 
 
 @functools.lru_cache(maxsize=16)
-def _options_for(vocab_size, max_predictions_per_seq, masked_lm_prob, ngram, favor_shorter_ngram):
+def albert_options(vocab_size, max_predictions_per_seq, masked_lm_prob, ngram, favor_shorter_ngram):
+    """The options of an ALBERT vocabulary (ids 0-4 controls, the rest normal pieces), cached."""
     return MaskingOptions(
         replacement_ids=np.arange(FIRST_NORMAL_ID, vocab_size, dtype=np.int64),
         masked_lm_prob=masked_lm_prob,
@@ -203,7 +204,7 @@ def mask_tokens(
 ) -> Masked:
     """`mask_instance` for an ALBERT vocabulary (ids 0-4 = <pad> <unk> [CLS] [SEP] [MASK], the rest normal
     pieces): the trainer's entry point for dynamic masking of a record's input_ids and token_boundary."""
-    options = _options_for(
+    options = albert_options(
         vocab_size, max_predictions_per_seq, masked_lm_prob, ngram, favor_shorter_ngram
     )
     return mask_instance(

@@ -58,6 +58,9 @@ class RunConfig(StageConfig):
     eval_batches: int | None = Field(
         50, gt=0, description="held-out batches to score (default: all)"
     )
+    input_workers: int | None = Field(
+        None, ge=0, description="pretrain's --input-workers (default: the stage's)"
+    )
     segment: JsonDict = Field(
         default_factory=dict, description="other SegmentConfig fields (YAML or JSON)"
     )
@@ -140,6 +143,8 @@ class RunConfig(StageConfig):
         }
         if self.learning_rate is not None:
             defaults["learning_rate"] = self.learning_rate
+        if self.input_workers is not None:
+            defaults["input_workers"] = self.input_workers
         return build_config(PretrainConfig, {**defaults, **values, **self.pretrain})
 
     def trained_model(self) -> str:

@@ -11,7 +11,8 @@ from model.transformer import AttentionBlock, FeedForwardBlock
 
 @keras.saving.register_keras_serializable(package="albert")
 class AlbertEncoder(keras.layers.Layer):
-    """`(embeddings [B, T, E], mask [B, 1, 1, T]) -> list of L+1 hidden states [B, T, H]`.
+    """`(embeddings [B, T, E], mask) -> list of L+1 hidden states [B, T, H]`; `mask` is
+    `model.transformer.attention_mask`'s (dense [B, 1, T, T] or lengths [B]).
 
     `attention_blocks[k]` / `ffn_blocks[k]` are the distinct parameter sets; layer `l`, sub-layer
     `i` runs `attention_blocks[attention_slots[l][i]]` then `ffn_blocks[ffn_slots[l][i]]`

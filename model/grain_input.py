@@ -3,8 +3,9 @@
 The same batches, in the same order, as the tf.data input (`model.pretrain_data`) from the same data
 and seed: the epoch order of `model.pretrain_records` (shards permuted, Grain's round-robin
 `InterleaveIterDataset` over our CRC-checking TFRecord reader, windows permuted), records decoded with
-`albert.pretraining_example.decode_example` and, with dynamic masking, masked by the same
-`DynamicMasker` (record i of epoch e with the generator [seed, e, i]) inside the Grain map.
+`albert.pretraining_example.decode_example` and, with dynamic masking, masked a batch at a time by
+the same `DynamicMasker` (record i of epoch e with the generator [seed, e, i]) inside the Grain map,
+in this process or in `workers` processes (Grain's `mp_prefetch`).
 
 Resume: the data position is `(epoch, batch index)`, kept in every checkpoint; `train_batches`
 rebuilds epoch `epoch` and starts `skip_batches` in (the skipped records are read and permuted, not
@@ -17,6 +18,7 @@ import itertools
 
 import grain
 import numpy as np
+from absl import flags
 
 from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
 from albert.stage import StageError
@@ -27,6 +29,8 @@ from model.pretrain_records import (
     DynamicMasker,
     decode_record,
     epoch_files,
+    length_bucket,
+    length_bucket_edges,
     split_files,
     window_permutation,
 )
@@ -88,19 +92,17 @@ class _Unwindow(grain.experimental.FlatMapTransform):
         return [(first + k, records[i]) for k, i in enumerate(order) if first + k >= self.skip]
 
 
-class _Decode(grain.transforms.Map):
-    """(epoch index, (path, index, record)) -> the example tf.data's `parse_fn` (+ masker) gives:
-    int32 features, float32 masked_lm_weights, fixed lengths checked."""
+class _Decode:
+    """(path, index, record) -> the example tf.data's `parse_fn` gives: int32 features, float32
+    masked_lm_weights, fixed lengths checked (StageError naming the record otherwise)."""
 
-    def __init__(self, spec: DataSpec, seed: int, epoch: int):
+    def __init__(self, spec: DataSpec):
         seq, preds = spec.max_seq_length, spec.max_predictions_per_seq
         self.lengths = {name: seq for name in INT_FEATURES_SEQ} | {"next_sentence_labels": 1}
-        self.masker = DynamicMasker(spec, seed, epoch) if spec.masking == "dynamic" else None
-        if self.masker is None:
+        if spec.masking != "dynamic":
             self.lengths |= {name: preds for name in (*INT_FEATURES_PRED, "masked_lm_weights")}
 
-    def map(self, element):
-        position, (path, index, record) = element
+    def __call__(self, path: str, index: int, record: bytes) -> dict:
         features = decode_record(path, index, record, self.lengths)
         example = {}
         for name, length in self.lengths.items():
@@ -111,28 +113,129 @@ class _Decode(grain.transforms.Map):
                     f"{path}: record {index}: feature {name} is {found}, expected length {length}"
                 )
             example[name] = values if name == "masked_lm_weights" else values.astype(np.int32)
+        return example
+
+
+class _DecodeRows(grain.transforms.Map):
+    """A batch of (epoch index, (path, index, record)) -> its rows `rows` decoded (`_Decode`),
+    stacked and, with dynamic masking, masked together (`DynamicMasker`, record i of the epoch with
+    the generator [seed, epoch, i])."""
+
+    def __init__(self, spec: DataSpec, seed: int, epoch: int, rows: slice = slice(None)):
+        self.decode, self.rows = _Decode(spec), rows
+        self.masker = DynamicMasker(spec, seed, epoch) if spec.masking == "dynamic" else None
+
+    def map(self, records):
+        edge = getattr(records, "edge", None)
+        records = records[self.rows]
+        examples = [self.decode(*record) for _, record in records]
+        batch = {name: np.stack([example[name] for example in examples]) for name in examples[0]}
+        if edge is not None:
+            batch |= {name: batch[name][:, :edge] for name in INT_FEATURES_SEQ}
         if self.masker is not None:
             ids, positions, labels, weights = self.masker(
-                position, example["input_ids"], example["token_boundary"]
+                [position for position, _ in records], batch["input_ids"], batch["token_boundary"]
             )
-            example.update(
+            batch.update(
                 input_ids=ids,
                 masked_lm_positions=positions,
                 masked_lm_ids=labels,
                 masked_lm_weights=weights,
             )
-        return example
+        return batch
 
 
-class _DecodeRows(grain.transforms.Map):
-    """A global batch of undecoded records -> its rows `rows` decoded (`_Decode`) and stacked."""
+class LengthBatch(list):
+    """A batch of records of one length bin (`--length-buckets`): decoded, its sequence features
+    are cut to the bin's `edge` tokens."""
 
-    def __init__(self, decode: _Decode, rows: slice):
-        self.decode, self.rows = decode, rows
+    def __init__(self, records, edge: int):
+        super().__init__(records)
+        self.edge = edge
 
-    def map(self, records):
-        examples = [self.decode.map(record) for record in records[self.rows]]
-        return {name: np.stack([example[name] for example in examples]) for name in examples[0]}
+
+class _LengthBatches(grain.IterDataset):
+    """Batches of `size` records of the same length bin (`length_bucket_edges`), in the order
+    they fill up as the epoch's records stream past (NVIDIA LDDL's binning); the first `skip`
+    batches are dropped (resume) and the epoch's partly filled bins at its end are not trained
+    on."""
+
+    def __init__(self, parent, size: int, edges: list[int], skip: int):
+        super().__init__(parent)
+        self.size, self.edges, self.skip = size, edges, skip
+
+    def __iter__(self):
+        return _LengthBatchIterator(self)
+
+
+class _LengthBatchIterator(grain.DatasetIterator):
+    """State: the parent's and the partly filled bins (enough for Grain's prefetch to ask; resume
+    rebuilds the epoch from (epoch, batch) instead)."""
+
+    def __init__(self, dataset: _LengthBatches):
+        super().__init__(dataset._parent.__iter__())
+        self.dataset, self.emitted = dataset, 0
+        self.bins: list[list] = [[] for _ in dataset.edges]
+
+    def __next__(self):
+        edges, size = self.dataset.edges, self.dataset.size
+        while True:
+            position, (path, index, record) = element = next(self._parent)
+            mask = decode_record(path, index, record, ("input_mask",))["input_mask"]
+            bucket = length_bucket(int(np.count_nonzero(mask)), edges)
+            chosen = self.bins[bucket]
+            chosen.append(element)
+            if len(chosen) == size:
+                batch = LengthBatch(chosen, edges[bucket])
+                chosen.clear()
+                self.emitted += 1
+                if self.emitted > self.dataset.skip:
+                    return batch
+
+    def get_state(self):
+        return {"parent": self._parent.get_state(), "emitted": self.emitted}
+
+    def set_state(self, state):
+        raise NotImplementedError("resume rebuilds the epoch from (epoch, batch)")
+
+
+class _EveryNthBatch(grain.IterDataset):
+    """The parent's elements `start`, `start + step`, ...: Grain's `mp_prefetch` slices it
+    (`set_slice`) so that worker i of n decodes and masks batches i, i + n, ..., and interleaves the
+    workers' batches back in order. Every worker reads all records (reading is cheap; decoding and
+    masking are not)."""
+
+    def __init__(self, parent: grain.IterDataset):
+        super().__init__(parent)
+        self.start, self.step = 0, 1
+
+    def set_slice(self, sl: slice, sequential_slice: bool = False) -> None:
+        self.start, self.step = sl.start or 0, sl.step or 1
+
+    def __iter__(self):
+        return _EveryNthIterator(self)
+
+
+class _EveryNthIterator(grain.DatasetIterator):
+    """State: the parent's, and how many of its elements were read."""
+
+    def __init__(self, dataset: _EveryNthBatch):
+        super().__init__(dataset._parent.__iter__())
+        self.start, self.step, self.read = dataset.start, dataset.step, 0
+
+    def __next__(self):
+        while True:
+            element = next(self._parent)
+            self.read += 1
+            if (self.read - 1) % self.step == self.start:
+                return element
+
+    def get_state(self):
+        return {"parent": self._parent.get_state(), "read": self.read}
+
+    def set_state(self, state):
+        self._parent.set_state(state["parent"])
+        self.read = state["read"]
 
 
 def _records(
@@ -166,9 +269,18 @@ def train_batches(
     eval_every: int = 20,
     denominators: bool = True,
     process: tuple[int, int] = (0, 1),
+    workers: int = 0,
+    length_buckets: int = 0,
 ) -> grain.IterDataset:
     """One epoch of training batches (dicts of numpy arrays, drop_remainder), starting `skip_batches`
     into the epoch: `model.pretrain_data.train_dataset`'s batches (with the loss denominators).
+
+    `workers`: processes that decode and mask the batches (Grain's `mp_prefetch`, batch k in worker
+    k mod n); 0 prepares them in a thread of this process. The batches and their order are the same
+    for any number.
+
+    `length_buckets` k > 0: each batch holds records of one of k length bins and is cut to the bin's
+    longest length (`_LengthBatches`); `skip_batches` then counts these batches.
 
     `process` (index i, count n) of a multi-process job: every process reads the same global batches
     of `batch_size` records but decodes and returns only its rows, i*b to (i+1)*b with
@@ -179,15 +291,28 @@ def train_batches(
     rows = batch_size // count
     ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
     windows = _records(ordered, modulus, False, cycle_length).batch(shuffle_buffer, batch_fn=list)
+    skip_records = 0 if length_buckets else skip_batches * batch_size
     records = grain.experimental.FlatMapIterDataset(
         windows.map_with_index(lambda number, window: (number, window)),
-        _Unwindow(seed, epoch, shuffle_buffer, skip_batches * batch_size),
+        _Unwindow(seed, epoch, shuffle_buffer, skip_records),
     )
-    batches = records.batch(batch_size, drop_remainder=True, batch_fn=list).map(
-        _DecodeRows(_Decode(spec, seed, epoch), slice(index * rows, (index + 1) * rows))
+    if length_buckets:
+        edges = length_bucket_edges(spec.max_seq_length, length_buckets)
+        records = _LengthBatches(records, batch_size, edges, skip_batches)
+    else:
+        records = records.batch(batch_size, drop_remainder=True, batch_fn=list)
+    batches = _EveryNthBatch(records).map(
+        _DecodeRows(spec, seed, epoch, slice(index * rows, (index + 1) * rows))
     )
     if denominators and count == 1:
         batches = batches.map(with_denominators)
+    if workers:
+        if not flags.FLAGS.is_parsed():  # Grain's worker processes read its absl flags' defaults
+            flags.FLAGS.mark_as_parsed()
+        options = grain.MultiprocessingOptions(
+            num_workers=workers, per_worker_buffer_size=PREFETCH_BATCHES
+        )
+        return batches.mp_prefetch(options)
     return grain.experimental.ThreadPrefetchIterDataset(
         batches, prefetch_buffer_size=PREFETCH_BATCHES
     )
@@ -202,7 +327,7 @@ def heldout_batches(
     records = _records(files, modulus, True, 1).map_with_index(
         lambda position, record: (position, record)
     )
-    batches = records.map(_Decode(spec, seed, 0)).batch(batch_size)
+    batches = records.batch(batch_size, batch_fn=list).map(_DecodeRows(spec, seed, 0))
     if max_batches:
         batches = grain.experimental.LimitIterDataset(batches, count=max_batches)
     return batches

@@ -1,7 +1,8 @@
 """tf.data input for pretraining (the TensorFlow backend): the TFRecord shards, read in the epoch
 order `model.pretrain_records` defines (shards permuted, interleaved round-robin, windows permuted, all
-from `(seed, epoch)`), parsed, (optionally) masked on the fly, batched. The JAX backend reads the same
-batches in the same order through Grain (`model.grain_input`) without TensorFlow.
+from `(seed, epoch)`), parsed, batched, (optionally) masked on the fly a batch at a time. The
+JAX backend reads the same batches in the same order through Grain (`model.grain_input`) without
+TensorFlow.
 
 Data position is `(epoch, batch index)`: epoch `e` depends on `(seed, e)` only, so a resumed run
 rebuilds the same epoch and skips to the batch where it stopped — the exact batches an uninterrupted
@@ -93,45 +94,55 @@ def _window_shuffle(records, seed: int, epoch: int, window: int):
 
 
 def dynamic_masker(spec: DataSpec, seed: int, epoch: int):
-    """A tf.data map function (index, example) -> example masked by `DynamicMasker` (a numpy function)."""
+    """A tf.data map function (indices, batch) -> batch masked by `DynamicMasker` (a numpy function
+    over the whole batch)."""
     masker = DynamicMasker(spec, seed, epoch)
     preds, seq_len = spec.max_predictions_per_seq, spec.max_seq_length
 
-    def apply(index, example):
+    def apply(indices, batch):
         ids, pos, lab, weights = tf.numpy_function(
             masker,
-            [index, example["input_ids"], example["token_boundary"]],
+            [indices, batch["input_ids"], batch["token_boundary"]],
             [tf.int32, tf.int32, tf.int32, tf.float32],
         )
-        example = dict(example)
-        example["input_ids"] = tf.ensure_shape(ids, [seq_len])
-        example["masked_lm_positions"] = tf.ensure_shape(pos, [preds])
-        example["masked_lm_ids"] = tf.ensure_shape(lab, [preds])
-        example["masked_lm_weights"] = tf.ensure_shape(weights, [preds])
-        return example
+        batch = dict(batch)
+        batch["input_ids"] = tf.ensure_shape(ids, [None, seq_len])
+        batch["masked_lm_positions"] = tf.ensure_shape(pos, [None, preds])
+        batch["masked_lm_ids"] = tf.ensure_shape(lab, [None, preds])
+        batch["masked_lm_weights"] = tf.ensure_shape(weights, [None, preds])
+        return batch
 
     return apply
 
 
-def _examples(spec: DataSpec, records, seed: int, epoch: int, skip: int = 0):
-    """Records -> parsed (and dynamically masked) examples, the first `skip` dropped before parsing
-    (masking still counts them: record i of the epoch keeps its generator)."""
+def _batches(
+    spec: DataSpec,
+    records,
+    seed: int,
+    epoch: int,
+    batch_size: int,
+    *,
+    skip: int = 0,
+    drop_remainder: bool = False,
+    workers=tf.data.AUTOTUNE,
+):
+    """Records -> parsed batches, (dynamically) masked a batch at a time on `workers` threads; the
+    first `skip` records are dropped before parsing (masking still counts them: record i of the
+    epoch keeps its generator)."""
     parse = parse_fn(
         spec.max_seq_length, 0 if spec.masking == "dynamic" else spec.max_predictions_per_seq
     )
     indexed = records.enumerate()
     if skip:
         indexed = indexed.skip(skip)
-    examples = indexed.map(
-        lambda i, r: (i, parse(r)), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
-    )
+    batches = indexed.map(
+        lambda i, r: (i, parse(r)), num_parallel_calls=workers, deterministic=True
+    ).batch(batch_size, drop_remainder=drop_remainder)
     if spec.masking == "dynamic":
-        return examples.map(
-            dynamic_masker(spec, seed, epoch),
-            num_parallel_calls=tf.data.AUTOTUNE,
-            deterministic=True,
+        return batches.map(
+            dynamic_masker(spec, seed, epoch), num_parallel_calls=workers, deterministic=True
         )
-    return examples.map(lambda _, example: example)
+    return batches.map(lambda _, batch: batch)
 
 
 def train_dataset(
@@ -144,15 +155,26 @@ def train_dataset(
     shuffle_buffer: int = 10_000,
     cycle_length: int = 8,
     eval_every: int = 20,
+    workers: int = 0,
 ) -> tf.data.Dataset:
     """One epoch of training batches (drop_remainder), starting `skip_batches` into the epoch;
-    `shuffle_buffer` is the window of the window shuffle."""
+    `shuffle_buffer` is the window of the window shuffle; `workers` threads parse and mask (0:
+    tf.data's AUTOTUNE); the batches are the same for any number."""
     ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
     records = _window_shuffle(
         _records(ordered, modulus, False, cycle_length), seed, epoch, shuffle_buffer
     )
-    examples = _examples(spec, records, seed, epoch, skip_batches * batch_size)
-    return examples.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+    batches = _batches(
+        spec,
+        records,
+        seed,
+        epoch,
+        batch_size,
+        skip=skip_batches * batch_size,
+        drop_remainder=True,
+        workers=workers or tf.data.AUTOTUNE,
+    )
+    return batches.prefetch(tf.data.AUTOTUNE)
 
 
 def with_denominators(dataset: tf.data.Dataset, batch_size: int) -> tf.data.Dataset:
@@ -174,7 +196,7 @@ def heldout_dataset(
 ):
     """The held-out records in file order, batched (the last partial batch kept), masked as epoch 0."""
     _, files, modulus = split_files(spec, eval_every)
-    batches = _examples(spec, _records(files, modulus, True, 1), seed, 0).batch(batch_size)
+    batches = _batches(spec, _records(files, modulus, True, 1), seed, 0, batch_size)
     if max_batches:
         batches = batches.take(max_batches)
     return batches.prefetch(tf.data.AUTOTUNE)

@@ -4,6 +4,8 @@ in the same order (`model.pretrain_records` defines it), so `--input` is not par
 
 from __future__ import annotations
 
+import os
+
 from albert.stage import StageError
 
 
@@ -19,13 +21,30 @@ def uses_grain(choice: str) -> bool:
     return choice == "grain" or (choice == "auto" and backend == "jax")
 
 
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity where the OS says, else all)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def input_workers(requested: int | None, on_accelerator: bool) -> int:
+    """`--input-workers`: as asked; by default every core this process may use when the step runs on
+    an accelerator, and 0 (batches prepared by a thread of the training process) on CPU, whose
+    cores the training step needs itself."""
+    if requested is not None:
+        return requested
+    return available_cores() if on_accelerator else 0
+
+
 def train_batches(spec, batch_size: int, choice: str = "auto", **options):
     """One epoch of training batches with the loss denominators: a Grain IterDataset of numpy dicts or a
-    tf.data.Dataset. `options`: epoch, seed, skip_batches, shuffle_buffer (see `train_dataset`)."""
+    tf.data.Dataset. `options`: epoch, seed, skip_batches, shuffle_buffer, workers (see
+    `train_dataset`)."""
     if uses_grain(choice):
         from model import grain_input
 
         return grain_input.train_batches(spec, batch_size, **options)
+    if options.get("length_buckets"):
+        raise StageError("--length-buckets needs the Grain input (the JAX backend)")
     from model import pretrain_data
 
     return pretrain_data.with_denominators(

@@ -1,6 +1,6 @@
 """The pretraining shards without TensorFlow: what they hold (metadata.json + the first record), the
 up-front check (framing, CRCs, token ids), the train/held-out split, the epoch's record order and the
-dynamic masking of one example. Both inputs use these: tf.data (`model.pretrain_data`, the TensorFlow
+dynamic masking of a batch. Both inputs use these: tf.data (`model.pretrain_data`, the TensorFlow
 backend) and Grain (`model.grain_input`, the JAX backend, which never imports TensorFlow).
 
 The order of an epoch `e` (seed `s`), the same in both inputs:
@@ -25,8 +25,9 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from albert import fileio
+from albert.batch_masking import mask_batch
 from albert.hashing import derive_seed
-from albert.masking import mask_tokens
+from albert.masking import albert_options
 from albert.pretraining_example import FEATURE_NAMES, INT_FEATURES_PRED, decode_example
 from albert.stage import StageError
 from albert.tfrecord_framing import tfrecord_records
@@ -281,30 +282,51 @@ def window_permutation(seed: int, epoch: int, window: int, size: int) -> np.ndar
     )
 
 
+def length_bucket_edges(max_seq_length: int, buckets: int) -> list[int]:
+    """The longest sequence of each of `buckets` length bins of equal width (rounded up to a
+    multiple of 8, the last `max_seq_length`): `--length-buckets`' batch lengths."""
+    edges = [
+        min(max_seq_length, -(-max_seq_length * (k + 1) // buckets // 8) * 8)
+        for k in range(buckets)
+    ]
+    return sorted(set(edges) | {max_seq_length})
+
+
+def length_bucket(length: int, edges: list[int]) -> int:
+    """The bin of a sequence of `length` tokens: the first whose edge is at least `length`."""
+    return int(np.searchsorted(edges, length, side="left"))
+
+
 class DynamicMasker:
-    """Masks one example with the pipeline's n-gram rules (`albert.masking.mask_tokens`), record `i`
-    of epoch `e` with the generator [seed, e, i]: an epoch's masks are reproducible and differ across
-    epochs. Returns padded int32 input_ids / positions / labels and float32 weights."""
+    """Masks a batch of examples with the pipeline's n-gram rules (`albert.batch_masking`), record
+    `i` of epoch `e` with the generator [seed, e, i] (each row as `albert.masking.mask_tokens`
+    would): an epoch's masks are reproducible, differ across epochs and do not depend on how
+    records are batched. Returns padded int32 input_ids / positions / labels and float32 weights,
+    each [B, ...]."""
 
     def __init__(self, spec: DataSpec, seed: int, epoch: int):
         meta = spec.metadata
         self.seed, self.epoch, self.preds = seed, epoch, spec.max_predictions_per_seq
-        self.options = {
-            "vocab_size": int(spec.vocab_size or meta.get("vocab_size") or 30000),
-            "max_predictions_per_seq": self.preds,
-            "masked_lm_prob": float(meta.get("masked_lm_prob", 0.15)),
-            "ngram": int(meta.get("ngram", 3)),
-            "favor_shorter_ngram": bool(meta.get("favor_shorter_ngram", True)),
-        }
-
-    def __call__(self, index: int, input_ids: np.ndarray, token_boundary: np.ndarray):
-        rng = np.random.default_rng([self.seed, self.epoch, int(index)])
-        masked = mask_tokens(input_ids, token_boundary, rng, **self.options)
-        count, preds = len(masked.positions), self.preds
-        positions, labels, weights = (
-            np.zeros(preds, np.int32),
-            np.zeros(preds, np.int32),
-            np.zeros(preds, np.float32),
+        self.options = albert_options(
+            int(spec.vocab_size or meta.get("vocab_size") or 30000),
+            self.preds,
+            float(meta.get("masked_lm_prob", 0.15)),
+            int(meta.get("ngram", 3)),
+            bool(meta.get("favor_shorter_ngram", True)),
         )
-        positions[:count], labels[:count], weights[:count] = masked.positions, masked.labels, 1.0
-        return np.asarray(masked.masked_ids, np.int32), positions, labels, weights
+
+    def __call__(self, indices, input_ids: np.ndarray, token_boundary: np.ndarray):
+        generators = [np.random.default_rng([self.seed, self.epoch, int(i)]) for i in indices]
+        masked = mask_batch(
+            np.asarray(input_ids, np.int64),
+            np.asarray(token_boundary, bool),
+            generators,
+            self.options,
+        )
+        weights = (np.arange(self.preds) < masked.counts[:, None]).astype(np.float32)
+        return (
+            masked.masked_ids.astype(np.int32),
+            masked.positions.astype(np.int32),
+            masked.labels.astype(np.int32),
+            weights,
+        )

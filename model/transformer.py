@@ -23,13 +23,58 @@ def activation_fn(name: str):
     return keras.activations.relu
 
 
-def attention_mask(input_mask):
+def attention_uses_lengths() -> bool:
+    """True on JAX with a GPU: attention is given each sequence's length (cuDNN's padding form of
+    its fused kernel, which does no work on padding) instead of a dense mask."""
+    if keras.config.backend() != "jax":
+        return False
+    import jax  # heavy: only the JAX backend asks
+
+    return jax.default_backend() == "gpu"
+
+
+def sequence_lengths(input_mask):
+    """`input_mask [B, T]` -> int32 [B]: the tokens of each sequence (its padding comes last)."""
+    return ops.cast(ops.sum(ops.cast(input_mask, "int32"), axis=1), "int32")
+
+
+def dense_attention_mask(input_mask):
     """`input_mask [B, T]` (1 = token, 0 = padding) -> boolean `[B, 1, T, T]`: every query sees the
     same keys. The query axis is spelled out because cuDNN's fused attention (the flash path of
     `keras.ops.dot_product_attention` on GPU) rejects a mask that broadcasts over it."""
     keys = ops.cast(input_mask, "bool")[:, None, None, :]
     length = ops.shape(input_mask)[1]
     return ops.broadcast_to(keys, (ops.shape(input_mask)[0], 1, length, length))
+
+
+def attention_mask(input_mask):
+    """What `AttentionBlock` masks with: the lengths [B] where `attention_uses_lengths`, else the
+    dense `[B, 1, T, T]` mask. The lengths form assumes each sequence's padding comes after its
+    tokens (as in every input of ours); the outputs at padding positions are then unspecified."""
+    return (
+        sequence_lengths(input_mask)
+        if attention_uses_lengths()
+        else dense_attention_mask(input_mask)
+    )
+
+
+def length_attention(q, k, v, lengths, scale: float):
+    """`jax.nn.dot_product_attention` of `[B, T, N, H]` heads over the first `lengths[b]` queries
+    and keys of each sequence: cuDNN's fused kernel on a GPU in bf16/fp16 (no work on padding),
+    XLA's implementation elsewhere. Padding queries get unspecified outputs."""
+    import jax  # heavy: only the JAX backend has this form
+    import jax.numpy as jnp  # heavy: as above
+
+    fused = jax.default_backend() == "gpu" and q.dtype in (jnp.bfloat16, jnp.float16)
+    return jax.nn.dot_product_attention(
+        q,
+        k,
+        v,
+        scale=scale,
+        query_seq_lengths=lengths,
+        key_value_seq_lengths=lengths,
+        implementation="cudnn" if fused else "xla",
+    )
 
 
 def fused_attention_pays() -> bool:
@@ -45,11 +90,13 @@ def fused_attention_pays() -> bool:
 
 @keras.saving.register_keras_serializable(package="albert")
 class AttentionBlock(keras.layers.Layer):
-    """`(x [B, T, H], mask [B, 1, T, T]) -> LayerNorm(x + Dense(attention(x)))`.
+    """`(x [B, T, H], mask) -> LayerNorm(x + Dense(attention(x)))`, `mask` as `attention_mask`
+    gives it.
 
-    Uses the fused `keras.ops.dot_product_attention` (flash attention where the backend has it)
-    except when attention-probability dropout is active in training, which needs the probabilities,
-    and where it does not pay (`fused_attention_pays`).
+    Given lengths, uses `length_attention`. Otherwise uses the fused
+    `keras.ops.dot_product_attention` (flash attention where the backend has it) except when
+    attention-probability dropout is active in training, which needs the probabilities, and where
+    it does not pay (`fused_attention_pays`).
     """
 
     def __init__(self, config: AlbertConfig | dict, **kwargs):
@@ -83,17 +130,23 @@ class AttentionBlock(keras.layers.Layer):
         return ops.reshape(x, (batch, seq_len, cfg.num_attention_heads, cfg.head_size))
 
     def call(self, x, mask, training=False):
+        """`mask`: `attention_mask`'s dense [B, 1, T, T] mask or lengths [B]."""
         q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
         scale = 1.0 / float(self.config.head_size) ** 0.5
-        if (
-            training and self.config.attention_probs_dropout_prob > 0
-        ) or not fused_attention_pays():
-            scores = ops.einsum("btnh,bsnh->bnts", q, k) * ops.cast(scale, q.dtype)
-            scores = ops.where(mask, ops.cast(scores, "float32"), -1e9)
-            probs = self.probs_dropout(ops.softmax(scores, axis=-1), training=training)
-            context = ops.einsum("bnts,bsnh->btnh", ops.cast(probs, v.dtype), v)
+        dropout = training and self.config.attention_probs_dropout_prob > 0
+        if len(mask.shape) == 1 and not dropout:
+            context = length_attention(q, k, v, mask, scale)
         else:
-            context = ops.dot_product_attention(q, k, v, mask=mask, scale=scale)
+            if len(mask.shape) == 1:
+                positions = ops.arange(ops.shape(x)[1], dtype="int32")
+                mask = dense_attention_mask(positions[None, :] < mask[:, None])
+            if dropout or not fused_attention_pays():
+                scores = ops.einsum("btnh,bsnh->bnts", q, k) * ops.cast(scale, q.dtype)
+                scores = ops.where(mask, ops.cast(scores, "float32"), -1e9)
+                probs = self.probs_dropout(ops.softmax(scores, axis=-1), training=training)
+                context = ops.einsum("bnts,bsnh->btnh", ops.cast(probs, v.dtype), v)
+            else:
+                context = ops.dot_product_attention(q, k, v, mask=mask, scale=scale)
         context = ops.reshape(context, ops.shape(x))
         out = self.output_dropout(self.output_dense(context), training=training)
         return self.layer_norm(x + out)

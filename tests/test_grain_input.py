@@ -110,6 +110,20 @@ def test_each_process_decodes_its_rows_of_the_global_batches(uneven):
             np.testing.assert_array_equal(rows, value, name)
 
 
+def test_the_batches_are_the_same_for_any_number_of_input_workers(uneven):
+    """Grain in 1 and 2 worker processes and tf.data on 1 and 2 threads give the batches of the
+    input prepared in the training process, from the start and from a resumed position."""
+    for options, counts in (({"epoch": 0}, (2,)), ({"epoch": 1, "skip_batches": 3}, (1, 2))):
+        options |= {"seed": 5, "shuffle_buffer": 6, "cycle_length": 3}
+        alone = list(grain_input.train_batches(uneven, 2, **options))
+        assert len(alone) == 17 - options.get("skip_batches", 0)
+        for workers in counts:
+            _same(alone, grain_input.train_batches(uneven, 2, workers=workers, **options), workers)
+            threads = pretrain_data.train_dataset(uneven, 2, workers=workers, **options)
+            with_denominators = pretrain_data.with_denominators(threads, 2)
+            _same(alone, with_denominators.as_numpy_iterator(), ("tf.data", workers))
+
+
 def test_grain_batches_carry_the_loss_denominators(uneven):
     batch = next(iter(grain_input.train_batches(uneven, 4, epoch=0, seed=0)))
     assert batch["sop_denominator"].tolist() == [4.0] * 4
@@ -131,3 +145,19 @@ def test_a_record_of_another_shape_is_named(tmp_path):
         str(error.value)
         == f"{first}: record 4: feature input_ids is of length 16, expected length 32"
     )  # one line
+
+
+def test_length_buckets_batch_records_of_one_bin_cut_to_its_length(uneven):
+    """--length-buckets 4 at 32 tokens: bins up to 8, 16, 24, 32 tokens; each batch's records lie in
+    one bin and its sequences are cut to the bin's edge; resume (skip_batches) and 2 workers give
+    the same batches."""
+    options = {"epoch": 1, "seed": 5, "shuffle_buffer": 6, "length_buckets": 4}
+    batches = list(grain_input.train_batches(uneven, 2, **options))
+    assert len(batches) >= 12  # 34 records: at most one partly filled bin of each length left
+    for batch in batches:
+        edge = batch["input_ids"].shape[1]
+        lengths = batch["input_mask"].sum(axis=1)
+        assert edge in (8, 16, 24, 32) and all(edge - 8 < n <= edge for n in lengths)
+        assert {value.shape[1] for name, value in batch.items() if value.ndim == 2} >= {edge}
+    _same(batches[3:], grain_input.train_batches(uneven, 2, skip_batches=3, **options), "resume")
+    _same(batches, grain_input.train_batches(uneven, 2, workers=2, **options), "workers")

@@ -336,10 +336,10 @@ def test_a_killed_run_resumes_to_the_same_weights_and_records_and_extends_withou
         if record["step"] == 4:
             raise Killed
 
-    output = tmp_path / "interrupted"
+    output = tmp_path / "interrupted"  # its batches prepared by 2, then 1 input worker(s)
     with pytest.raises(Killed):
-        run(_config(data, output), on_metrics=kill_at_step_4)
-    resumed = run(_config(data, output))
+        run(_config(data, output, input_workers=2), on_metrics=kill_at_step_4)
+    resumed = run(_config(data, output, input_workers=1))
     assert resumed["weights_sha256"] == whole["weights_sha256"]
     assert _records(output) == _records(tmp_path / "whole")
 

@@ -76,6 +76,19 @@ class PretrainConfig(StageConfig):
         description="training input: auto = Grain on the JAX backend (no TensorFlow), tf.data on TensorFlow; "
         "both give the same batches",
     )
+    input_workers: int | None = Field(
+        None,
+        ge=0,
+        description="processes (Grain) or threads (tf.data) that decode and mask the batches; "
+        "0 = a thread of the training process; default: every core with an accelerator, 0 on CPU. "
+        "The batches are the same for any number",
+    )
+    length_buckets: int = Field(
+        0,
+        ge=0,
+        description="k > 0: batches of records of one of k length bins, cut to the bin's longest "
+        "length (less padding; Grain input); 0 = every batch at the data's max_seq_length",
+    )
     log_every: int = Field(100, gt=0, description="steps between training-metric records")
     eval_every: int = Field(
         1000, ge=0, description="steps between held-out evaluations (0 = only at the end)"

@@ -58,6 +58,7 @@ IDENTITY_FIELDS = (
     "optimizer",
     "precision",
     "shuffle_buffer",
+    "length_buckets",
 )
 """Settings whose change makes a checkpoint another run's (with the vocabulary, the data and --init).
 Everything else (steps, the learning-rate schedule, logging, evaluation, checkpointing, the code)

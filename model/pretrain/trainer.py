@@ -54,6 +54,7 @@ class Trainer:
         self.window_steps = int(state.get("window_steps", 0))
         self.window_start, self.timed_steps = time.perf_counter(), 0
         self.total_time, self.total_steps = 0.0, 0
+        self.loop_time, self.input_wait, self.real_tokens, self.batch_tokens = 0.0, 0.0, 0, 0
         self.train_metrics: dict = {}
         self.eval_step = None
 
@@ -63,20 +64,50 @@ class Trainer:
             self.total_steps * self.config.batch_size / self.total_time if self.total_time else None
         )
 
+    @property
+    def loop_figures(self) -> dict:
+        """The training loop's share of time spent waiting for the input, its real (non-padding)
+        tokens per second and their share of the batches' tokens, from the second step of each
+        epoch on (the first waits for the input's workers to start and for the compilation);
+        this process's rows, numpy batches only."""
+        loop = max(self.loop_time, 1e-9)
+        return {
+            "input_wait_share": round(self.input_wait / loop, 4),
+            "real_tokens_per_second": round(self.real_tokens / loop, 1),
+            "real_token_share": round(self.real_tokens / max(self.batch_tokens, 1), 4),
+        }
+
     def train_epoch(self, batches) -> None:
         """Train on `batches` (the rest of the current epoch) until they or --steps run out."""
-        config, seen = self.config, 0
-        for batch in batches:
-            seen += 1
-            self.train_step(batch)
-            if self.step >= config.steps:
+        config, seen, iterator = self.config, 0, iter(batches)
+        start = time.perf_counter()
+        while self.step < config.steps:
+            asked = time.perf_counter()
+            batch = next(iterator, None)
+            if batch is None:
                 break
+            if seen:
+                self.count_loop_batch(batch, time.perf_counter() - asked)
+            self.train_step(batch)
+            seen += 1
+            if seen == 1:
+                start = time.perf_counter()
+        if seen > 1:
+            self.loop_time += time.perf_counter() - start
         if self.step < config.steps:
             if seen == 0 and self.batch_in_epoch == 0:
                 raise StageError(
                     f"{config.data}: fewer training records than one batch of {config.batch_size}"
                 )
             self.epoch, self.batch_in_epoch = self.epoch + 1, 0
+
+    def count_loop_batch(self, batch, waited: float) -> None:
+        """Add a batch's wait for the input and its tokens to `loop_figures`."""
+        self.input_wait += waited
+        mask = batch.get("input_mask")
+        if isinstance(mask, np.ndarray):
+            self.real_tokens += int(mask.sum())
+            self.batch_tokens += mask.size
 
     def train_step(self, batch) -> None:
         """One optimizer update, then the training record, evaluation and checkpoint that fall due."""
