@@ -15,16 +15,28 @@ import sys
 from pathlib import Path
 
 import pytest
+from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.portability.fn_api_runner.fn_runner import RunnerResult
 
 from albert.stage import StageError
 from pipelines import segment, tfrecords, vocab
-from pipelines.runner import check_runner, counter_totals, pipeline_options, run_pipeline
+from pipelines.runner import check_runner, pipeline_options, run_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "segment"
 TWO_PROCESSES = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
 TIMINGS = ("training_seconds", "wall_seconds")
+
+
+def counter_totals(result, namespace: str) -> dict[str, int]:
+    """Committed (or attempted, where a runner has no committed values) Beam counters of
+    `namespace`, summed by name: what the stages' statistics files are checked against."""
+    query = result.metrics().query(MetricsFilter().with_namespace(namespace))
+    totals: dict[str, int] = {}
+    for counter in query["counters"]:
+        value = counter.committed if counter.committed is not None else counter.attempted
+        totals[counter.key.metric.name] = totals.get(counter.key.metric.name, 0) + int(value or 0)
+    return dict(sorted(totals.items()))
 
 
 def stage_flags(stage: str, inputs: dict[str, Path]) -> list[str]:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import sentencepiece as spm
 
-from albert.pretraining_example import FEATURE_NAMES, feature_spec
+from albert.pretraining_example import FEATURE_NAMES
 from albert.stage import StageError
 from albert.tokenization import AlbertTokenizer
 from pipelines import instances, tfrecords
@@ -83,6 +83,7 @@ def config(corpus, spm_model, output, **kwargs) -> tfrecords.TFRecordsConfig:
 
 def read_records(directory: Path, max_seq_length=64, max_predictions=10) -> dict[str, np.ndarray]:
     import tensorflow as tf
+    from pretrain_testdata import feature_spec  # heavy: imports TensorFlow
 
     files = sorted(str(p) for p in directory.glob("*.tfrecord"))
     batches = (
@@ -344,6 +345,7 @@ def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model
     def homes(files) -> list[set[str]]:
         """Per instance, the documents holding both its segments."""
         import tensorflow as tf
+        from pretrain_testdata import feature_spec  # heavy: imports TensorFlow
 
         found = []
         for raw in tf.data.TFRecordDataset([str(p) for p in files]):
