@@ -2,7 +2,8 @@
 
 With no `--runner`, pipelines run on Beam's in-process FnApiRunner (DirectRunner would first try to
 download the Prism binary). Any Beam flag can be passed: `--direct_running_mode=multi_processing
---direct_num_workers=2`, or `--runner=DataflowRunner --project=... --region=... --temp_location=gs://...`.
+--direct_num_workers=2`, or `--runner=DataflowRunner --project=... --region=...
+--temp_location=gs://...`.
 
 Statistics are pipeline data, not metrics: a `CountingDoFn` adds its counts up per bundle and emits
 them on its COUNTS output, `SumCounts` combines them into one dict, and the stage writes its
@@ -33,7 +34,8 @@ Counter = Callable[[str, int], None]
 
 
 def check_runner(name: str) -> None:
-    """A StageError (one line) for a runner Beam cannot create: an unknown short name or a bad class path."""
+    """A StageError (one line) for a runner Beam cannot create: an unknown short name or a bad
+    class path."""
     known = {runner.lower() for runner in StandardOptions.KNOWN_RUNNER_NAMES}
     if "." not in name:
         if name.lower() in known or f"{name.lower()}runner" in known:
@@ -52,8 +54,8 @@ def check_runner(name: str) -> None:
 
 
 def pipeline_options(beam_args: Sequence[str] | None = None) -> PipelineOptions:
-    """Beam options from command-line style flags, defaulting the runner to FnApiRunner; a runner Beam
-    does not know is a StageError naming it."""
+    """Beam options from command-line style flags, defaulting the runner to FnApiRunner; a runner
+    Beam does not know is a StageError naming it."""
     args = list(beam_args or [])
     if not any(arg == "--runner" or arg.startswith("--runner=") for arg in args):
         args.append(f"--runner={DEFAULT_RUNNER}")
@@ -113,7 +115,8 @@ class CountingDoFn(beam.DoFn):
 
 
 def counted(pcoll, label: str, dofn: CountingDoFn, counts: list, *side_inputs, **kwargs):
-    """`pcoll | label >> ParDo(dofn)`: returns the main output; appends the COUNTS output to `counts`."""
+    """`pcoll | label >> ParDo(dofn)`: returns the main output; appends the COUNTS output to
+    `counts`."""
     outputs = pcoll | label >> beam.ParDo(dofn, *side_inputs, **kwargs).with_outputs(
         COUNTS, main="main"
     )
@@ -158,8 +161,9 @@ def sum_counts(counts: list, label: str = "SumCounts"):
 class WriteSummary(beam.PTransform):
     """`pipeline | label >> WriteSummary(write, counts, **arguments)`: calls
     `write(counts=totals, **arguments)` once, on one worker, after the pipeline's COUNTS outputs
-    (`counts`, summed) and every side input among `arguments` (AsList, AsSingleton ...) are complete:
-    how a stage writes its summary file (stats.json, metadata.json ...) from the pipeline itself."""
+    (`counts`, summed) and every side input among `arguments` (AsList, AsSingleton ...) are
+    complete: how a stage writes its summary file (stats.json, metadata.json ...) from the
+    pipeline itself."""
 
     def __init__(self, write: Callable[..., None], counts: list, **arguments):
         super().__init__()
