@@ -75,19 +75,15 @@ def vocabulary(workdir: Path, corpus: Path) -> Path:
     model = workdir / "sp30k.model"
     if not model.exists():
         spm.SentencePieceTrainer.train(
-            input=sorted(str(p) for p in corpus.glob("*.txt")),
-            model_prefix=str(workdir / "sp30k"),
-            vocab_size=30000,
-            hard_vocab_limit=False,
-            model_type="unigram",
-            pad_id=0,
-            unk_id=1,
-            bos_id=-1,
-            eos_id=-1,
-            control_symbols=["[CLS]", "[SEP]", "[MASK]"],
-            input_sentence_size=1_000_000,
-            shuffle_input_sentence=True,
-            minloglevel=2,
+            **trainer_kwargs(
+                30000,
+                input=sorted(str(p) for p in corpus.glob("*.txt")),
+                model_prefix=str(workdir / "sp30k"),
+                user_defined_symbols=[],
+                hard_vocab_limit=False,
+                input_sentence_size=1_000_000,
+                shuffle_input_sentence=True,
+            )
         )
     return model
 

@@ -31,7 +31,7 @@ from albert.tokenization import AlbertTokenizer
 from pipelines.domain_classifier import DomainModelHandler, train_classifier
 from pipelines.runner import CountingDoFn, counted, pipeline_options, sum_counts
 from pipelines.shards import WriteShards
-from pipelines.tfrecords import input_files, read_documents
+from pipelines.segmented_corpus import input_files, read_documents
 
 NAMESPACE = "domain_select"
 

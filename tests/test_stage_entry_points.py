@@ -19,7 +19,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.portability.fn_api_runner.fn_runner import RunnerResult
 
 from albert.stage import StageError
-from pipelines import segment, tfrecords, vocab
+from pipelines import segment, tfrecords, tfrecords_metadata, vocab
 from pipelines.runner import check_runner, pipeline_options, run_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
@@ -173,19 +173,25 @@ def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(refer
     config = tfrecords.TFRecordsConfig.model_validate(
         json.loads(metadata_path.read_text())["options"]
     )
+    tokenizer = tfrecords.load_tokenizer(config)
     pipeline = tfrecords.beam.Pipeline(options=pipeline_options([]))
     tfrecords.build_pipeline(
-        pipeline, tfrecords.input_files(config.input), config, str(tmp_path / "tfrecords")
+        pipeline,
+        tfrecords.input_files(config.input),
+        config,
+        str(tmp_path / "tfrecords"),
+        tokenizer,
     )
     counts = counter_totals(run_pipeline(pipeline), tfrecords.NAMESPACE)
     metadata = json.loads(metadata_path.read_text())
     assert metadata["counts"] == counts and counts["instances"] > 0
     with open(metadata_path) as handle:
         assert handle.read() == json.dumps(
-            tfrecords.summarize(
+            tfrecords_metadata.summarize(
                 config,
                 counts,
-                tfrecords.load_tokenizer(config),
+                tokenizer.vocab_size,
+                tokenizer.model_sha256,
                 metadata["files"],
                 metadata["heldout"]["document_list"],
             ),
