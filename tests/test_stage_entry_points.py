@@ -19,7 +19,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.portability.fn_api_runner.fn_runner import RunnerResult
 
 from albert.stage import StageError
-from pipelines import segment, tfrecords, tfrecords_metadata, vocab
+from pipelines import segment, segment_stats, tfrecords, tfrecords_metadata, vocab
 from pipelines.runner import check_runner, pipeline_options, run_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
@@ -160,7 +160,7 @@ def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(refer
     assert (
         written
         == json.dumps(
-            segment.summarize(counters, stats["bad_files"], paths, stats["shards"]),
+            segment_stats.summarize(counters, stats["bad_files"], paths, stats["shards"]),
             indent=2,
             sort_keys=True,
         )
