@@ -40,15 +40,22 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
+import sentencepiece as spm
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from pipelines import segment  # noqa: E402
+from pipelines.instances import InstanceWriter  # noqa: E402
+from pipelines.segmented_corpus import read_documents  # noqa: E402
+from pipelines.sentencepiece_trainer import trainer_kwargs  # noqa: E402
+from pipelines.tfrecords_config import TFRecordsConfig  # noqa: E402
+
 SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", REPO.parent / "shared" / "data"))
 REFERENCE_MB_PER_S = 0.35
 
 
 def segmented_corpus(workdir: Path) -> Path:
-    from pipelines import segment
-
     output = workdir / "seg"
     if not output.exists():
         segment.run(
@@ -70,8 +77,6 @@ def segmented_corpus(workdir: Path) -> Path:
 
 
 def vocabulary(workdir: Path, corpus: Path) -> Path:
-    import sentencepiece as spm
-
     model = workdir / "sp30k.model"
     if not model.exists():
         spm.SentencePieceTrainer.train(
@@ -141,8 +146,6 @@ def measure_run(corpus: Path, model: Path, output: Path) -> dict:
 
 def measure_workers(command: list[str]) -> dict:
     """Run `command`, polling its process tree: wall seconds, each Beam SDK worker's CPU seconds."""
-    import psutil
-
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL)
     root, seen = psutil.Process(process.pid), {}
@@ -239,8 +242,6 @@ def spread_check(workdir: Path, corpus: Path, model: Path) -> dict:
 
 def core_throughput(corpus: Path, model: Path) -> tuple[float, float]:
     """MB and tokens per CPU second of the per-document work alone, in this process."""
-    from pipelines.tfrecords import InstanceWriter, TFRecordsConfig, read_documents
-
     writer = InstanceWriter(
         TFRecordsConfig(input=str(corpus), spm_model=str(model), output="unused", dupe_factor=1)
     )

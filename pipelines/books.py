@@ -140,7 +140,7 @@ def unwrap(lines: list[str]) -> list[str]:
 
 
 # Chapter headings standing alone before a block (see `chapter_headings`) in the sniffed sample
-# (input_formats.SNIFF_BYTES, 64 KB) from which a text file is a file of short chapters, one
+# (input_streams.SNIFF_BYTES, 64 KB) from which a text file is a file of short chapters, one
 # document each (scripture, statutes: a few KB a chapter); a novel's chapters (10 to 30 KB, 3 or 4
 # headings in the shared books' first 64 KB) leave it one book, unless `--format chapters`.
 MIN_CHAPTER_HEADINGS = 8

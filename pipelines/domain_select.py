@@ -30,8 +30,8 @@ from albert.stage import StageError, stage_main
 from albert.tokenization import AlbertTokenizer
 from pipelines.domain_classifier import DomainModelHandler, train_classifier
 from pipelines.runner import CountingDoFn, WriteSummary, counted, run_stage
-from pipelines.shards import WriteShards
 from pipelines.segmented_corpus import input_files, read_documents
+from pipelines.shards import WriteShards
 
 NAMESPACE = "domain_select"
 SELECTION_FILE = "selection.json"

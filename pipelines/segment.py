@@ -32,7 +32,7 @@ from albert import fileio
 from albert.config import StageConfig
 from albert.hashing import stable_hash
 from albert.stage import StageError, stage_main
-from pipelines import input_formats, spill, text_cleaning
+from pipelines import input_formats, input_streams, spill, text_cleaning
 from pipelines.dedup import Deduplicate
 from pipelines.runner import COUNTS, CountingDoFn, WriteSummary, counted, run_stage
 from pipelines.segment_stats import (
@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 NAMESPACE = "segment"
 BAD_FILES = "bad_files"
 DOCUMENT_KEY_BYTES = 8
-_READ_ERRORS = (input_formats.BadInput, OSError, EOFError, zlib.error)
+_READ_ERRORS = (input_streams.BadInput, OSError, EOFError, zlib.error)
 
 
 class SegmentConfig(StageConfig):
@@ -149,7 +149,7 @@ class ReadFiles(CountingDoFn):
                     yield document_key(path, document.doc_id), document.format, document.text
             self.inc("files_read", 1)
         except _READ_ERRORS as error:
-            reason = input_formats.describe_error(error, path)
+            reason = input_streams.describe_error(error, path)
             if self.on_error == "fail":
                 raise StageError(f"{path}: {reason}") from None
             self.inc("skipped_bad_file", 1)
@@ -242,7 +242,9 @@ def build_pipeline(
             namespace=NAMESPACE,
         )  # key, format, text
     )
-    documents = counted(spread, "Clean", CleanDocuments(config.unicode_form), counts)  # key, paragraphs
+    documents = counted(
+        spread, "Clean", CleanDocuments(config.unicode_form), counts
+    )  # key, paragraphs
     deduplicate = Deduplicate(config.min_dedup_paragraph_chars, run_dirs[1:], counts, NAMESPACE)
     kept = documents | "Deduplicate" >> deduplicate  # key, paragraphs
     segmented = counted(

@@ -165,7 +165,7 @@ class SentenceSplitter:
     """
 
     def __init__(self, max_sentence_chars: int = 2000):
-        import blingfire
+        import blingfire  # heavy: a native library, loaded only where sentences are split
 
         self._split = blingfire.text_to_sentences
         self.max_sentence_chars = max_sentence_chars
