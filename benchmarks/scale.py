@@ -22,8 +22,9 @@ dupe pass at 512 tokens. `rss_ratio`: each stage's peak RSS at the largest size 
 `--reference DIR` (a checkout of google-research/albert) also runs its create_pretraining_data.py
 side by side with `pipelines.tfrecords` on one worker, on the same samples (the first 3 MB and 9 MB
 of the smallest corpus's segmented shards, same vocabulary, dupe 1, 512 tokens): MB per CPU second
-of each, their marginal rate (start-up left out) and the ratios. The reference imports tensorflow_hub only for TF-Hub vocabularies; where that is not
-installed a blank stand-in module is put on its path. Prints ONE JSON line (progress on stderr).
+of each, their marginal rate (start-up left out) and the ratios. The reference imports
+tensorflow_hub only for TF-Hub vocabularies; where that is not installed a blank stand-in module is
+put on its path. Prints ONE JSON line (progress on stderr).
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ SAMPLE_MB = 3
 
 
 def sentence_pool(workdir: Path) -> list[str]:
-    """Distinct real sentences of the shared books and Wikipedia sample, by the segment stage's functions."""
+    """Distinct real sentences of the shared books and Wikipedia sample, by the segment stage's
+    functions."""
     cached = workdir / "sentences.txt"
     if not cached.exists():
         splitter = text_cleaning.SentenceSplitter()
@@ -73,7 +75,8 @@ def sentence_pool(workdir: Path) -> list[str]:
 
 
 def build_corpus(directory: Path, gigabytes: float, pool: list[str]) -> Path:
-    """FILES_PER_CORPUS text files of distinct documents re-assembled from seeded samples of `pool`."""
+    """FILES_PER_CORPUS text files of distinct documents re-assembled from seeded samples of
+    `pool`."""
     if (directory / "_done").exists():
         return directory
     shutil.rmtree(directory, ignore_errors=True)

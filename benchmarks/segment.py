@@ -10,8 +10,8 @@ Prints one JSON line with:
   and peak RSS of the largest process.
 - `wikiextractor`: where WikiExtractor 3.1 is importable (e.g. PYTHONPATH=/path/to/wikiextractor),
   its documents, characters, speed and markup residues next to ours on the same pages.
-- `scale`: the Wikipedia sample repeated 1x and 4x in one dump: peak RSS of the streaming work (flat)
-  and of the local Beam job (whose in-process runner keeps shuffled data in memory).
+- `scale`: the Wikipedia sample repeated 1x and 4x in one dump: peak RSS of the streaming work
+  (flat) and of the local Beam job (whose in-process runner keeps shuffled data in memory).
 The machine is shared, so CPU-time figures are the stable ones. Run: python benchmarks/segment.py
 """
 
@@ -149,7 +149,8 @@ RESIDUES = {
 
 
 def wikiextractor_comparison() -> dict | None:
-    """Our prose vs WikiExtractor 3.1's on the sample (skipped where wikiextractor is not importable)."""
+    """Our prose vs WikiExtractor 3.1's on the sample (skipped where wikiextractor is not
+    importable)."""
     if importlib.util.find_spec("wikiextractor") is None:
         return None
     with tempfile.TemporaryDirectory() as temp:

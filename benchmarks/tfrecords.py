@@ -5,16 +5,21 @@
 
 Builds (once, cached in --workdir) the segmented books + Wikipedia corpus from ../shared/data with
 pipelines.segment and a 30k SentencePiece vocabulary with ALBERT's special ids, then runs
-`python -m pipelines.tfrecords --dupe-factor 1 --max-seq-length 512` on the corpus and on 4 copies of it,
-each in a fresh process. Prints ONE JSON line:
-- `*_cpu_s`, `*_wall_s`, `*_peak_rss_mb`: CPU seconds (user + system), wall seconds and peak RSS of the run;
-- `mb_per_cpu_s_1x`: text MB per CPU second, start-up included; `marginal_mb_per_cpu_s`: the extra 3x
-  corpus over the extra CPU seconds (steady state, start-up excluded); the same in pieces as `tokens_*`;
-- `core_*`: the per-document work alone (read, tokenize, instances, masks, serialize; no Beam), in a fresh
-  process: its throughput on the 4x corpus and its peak RSS at 1x and 4x (the streaming part's memory);
-- the stage's peak RSS grows with the output on the in-process FnApiRunner, whose GroupByKey (the global
-  shuffle of instances into shards) holds everything in memory; distributed runners shuffle out of core.
-- `speedup_vs_reference`: marginal MB/s per core over the reference's 0.35 MB/s per core per dupe pass.
+`python -m pipelines.tfrecords --dupe-factor 1 --max-seq-length 512` on the corpus and on 4 copies
+of it, each in a fresh process. Prints ONE JSON line:
+- `*_cpu_s`, `*_wall_s`, `*_peak_rss_mb`: CPU seconds (user + system), wall seconds and peak RSS of
+  the run;
+- `mb_per_cpu_s_1x`: text MB per CPU second, start-up included; `marginal_mb_per_cpu_s`: the extra
+  3x corpus over the extra CPU seconds (steady state, start-up excluded); the same in pieces as
+  `tokens_*`;
+- `core_*`: the per-document work alone (read, tokenize, instances, masks, serialize; no Beam), in a
+  fresh process: its throughput on the 4x corpus and its peak RSS at 1x and 4x (the streaming part's
+  memory);
+- the stage's peak RSS grows with the output on the in-process FnApiRunner, whose GroupByKey (the
+  global shuffle of instances into shards) holds everything in memory; distributed runners shuffle
+  out of core.
+- `speedup_vs_reference`: marginal MB/s per core over the reference's 0.35 MB/s per core per dupe
+  pass.
 CPU seconds are the honest measure on a shared machine; wall times are noisy there.
 
 `--spread` checks instead that tokenizing and masking are not capped at one worker per input file:
@@ -181,7 +186,8 @@ def files_digest(directory: Path) -> str:
 
 
 def spread_check(workdir: Path, corpus: Path, model: Path) -> dict:
-    """The stage on 2 SDK worker processes, the corpus as one file and as 4: how the work is shared."""
+    """The stage on 2 SDK worker processes, the corpus as one file and as 4: how the work is
+    shared."""
     one_file = workdir / "one-file"
     if not one_file.exists():
         one_file.mkdir()

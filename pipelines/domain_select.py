@@ -39,7 +39,9 @@ SELECTION_FILE = "selection.json"
 
 class DomainSelectConfig(StageConfig):
     input: str = Field(
-        description="source-domain corpus to select from: a directory of *.txt shards, a file or a glob"
+        description=(
+            "source-domain corpus to select from: a directory of *.txt shards, a file or a glob"
+        )
     )
     output: str = Field(description="output directory")
     spm_model: str = Field(

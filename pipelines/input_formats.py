@@ -43,7 +43,8 @@ MAX_DOCUMENT_CHARS = 4 << 20
 
 @dataclass(frozen=True)
 class RawDocument:
-    """A document before cleaning: `text` is wikitext for the 'wikipedia' format, plain text otherwise."""
+    """A document before cleaning: `text` is wikitext for the 'wikipedia' format, plain text
+    otherwise."""
 
     format: str
     doc_id: str
@@ -69,7 +70,8 @@ def detect_format(path: str, head: bytes) -> tuple[str, str]:
 
 
 def read_wikipedia(stream: IO[bytes], on_error: str, inc: Counter) -> Iterator[RawDocument]:
-    """Main-namespace article pages, namespace prefixes of links made canonical (see wikipedia.SiteInfo).
+    """Main-namespace article pages, namespace prefixes of links made canonical (see
+    wikipedia.SiteInfo).
 
     Redirects, other namespaces and disambiguation pages are counted; a page whose `<ns>` is not a
     number fails (naming it) or, with on_error='skip', is counted as a bad record.
@@ -217,7 +219,8 @@ def read_documents(
 
 
 def raw_paragraphs(document: RawDocument) -> list[str]:
-    """The document's paragraphs before normalisation, by format (text lines re-joined if hard-wrapped)."""
+    """The document's paragraphs before normalisation, by format (text lines re-joined if
+    hard-wrapped)."""
     if document.format == "wikipedia":
         return wikitext.wikitext_to_paragraphs(document.text)
     if document.format == "books":

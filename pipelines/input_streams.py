@@ -119,7 +119,8 @@ def decoded_lines(
 ) -> Iterator[str]:
     """Lines of a byte stream decoded as UTF-8 (or `fallback_encoding`, counted), without newlines.
 
-    Lines longer than `max_line_bytes` are cut into pieces (see `bounded_lines`); None keeps them whole.
+    Lines longer than `max_line_bytes` are cut into pieces (see `bounded_lines`); None keeps them
+    whole.
     """
     lines = (
         io.BufferedReader(stream, 1 << 20)
@@ -132,8 +133,8 @@ def decoded_lines(
         except UnicodeDecodeError as error:
             if fallback_encoding is None:
                 raise BadInput(
-                    f"line {number}: not UTF-8 (byte {line[error.start]:#04x} at column {error.start + 1}); "
-                    "set fallback_encoding to read such files"
+                    f"line {number}: not UTF-8 (byte {line[error.start]:#04x} at column "
+                    f"{error.start + 1}); set fallback_encoding to read such files"
                 ) from None
             text = line.decode(fallback_encoding, errors="replace")
             inc("lines_fallback_encoding", 1)

@@ -1,22 +1,25 @@
-"""Documents -> pretraining instances ([CLS] A [SEP] B [SEP]) for SOP or NSP, as google-research/albert.
+"""Documents -> pretraining instances ([CLS] A [SEP] B [SEP]) for SOP or NSP, as
+google-research/albert.
 
-Pure functions over token-id arrays; all randomness comes from the `numpy.random.Generator` passed in.
-`InstanceWriter` does one document's whole work for the TFRecords stage (tokenize, build instances,
-mask, serialize), seeded from (seed, document key, pass), so the output does not depend on workers.
+Pure functions over token-id arrays; all randomness comes from the `numpy.random.Generator` passed
+in. `InstanceWriter` does one document's whole work for the TFRecords stage (tokenize, build
+instances, mask, serialize), seeded from (seed, document key, pass), so the output does not depend
+on workers.
 
 Per document (the reference's `create_instances_from_document`): the target length is
-`max_seq_length - 3`, or with probability `short_seq_prob` a random length in [2, max_seq_length - 3];
-sentences are gathered into a chunk until it reaches the target or the document ends; the chunk is
-split after a random number of sentences into A and B; the longer of A and B loses a token from the
-front or the back at random until both fit.
+`max_seq_length - 3`, or with probability `short_seq_prob` a random length in
+[2, max_seq_length - 3]; sentences are gathered into a chunk until it reaches the target or the
+document ends; the chunk is split after a random number of sentences into A and B; the longer of A
+and B loses a token from the front or the back at random until both fit.
 
 - SOP (ALBERT): with probability 0.5 A and B are swapped, label 1 = swapped, 0 = original order.
   Decision: a chunk of ONE sentence is split inside that sentence at a random piece boundary (the
   reference instead takes B from a random other document, which mixes an NSP example into SOP data).
   A one-sentence chunk of a single piece cannot be split: it is skipped and counted
   (`skipped_single_piece_chunks`).
-- NSP (BERT baseline): with probability 0.5, or always for a one-sentence chunk, B comes from a random
-  other document (label 1) and the sentences not used for A go back to the document, as the reference.
+- NSP (BERT baseline): with probability 0.5, or always for a one-sentence chunk, B comes from a
+  random other document (label 1) and the sentences not used for A go back to the document, as the
+  reference.
 """
 
 from __future__ import annotations
@@ -55,8 +58,8 @@ def _noop(name: str, amount: int = 1) -> None:
 def encode_sentences(tokenizer, lines: Sequence[str]) -> list[np.ndarray]:
     """Token ids of each line, exactly `tokenizer.encode(line)`, encoded as one SentencePiece batch.
 
-    Lines whose text holds a digit before a comma take the tokenizer's own path (its digit-comma rule);
-    the rest are preprocessed (a fast path for ASCII text) and encoded in C++ together.
+    Lines whose text holds a digit before a comma take the tokenizer's own path (its digit-comma
+    rule); the rest are preprocessed (a fast path for ASCII text) and encoded in C++ together.
     Empty results are dropped, as the reference drops sentences with no tokens.
     """
     lower = tokenizer.do_lower_case
@@ -90,7 +93,8 @@ def _has_digit_comma(text: str) -> bool:
 
 
 def pack_document(sentences: Sequence[np.ndarray]) -> bytes:
-    """A document's sentences as compact bytes (cheap for Beam to move; numpy arrays get pickled)."""
+    """A document's sentences as compact bytes (cheap for Beam to move; numpy arrays get
+    pickled)."""
     lengths = np.array([len(s) for s in sentences], dtype="<i4")
     ids = np.concatenate(sentences).astype("<i4") if sentences else np.zeros(0, "<i4")
     return len(sentences).to_bytes(4, "little") + lengths.tobytes() + ids.tobytes()
@@ -105,7 +109,8 @@ def unpack_document(packed: bytes) -> list[np.ndarray]:
 
 
 def target_length(rng: np.random.Generator, max_num_tokens: int, short_seq_prob: float) -> int:
-    """`max_num_tokens`, or with probability `short_seq_prob` a uniform length in [2, max_num_tokens]."""
+    """`max_num_tokens`, or with probability `short_seq_prob` a uniform length in
+    [2, max_num_tokens]."""
     if rng.random() < short_seq_prob:
         return int(rng.integers(2, max_num_tokens + 1))
     return max_num_tokens

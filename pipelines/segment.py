@@ -1,16 +1,16 @@
 """Turn Wikipedia dumps, books, plain text and JSONL into sentence-segmented documents.
 
-Output: `OUTPUT/part-NNNNN-of-NNNNN.txt` in the BERT/ALBERT pretraining input format (one sentence per
-line, a blank line after each document) and `OUTPUT/stats.json` (documents, sentences and characters
-in and out, a count per skip reason, the bad files, a sentence-length histogram and warnings),
-computed and written by the pipeline itself. The same input gives byte-identical files whatever the
-runner or number of workers.
+Output: `OUTPUT/part-NNNNN-of-NNNNN.txt` in the BERT/ALBERT pretraining input format (one sentence
+per line, a blank line after each document) and `OUTPUT/stats.json` (documents, sentences and
+characters in and out, a count per skip reason, the bad files, a sentence-length histogram and
+warnings), computed and written by the pipeline itself. The same input gives byte-identical files
+whatever the runner or number of workers.
 
 Pipeline: match files -> read each file streaming (one DoFn per file) -> spread documents over the
 workers -> wikitext/book/text to normalised paragraphs -> drop exact-duplicate documents (smallest
-key kept) -> drop repeated paragraphs (first occurrence by key kept) -> split sentences -> drop short
-documents -> deterministic shards. Spreading and both de-duplications group through sorted spill
-files (pipelines.spill), so memory stays bounded on the in-process runner too.
+key kept) -> drop repeated paragraphs (first occurrence by key kept) -> split sentences -> drop
+short documents -> deterministic shards. Spreading and both de-duplications group through sorted
+spill files (pipelines.spill), so memory stays bounded on the in-process runner too.
 """
 
 from __future__ import annotations
@@ -64,7 +64,9 @@ class SegmentConfig(StageConfig):
     )
     on_error: Literal["fail", "skip"] = Field(
         "fail",
-        description="bad input file: fail the job naming it, or skip it and report it in stats.json",
+        description=(
+            "bad input file: fail the job naming it, or skip it and report it in stats.json"
+        ),
     )
     num_shards: int = Field(8, gt=0, description="number of output .txt shards")
     unicode_form: text_cleaning.UnicodeForm = Field(

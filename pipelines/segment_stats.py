@@ -67,7 +67,8 @@ def sentence_length_warnings(histogram: dict[str, int]) -> list[str]:
             return [
                 (
                     f"the median sentence is {low}-{high} characters long (typical prose: "
-                    "60-200): sentences were probably not split; check the input format and the text"
+                    "60-200): sentences were probably not split; check the input format and the "
+                    "text"
                 )
             ]
     return []
@@ -76,7 +77,8 @@ def sentence_length_warnings(histogram: dict[str, int]) -> list[str]:
 def summarize(
     counters: dict[str, int], bad_files: list[dict], paths: list[str], shards: list[str]
 ) -> dict:
-    """stats.json: figures from the counts, a count per skip reason, the bad files, sentence lengths."""
+    """stats.json: figures from the counts, a count per skip reason, the bad files, sentence
+    lengths."""
     figures = (
         "documents_in",
         "documents_out",
@@ -128,8 +130,8 @@ def check_not_empty(stats: dict) -> None:
     if stats["files_read"] == 0 and stats["bad_files"]:
         first = stats["bad_files"][0]
         raise StageError(
-            f"every input file was skipped as bad ({len(stats['bad_files'])} of {stats['input_files']}), "
-            f"e.g. {first['file']}: {first['reason']}"
+            f"every input file was skipped as bad ({len(stats['bad_files'])} of "
+            f"{stats['input_files']}), e.g. {first['file']}: {first['reason']}"
         )
     if stats["documents_out"] == 0:
         skipped = ", ".join(

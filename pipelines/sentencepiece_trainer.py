@@ -54,8 +54,9 @@ def translate_trainer_error(error: RuntimeError, vocab_size: int, sample_size: i
     too_small = re.search(r"smaller than required_chars\. (\d+) vs (\d+)", message)
     if too_small:
         return StageError(
-            f"--vocab-size {vocab_size} cannot hold the {too_small.group(2)} characters and special "
-            f"symbols the sample needs: raise --vocab-size to >= {too_small.group(2)}, or lower "
+            f"--vocab-size {vocab_size} cannot hold the {too_small.group(2)} characters and "
+            f"special symbols the sample needs: raise --vocab-size to >= {too_small.group(2)}, "
+            "or lower "
             "--character-coverage"
         )
     return StageError(f"SentencePiece training failed: {message}")

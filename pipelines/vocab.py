@@ -1,10 +1,10 @@
 """Train ALBERT's SentencePiece vocabulary on a uniform, deterministic sample of a segmented corpus.
 
 Reads `INPUT/*.txt` (one sentence per line, blank lines between documents: the output of
-pipelines.segment), draws a hash-based sample of `--sample-sentences` sentences plus a small held-out
-slice, trains a unigram SentencePiece model with ALBERT's recipe on one worker, and writes
-`OUTPUT/spiece.model`, `OUTPUT/spiece.vocab` and `OUTPUT/vocab_stats.json` (sample size, held-out unk
-rate and pieces per word, training time). Memory is bounded by the sample size, not the corpus.
+pipelines.segment), draws a hash-based sample of `--sample-sentences` sentences plus a small
+held-out slice, trains a unigram SentencePiece model with ALBERT's recipe on one worker, and writes
+`OUTPUT/spiece.model`, `OUTPUT/spiece.vocab` and `OUTPUT/vocab_stats.json` (sample size, held-out
+unk rate and pieces per word, training time). Memory is bounded by the sample size, not the corpus.
 """
 
 from __future__ import annotations
@@ -47,7 +47,9 @@ class VocabConfig(StageConfig):
     heldout_sentences: int = Field(
         10_000,
         ge=0,
-        description="held-out sentences for unk rate and pieces per word (at most 5 percent of the corpus)",
+        description=(
+            "held-out sentences for unk rate and pieces per word (at most 5 percent of the corpus)"
+        ),
     )
     seed: int = Field(0, description="seed of the hash that draws the sample")
     do_lower_case: bool = Field(
@@ -107,7 +109,8 @@ def prepare_sentence(
 
 
 def heldout_metrics(tokenizer: AlbertTokenizer, sentences: Iterable[str]) -> dict:
-    """Unk rate (unknown pieces / pieces) and pieces per whitespace word on preprocessed sentences."""
+    """Unk rate (unknown pieces / pieces) and pieces per whitespace word on preprocessed
+    sentences."""
     count = pieces = unknown = words = 0
     for sentence in sentences:
         ids = tokenizer.sp.encode(sentence)
@@ -231,7 +234,8 @@ class _ChooseFromFile(CountingDoFn):
 def build_pipeline(
     pipeline: beam.Pipeline, config: VocabConfig, output_dir: str, start_time: float
 ) -> None:
-    """Match files; count their sentences; read them again choosing by key; one group -> train, evaluate.
+    """Match files; count their sentences; read them again choosing by key; one group -> train,
+    evaluate.
 
     Files are read whole by one DoFn each and only counts and the chosen sentences become Beam
     elements, so memory follows the sample, not the corpus, and per-element overhead stays small.

@@ -63,14 +63,16 @@ _DISAMBIGUATION = re.compile(
 
 @dataclass(frozen=True)
 class SiteInfo:
-    """A dump's language (`xml:lang`) and local namespace names by number (its `<namespaces>` list)."""
+    """A dump's language (`xml:lang`) and local namespace names by number (its `<namespaces>`
+    list)."""
 
     language: str = ""
     namespaces: dict[int, str] = field(default_factory=dict)
 
     @cached_property
     def _local_names(self) -> tuple[re.Pattern | None, dict[str, str]]:
-        """(pattern of `[[` + a local or alias prefix + `:`, canonical name by case-folded local name)."""
+        """(pattern of `[[` + a local or alias prefix + `:`, canonical name by case-folded local
+        name)."""
         local = {
             name: key
             for key, name in self.namespaces.items()
@@ -91,13 +93,15 @@ class SiteInfo:
         return re.compile(rf"\[\[(\s*:?\s*)({alternatives})(\s*:)", re.IGNORECASE), canonical
 
     def canonical_links(self, wikitext: str) -> str:
-        """`wikitext` with localized namespace prefixes of links made canonical ([[Категория:X]] -> [[Category:X]])."""
+        """`wikitext` with localized namespace prefixes of links made canonical ([[Категория:X]] ->
+        [[Category:X]])."""
         pattern, canonical = self._local_names
         if pattern is None:
             return wikitext
         return pattern.sub(
             lambda m: (
-                f"[[{m.group(1)}{canonical[re.sub(r'[ _]+', ' ', m.group(2)).casefold()]}{m.group(3)}"
+                f"[[{m.group(1)}"
+                f"{canonical[re.sub(r'[ _]+', ' ', m.group(2)).casefold()]}{m.group(3)}"
             ),
             wikitext,
         )

@@ -56,7 +56,8 @@ _LONE_TAGS = re.compile(r"</?(?:{})\b[^>]*>".format("|".join(_DROPPED_TAGS)), re
 _BRACKETS = re.compile(r"\{\{|\}\}|^[ \t]*\{\||^[ \t]*\|\}|\[\[|\]\]", re.MULTILINE)
 
 # Link targets that are not prose: any canonical namespace (media, files, categories ...) and
-# interwiki/interlanguage links. Localized prefixes are made canonical first (SiteInfo.canonical_links).
+# interwiki/interlanguage links. Localized prefixes are made canonical first
+# (SiteInfo.canonical_links).
 _DROPPED_LINK = re.compile(
     r"\s*:?\s*(?:{}|image|wikt|wiktionary|commons|wikisource|s|q|n|b|v|voy|meta|mw|species|d|"
     r"[a-z]{{2,3}}(?:-[a-z]{{2,8}})?)\s*:".format(
@@ -110,8 +111,9 @@ _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 # Inline templates that carry words of the sentence (innermost only: no braces inside).
 _INLINE_TEMPLATE = re.compile(
-    r"\{\{\s*(convert|cvt|lang(?:-[\w-]+)?|transl|nowrap|nobr|small|smaller|big|abbr|as of|circa|c\.|"
-    r"visible anchor|frac|sfrac|ndash|mdash|snd|nbsp|spaced ndash|okina|'|\\)\s*(\|[^{}]*)?\}\}",
+    r"\{\{\s*(convert|cvt|lang(?:-[\w-]+)?|transl|nowrap|nobr|small|smaller|big|abbr|as of|"
+    r"circa|c\.|visible anchor|frac|sfrac|ndash|mdash|snd|nbsp|spaced ndash|okina|'|\\)"
+    r"\s*(\|[^{}]*)?\}\}",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"[\d.,]+")
@@ -154,12 +156,14 @@ def _render_inline(match: re.Match) -> str:
 
 
 def expand_inline_templates(text: str) -> str:
-    """Render the few inline templates whose words belong to the sentence ({{convert|30|m}} -> 30 m)."""
+    """Render the few inline templates whose words belong to the sentence ({{convert|30|m}} -> 30
+    m)."""
     return _INLINE_TEMPLATE.sub(_render_inline, text)
 
 
 def strip_nested(text: str) -> str:
-    """Remove templates `{{…}}`, tables `{|…|}` and media/category/interlanguage links, nested to any depth.
+    """Remove templates `{{…}}`, tables `{|…|}` and media/category/interlanguage links, nested to
+    any depth.
 
     Ordinary wikilinks `[[…]]` are kept for mwparserfromhell. A closer ends the innermost open
     bracket of its kind (and any left unclosed inside it); a closer with no opener is dropped.
@@ -199,7 +203,8 @@ def strip_nested(text: str) -> str:
 
 
 def _prose_lines(text: str) -> Iterator[str]:
-    """Lines of prose: headings, list items, indented and table lines and non-prose sections removed."""
+    """Lines of prose: headings, list items, indented and table lines and non-prose sections
+    removed."""
     skipping_section = False
     for line in text.split("\n"):
         stripped = line.strip()
@@ -213,7 +218,8 @@ def _prose_lines(text: str) -> Iterator[str]:
 
 
 def wikitext_to_paragraphs(wikitext: str) -> list[str]:
-    """Prose paragraphs of a page's wikitext (one per source line), markup removed, spaces collapsed."""
+    """Prose paragraphs of a page's wikitext (one per source line), markup removed, spaces
+    collapsed."""
     text = _COMMENT.sub("", wikitext)
     text = _LONE_TAGS.sub("", _PAIRED_TAGS.sub("", text))
     text = strip_nested(expand_inline_templates(text))
