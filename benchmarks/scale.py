@@ -44,7 +44,7 @@ from process_tree import measure
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from pipelines import input_formats, segment, text_cleaning  # noqa: E402
+from pipelines import input_formats, segment, text_cleaning
 
 SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", REPO.parent / "shared" / "data"))
 WIKI = SHARED / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"

@@ -30,8 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from pipelines import input_formats, segment, wikipedia, wikitext  # noqa: E402
-from pipelines.text_cleaning import SentenceSplitter, normalize_text  # noqa: E402
+from pipelines import input_formats, segment, wikipedia, wikitext
+from pipelines.text_cleaning import SentenceSplitter, normalize_text
 
 DATA = ROOT.parent / "shared" / "data"
 WIKI = DATA / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"

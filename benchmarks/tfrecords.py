@@ -50,11 +50,11 @@ import sentencepiece as spm
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from pipelines import segment  # noqa: E402
-from pipelines.instances import InstanceWriter  # noqa: E402
-from pipelines.segmented_corpus import read_documents  # noqa: E402
-from pipelines.sentencepiece_trainer import trainer_kwargs  # noqa: E402
-from pipelines.tfrecords_config import TFRecordsConfig  # noqa: E402
+from pipelines import segment
+from pipelines.instances import InstanceWriter
+from pipelines.segmented_corpus import read_documents
+from pipelines.sentencepiece_trainer import trainer_kwargs
+from pipelines.tfrecords_config import TFRecordsConfig
 
 SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", REPO.parent / "shared" / "data"))
 REFERENCE_MB_PER_S = 0.35
