@@ -52,8 +52,8 @@ NAMESPACE = "tfrecords"
 
 
 class _WriterDoFn(CountingDoFn):
-    """A DoFn with an InstanceWriter (tokenizer, tables) made once per DoFn instance, counting into
-    it."""
+    """A DoFn with an InstanceWriter (tokenizer, tables) made once per DoFn instance; the writer
+    counts into the DoFn's counts."""
 
     def __init__(self, config: TFRecordsConfig):
         super().__init__(NAMESPACE)

@@ -34,6 +34,12 @@ def test_more_predictions_than_the_sequence_holds_is_refused():
     )
 
 
+def test_passes_are_the_dupe_factor_for_static_masks_and_one_for_dynamic_masks():
+    assert TFRecordsConfig(**BASE, dupe_factor=5).passes == 5
+    assert TFRecordsConfig(**BASE, dupe_factor=5, masking="dynamic").passes == 1
+    assert "passes" not in TFRecordsConfig(**BASE).model_dump()  # metadata.json's options
+
+
 def test_truncation_counts_what_instances_drop_and_warns_only_about_a_chosen_length():
     config = TFRecordsConfig(**BASE, max_seq_length=8, max_predictions_per_seq=2, dupe_factor=2)
     counts = {
