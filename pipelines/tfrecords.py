@@ -44,7 +44,12 @@ from pipelines.runner import CountingDoFn, WriteSummary, counted, run_stage
 from pipelines.segmented_corpus import input_files, read_documents
 from pipelines.shards import WriteShards
 from pipelines.tfrecords_config import TFRecordsConfig
-from pipelines.tfrecords_metadata import METADATA_FILE, truncation_note, write_metadata
+from pipelines.tfrecords_metadata import (
+    METADATA_FILE,
+    Vocabulary,
+    truncation_note,
+    write_metadata,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -136,12 +141,14 @@ def nsp_buckets(document: tuple[bytes, bytes], count: int, config: TFRecordsConf
         yield (dupe, bucket), (doc_key, packed)
 
 
-def load_tokenizer(config: TFRecordsConfig) -> AlbertTokenizer:
-    """The tokenizer, with a StageError naming the model file when it is missing or not ALBERT's."""
+def load_vocabulary(config: TFRecordsConfig) -> Vocabulary:
+    """The SentencePiece model's size and digest, from the one tokenizer the driver builds; a
+    StageError naming the model file when it is missing or not ALBERT's."""
     if not fileio.exists(config.spm_model):
         raise StageError(f"{config.spm_model}: SentencePiece model not found")
     try:
-        return AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
+        tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
+        return Vocabulary(tokenizer.vocab_size, tokenizer.model_sha256)
     except ValueError as error:
         raise StageError(f"{config.spm_model}: unusable SentencePiece model: {error}") from None
     except (RuntimeError, OSError) as error:
@@ -182,10 +189,10 @@ def build_pipeline(
     files: list[str],
     config: TFRecordsConfig,
     output_dir: str,
-    tokenizer: AlbertTokenizer,
+    vocabulary: Vocabulary,
 ):
     """Training shards `data-*`, held-out shard `heldout-*`, the held-out documents' list and
-    metadata.json (counts summed in the pipeline; `tokenizer`'s vocabulary size and digest)."""
+    metadata.json (counts summed in the pipeline; the `vocabulary` facts from the driver)."""
     counts: list = []
     spread_runs = fileio.join(output_dir, "_spread-runs")
     pairs = (  # key, text
@@ -240,8 +247,7 @@ def build_pipeline(
         shards=beam.pvalue.AsList(shards),
         written=beam.pvalue.AsList(document_list),
         config=config,
-        vocab_size=tokenizer.vocab_size,
-        spm_model_sha256=tokenizer.model_sha256,
+        vocabulary=vocabulary,
         output_dir=output_dir,
         run_dirs=[spread_runs],
     )
@@ -249,14 +255,16 @@ def build_pipeline(
 
 def run(config: TFRecordsConfig, beam_args: list[str] | None = None) -> dict:
     """Write the TFRecords and metadata.json; returns the metadata (without the file list)."""
-    tokenizer = load_tokenizer(config)
+    vocabulary = load_vocabulary(config)
     files = input_files(config.input)
     if not files:
         raise StageError(f"{config.input}: no corpus files (expected *.txt, *.txt.gz or *.txt.bz2)")
     metadata = run_stage(
         config.output,
         beam_args,
-        lambda pipeline, output_dir: build_pipeline(pipeline, files, config, output_dir, tokenizer),
+        lambda pipeline, output_dir: build_pipeline(
+            pipeline, files, config, output_dir, vocabulary
+        ),
         METADATA_FILE,
     )
     note = truncation_note(config, metadata["truncation"])

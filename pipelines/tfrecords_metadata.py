@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from typing import NamedTuple
 
 from albert import fileio
 from albert import pretraining_example as features
@@ -20,6 +21,13 @@ from pipelines.tfrecords_config import SPECIAL_TOKENS, TFRecordsConfig
 FORMAT = "albert-pretraining-tfrecord-v1"
 METADATA_FILE = "metadata.json"
 TRUNCATION_NOTE_FRACTION = 0.10
+
+
+class Vocabulary(NamedTuple):
+    """What metadata.json records of the SentencePiece model: its size and its file's sha256."""
+
+    size: int
+    sha256: str
 
 
 def truncation(config: TFRecordsConfig, counts: dict[str, int]) -> dict | None:
@@ -59,8 +67,7 @@ def truncation_note(config: TFRecordsConfig, cut: dict | None) -> tuple[int, str
 def summarize(
     config: TFRecordsConfig,
     counts: dict[str, int],
-    vocab_size: int,
-    spm_model_sha256: str,
+    vocabulary: Vocabulary,
     shard_files: list[str],
     document_list: str,
 ) -> dict:
@@ -85,7 +92,7 @@ def summarize(
         "favor_shorter_ngram": config.favor_shorter_ngram,
         "dupe_factor": config.passes,
         "do_lower_case": config.do_lower_case,
-        "vocab_size": vocab_size,
+        "vocab_size": vocabulary.size,
         "features": features.feature_spec_json(
             config.max_seq_length, config.max_predictions_per_seq
         ),
@@ -97,7 +104,7 @@ def summarize(
         "mean_tokens_per_instance": per_instance("tokens"),
         "mean_predictions_per_instance": per_instance("masked_tokens"),
         "truncation": truncation(config, counts),
-        "spm_model_sha256": spm_model_sha256,
+        "spm_model_sha256": vocabulary.sha256,
         "options": config.model_dump(),
         "files": shard_files,
         "heldout": {
@@ -122,8 +129,7 @@ def write_metadata(
     shards: list[str],
     written: list[str],
     config: TFRecordsConfig,
-    vocab_size: int,
-    spm_model_sha256: str,
+    vocabulary: Vocabulary,
     output_dir: str,
     run_dirs: list[str],
 ) -> None:
@@ -138,8 +144,7 @@ def write_metadata(
     metadata = summarize(
         config,
         counts,
-        vocab_size,
-        spm_model_sha256,
+        vocabulary,
         sorted(os.path.basename(path) for path in shards),
         os.path.basename(written[0]),
     )

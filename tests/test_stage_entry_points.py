@@ -173,14 +173,14 @@ def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(refer
     config = tfrecords.TFRecordsConfig.model_validate(
         json.loads(metadata_path.read_text())["options"]
     )
-    tokenizer = tfrecords.load_tokenizer(config)
+    vocabulary = tfrecords.load_vocabulary(config)
     pipeline = tfrecords.beam.Pipeline(options=pipeline_options([]))
     tfrecords.build_pipeline(
         pipeline,
         tfrecords.input_files(config.input),
         config,
         str(tmp_path / "tfrecords"),
-        tokenizer,
+        vocabulary,
     )
     counts = counter_totals(run_pipeline(pipeline), tfrecords.NAMESPACE)
     metadata = json.loads(metadata_path.read_text())
@@ -190,8 +190,7 @@ def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(refer
             tfrecords_metadata.summarize(
                 config,
                 counts,
-                tokenizer.vocab_size,
-                tokenizer.model_sha256,
+                vocabulary,
                 metadata["files"],
                 metadata["heldout"]["document_list"],
             ),
