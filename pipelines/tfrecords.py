@@ -201,12 +201,12 @@ def build_pipeline(
     # The held-out cutoff comes from the documents' hashes alone, and the spread's reduce applies
     # it: the only main input waiting for that side input is the spill's run paths, never the
     # corpus.
-    cutoff = (
+    cutoff = (  # one int
         pairs
-        | "Hashes" >> beam.MapTuple(lambda key, text: text_hash(text))
+        | "Hashes" >> beam.MapTuple(lambda key, text: text_hash(text))  # document hash
         | "HeldoutCutoff" >> HeldoutCutoff(config.heldout_fraction, config.heldout_min_documents)
     )
-    train, heldout = (
+    train, heldout = (  # Document, Document
         pairs
         | "SpreadDocuments"
         >> spill.MergeSorted(
@@ -220,7 +220,7 @@ def build_pipeline(
         | "HeldOutOrNot" >> beam.Partition(held_out_or_not, 2)
     )
     heldout = counted(heldout, "CountHeldoutDocuments", CountElements("heldout_documents"), counts)
-    heldout_examples = counted(
+    heldout_examples = counted(  # sort key, serialized example
         build_examples(heldout, config, "Heldout", counts),
         "CountHeldoutInstances",
         CountElements("heldout_instances"),
@@ -235,10 +235,10 @@ def build_pipeline(
         heldout_examples
         | "WriteHeldout"
         >> WriteShards(fileio.join(output_dir, HELDOUT_PREFIX), 1, ".tfrecord", framing="tfrecord"),
-    ) | "AllShards" >> beam.Flatten()
-    document_list = (
+    ) | "AllShards" >> beam.Flatten()  # shard path
+    document_list = (  # the list's path
         heldout
-        | "HeldoutList" >> beam.Map(heldout_list_line)
+        | "HeldoutList" >> beam.Map(heldout_list_line)  # line, line
         | "WriteHeldoutList" >> WriteShards(fileio.join(output_dir, HELDOUT_LIST_PREFIX), 1, ".txt")
     )
     _ = pipeline | "WriteMetadata" >> WriteSummary(
