@@ -65,9 +65,7 @@ def test_document_and_paragraph_deduplication_keep_the_first_by_key():
     def inc(name, amount=1):
         counts[name] = counts.get(name, 0) + amount
 
-    unique = list(
-        dedup.first_of_each_content(sorted(map(dedup.content_pair, docs.items())), inc)
-    )
+    unique = list(dedup.first_of_each_content(sorted(map(dedup.content_pair, docs.items())), inc))
     assert sorted(unique) == [(b"a" * 8, docs[b"a" * 8]), (b"b" * 8, docs[b"b" * 8])]
     refs = sorted(ref for doc in unique for ref in dedup.paragraph_refs(doc, min_chars=15))
     repeats = list(dedup.repeated_paragraphs(refs, inc))

@@ -63,7 +63,9 @@ def test_truncation_counts_what_instances_drop_and_warns_only_about_a_chosen_len
         ),
     )
     default = TFRecordsConfig(**BASE, dupe_factor=2)  # 512: the stage's default, no user's choice
-    level, message = tfrecords_metadata.truncation_note(default, tfrecords_metadata.truncation(default, counts))
+    level, message = tfrecords_metadata.truncation_note(
+        default, tfrecords_metadata.truncation(default, counts)
+    )
     assert level == logging.INFO and "--max-seq-length 512 dropped" in message
     little = tfrecords_metadata.truncation(config, {**counts, "tokens": 100 * 3 + 1900})  # 5% cut
     assert tfrecords_metadata.truncation_note(config, little) is None
