@@ -99,7 +99,8 @@ _RESIDUE = re.compile(r"^\s*(?:[|!]|\{\||\|\}|thumb\||\d+px\|)")
 _LETTER = re.compile(r"[^\W\d_]")
 _HTML_TAG = re.compile(
     r"</?(?:a|abbr|b|big|blockquote|br|center|cite|del|div|em|font|h[1-6]|hr|i|ins|kbd|li|ol|p|q|s|"
-    r"small|span|strike|strong|sub|sup|td|th|tr|tt|u|ul|var|nowiki|onlyinclude|section)\b[^<>]{0,300}>",
+    r"small|span|strike|strong|sub|sup|td|th|tr|tt|u|ul|var|nowiki|onlyinclude|section)"
+    r"\b[^<>]{0,300}>",
     re.IGNORECASE,
 )
 _QUOTE_MARKUP = re.compile(r"'{2,}")
