@@ -34,16 +34,6 @@ def feature_shapes(max_seq_length: int, max_predictions_per_seq: int) -> dict[st
     return shapes
 
 
-def feature_spec(max_seq_length: int, max_predictions_per_seq: int) -> dict:
-    """The `tf.io.parse_example` spec of the format (FixedLenFeature per feature)."""
-    import tensorflow as tf
-
-    return {
-        name: tf.io.FixedLenFeature([length], tf.float32 if dtype == "float32" else tf.int64)
-        for name, (dtype, length) in feature_shapes(max_seq_length, max_predictions_per_seq).items()
-    }
-
-
 def feature_spec_json(max_seq_length: int, max_predictions_per_seq: int) -> dict[str, dict]:
     """The spec as JSON for metadata.json: name -> {"dtype", "shape"}."""
     return {

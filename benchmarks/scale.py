@@ -22,8 +22,9 @@ dupe pass at 512 tokens. `rss_ratio`: each stage's peak RSS at the largest size 
 `--reference DIR` (a checkout of google-research/albert) also runs its create_pretraining_data.py
 side by side with `pipelines.tfrecords` on one worker, on the same samples (the first 3 MB and 9 MB
 of the smallest corpus's segmented shards, same vocabulary, dupe 1, 512 tokens): MB per CPU second
-of each, their marginal rate (start-up left out) and the ratios. The reference imports tensorflow_hub only for TF-Hub vocabularies; where that is not
-installed a blank stand-in module is put on its path. Prints ONE JSON line (progress on stderr).
+of each, their marginal rate (start-up left out) and the ratios. The reference imports
+tensorflow_hub only for TF-Hub vocabularies; where that is not installed a blank stand-in module is
+put on its path. Prints ONE JSON line (progress on stderr).
 """
 
 from __future__ import annotations
@@ -32,19 +33,19 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
-import psutil
+from apache_beam.io.filesystems import FileSystems
 from machine import cpu_model
+from process_tree import measure
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from pipelines import input_formats, segment, text_cleaning
+
 SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", REPO.parent / "shared" / "data"))
 WIKI = SHARED / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 FILES_PER_CORPUS = 16
@@ -52,14 +53,10 @@ SAMPLE_MB = 3
 
 
 def sentence_pool(workdir: Path) -> list[str]:
-    """Distinct real sentences of the shared books and Wikipedia sample, by the segment stage's functions."""
+    """Distinct real sentences of the shared books and Wikipedia sample, by the segment stage's
+    functions."""
     cached = workdir / "sentences.txt"
     if not cached.exists():
-        from apache_beam.io.filesystems import FileSystems
-
-        from pipelines import input_formats, text_cleaning
-        from pipelines.segment import clean_paragraphs
-
         splitter = text_cleaning.SentenceSplitter()
         sentences: set[str] = set()
         for path in [*sorted(str(p) for p in (SHARED / "books").glob("*.txt")), str(WIKI)]:
@@ -67,7 +64,9 @@ def sentence_pool(workdir: Path) -> list[str]:
                 for document in input_formats.read_documents(
                     path, raw, "auto", fallback_encoding="latin-1", inc=lambda name, amount=1: None
                 ):
-                    for paragraph in clean_paragraphs(document.format, document.text, "NFKC"):
+                    for paragraph in segment.clean_paragraphs(
+                        document.format, document.text, "NFKC"
+                    ):
                         sentences.update(
                             s for s in splitter.split(paragraph) if 20 <= len(s) <= 600
                         )
@@ -76,7 +75,8 @@ def sentence_pool(workdir: Path) -> list[str]:
 
 
 def build_corpus(directory: Path, gigabytes: float, pool: list[str]) -> Path:
-    """FILES_PER_CORPUS text files of distinct documents re-assembled from seeded samples of `pool`."""
+    """FILES_PER_CORPUS text files of distinct documents re-assembled from seeded samples of
+    `pool`."""
     if (directory / "_done").exists():
         return directory
     shutil.rmtree(directory, ignore_errors=True)
@@ -97,54 +97,6 @@ def build_corpus(directory: Path, gigabytes: float, pool: list[str]) -> Path:
                 written += len(block)
     (directory / "_done").touch()
     return directory
-
-
-def measure(command: list[str], cwd: Path, env: dict | None = None) -> dict:
-    """Run `command`: wall and CPU seconds and peak RSS of its whole process tree; fails loudly.
-
-    The tree is sampled every 0.2 s: RSS summed over its processes, and each process's own CPU
-    seconds as last seen, so Beam's worker processes count whether or not the driver reaps them."""
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    peak, cpu = [0], {}
-    done = threading.Event()
-
-    def sample():
-        root = psutil.Process(process.pid)
-        while not done.is_set():
-            try:
-                tree = [root, *root.children(recursive=True)]
-            except psutil.Error:
-                tree = []
-            total = 0
-            for proc in tree:
-                try:
-                    with proc.oneshot():
-                        total += proc.memory_info().rss
-                        times = proc.cpu_times()
-                        cpu[proc.pid] = times.user + times.system
-                except psutil.Error:
-                    pass
-            peak[0] = max(peak[0], total)
-            done.wait(0.2)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    stderr = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    done.set()
-    sampler.join()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(command)} failed:\n{stderr.decode(errors='replace')[-3000:]}")
-    reaped = usage.ru_utime + usage.ru_stime  # the driver and the children it reaped
-    return {
-        "wall_s": round(time.perf_counter() - start, 1),
-        "cpu_s": round(max(reaped, sum(cpu.values())), 1),
-        "peak_rss_mb": round(peak[0] / 2**20, 1),
-        "largest_process_rss_mb": round(usage.ru_maxrss / 1024, 1),
-    }
 
 
 def megabytes(directory: Path, pattern: str) -> float:
@@ -258,7 +210,7 @@ def reference_side_by_side(workdir: Path, reference: Path, name: str) -> dict:
     for file in ("__init__.py", "create_pretraining_data.py", "tokenization.py"):
         shutil.copy(reference / file, package / "albert" / file)
     try:
-        import tensorflow_hub  # noqa: F401
+        import tensorflow_hub  # noqa: F401  # optional: only whether it is installed matters
     except ImportError:
         (package / "tensorflow_hub.py").write_text(
             '"""Blank stand-in: unused with --spm_model_file."""\n'

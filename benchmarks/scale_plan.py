@@ -100,7 +100,9 @@ def vocab_per_core(workdir: Path, corpus: Path) -> dict:
 
 
 def tfrecords_per_core(corpus: Path, model: str) -> dict:
-    from pipelines.tfrecords import InstanceWriter, TFRecordsConfig, read_documents
+    from pipelines.instances import InstanceWriter
+    from pipelines.segmented_corpus import read_documents
+    from pipelines.tfrecords_config import TFRecordsConfig
 
     writer = InstanceWriter(
         TFRecordsConfig(input=str(corpus), spm_model=model, output="unused", dupe_factor=1)

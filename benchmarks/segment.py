@@ -10,14 +10,15 @@ Prints one JSON line with:
   and peak RSS of the largest process.
 - `wikiextractor`: where WikiExtractor 3.1 is importable (e.g. PYTHONPATH=/path/to/wikiextractor),
   its documents, characters, speed and markup residues next to ours on the same pages.
-- `scale`: the Wikipedia sample repeated 1x and 4x in one dump: peak RSS of the streaming work (flat)
-  and of the local Beam job (whose in-process runner keeps shuffled data in memory).
+- `scale`: the Wikipedia sample repeated 1x and 4x in one dump: peak RSS of the streaming work
+  (flat) and of the local Beam job (whose in-process runner keeps shuffled data in memory).
 The machine is shared, so CPU-time figures are the stable ones. Run: python benchmarks/segment.py
 """
 
 from __future__ import annotations
 
 import bz2
+import importlib.util
 import json
 import re
 import resource
@@ -29,6 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from pipelines import input_formats, segment, wikipedia, wikitext
+from pipelines.text_cleaning import SentenceSplitter, normalize_text
+
 DATA = ROOT.parent / "shared" / "data"
 WIKI = DATA / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 BOOKS = DATA / "books"
@@ -36,10 +40,6 @@ BOOKS = DATA / "books"
 
 def stream_case(paths: list[str]) -> dict:
     """Read, clean and split every document of `paths` in this process, without Beam."""
-    from pipelines import input_formats
-    from pipelines.segment import clean_paragraphs
-    from pipelines.text_cleaning import SentenceSplitter
-
     splitter = SentenceSplitter()
     counts: dict[str, int] = {}
 
@@ -53,7 +53,7 @@ def stream_case(paths: list[str]) -> dict:
             for doc in input_formats.read_documents(
                 path, raw, "auto", fallback_encoding="latin-1", inc=inc
             ):
-                for paragraph in clean_paragraphs(doc.format, doc.text, "NFKC"):
+                for paragraph in segment.clean_paragraphs(doc.format, doc.text, "NFKC"):
                     sentences += len(splitter.split(paragraph))
     seconds = time.process_time() - start
     return {
@@ -67,11 +67,11 @@ def stream_case(paths: list[str]) -> dict:
 
 def beam_case(inputs: list[str], workers: int, output: str) -> dict:
     """Run the Beam job in this process (called in a fresh subprocess) and report its resources."""
-    from pipelines.segment import SegmentConfig, run
-
     flags = ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"]
     start = time.perf_counter()
-    stats = run(SegmentConfig(input=inputs, output=output, fallback_encoding="latin-1"), flags)
+    stats = segment.run(
+        segment.SegmentConfig(input=inputs, output=output, fallback_encoding="latin-1"), flags
+    )
     wall = time.perf_counter() - start
     own, children = (
         resource.getrusage(resource.RUSAGE_SELF),
@@ -149,14 +149,10 @@ RESIDUES = {
 
 
 def wikiextractor_comparison() -> dict | None:
-    """Our prose vs WikiExtractor 3.1's on the sample (skipped where wikiextractor is not importable)."""
-    import importlib.util
-
+    """Our prose vs WikiExtractor 3.1's on the sample (skipped where wikiextractor is not
+    importable)."""
     if importlib.util.find_spec("wikiextractor") is None:
         return None
-    from pipelines import wikipedia
-    from pipelines.text_cleaning import normalize_text
-
     with tempfile.TemporaryDirectory() as temp:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(
@@ -188,7 +184,7 @@ def wikiextractor_comparison() -> dict | None:
         for page in wikipedia.iter_pages(stream):
             if page.page_id and page.title in theirs:
                 ours[page.title] = [
-                    normalize_text(p) for p in wikipedia.wikitext_to_paragraphs(page.text)
+                    normalize_text(p) for p in wikitext.wikitext_to_paragraphs(page.text)
                 ]
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines import books, wikipedia
+from pipelines import books, wikipedia, wikitext
 from pipelines.text_cleaning import SentenceSplitter, normalize_text
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -37,7 +37,7 @@ def paragraphs(limit: int) -> list[str]:
     with bz2.open(wiki) as stream:
         for page in wikipedia.iter_pages(stream):
             if page.namespace == 0 and not wikipedia.is_redirect(page):
-                found.extend(wikipedia.wikitext_to_paragraphs(page.text))
+                found.extend(wikitext.wikitext_to_paragraphs(page.text))
     wiki_part = found[: limit // 2]
     book_part: list[str] = []
     for path in sorted((DATA / "books").glob("*.txt")):

@@ -5,16 +5,21 @@
 
 Builds (once, cached in --workdir) the segmented books + Wikipedia corpus from ../shared/data with
 pipelines.segment and a 30k SentencePiece vocabulary with ALBERT's special ids, then runs
-`python -m pipelines.tfrecords --dupe-factor 1 --max-seq-length 512` on the corpus and on 4 copies of it,
-each in a fresh process. Prints ONE JSON line:
-- `*_cpu_s`, `*_wall_s`, `*_peak_rss_mb`: CPU seconds (user + system), wall seconds and peak RSS of the run;
-- `mb_per_cpu_s_1x`: text MB per CPU second, start-up included; `marginal_mb_per_cpu_s`: the extra 3x
-  corpus over the extra CPU seconds (steady state, start-up excluded); the same in pieces as `tokens_*`;
-- `core_*`: the per-document work alone (read, tokenize, instances, masks, serialize; no Beam), in a fresh
-  process: its throughput on the 4x corpus and its peak RSS at 1x and 4x (the streaming part's memory);
-- the stage's peak RSS grows with the output on the in-process FnApiRunner, whose GroupByKey (the global
-  shuffle of instances into shards) holds everything in memory; distributed runners shuffle out of core.
-- `speedup_vs_reference`: marginal MB/s per core over the reference's 0.35 MB/s per core per dupe pass.
+`python -m pipelines.tfrecords --dupe-factor 1 --max-seq-length 512` on the corpus and on 4 copies
+of it, each in a fresh process. Prints ONE JSON line:
+- `*_cpu_s`, `*_wall_s`, `*_peak_rss_mb`: CPU seconds (user + system), wall seconds and peak RSS of
+  the run;
+- `mb_per_cpu_s_1x`: text MB per CPU second, start-up included; `marginal_mb_per_cpu_s`: the extra
+  3x corpus over the extra CPU seconds (steady state, start-up excluded); the same in pieces as
+  `tokens_*`;
+- `core_*`: the per-document work alone (read, tokenize, instances, masks, serialize; no Beam), in a
+  fresh process: its throughput on the 4x corpus and its peak RSS at 1x and 4x (the streaming part's
+  memory);
+- the stage's peak RSS grows with the output on the in-process FnApiRunner, whose GroupByKey (the
+  global shuffle of instances into shards) holds everything in memory; distributed runners shuffle
+  out of core.
+- `speedup_vs_reference`: marginal MB/s per core over the reference's 0.35 MB/s per core per dupe
+  pass.
 CPU seconds are the honest measure on a shared machine; wall times are noisy there.
 
 `--spread` checks instead that tokenizing and masking are not capped at one worker per input file:
@@ -40,15 +45,22 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
+import sentencepiece as spm
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from pipelines import segment
+from pipelines.instances import InstanceWriter
+from pipelines.segmented_corpus import read_documents
+from pipelines.sentencepiece_trainer import trainer_kwargs
+from pipelines.tfrecords_config import TFRecordsConfig
+
 SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", REPO.parent / "shared" / "data"))
 REFERENCE_MB_PER_S = 0.35
 
 
 def segmented_corpus(workdir: Path) -> Path:
-    from pipelines import segment
-
     output = workdir / "seg"
     if not output.exists():
         segment.run(
@@ -70,24 +82,18 @@ def segmented_corpus(workdir: Path) -> Path:
 
 
 def vocabulary(workdir: Path, corpus: Path) -> Path:
-    import sentencepiece as spm
-
     model = workdir / "sp30k.model"
     if not model.exists():
         spm.SentencePieceTrainer.train(
-            input=sorted(str(p) for p in corpus.glob("*.txt")),
-            model_prefix=str(workdir / "sp30k"),
-            vocab_size=30000,
-            hard_vocab_limit=False,
-            model_type="unigram",
-            pad_id=0,
-            unk_id=1,
-            bos_id=-1,
-            eos_id=-1,
-            control_symbols=["[CLS]", "[SEP]", "[MASK]"],
-            input_sentence_size=1_000_000,
-            shuffle_input_sentence=True,
-            minloglevel=2,
+            **trainer_kwargs(
+                30000,
+                input=sorted(str(p) for p in corpus.glob("*.txt")),
+                model_prefix=str(workdir / "sp30k"),
+                user_defined_symbols=[],
+                hard_vocab_limit=False,
+                input_sentence_size=1_000_000,
+                shuffle_input_sentence=True,
+            )
         )
     return model
 
@@ -145,8 +151,6 @@ def measure_run(corpus: Path, model: Path, output: Path) -> dict:
 
 def measure_workers(command: list[str]) -> dict:
     """Run `command`, polling its process tree: wall seconds, each Beam SDK worker's CPU seconds."""
-    import psutil
-
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL)
     root, seen = psutil.Process(process.pid), {}
@@ -182,7 +186,8 @@ def files_digest(directory: Path) -> str:
 
 
 def spread_check(workdir: Path, corpus: Path, model: Path) -> dict:
-    """The stage on 2 SDK worker processes, the corpus as one file and as 4: how the work is shared."""
+    """The stage on 2 SDK worker processes, the corpus as one file and as 4: how the work is
+    shared."""
     one_file = workdir / "one-file"
     if not one_file.exists():
         one_file.mkdir()
@@ -243,8 +248,6 @@ def spread_check(workdir: Path, corpus: Path, model: Path) -> dict:
 
 def core_throughput(corpus: Path, model: Path) -> tuple[float, float]:
     """MB and tokens per CPU second of the per-document work alone, in this process."""
-    from pipelines.tfrecords import InstanceWriter, TFRecordsConfig, read_documents
-
     writer = InstanceWriter(
         TFRecordsConfig(input=str(corpus), spm_model=str(model), output="unused", dupe_factor=1)
     )

@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from albert import fileio
 from pipelines import sampling, vocab
+from pipelines.sentencepiece_trainer import trainer_kwargs
 
 SHARED = ROOT.parent / "shared" / "data"
 
@@ -114,21 +115,15 @@ def direct_training(
     """Wall and CPU seconds of SentencePiece's trainer on the sample file, with the job's options."""
     start, cpu_start = time.perf_counter(), time.process_time()
     spm.SentencePieceTrainer.train(
-        input=str(sample_file),
-        model_prefix=str(prefix),
-        model_type="unigram",
-        vocab_size=vocab_size,
-        pad_id=0,
-        unk_id=1,
-        bos_id=-1,
-        eos_id=-1,
-        control_symbols=vocab.CONTROL_SYMBOLS,
-        user_defined_symbols=vocab.USER_DEFINED_SYMBOLS,
-        character_coverage=0.99995,
-        input_sentence_size=0,
-        shuffle_input_sentence=False,
-        num_threads=threads,
-        minloglevel=2,
+        **trainer_kwargs(
+            vocab_size,
+            input=str(sample_file),
+            model_prefix=str(prefix),
+            character_coverage=0.99995,
+            input_sentence_size=0,
+            shuffle_input_sentence=False,
+            num_threads=threads,
+        )
     )
     return time.perf_counter() - start, time.process_time() - cpu_start
 

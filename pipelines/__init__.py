@@ -1,1 +1,2 @@
-"""Apache Beam jobs that turn raw corpora into ALBERT pretraining data: segment -> vocab -> tfrecords."""
+"""Apache Beam jobs that turn raw corpora into ALBERT pretraining data: segment -> vocab ->
+tfrecords."""

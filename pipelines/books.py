@@ -35,7 +35,8 @@ def strip_gutenberg(text: str) -> str:
 
 
 def join_wrapped_lines(lines: list[str]) -> str:
-    """One paragraph from hard-wrapped lines: joined by spaces, but without one after a dash break."""
+    """One paragraph from hard-wrapped lines: joined by spaces, but without one after a dash
+    break."""
     joined = ""
     for line in (line.strip() for line in lines):
         if not line:
@@ -90,7 +91,8 @@ def chapter_headings(lines: list[str]) -> list[str]:
 
 
 def is_heading(paragraph: str) -> bool:
-    """Short lines without lower-case letters ('VOLUME II', 'ETYMOLOGY.') or numbered ('Chapter 12')."""
+    """Short lines without lower-case letters ('VOLUME II', 'ETYMOLOGY.') or numbered ('Chapter
+    12')."""
     if _NUMBERED_HEADING.fullmatch(paragraph):
         return True
     return len(paragraph) <= 80 and not any(character.islower() for character in paragraph)
@@ -114,8 +116,9 @@ _SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*$")
 
 
 def is_hard_wrapped(lines: list[str]) -> bool:
-    """Whether non-blank `lines` are hard-wrapped prose: nearly all at most 80 characters and at least
-    a third of them ending mid-sentence (one-paragraph-per-line text ends almost every line a sentence)."""
+    """Whether non-blank `lines` are hard-wrapped prose: nearly all at most 80 characters and at
+    least a third of them ending mid-sentence (one-paragraph-per-line text ends almost every line a
+    sentence)."""
     if len(lines) < 4:
         return False
     short = sum(len(line) <= 80 for line in lines) / len(lines)
@@ -140,7 +143,7 @@ def unwrap(lines: list[str]) -> list[str]:
 
 
 # Chapter headings standing alone before a block (see `chapter_headings`) in the sniffed sample
-# (input_formats.SNIFF_BYTES, 64 KB) from which a text file is a file of short chapters, one
+# (input_streams.SNIFF_BYTES, 64 KB) from which a text file is a file of short chapters, one
 # document each (scripture, statutes: a few KB a chapter); a novel's chapters (10 to 30 KB, 3 or 4
 # headings in the shared books' first 64 KB) leave it one book, unless `--format chapters`.
 MIN_CHAPTER_HEADINGS = 8

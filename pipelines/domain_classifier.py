@@ -137,7 +137,8 @@ class LoadedClassifier:
 
 
 class DomainModelHandler(ModelHandler[str, PredictionResult, LoadedClassifier]):
-    """RunInference handler: texts -> PredictionResult(text, P(target domain)) with a Keras 3 model."""
+    """RunInference handler: texts -> PredictionResult(text, P(target domain)) with a Keras 3
+    model."""
 
     def __init__(
         self, model_path: str, spm_model: str, max_seq_length: int = 128, max_batch_size: int = 64

@@ -29,16 +29,19 @@ from albert.config import StageConfig
 from albert.stage import StageError, stage_main
 from albert.tokenization import AlbertTokenizer
 from pipelines.domain_classifier import DomainModelHandler, train_classifier
-from pipelines.runner import CountingDoFn, counted, pipeline_options, sum_counts
+from pipelines.runner import CountingDoFn, WriteSummary, counted, run_stage
+from pipelines.segmented_corpus import input_files, read_documents
 from pipelines.shards import WriteShards
-from pipelines.tfrecords import input_files, read_documents
 
 NAMESPACE = "domain_select"
+SELECTION_FILE = "selection.json"
 
 
 class DomainSelectConfig(StageConfig):
     input: str = Field(
-        description="source-domain corpus to select from: a directory of *.txt shards, a file or a glob"
+        description=(
+            "source-domain corpus to select from: a directory of *.txt shards, a file or a glob"
+        )
     )
     output: str = Field(description="output directory")
     spm_model: str = Field(
@@ -111,111 +114,111 @@ class CountSelected(CountingDoFn):
         yield element
 
 
-def write_selection(_, counts: dict[str, int], summary: dict, output_dir: str) -> None:
+def write_selection(counts: dict[str, int], summary: dict, output_dir: str) -> None:
     """selection.json, with the counts summed in the pipeline."""
     summary = {
         **summary,
         "documents": counts.get("documents", 0),
         "selected": counts.get("selected", 0),
     }
-    with fileio.open_file(fileio.join(output_dir, "selection.json"), "w") as handle:
+    with fileio.open_file(fileio.join(output_dir, SELECTION_FILE), "w") as handle:
         json.dump(summary, handle, indent=2, sort_keys=True)
 
 
+def prepare_classifier(config: DomainSelectConfig, out: str) -> tuple[str, dict | None]:
+    """(the classifier's path, its training summary): `--classifier` as given, or one trained on
+    the labelled samples into `out` (training summary; None when given)."""
+    if config.classifier is not None:
+        return config.classifier, None
+    target = [text for _, text in documents_of(config.target_samples)]
+    source = [text for _, text in documents_of(config.source_samples)]
+    if not target or not source:
+        raise StageError("need at least one target-domain and one source-domain sample document")
+    classifier = fileio.join(out, "classifier.keras")
+    training = train_classifier(
+        AlbertTokenizer(config.spm_model),
+        target,
+        source,
+        classifier,
+        config.max_seq_length,
+        config.epochs,
+        seed=config.seed,
+    )
+    return classifier, training
+
+
+def build_pipeline(
+    pipeline: beam.Pipeline, files: list[str], config: DomainSelectConfig, out: str
+) -> None:
+    """Train (or take) the classifier, then: score every document, write the scores, the selected
+    documents and selection.json into `out`."""
+    classifier, training = prepare_classifier(config, out)
+    handler = KeyedModelHandler(
+        DomainModelHandler(classifier, config.spm_model, config.max_seq_length, config.batch_size)
+    )
+    summary = {
+        "top_k": config.top_k,
+        "threshold": config.threshold,
+        "classifier": classifier
+        if config.classifier
+        else fileio.join(config.output, "classifier.keras"),
+        "classifier_training": training,
+        "output": config.output,
+    }
+    counts: list = []
+    documents = counted(  # key, document text (its line breaks kept)
+        pipeline | "Files" >> beam.Create(files), "Read", ReadDocuments(), counts
+    )
+    scores = (
+        documents
+        | "Text" >> beam.MapTuple(lambda key, doc: (key, " ".join(doc.split("\n"))))
+        | "Score" >> RunInference(handler)
+        | "Probability" >> beam.MapTuple(lambda key, result: (key, result.inference))
+    )  # key, P(target)
+    _ = (
+        scores
+        | "ScoreLines" >> beam.MapTuple(scored_line)
+        | "WriteScores" >> WriteShards(fileio.join(out, "scores"), config.num_shards, ".tsv")
+    )
+    if config.top_k is not None:
+        k = config.top_k
+        chosen = (
+            scores
+            | "TopK" >> beam.combiners.Top.Of(k, key=lambda kv: (kv[1], kv[0]))
+            | "Flatten" >> beam.FlatMap(lambda top: top)
+        )
+    else:
+        threshold = config.threshold
+        chosen = scores | "AboveThreshold" >> beam.Filter(lambda kv: kv[1] >= threshold)
+    _ = (
+        {"document": documents, "score": counted(chosen, "Count", CountSelected(), counts)}
+        | "Join" >> beam.CoGroupByKey()  # key, {"document": [text], "score": [P] or []}
+        | "Selected"
+        >> beam.FlatMap(
+            lambda kv: (
+                [(kv[0], (kv[1]["document"][0], kv[1]["score"][0]))] if kv[1]["score"] else []
+            )
+        )
+        | "Encode" >> beam.Map(selected_document)
+        | "WriteSelected" >> WriteShards(fileio.join(out, "selected"), config.num_shards, ".txt")
+    )
+    _ = pipeline | "WriteSelection" >> WriteSummary(
+        write_selection, counts, summary=summary, output_dir=out
+    )
+
+
 def run(config: DomainSelectConfig, beam_args=None) -> dict:
+    """Select documents into `config.output`; returns selection.json."""
     files = input_files(config.input)
     if not files:
         raise StageError(f"{config.input}: no corpus files")
     AlbertTokenizer(config.spm_model)  # fail early on a bad vocabulary
-    with fileio.atomic_output_dir(config.output) as out:
-        classifier, training = config.classifier, None
-        if classifier is None:
-            target = [text for _, text in documents_of(config.target_samples)]
-            source = [text for _, text in documents_of(config.source_samples)]
-            if not target or not source:
-                raise StageError(
-                    "need at least one target-domain and one source-domain sample document"
-                )
-            classifier = fileio.join(out, "classifier.keras")
-            training = train_classifier(
-                AlbertTokenizer(config.spm_model),
-                target,
-                source,
-                classifier,
-                config.max_seq_length,
-                config.epochs,
-                seed=config.seed,
-            )
-        handler = KeyedModelHandler(
-            DomainModelHandler(
-                classifier, config.spm_model, config.max_seq_length, config.batch_size
-            )
-        )
-        summary = {
-            "top_k": config.top_k,
-            "threshold": config.threshold,
-            "classifier": classifier
-            if config.classifier
-            else fileio.join(config.output, "classifier.keras"),
-            "classifier_training": training,
-            "output": config.output,
-        }
-        counts: list = []
-        with beam.Pipeline(options=pipeline_options(beam_args)) as pipeline:
-            documents = counted(
-                pipeline | "Files" >> beam.Create(files), "Read", ReadDocuments(), counts
-            )
-            scores = (
-                documents
-                | "Text" >> beam.MapTuple(lambda key, doc: (key, " ".join(doc.split("\n"))))
-                | "Score" >> RunInference(handler)
-                | "Probability" >> beam.MapTuple(lambda key, result: (key, result.inference))
-            )
-            _ = (
-                scores
-                | "ScoreLines" >> beam.MapTuple(scored_line)
-                | "WriteScores"
-                >> WriteShards(fileio.join(out, "scores"), config.num_shards, ".tsv")
-            )
-            if config.top_k is not None:
-                k = config.top_k
-                chosen = (
-                    scores
-                    | "TopK" >> beam.combiners.Top.Of(k, key=lambda kv: (kv[1], kv[0]))
-                    | "Flatten" >> beam.FlatMap(lambda top: top)
-                )
-            else:
-                threshold = config.threshold
-                chosen = scores | "AboveThreshold" >> beam.Filter(lambda kv: kv[1] >= threshold)
-            _ = (
-                {"document": documents, "score": counted(chosen, "Count", CountSelected(), counts)}
-                | "Join" >> beam.CoGroupByKey()
-                | "Selected"
-                >> beam.FlatMap(
-                    lambda kv: (
-                        [(kv[0], (kv[1]["document"][0], kv[1]["score"][0]))]
-                        if kv[1]["score"]
-                        else []
-                    )
-                )
-                | "Encode" >> beam.Map(selected_document)
-                | "WriteSelected"
-                >> WriteShards(fileio.join(out, "selected"), config.num_shards, ".txt")
-            )
-            _ = (
-                pipeline
-                | "SelectionTrigger" >> beam.Create([None])
-                | "WriteSelection"
-                >> beam.Map(
-                    write_selection,
-                    counts=beam.pvalue.AsSingleton(sum_counts(counts)),
-                    summary=summary,
-                    output_dir=out,
-                )
-            )
-        with fileio.open_file(fileio.join(out, "selection.json"), "r") as handle:
-            summary = json.load(handle)
-    return summary
+    return run_stage(
+        config.output,
+        beam_args,
+        lambda pipeline, out: build_pipeline(pipeline, files, config, out),
+        SELECTION_FILE,
+    )
 
 
 def main(argv=None, prog="python -m pipelines.domain_select") -> int:

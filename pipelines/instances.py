@@ -1,20 +1,25 @@
-"""Documents -> pretraining instances ([CLS] A [SEP] B [SEP]) for SOP or NSP, as google-research/albert.
+"""Documents -> pretraining instances ([CLS] A [SEP] B [SEP]) for SOP or NSP, as
+google-research/albert.
 
-Pure functions over token-id arrays; all randomness comes from the `numpy.random.Generator` passed in.
+Pure functions over token-id arrays; all randomness comes from the `numpy.random.Generator` passed
+in. `InstanceWriter` does one document's whole work for the TFRecords stage (tokenize, build
+instances, mask, serialize), seeded from (seed, document key, pass), so the output does not depend
+on workers.
 
 Per document (the reference's `create_instances_from_document`): the target length is
-`max_seq_length - 3`, or with probability `short_seq_prob` a random length in [2, max_seq_length - 3];
-sentences are gathered into a chunk until it reaches the target or the document ends; the chunk is
-split after a random number of sentences into A and B; the longer of A and B loses a token from the
-front or the back at random until both fit.
+`max_seq_length - 3`, or with probability `short_seq_prob` a random length in
+[2, max_seq_length - 3]; sentences are gathered into a chunk until it reaches the target or the
+document ends; the chunk is split after a random number of sentences into A and B; the longer of A
+and B loses a token from the front or the back at random until both fit.
 
 - SOP (ALBERT): with probability 0.5 A and B are swapped, label 1 = swapped, 0 = original order.
   Decision: a chunk of ONE sentence is split inside that sentence at a random piece boundary (the
   reference instead takes B from a random other document, which mixes an NSP example into SOP data).
   A one-sentence chunk of a single piece cannot be split: it is skipped and counted
   (`skipped_single_piece_chunks`).
-- NSP (BERT baseline): with probability 0.5, or always for a one-sentence chunk, B comes from a random
-  other document (label 1) and the sentences not used for A go back to the document, as the reference.
+- NSP (BERT baseline): with probability 0.5, or always for a one-sentence chunk, B comes from a
+  random other document (label 1) and the sentences not used for A go back to the document, as the
+  reference.
 """
 
 from __future__ import annotations
@@ -25,7 +30,12 @@ from typing import Literal
 
 import numpy as np
 
+from albert import masking
+from albert import pretraining_example as features
+from albert.hashing import stable_hash
+from albert.tokenization import AlbertTokenizer
 from pipelines.runner import Counter
+from pipelines.tfrecords_config import TFRecordsConfig
 
 Objective = Literal["sop", "nsp"]
 RandomDocument = Callable[[np.random.Generator], Sequence[np.ndarray]]
@@ -48,8 +58,8 @@ def _noop(name: str, amount: int = 1) -> None:
 def encode_sentences(tokenizer, lines: Sequence[str]) -> list[np.ndarray]:
     """Token ids of each line, exactly `tokenizer.encode(line)`, encoded as one SentencePiece batch.
 
-    Lines whose text holds a digit before a comma take the tokenizer's own path (its digit-comma rule);
-    the rest are preprocessed (a fast path for ASCII text) and encoded in C++ together.
+    Lines whose text holds a digit before a comma take the tokenizer's own path (its digit-comma
+    rule); the rest are preprocessed (a fast path for ASCII text) and encoded in C++ together.
     Empty results are dropped, as the reference drops sentences with no tokens.
     """
     lower = tokenizer.do_lower_case
@@ -83,7 +93,8 @@ def _has_digit_comma(text: str) -> bool:
 
 
 def pack_document(sentences: Sequence[np.ndarray]) -> bytes:
-    """A document's sentences as compact bytes (cheap for Beam to move; numpy arrays get pickled)."""
+    """A document's sentences as compact bytes (cheap for Beam to move; numpy arrays get
+    pickled)."""
     lengths = np.array([len(s) for s in sentences], dtype="<i4")
     ids = np.concatenate(sentences).astype("<i4") if sentences else np.zeros(0, "<i4")
     return len(sentences).to_bytes(4, "little") + lengths.tobytes() + ids.tobytes()
@@ -98,7 +109,8 @@ def unpack_document(packed: bytes) -> list[np.ndarray]:
 
 
 def target_length(rng: np.random.Generator, max_num_tokens: int, short_seq_prob: float) -> int:
-    """`max_num_tokens`, or with probability `short_seq_prob` a uniform length in [2, max_num_tokens]."""
+    """`max_num_tokens`, or with probability `short_seq_prob` a uniform length in
+    [2, max_num_tokens]."""
     if rng.random() < short_seq_prob:
         return int(rng.integers(2, max_num_tokens + 1))
     return max_num_tokens
@@ -204,3 +216,101 @@ def _nsp_pair(chunk, a_end, target, rng, random_document):
                 break
         return tokens_a, np.concatenate(pieces), 1
     return tokens_a, np.concatenate(chunk[a_end:]), 0
+
+
+def document_rng(seed: int, doc_hash: int, dupe: int) -> np.random.Generator:
+    """The generator of every random choice for one document in one dupe pass."""
+    return np.random.Generator(np.random.PCG64([seed, doc_hash, dupe]))
+
+
+def instance_sort_key(seed: int, doc_key: bytes, dupe: int, index: int) -> bytes:
+    """A stable pseudo-random key: shuffles instances globally across and within shards."""
+    return (
+        stable_hash(b"%d\x00%s\x00%d\x00%d" % (seed, doc_key, dupe, index)).to_bytes(8, "big")
+        + doc_key
+    )
+
+
+class InstanceWriter:
+    """One document's work for the TFRecords stage: tokenize, build instances, mask, serialize.
+
+    No Beam here; thread-safe. Counts go to `inc` (documents, sentences, tokens, instances, masked
+    tokens and n-grams ...)."""
+
+    def __init__(self, config: TFRecordsConfig, inc: Counter = _noop):
+        self.config, self.inc = config, inc
+        self.tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
+        vocab = self.tokenizer.sp.id_to_piece(list(range(self.tokenizer.vocab_size)))
+        self.start_table = masking.start_piece_table(vocab)
+        self.start_table[[self.tokenizer.cls_id, self.tokenizer.sep_id]] = True
+        self.options = masking.MaskingOptions.for_vocabulary(
+            self.tokenizer.vocab_size,
+            self.tokenizer.is_control,
+            masked_lm_prob=config.masked_lm_prob,
+            max_predictions_per_seq=config.max_predictions_per_seq,
+            ngram=config.ngram,
+            favor_shorter_ngram=config.favor_shorter_ngram,
+            mask_id=self.tokenizer.mask_id,
+        )
+
+    def encode(self, lines: list[str]) -> list[np.ndarray]:
+        """The token ids of a document's sentences (sentences with none dropped), counted."""
+        sentences = encode_sentences(self.tokenizer, lines)
+        self.inc("documents")
+        self.inc("sentences", len(sentences))
+        self.inc("document_tokens", sum(len(s) for s in sentences))
+        return sentences
+
+    def examples(
+        self,
+        doc_key: bytes,
+        document: Sequence[np.ndarray],
+        dupe: int,
+        random_document: RandomDocument | None = None,
+    ) -> Iterator[tuple[bytes, bytes]]:
+        """(sort key, serialized example) of every instance of one document in one dupe pass."""
+        config = self.config
+        rng = document_rng(config.seed, stable_hash(doc_key), dupe)
+        created = create_instances(
+            document,
+            rng,
+            max_seq_length=config.max_seq_length,
+            short_seq_prob=config.short_seq_prob,
+            objective=config.objective,
+            random_document=random_document,
+            cls_id=self.tokenizer.cls_id,
+            sep_id=self.tokenizer.sep_id,
+            inc=self.inc,
+        )
+        ngram_counts = np.zeros(config.ngram + 1, dtype=np.int64)
+        num_instances = num_tokens = num_masked = num_label_1 = 0
+        for index, instance in enumerate(created):
+            boundary = self.start_table[instance.input_ids]
+            if config.masking == "static":
+                masked_ids, positions, labels = masking.mask_instance(
+                    instance.input_ids, boundary, rng, self.options, ngram_counts
+                )
+            else:
+                masked_ids, positions, labels = instance.input_ids, (), ()
+            example = features.encode_example(
+                masked_ids,
+                instance.segment_ids,
+                boundary,
+                positions,
+                labels,
+                instance.label,
+                config.max_seq_length,
+                config.max_predictions_per_seq,
+            )
+            num_instances += 1
+            num_tokens += len(instance.input_ids)
+            num_masked += len(positions)
+            num_label_1 += instance.label
+            yield instance_sort_key(config.seed, doc_key, dupe, index), example
+        self.inc("instances", num_instances)
+        self.inc("tokens", num_tokens)
+        self.inc("masked_tokens", num_masked)
+        self.inc("label_1", num_label_1)
+        for n in range(1, config.ngram + 1):
+            if ngram_counts[n]:
+                self.inc(f"masked_ngrams_{n}", int(ngram_counts[n]))

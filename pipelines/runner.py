@@ -2,25 +2,28 @@
 
 With no `--runner`, pipelines run on Beam's in-process FnApiRunner (DirectRunner would first try to
 download the Prism binary). Any Beam flag can be passed: `--direct_running_mode=multi_processing
---direct_num_workers=2`, or `--runner=DataflowRunner --project=... --region=... --temp_location=gs://...`.
+--direct_num_workers=2`, or `--runner=DataflowRunner --project=... --region=...
+--temp_location=gs://...`.
 
 Statistics are pipeline data, not metrics: a `CountingDoFn` adds its counts up per bundle and emits
 them on its COUNTS output, `SumCounts` combines them into one dict, and the stage writes its
 statistics file from the pipeline, so the file is complete on any runner, whether or not the driver
 reads metrics or even stays alive. Every count also increments a Beam counter, for monitoring only.
+`WriteSummary` is that writing step; `run_stage` runs a stage's pipeline into its atomic output
+directory and returns the summary file the pipeline wrote.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Sequence
 
 import apache_beam as beam
-from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.transforms.window import GlobalWindows
 
-from albert import reaper
+from albert import fileio, reaper
 from albert.stage import StageError, describe_error
 
 DEFAULT_RUNNER = "FnApiRunner"
@@ -31,7 +34,8 @@ Counter = Callable[[str, int], None]
 
 
 def check_runner(name: str) -> None:
-    """A StageError (one line) for a runner Beam cannot create: an unknown short name or a bad class path."""
+    """A StageError (one line) for a runner Beam cannot create: an unknown short name or a bad
+    class path."""
     known = {runner.lower() for runner in StandardOptions.KNOWN_RUNNER_NAMES}
     if "." not in name:
         if name.lower() in known or f"{name.lower()}runner" in known:
@@ -50,8 +54,8 @@ def check_runner(name: str) -> None:
 
 
 def pipeline_options(beam_args: Sequence[str] | None = None) -> PipelineOptions:
-    """Beam options from command-line style flags, defaulting the runner to FnApiRunner; a runner Beam
-    does not know is a StageError naming it."""
+    """Beam options from command-line style flags, defaulting the runner to FnApiRunner; a runner
+    Beam does not know is a StageError naming it."""
     args = list(beam_args or [])
     if not any(arg == "--runner" or arg.startswith("--runner=") for arg in args):
         args.append(f"--runner={DEFAULT_RUNNER}")
@@ -111,7 +115,8 @@ class CountingDoFn(beam.DoFn):
 
 
 def counted(pcoll, label: str, dofn: CountingDoFn, counts: list, *side_inputs, **kwargs):
-    """`pcoll | label >> ParDo(dofn)`: returns the main output; appends the COUNTS output to `counts`."""
+    """`pcoll | label >> ParDo(dofn)`: returns the main output; appends the COUNTS output to
+    `counts`."""
     outputs = pcoll | label >> beam.ParDo(dofn, *side_inputs, **kwargs).with_outputs(
         COUNTS, main="main"
     )
@@ -153,13 +158,55 @@ def sum_counts(counts: list, label: str = "SumCounts"):
     )
 
 
-def counter_totals(result: beam.runners.runner.PipelineResult, namespace: str) -> dict[str, int]:
-    """Committed (or attempted, where a runner has no committed values) counters of `namespace`.
+class WriteSummary(beam.PTransform):
+    """`pipeline | label >> WriteSummary(write, counts, **arguments)`: calls
+    `write(counts=totals, **arguments)` once, on one worker, after the pipeline's COUNTS outputs
+    (`counts`, summed) and every side input among `arguments` (AsList, AsSingleton ...) are
+    complete: how a stage writes its summary file (stats.json, metadata.json ...) from the
+    pipeline itself."""
 
-    For monitoring and tests: the stages' statistics are computed in the pipeline (SumCounts)."""
-    query = result.metrics().query(MetricsFilter().with_namespace(namespace))
-    totals: dict[str, int] = {}
-    for counter in query["counters"]:
-        value = counter.committed if counter.committed is not None else counter.attempted
-        totals[counter.key.metric.name] = totals.get(counter.key.metric.name, 0) + int(value or 0)
-    return dict(sorted(totals.items()))
+    def __init__(self, write: Callable[..., None], counts: list, **arguments):
+        super().__init__()
+        self.write, self.counts, self.arguments = write, counts, arguments
+
+    def expand(self, pbegin):
+        return (
+            pbegin
+            | "Trigger" >> beam.Create([None])
+            | "Write"
+            >> beam.Map(
+                _call_writer,
+                self.write,
+                counts=beam.pvalue.AsSingleton(sum_counts(self.counts)),
+                **self.arguments,
+            )
+        )
+
+
+def _call_writer(_, write: Callable[..., None], **arguments) -> None:
+    write(**arguments)
+
+
+def run_stage(
+    output: str,
+    beam_args: Sequence[str] | None,
+    build: Callable[[beam.Pipeline, str], None],
+    summary_file: str,
+    check: Callable[[dict], None] | None = None,
+) -> dict:
+    """Run a stage's pipeline into `output` atomically and return the summary it wrote.
+
+    `build(pipeline, temp_dir)` adds the stage's transforms (writing into `temp_dir`); the pipeline
+    runs to the end; `summary_file` (JSON, written by the pipeline into `temp_dir`) is read back;
+    `check(summary)` may raise a StageError, and the output is then not committed (left absent).
+    A bad runner flag fails before the output directory is touched."""
+    options = pipeline_options(beam_args)
+    with fileio.atomic_output_dir(output) as temp_dir:
+        pipeline = beam.Pipeline(options=options)
+        build(pipeline, temp_dir)
+        run_pipeline(pipeline)
+        with fileio.open_file(fileio.join(temp_dir, summary_file), "r", encoding="utf-8") as handle:
+            summary = json.load(handle)
+        if check is not None:
+            check(summary)
+    return summary

@@ -1,12 +1,13 @@
-"""Deterministic, hash-based sampling of sentences: the same corpus and seed give the same sample anywhere.
+"""Deterministic, hash-based sampling of sentences: the same corpus and seed give the same sample
+anywhere.
 
 Every sentence gets a 64-bit key, a stable hash of the seed and its text. Keys are uniform, so the
-sentences whose key falls below a bound are a uniform sample, whatever the sharding, runner or worker
-count. The held-out slice is the lowest keys; the training sample the next `sample_sentences` keys
-(`sample_bounds` leaves a margin; `keep_smallest_keys` cuts to the exact size).
-Identical sentences share a key, so they are all in or all out together: each sentence still appears in
-the sample with probability proportional to its count, and the held-out slice never shares a sentence
-with the training sample.
+sentences whose key falls below a bound are a uniform sample, whatever the sharding, runner or
+worker count. The held-out slice is the lowest keys; the training sample the next `sample_sentences`
+keys (`sample_bounds` leaves a margin; `keep_smallest_keys` cuts to the exact size).
+Identical sentences share a key, so they are all in or all out together: each sentence still appears
+in the sample with probability proportional to its count, and the held-out slice never shares a
+sentence with the training sample.
 """
 
 from __future__ import annotations
@@ -28,17 +29,20 @@ def sentence_key(sentence: str, seed: int) -> int:
 
 @dataclass(frozen=True)
 class SampleBounds:
-    """Keys below `heldout_end` are held out; keys in [heldout_end, train_end) are training candidates."""
+    """Keys below `heldout_end` are held out; keys in [heldout_end, train_end) are training
+    candidates."""
 
     heldout_end: int
     train_end: int
 
 
 def sample_bounds(total: int, sample_sentences: int, heldout_sentences: int) -> SampleBounds:
-    """Key bounds that select ~`heldout_sentences` held-out and >= `sample_sentences` candidates of `total`.
+    """Key bounds that select ~`heldout_sentences` held-out and >= `sample_sentences` candidates of
+    `total`.
 
     At most 5% of the corpus is held out. The candidate range has a margin of several standard
-    deviations so that it holds at least `sample_sentences` keys; `keep_smallest_keys` then cuts it exactly.
+    deviations so that it holds at least `sample_sentences` keys; `keep_smallest_keys` then cuts it
+    exactly.
     """
     if total <= 0:
         return SampleBounds(0, 0)
@@ -59,7 +63,8 @@ def sample_role(key: int, bounds: SampleBounds) -> Role | None:
 
 
 def keep_smallest_keys(pairs: list[tuple[int, str]], k: int) -> list[tuple[int, str]]:
-    """Sort (key, sentence) pairs in place and cut them to the `k` smallest keys; returns `pairs`."""
+    """Sort (key, sentence) pairs in place and cut them to the `k` smallest keys; returns
+    `pairs`."""
     pairs.sort()
     del pairs[k:]
     return pairs

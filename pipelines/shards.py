@@ -3,8 +3,8 @@
 Each element is (sort_key, payload). Its shard is a hash of the sort key; each shard's payloads are
 written in (sort_key, payload) order. Sorting is an external merge sort, so memory stays bounded
 whatever the output size, on the in-process runner too: each bundle spills sorted runs of at most
-`run_bytes` to temporary files, only the run paths are grouped by shard, and each shard is written by
-merging its runs.
+`run_bytes` to temporary files, only the run paths are grouped by shard, and each shard is written
+by merging its runs.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def merge_runs(runs: Iterable[Iterable[tuple[bytes, bytes]]]) -> Iterator[tuple[
 
 class SpillSortedRuns(beam.DoFn):
     """Buffers pairs per partition and spills each full buffer as a sorted run file; emits
-    (partition, run path). The partition is `shard_of` the key's first `group_bytes` (None: all of it)."""
+    (partition, run path). The partition is `shard_of` the key's first `group_bytes` (None: all of
+    it)."""
 
     def __init__(
         self, run_dir: str, partitions: int, run_bytes: int, group_bytes: int | None = None

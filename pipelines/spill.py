@@ -25,9 +25,9 @@ Reduce = Callable[[Iterator[Pair], Counter], Iterable]
 
 
 class _MergeAndReduce(CountingDoFn):
-    """(partition, run paths) -> reduce(the partition's pairs in sorted order). The runs stay until the
-    stage removes its run directories at the end: a runner may retry this bundle, and the retry reads
-    them again."""
+    """(partition, run paths) -> reduce(the partition's pairs in sorted order). The runs stay until
+    the stage removes its run directories at the end: a runner may retry this bundle, and the retry
+    reads them again."""
 
     def __init__(self, reduce: Reduce, namespace: str):
         super().__init__(namespace)

@@ -36,21 +36,22 @@ def _character_class(categories: tuple[str, ...], keep: str) -> str:
     )
 
 
-# Control, format, private-use and surrogate characters; whitespace controls are kept and become spaces.
+# Control, format, private-use and surrogate characters; whitespace controls are kept and become
+# spaces.
 _INVISIBLE = re.compile(
     _character_class(("Cc", "Cf", "Co", "Cs"), keep="\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85")
 )
 _WHITESPACE = re.compile(r"\s+")
-# BlingFire's two common false splits: after a title abbreviation ("Mrs." | "Goddard's school...") and
-# before a lower-case continuation ('"What!"' | 'said Mrs. Weston').
+# BlingFire's two common false splits: after a title abbreviation ("Mrs." | "Goddard's school...")
+# and before a lower-case continuation ('"What!"' | 'said Mrs. Weston').
 _TITLE_AT_END = re.compile(
     r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|St|Mt)\.$"
 )
 _LOWER_CASE_START = re.compile(r"^[\"'“”‘’(\[]*[a-z]")
 
 
-# An inline number that starts a sentence: a verse or clause number ("12", "12a", "3:16", "12.", "4)"),
-# a bracketed clause or list label ("(3)", "(b)", "(iv)") or a citation marker ("[12]").
+# An inline number that starts a sentence: a verse or clause number ("12", "12a", "3:16", "12.",
+# "4)"), a bracketed clause or list label ("(3)", "(b)", "(iv)") or a citation marker ("[12]").
 _INLINE_NUMBER = (
     r"(?:\d{1,3}(?::\d{1,3})?[a-z]?[.):]?|\((?:\d{1,3}[a-z]?|[a-z]|[ivxlc]{1,6})\)|\[\d{1,3}\])"
 )
@@ -75,15 +76,16 @@ _TRAILING_NUMBER = re.compile(r":\s+(\d{1,3}[.)])$")
 
 
 def normalize_text(text: str, form: UnicodeForm = "NFKC") -> str:
-    """Unicode-normalise, drop control/format characters and collapse all whitespace to single spaces."""
+    """Unicode-normalise, drop control/format characters and collapse all whitespace to single
+    spaces."""
     text = unicodedata.normalize(form, text)
     text = _INVISIBLE.sub("", text)
     return _WHITESPACE.sub(" ", text).strip()
 
 
 def repair_splits(sentences: list[str]) -> list[str]:
-    """Re-join a sentence to the previous one after a title abbreviation or before a lower-case start
-    (a list label such as "(a)" is not one)."""
+    """Re-join a sentence to the previous one after a title abbreviation or before a lower-case
+    start (a list label such as "(a)" is not one)."""
     repaired: list[str] = []
     for sentence in sentences:
         lower_case = _LOWER_CASE_START.match(sentence) and not _LABEL_START.match(sentence)
@@ -115,8 +117,8 @@ def split_inline_numbers(sentence: str) -> list[str]:
 
 
 def attach_list_numbers(sentences: list[str]) -> list[str]:
-    """Move list numbers that a splitter left alone ("2.") or after a colon ("as follows: 1.") to the
-    start of the sentence they number."""
+    """Move list numbers that a splitter left alone ("2.") or after a colon ("as follows: 1.") to
+    the start of the sentence they number."""
     attached: list[str] = []
     pending = ""
     for sentence in sentences:
@@ -143,7 +145,8 @@ def attach_list_numbers(sentences: list[str]) -> list[str]:
 
 
 def split_long_sentence(sentence: str, max_chars: int) -> list[str]:
-    """Cut a sentence longer than `max_chars` into pieces of at most `max_chars`, at spaces where possible."""
+    """Cut a sentence longer than `max_chars` into pieces of at most `max_chars`, at spaces where
+    possible."""
     pieces = []
     while len(sentence) > max_chars:
         cut = sentence.rfind(" ", 0, max_chars + 1)
@@ -157,21 +160,22 @@ def split_long_sentence(sentence: str, max_chars: int) -> list[str]:
 
 
 class SentenceSplitter:
-    """Splits a paragraph into sentences with BlingFire, then cuts before inline numbering, re-attaches
-    list numbers and re-joins false splits (`split_inline_numbers`, `attach_list_numbers`,
-    `repair_splits`; see docs/segment.md).
+    """Splits a paragraph into sentences with BlingFire, then cuts before inline numbering,
+    re-attaches list numbers and re-joins false splits (`split_inline_numbers`,
+    `attach_list_numbers`, `repair_splits`; see docs/segment.md).
 
     Create one per worker (DoFn.setup): the library is loaded once.
     """
 
     def __init__(self, max_sentence_chars: int = 2000):
-        import blingfire
+        import blingfire  # heavy: a native library, loaded only where sentences are split
 
         self._split = blingfire.text_to_sentences
         self.max_sentence_chars = max_sentence_chars
 
     def split(self, paragraph: str, inc: Counter | None = None) -> list[str]:
-        """Sentences of one normalised paragraph; over-long ones are cut (counted as `sentences_cut`)."""
+        """Sentences of one normalised paragraph; over-long ones are cut (counted as
+        `sentences_cut`)."""
         pieces = [
             p
             for s in self._split(paragraph).split("\n")

@@ -1,10 +1,10 @@
 """Train ALBERT's SentencePiece vocabulary on a uniform, deterministic sample of a segmented corpus.
 
 Reads `INPUT/*.txt` (one sentence per line, blank lines between documents: the output of
-pipelines.segment), draws a hash-based sample of `--sample-sentences` sentences plus a small held-out
-slice, trains a unigram SentencePiece model with ALBERT's recipe on one worker, and writes
-`OUTPUT/spiece.model`, `OUTPUT/spiece.vocab` and `OUTPUT/vocab_stats.json` (sample size, held-out unk
-rate and pieces per word, training time). Memory is bounded by the sample size, not the corpus.
+pipelines.segment), draws a hash-based sample of `--sample-sentences` sentences plus a small
+held-out slice, trains a unigram SentencePiece model with ALBERT's recipe on one worker, and writes
+`OUTPUT/spiece.model`, `OUTPUT/spiece.vocab` and `OUTPUT/vocab_stats.json` (sample size, held-out
+unk rate and pieces per word, training time). Memory is bounded by the sample size, not the corpus.
 """
 
 from __future__ import annotations
@@ -13,13 +13,11 @@ import itertools
 import json
 import logging
 import os
-import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
 
 import apache_beam as beam
-import sentencepiece as spm
 from apache_beam.io import fileio as beam_fileio
 from pydantic import Field
 
@@ -28,21 +26,12 @@ from albert.config import StageConfig
 from albert.stage import StageError, stage_main
 from albert.tokenization import AlbertTokenizer, preprocess_text
 from pipelines import sampling
-from pipelines.runner import (
-    Counter,
-    CountingDoFn,
-    counted,
-    pipeline_options,
-    run_pipeline,
-    sum_counts,
-)
+from pipelines.runner import Counter, CountingDoFn, counted, run_stage, sum_counts
+from pipelines.sentencepiece_trainer import train_sentencepiece, vocab_file_text
 
 logger = logging.getLogger(__name__)
 
 COUNTER_NAMESPACE = "vocab"
-CONTROL_SYMBOLS = ["[CLS]", "[SEP]", "[MASK]"]
-# A list, not the reference README's quoted "(,),\",-,.,–,£,€", which current sentencepiece mis-parses.
-USER_DEFINED_SYMBOLS = ["(", ")", '"', "-", ".", "–", "£", "€"]
 STATS_FILE = "vocab_stats.json"
 
 
@@ -58,7 +47,9 @@ class VocabConfig(StageConfig):
     heldout_sentences: int = Field(
         10_000,
         ge=0,
-        description="held-out sentences for unk rate and pieces per word (at most 5 percent of the corpus)",
+        description=(
+            "held-out sentences for unk rate and pieces per word (at most 5 percent of the corpus)"
+        ),
     )
     seed: int = Field(0, description="seed of the hash that draws the sample")
     do_lower_case: bool = Field(
@@ -117,88 +108,9 @@ def prepare_sentence(
         yield sampling.sentence_key(sentence, seed), preprocess_text(sentence, lower, keep_accents)
 
 
-def translate_trainer_error(error: RuntimeError, vocab_size: int, sample_size: int) -> StageError:
-    """SentencePiece's internal check failures as errors that say what to change."""
-    message = str(error)
-    too_high = re.search(
-        r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", message
-    )
-    if too_high:
-        return StageError(
-            f"the sample ({sample_size} sentences) has too few distinct characters and words for "
-            f"--vocab-size {vocab_size}: lower --vocab-size to <= {too_high.group(2)}, or add text"
-        )
-    too_small = re.search(r"smaller than required_chars\. (\d+) vs (\d+)", message)
-    if too_small:
-        return StageError(
-            f"--vocab-size {vocab_size} cannot hold the {too_small.group(2)} characters and special "
-            f"symbols the sample needs: raise --vocab-size to >= {too_small.group(2)}, or lower "
-            "--character-coverage"
-        )
-    return StageError(f"SentencePiece training failed: {message}")
-
-
-def train_sentencepiece(
-    sentences: Iterable[str],
-    sample_size: int,
-    vocab_size: int,
-    character_coverage: float = 0.99995,
-    num_threads: int = 0,
-    seed: int = 0,
-) -> bytes:
-    """A serialized unigram SentencePiece model trained with ALBERT's recipe on `sentences`.
-
-    The model stores no paths, so the same sentences, options and threads give the same bytes.
-    """
-    if sample_size == 0:
-        raise StageError("the corpus has no sentences: check --input points at a segmented corpus")
-    spm.set_random_generator_seed(seed)
-    model = _BytesWriter()
-    try:
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(sentences),
-            model_writer=model,
-            model_type="unigram",
-            vocab_size=vocab_size,
-            pad_id=0,
-            unk_id=1,
-            bos_id=-1,
-            eos_id=-1,
-            control_symbols=CONTROL_SYMBOLS,
-            user_defined_symbols=USER_DEFINED_SYMBOLS,
-            character_coverage=character_coverage,
-            input_sentence_size=0,
-            shuffle_input_sentence=False,
-            num_threads=num_threads or os.cpu_count() or 1,
-            max_sentence_length=1
-            << 16,  # lines are limited before preprocessing: never skip one here
-            minloglevel=2,
-        )
-    except RuntimeError as error:
-        raise translate_trainer_error(error, vocab_size, sample_size) from None
-    return model.data
-
-
-class _BytesWriter:
-    """The `model_writer` SentencePiece writes the serialized model to."""
-
-    def __init__(self):
-        self.data = b""
-
-    def write(self, data: bytes) -> None:
-        self.data += data
-
-
-def vocab_file_text(model_proto: bytes) -> str:
-    """The `.vocab` file SentencePiece writes: one `piece<TAB>score` line per id."""
-    sp = spm.SentencePieceProcessor(model_proto=model_proto)
-    return "".join(
-        f"{sp.id_to_piece(i)}\t{sp.get_score(i):g}\n" for i in range(sp.get_piece_size())
-    )
-
-
 def heldout_metrics(tokenizer: AlbertTokenizer, sentences: Iterable[str]) -> dict:
-    """Unk rate (unknown pieces / pieces) and pieces per whitespace word on preprocessed sentences."""
+    """Unk rate (unknown pieces / pieces) and pieces per whitespace word on preprocessed
+    sentences."""
     count = pieces = unknown = words = 0
     for sentence in sentences:
         ids = tokenizer.sp.encode(sentence)
@@ -322,7 +234,8 @@ class _ChooseFromFile(CountingDoFn):
 def build_pipeline(
     pipeline: beam.Pipeline, config: VocabConfig, output_dir: str, start_time: float
 ) -> None:
-    """Match files; count their sentences; read them again choosing by key; one group -> train, evaluate.
+    """Match files; count their sentences; read them again choosing by key; one group -> train,
+    evaluate.
 
     Files are read whole by one DoFn each and only counts and the chosen sentences become Beam
     elements, so memory follows the sample, not the corpus, and per-element overhead stays small.
@@ -369,12 +282,12 @@ def run(config: VocabConfig, beam_args: list[str] | None = None) -> dict:
             f"no corpus shards match {pattern}: run pipelines.segment first or fix --input"
         )
     start_time = time.time()
-    with fileio.atomic_output_dir(config.output) as output_dir:
-        pipeline = beam.Pipeline(options=pipeline_options(beam_args))
-        build_pipeline(pipeline, config, output_dir, start_time)
-        run_pipeline(pipeline)
-        with fileio.open_file(fileio.join(output_dir, STATS_FILE), "r", encoding="utf-8") as handle:
-            stats = json.load(handle)
+    stats = run_stage(
+        config.output,
+        beam_args,
+        lambda pipeline, output_dir: build_pipeline(pipeline, config, output_dir, start_time),
+        STATS_FILE,
+    )
     if stats["corpus_counts"].get("invalid_utf8_lines"):
         logger.warning(
             "%s: skipped %d lines that are not UTF-8 (segment the corpus with pipelines.segment)",

@@ -9,7 +9,15 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from albert.pretraining_example import feature_spec_json
+from albert.pretraining_example import feature_shapes, feature_spec_json
+
+
+def feature_spec(max_seq_length: int, max_predictions_per_seq: int) -> dict:
+    """The `tf.io.parse_example` spec of the pretraining format (FixedLenFeature per feature)."""
+    return {
+        name: tf.io.FixedLenFeature([length], tf.float32 if dtype == "float32" else tf.int64)
+        for name, (dtype, length) in feature_shapes(max_seq_length, max_predictions_per_seq).items()
+    }
 
 
 def example(rng, seq_len: int, preds: int, vocab: int, dynamic: bool = False) -> tf.train.Example:

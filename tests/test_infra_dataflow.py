@@ -67,6 +67,7 @@ def build_stage(stage: str, beam_args: list[str]) -> beam.Pipeline:
             [f"{CORPUS}/part-00000-of-00001.txt"],
             config,
             "gs://bucket/out/tfrecords/data",
+            module.Vocabulary(size=100, sha256="0" * 64),  # run() reads them from the model
         )
     return pipeline
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import books, input_formats, text_cleaning
+from pipelines import books, input_formats, input_streams, text_cleaning
 
 FIXTURES = Path(__file__).parent / "fixtures" / "segment"
 
@@ -98,14 +98,14 @@ def test_text_and_jsonl_readers():
     data = (FIXTURES / "records.jsonl").read_bytes()
     documents, counts = read_all("records.jsonl", data, on_error="skip")
     assert [d.doc_id for d in documents] == ["1", "3"] and counts["skipped_bad_record"] == 1
-    with pytest.raises(input_formats.BadInput, match=r"line 2: bad JSON record \(missing 'text'\)"):
+    with pytest.raises(input_streams.BadInput, match=r"line 2: bad JSON record \(missing 'text'\)"):
         read_all("records.jsonl", data)
 
 
 def test_bad_bytes_are_named_or_decoded_with_the_fallback():
     data = "Caf\u00e9 au lait.\n".encode("latin-1")
     with pytest.raises(
-        input_formats.BadInput, match=r"line 1: not UTF-8 \(byte 0xe9 at column 4\)"
+        input_streams.BadInput, match=r"line 1: not UTF-8 \(byte 0xe9 at column 4\)"
     ):
         read_all("latin.txt", data, "text")
     documents, counts = read_all("latin.txt", data, "text", fallback_encoding="latin-1")
@@ -113,36 +113,36 @@ def test_bad_bytes_are_named_or_decoded_with_the_fallback():
 
 
 def test_empty_truncated_and_corrupt_compressed_files():
-    with pytest.raises(input_formats.BadInput, match="empty file"):
+    with pytest.raises(input_streams.BadInput, match="empty file"):
         read_all("empty.txt", b"")
-    with pytest.raises(input_formats.BadInput, match="empty file"):
+    with pytest.raises(input_streams.BadInput, match="empty file"):
         read_all("empty.xml.bz2", bz2.compress(b""))
     whole = bz2.compress((FIXTURES / "articles.xml").read_bytes())
     with pytest.raises(EOFError) as truncated:
         read_all("cut.xml.bz2", whole[: len(whole) // 2])
-    assert "truncated bz2 archive" in input_formats.describe_error(truncated.value, "cut.xml.bz2")
+    assert "truncated bz2 archive" in input_streams.describe_error(truncated.value, "cut.xml.bz2")
     with pytest.raises(OSError) as corrupt:
         read_all("bad.xml.bz2", whole[:10] + b"\x00" * 64 + whole[74:])
-    assert "corrupt bz2 archive" in input_formats.describe_error(corrupt.value, "bad.xml.bz2")
+    assert "corrupt bz2 archive" in input_streams.describe_error(corrupt.value, "bad.xml.bz2")
 
 
 def test_malformed_xml_is_bad_input():
     xml = (FIXTURES / "articles.xml").read_bytes()
-    with pytest.raises(input_formats.BadInput, match=r"malformed XML \(.*line \d+"):
+    with pytest.raises(input_streams.BadInput, match=r"malformed XML \(.*line \d+"):
         read_all("cut.xml", xml[: len(xml) // 2])
-    with pytest.raises(input_formats.BadInput, match="not a MediaWiki export"):
+    with pytest.raises(input_streams.BadInput, match="not a MediaWiki export"):
         read_all("other.xml", b"<html><body>hi</body></html>")
 
 
 def test_an_over_long_line_is_read_in_bounded_pieces_and_counted(monkeypatch):
     words = (FIXTURES / "book.txt").read_text().split()
-    line = " ".join(words * (3 * input_formats.MAX_LINE_BYTES // len(" ".join(words)) + 1))
+    line = " ".join(words * (3 * input_streams.MAX_LINE_BYTES // len(" ".join(words)) + 1))
     documents, counts = read_all("one-line.txt", line.encode() + b"\n", "text")
     pieces = documents[0].text.split("\n")
     assert "".join(pieces) == line and counts["lines_cut"] == len(pieces) - 1 == 3
-    assert max(len(piece.encode()) for piece in pieces) <= input_formats.MAX_LINE_BYTES
+    assert max(len(piece.encode()) for piece in pieces) <= input_streams.MAX_LINE_BYTES
     # a character is never cut in two, even in a line without spaces
-    documents, counts = read_all("x.txt", "é".encode() * input_formats.MAX_LINE_BYTES, "text")
+    documents, counts = read_all("x.txt", "é".encode() * input_streams.MAX_LINE_BYTES, "text")
     assert set(documents[0].text) == {"é", "\n"} and counts["lines_cut"] == 1
     # documents (and books) longer than the bound become several documents
     monkeypatch.setattr(input_formats, "MAX_DOCUMENT_CHARS", 1000)

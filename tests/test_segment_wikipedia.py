@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-from pipelines import input_formats, wikipedia
+from pipelines import input_formats, input_streams, wikipedia, wikitext
 
 FIXTURES = Path(__file__).parent / "fixtures" / "segment"
 
@@ -28,7 +28,7 @@ def test_iter_pages_reads_ids_namespaces_and_redirects():
 
 def test_wikitext_to_paragraphs_keeps_only_prose():
     article = pages()[0]
-    assert wikipedia.wikitext_to_paragraphs(article.text) == [
+    assert wikitext.wikitext_to_paragraphs(article.text) == [
         (
             "A lighthouse is a tower that emits light from a system of lamps and lenses. "
             "It serves as a navigational aid for maritime pilots at sea."
@@ -45,9 +45,9 @@ def test_nested_templates_tables_and_media_links_are_removed():
     text = (
         "a {{x|{{y|z}}|[[w]]}} b [[File:F.jpg|thumb|cap [[link]] [[o|p]]]] c [[keep|kept]] d }} e"
     )
-    assert wikipedia.strip_nested(text) == "a  b  c [[keep|kept]] d  e"
+    assert wikitext.strip_nested(text) == "a  b  c [[keep|kept]] d  e"
     table = "before\n{| class=x\n|-\n| {{t}} || cell\n{|\n| inner\n|}\n|}\nafter"
-    assert wikipedia.strip_nested(table) == "before\n\nafter"
+    assert wikitext.strip_nested(table) == "before\n\nafter"
 
 
 def test_headings_are_not_glued_to_sentences_and_markup_is_gone():
@@ -56,7 +56,7 @@ def test_headings_are_not_glued_to_sentences_and_markup_is_gone():
         "==History==\nBody ''text''<ref>cite</ref>.<!-- c -->\n"
         ":indented\n; term\n__NOTOC__\n</blockquote>"
     )
-    assert wikipedia.wikitext_to_paragraphs(text) == [
+    assert wikitext.wikitext_to_paragraphs(text) == [
         "Intro with small text and – a site. More",
         "Body text.",
     ]
@@ -82,14 +82,14 @@ def test_inline_templates_that_carry_words_are_rendered():
         "It is {{convert|30|m|ft}} high and {{convert|1|to|2|km}} long, from the Greek "
         "{{lang|grc|ἀναρχία}}, {{nowrap|10 May}}{{snd}}{{circa|1900}} {{cite web|url={{x}}}}."
     )
-    assert wikipedia.wikitext_to_paragraphs(text) == [
+    assert wikitext.wikitext_to_paragraphs(text) == [
         "It is 30 m high and 1 to 2 km long, from the Greek ἀναρχία, 10 May – c. 1900."
     ]
 
 
 def test_unclosed_reference_tag_does_not_swallow_the_page():
     text = 'One fact.<ref name="x">\nTwo facts here.<ref name="y"/> Three.<ref>gone</ref>'
-    assert wikipedia.wikitext_to_paragraphs(text) == ["One fact.", "Two facts here. Three."]
+    assert wikitext.wikitext_to_paragraphs(text) == ["One fact.", "Two facts here. Three."]
 
 
 def test_multistream_dump_parts_are_read_as_one_stream():
@@ -131,7 +131,7 @@ def test_german_names_and_the_local_image_alias():
         "schön.\n[[Bild:Grimm.jpg|Die Brüder Grimm]]\n[[ kategorie : Märchen]]\n[[Wikipedia:Lesenswert|lesenswert]]\n"
         "[[Image:Frog.jpg|frog]]\n[[en:The Frog Prince]]"
     )
-    assert wikipedia.wikitext_to_paragraphs(site.canonical_links(text)) == [
+    assert wikitext.wikitext_to_paragraphs(site.canonical_links(text)) == [
         "In den alten Zeiten, wo das Wünschen noch geholfen hat, lebte ein König, dessen Töchter waren alle schön."
     ]
     # an English dump has no "Bild" alias: there it is an ordinary (article) link
@@ -143,7 +143,7 @@ def test_page_whose_ns_is_not_a_number_is_named_or_skipped():
     found = list(wikipedia.iter_pages(io.BytesIO(xml)))
     assert (found[2].namespace, found[2].problem) == (None, "<ns> is not a number ('talk')")
     with pytest.raises(
-        input_formats.BadInput, match=r"^page 12 \('Talk:Lighthouse'\): <ns> is not a number"
+        input_streams.BadInput, match=r"^page 12 \('Talk:Lighthouse'\): <ns> is not a number"
     ):
         list(input_formats.read_documents("a.xml", io.BytesIO(xml), "auto", inc=lambda *a: None))
     counts: dict[str, int] = {}

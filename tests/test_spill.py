@@ -5,7 +5,7 @@ from __future__ import annotations
 import apache_beam as beam
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipelines import segment, spill
+from pipelines import dedup, segment_stats, spill
 from pipelines.runner import pipeline_options, sum_counts
 
 
@@ -65,18 +65,17 @@ def test_document_and_paragraph_deduplication_keep_the_first_by_key():
     def inc(name, amount=1):
         counts[name] = counts.get(name, 0) + amount
 
-    unique = list(
-        segment.first_of_each_content(sorted(map(segment.content_pair, docs.items())), inc)
-    )
+    unique = list(dedup.first_of_each_content(sorted(map(dedup.content_pair, docs.items())), inc))
     assert sorted(unique) == [(b"a" * 8, docs[b"a" * 8]), (b"b" * 8, docs[b"b" * 8])]
-    refs = sorted(ref for doc in unique for ref in segment.paragraph_refs(doc, min_chars=15))
-    repeats = list(segment.repeated_paragraphs(refs, inc))
-    assert repeats == [
-        (b"b" * 8 + b"\x00" + (1).to_bytes(4, "big"), b"")
-    ]  # a's copy (smaller key) is kept
+    refs = sorted(ref for doc in unique for ref in dedup.paragraph_refs(doc, min_chars=15))
+    repeats = list(dedup.repeated_paragraphs(refs, inc))
+    assert repeats == [(b"b" * 8 + b"\x00" + (1).to_bytes(4, "big"), b"")]  # a's copy is kept
+    assert repeats == [(dedup.repeat_key(dedup.ParagraphOccurrence(b"b" * 8, 1)), b"")]
+    assert dedup.repeated_index(repeats[0][0]) == 1
+    assert dedup.repeated_index(dedup.document_record_key(b"b" * 8)) is None
     kept = list(
-        segment.drop_repeated_paragraphs(
-            sorted(repeats + [segment.document_pair(d) for d in unique]), inc
+        dedup.drop_repeated_paragraphs(
+            sorted(repeats + [dedup.document_pair(d) for d in unique]), inc
         )
     )
     assert kept == [(b"a" * 8, docs[b"a" * 8]), (b"b" * 8, ("Unique text.", "Unique text."))]
@@ -84,17 +83,17 @@ def test_document_and_paragraph_deduplication_keep_the_first_by_key():
 
 
 def test_sentence_length_histogram_and_the_long_median_warning():
-    normal = segment.sentence_length_counts(["x" * 80] * 5 + ["x" * 400] * 4)
-    histogram = segment.sentence_length_histogram(normal)
+    normal = segment_stats.sentence_length_counts(["x" * 80] * 5 + ["x" * 400] * 4)
+    histogram = segment_stats.sentence_length_histogram(normal)
     assert {low: count for low, count in histogram.items() if count} == {"50": 5, "300": 4}
-    assert segment.sentence_length_warnings(histogram) == []
-    long = segment.sentence_length_histogram(
-        segment.sentence_length_counts(["x" * 80] * 4 + ["x" * 428] * 5)
+    assert segment_stats.sentence_length_warnings(histogram) == []
+    long = segment_stats.sentence_length_histogram(
+        segment_stats.sentence_length_counts(["x" * 80] * 4 + ["x" * 428] * 5)
     )
-    assert segment.sentence_length_warnings(long) == [
+    assert segment_stats.sentence_length_warnings(long) == [
         (
             "the median sentence is 300-499 characters long (typical prose: 60-200): sentences were probably "
             "not split; check the input format and the text"
         )
     ]
-    assert segment.sentence_length_warnings(segment.sentence_length_histogram({})) == []
+    assert segment_stats.sentence_length_warnings(segment_stats.sentence_length_histogram({})) == []

@@ -15,16 +15,28 @@ import sys
 from pathlib import Path
 
 import pytest
+from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.portability.fn_api_runner.fn_runner import RunnerResult
 
 from albert.stage import StageError
-from pipelines import segment, tfrecords, vocab
-from pipelines.runner import check_runner, counter_totals, pipeline_options, run_pipeline
+from pipelines import segment, segment_stats, tfrecords, tfrecords_metadata, vocab
+from pipelines.runner import check_runner, pipeline_options, run_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "segment"
 TWO_PROCESSES = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
 TIMINGS = ("training_seconds", "wall_seconds")
+
+
+def counter_totals(result, namespace: str) -> dict[str, int]:
+    """Committed (or attempted, where a runner has no committed values) Beam counters of
+    `namespace`, summed by name: what the stages' statistics files are checked against."""
+    query = result.metrics().query(MetricsFilter().with_namespace(namespace))
+    totals: dict[str, int] = {}
+    for counter in query["counters"]:
+        value = counter.committed if counter.committed is not None else counter.attempted
+        totals[counter.key.metric.name] = totals.get(counter.key.metric.name, 0) + int(value or 0)
+    return dict(sorted(totals.items()))
 
 
 def stage_flags(stage: str, inputs: dict[str, Path]) -> list[str]:
@@ -148,7 +160,7 @@ def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(refer
     assert (
         written
         == json.dumps(
-            segment.summarize(counters, stats["bad_files"], paths, stats["shards"]),
+            segment_stats.summarize(counters, stats["bad_files"], paths, stats["shards"]),
             indent=2,
             sort_keys=True,
         )
@@ -161,19 +173,24 @@ def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(refer
     config = tfrecords.TFRecordsConfig.model_validate(
         json.loads(metadata_path.read_text())["options"]
     )
+    vocabulary = tfrecords.load_vocabulary(config)
     pipeline = tfrecords.beam.Pipeline(options=pipeline_options([]))
     tfrecords.build_pipeline(
-        pipeline, tfrecords.input_files(config.input), config, str(tmp_path / "tfrecords")
+        pipeline,
+        tfrecords.input_files(config.input),
+        config,
+        str(tmp_path / "tfrecords"),
+        vocabulary,
     )
     counts = counter_totals(run_pipeline(pipeline), tfrecords.NAMESPACE)
     metadata = json.loads(metadata_path.read_text())
     assert metadata["counts"] == counts and counts["instances"] > 0
     with open(metadata_path) as handle:
         assert handle.read() == json.dumps(
-            tfrecords.summarize(
+            tfrecords_metadata.summarize(
                 config,
                 counts,
-                tfrecords.load_tokenizer(config),
+                vocabulary,
                 metadata["files"],
                 metadata["heldout"]["document_list"],
             ),

@@ -9,7 +9,7 @@ import pytest
 from conftest import shared_path
 
 from albert.config import ConfigError, load_config
-from pipelines import tfrecords
+from pipelines import tfrecords, tfrecords_metadata
 from pipelines.tfrecords import TFRecordsConfig
 
 BASE = {"input": "corpus", "spm_model": "spiece.model", "output": "out"}
@@ -34,6 +34,12 @@ def test_more_predictions_than_the_sequence_holds_is_refused():
     )
 
 
+def test_passes_are_the_dupe_factor_for_static_masks_and_one_for_dynamic_masks():
+    assert TFRecordsConfig(**BASE, dupe_factor=5).passes == 5
+    assert TFRecordsConfig(**BASE, dupe_factor=5, masking="dynamic").passes == 1
+    assert "passes" not in TFRecordsConfig(**BASE).model_dump()  # metadata.json's options
+
+
 def test_truncation_counts_what_instances_drop_and_warns_only_about_a_chosen_length():
     config = TFRecordsConfig(**BASE, max_seq_length=8, max_predictions_per_seq=2, dupe_factor=2)
     counts = {
@@ -41,7 +47,7 @@ def test_truncation_counts_what_instances_drop_and_warns_only_about_a_chosen_len
         "instances": 100,
         "tokens": 100 * 8,
     }  # 500 of 2 x 1000 text tokens kept
-    cut = tfrecords.truncation(config, counts)
+    cut = tfrecords_metadata.truncation(config, counts)
     assert cut == {
         "max_seq_length": 8,
         "passes": 2,
@@ -49,7 +55,7 @@ def test_truncation_counts_what_instances_drop_and_warns_only_about_a_chosen_len
         "dropped_tokens": 1500,
         "dropped_fraction": 0.75,
     }
-    assert tfrecords.truncation_note(config, cut) == (
+    assert tfrecords_metadata.truncation_note(config, cut) == (
         logging.WARNING,
         (
             "corpus: --max-seq-length 8 dropped 75% of the corpus's tokens (1,500 of 2,000 over 2 pass(es)): "
@@ -57,10 +63,12 @@ def test_truncation_counts_what_instances_drop_and_warns_only_about_a_chosen_len
         ),
     )
     default = TFRecordsConfig(**BASE, dupe_factor=2)  # 512: the stage's default, no user's choice
-    level, message = tfrecords.truncation_note(default, tfrecords.truncation(default, counts))
+    level, message = tfrecords_metadata.truncation_note(
+        default, tfrecords_metadata.truncation(default, counts)
+    )
     assert level == logging.INFO and "--max-seq-length 512 dropped" in message
-    little = tfrecords.truncation(config, {**counts, "tokens": 100 * 3 + 1900})  # 5% cut
-    assert tfrecords.truncation_note(config, little) is None
+    little = tfrecords_metadata.truncation(config, {**counts, "tokens": 100 * 3 + 1900})  # 5% cut
+    assert tfrecords_metadata.truncation_note(config, little) is None
 
 
 def test_short_sequences_on_real_text_warn_with_numbers(tmp_path, caplog):

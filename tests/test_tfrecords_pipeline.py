@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 import sentencepiece as spm
 
-from albert.pretraining_example import FEATURE_NAMES, feature_spec
+from albert.pretraining_example import FEATURE_NAMES
 from albert.stage import StageError
 from albert.tokenization import AlbertTokenizer
-from pipelines import instances, tfrecords
+from pipelines import heldout, instances, segmented_corpus, tfrecords
+from pipelines.sentencepiece_trainer import trainer_kwargs
 
 VOCABULARY = (
     "the of and to in a is that for it as was with be by on not he i this are or his from at which but "
@@ -37,17 +38,14 @@ def make_text(rng: np.random.Generator, num_documents: int) -> str:
 def train_spm(directory: Path, text: str, control_symbols=("[CLS]", "[SEP]", "[MASK]")) -> str:
     prefix = directory / "spiece"
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(text.lower().splitlines()),
-        model_prefix=str(prefix),
-        vocab_size=100,
-        hard_vocab_limit=False,
-        model_type="unigram",
-        pad_id=0,
-        unk_id=1,
-        bos_id=-1,
-        eos_id=-1,
-        control_symbols=list(control_symbols),
-        minloglevel=2,
+        **trainer_kwargs(
+            100,
+            sentence_iterator=iter(text.lower().splitlines()),
+            model_prefix=str(prefix),
+            control_symbols=list(control_symbols),
+            user_defined_symbols=[],
+            hard_vocab_limit=False,
+        )
     )
     return str(prefix) + ".model"
 
@@ -83,6 +81,7 @@ def config(corpus, spm_model, output, **kwargs) -> tfrecords.TFRecordsConfig:
 
 def read_records(directory: Path, max_seq_length=64, max_predictions=10) -> dict[str, np.ndarray]:
     import tensorflow as tf
+    from pretrain_testdata import feature_spec  # heavy: imports TensorFlow
 
     files = sorted(str(p) for p in directory.glob("*.tfrecord"))
     batches = (
@@ -277,7 +276,7 @@ def test_read_documents_splits_on_blank_lines_and_reads_gzip(tmp_path):
     path = tmp_path / "part-0.txt.gz"
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         handle.write("\n\nOne.\nTwo.\n  \n\n\nThree.\n\nFour.")
-    documents = list(tfrecords.read_documents(str(path)))
+    documents = list(segmented_corpus.read_documents(str(path)))
     assert [key for key, _ in documents] == [
         b"part-0.txt.gz:0",
         b"part-0.txt.gz:1",
@@ -288,39 +287,39 @@ def test_read_documents_splits_on_blank_lines_and_reads_gzip(tmp_path):
         ["Three."],
         ["Four."],
     ]
-    assert tfrecords.input_files(str(tmp_path)) == [str(path)]
+    assert segmented_corpus.input_files(str(tmp_path)) == [str(path)]
 
 
 def test_invalid_utf8_names_the_file(tmp_path, spm_model):
     (tmp_path / "bad.txt").write_bytes(b"Fine.\n\nNot \xe8 UTF-8.\n")
     with pytest.raises(StageError, match="bad.txt: not UTF-8"):
-        list(tfrecords.read_documents(str(tmp_path / "bad.txt")))
+        list(segmented_corpus.read_documents(str(tmp_path / "bad.txt")))
 
 
 def test_heldout_cutoff_takes_the_fraction_then_the_minimum_count():
-    space = tfrecords.HASH_SPACE
+    space = heldout.HASH_SPACE
     hashes = [space // 10, space // 2, space // 100, space - 1]
-    assert tfrecords.heldout_cutoff(sorted(hashes)[:2], 4, 0.2, 2) == int(
+    assert heldout.heldout_cutoff(sorted(hashes)[:2], 4, 0.2, 2) == int(
         0.2 * space
     )  # the fraction covers 2
-    assert tfrecords.heldout_cutoff(sorted(hashes)[:3], 4, 0.0, 3) == space // 2 + 1
+    assert heldout.heldout_cutoff(sorted(hashes)[:3], 4, 0.0, 3) == space // 2 + 1
     assert (
-        tfrecords.heldout_cutoff(hashes, 4, 0.0, 9) == space // 2 + 1
+        heldout.heldout_cutoff(hashes, 4, 0.0, 9) == space // 2 + 1
     )  # one document stays to train
     assert (
-        tfrecords.heldout_cutoff([], 0, 0.0, 2) == 0
-        and tfrecords.heldout_cutoff([5], 1, 1.0, 0) == space
+        heldout.heldout_cutoff([], 0, 0.0, 2) == 0
+        and heldout.heldout_cutoff([5], 1, 1.0, 0) == space
     )
 
 
 def test_fewer_documents_than_the_held_out_minimum_is_said_in_one_line():
-    assert tfrecords.few_documents_note(97, 9, 8) is None
-    assert tfrecords.few_documents_note(2, 1, 8) == (
+    assert heldout.few_documents_note(97, 9, 8) is None
+    assert heldout.few_documents_note(2, 1, 8) == (
         "the corpus yields 2 documents, fewer than --heldout-min-documents 8: 1 held out whole, "
         "1 trained on; held-out figures score that document only, not a sample of the corpus "
         "(split it into more documents: docs/segment.md)"
     )
-    assert "nothing is held out" in tfrecords.few_documents_note(1, 0, 8)
+    assert "nothing is held out" in heldout.few_documents_note(1, 0, 8)
 
 
 def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model, tmp_path):
@@ -344,6 +343,7 @@ def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model
     def homes(files) -> list[set[str]]:
         """Per instance, the documents holding both its segments."""
         import tensorflow as tf
+        from pretrain_testdata import feature_spec  # heavy: imports TensorFlow
 
         found = []
         for raw in tf.data.TFRecordDataset([str(p) for p in files]):

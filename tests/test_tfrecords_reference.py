@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from conftest import shared_path
 
-from albert.pretraining_example import feature_spec
 from pipelines import tfrecords
 
 pytestmark = pytest.mark.shared_data
@@ -19,6 +18,7 @@ pytestmark = pytest.mark.shared_data
 
 def read_all(files, max_seq_length=128, max_predictions=20) -> dict[str, np.ndarray]:
     import tensorflow as tf
+    from pretrain_testdata import feature_spec  # heavy: imports TensorFlow
 
     dataset = tf.data.TFRecordDataset([str(f) for f in files])
     raw = next(iter(dataset.batch(1_000_000)))

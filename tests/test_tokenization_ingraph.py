@@ -8,7 +8,7 @@ from conftest import shared_path
 from test_vocab_pipeline import synthetic_sentences
 
 from albert.tokenization import AlbertTokenizer
-from pipelines import vocab
+from pipelines.sentencepiece_trainer import train_sentencepiece
 
 TRICKY = [
     "",
@@ -34,9 +34,7 @@ def assert_same_ids(tokenizer: AlbertTokenizer, texts: list[str]) -> None:
 def tiny_model(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("tiny") / "spiece.model"
     sentences = [s.lower() for s in synthetic_sentences(1500)]
-    path.write_bytes(
-        vocab.train_sentencepiece(sentences, len(sentences), vocab_size=300, num_threads=1)
-    )
+    path.write_bytes(train_sentencepiece(sentences, len(sentences), vocab_size=300, num_threads=1))
     return str(path)
 
 
