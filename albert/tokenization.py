@@ -13,7 +13,7 @@ import unicodedata
 
 import sentencepiece as spm
 
-from albert import fileio
+from albert.fs import filesystem, open_file
 
 SPIECE_UNDERLINE = "\u2581"
 SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
@@ -50,13 +50,13 @@ def split_digit_comma_pieces(sp: spm.SentencePieceProcessor, pieces: list[str]) 
 def _read_model_bytes(model_file: str) -> bytes:
     """The model file's bytes, read again once the file changed (size, time or stored hash): a
     vocabulary rewritten at the same path (a new --vocab-size in one process) is never stale."""
-    fs, path = fileio.filesystem(model_file)
+    fs, path = filesystem(model_file)
     return _read_file_version(model_file, repr(sorted(fs.info(path).items())))
 
 
 @functools.lru_cache(maxsize=8)
 def _read_file_version(model_file: str, version: str) -> bytes:
-    with fileio.open_file(model_file, "rb") as handle:
+    with open_file(model_file, "rb") as handle:
         return handle.read()
 
 

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import unicodedata
 
-from albert import fileio
+from albert.fs import join, makedirs, open_file
 from albert.tokenization import (
     SPECIAL_PIECES,
     SPIECE_UNDERLINE,
@@ -120,8 +120,7 @@ def write_hf_tokenizer(
 ) -> None:
     """Write `tokenizer.json`, `tokenizer_config.json`, `special_tokens_map.json` and `spiece.model`
     into `directory` (created if needed), so `AutoTokenizer.from_pretrained(directory)` loads them."""
-    fs, path = fileio.filesystem(directory)
-    fs.makedirs(path, exist_ok=True)
+    makedirs(directory)
     # The generic fast class: transformers' AlbertTokenizer would rebuild its own normalizer (``
     # and '' to ", StripAccents) instead of using tokenizer.json's.
     config = {
@@ -138,9 +137,9 @@ def write_hf_tokenizer(
         "special_tokens_map.json": json.dumps(special_tokens_map(), indent=2, sort_keys=True),
     }
     for name, text in files.items():
-        with fileio.open_file(fileio.join(directory, name), "w") as handle:
+        with open_file(join(directory, name), "w") as handle:
             handle.write(text)
-    with fileio.open_file(fileio.join(directory, "spiece.model"), "wb") as handle:
+    with open_file(join(directory, "spiece.model"), "wb") as handle:
         handle.write(tokenizer.model_proto)
 
 

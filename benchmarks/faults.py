@@ -330,7 +330,7 @@ def io_error_scenarios(work: Path) -> list[dict]:
     import numpy as np
     from fsspec.implementations.memory import MemoryFileSystem
 
-    from albert import fileio
+    from albert.outputs import atomic_output_dir, remove_leftovers, write_atomic
     from model import checkpointing
     from model.pretrain import MetricsLog
 
@@ -378,13 +378,13 @@ def io_error_scenarios(work: Path) -> list[dict]:
 
     def operations(root: str, step: int) -> None:
         """What a training run does at a checkpoint (and at its start: clear leftovers of a failed attempt)."""
-        fileio.remove_leftovers(f"{root}/checkpoints/ckpt-*")
+        remove_leftovers(f"{root}/checkpoints/ckpt-*")
         checkpointing.save_checkpoint(
             f"{root}/checkpoints", step, model, optimizer, {"epoch": 0}, keep=2
         )
         MetricsLog(f"{root}/metrics.jsonl", kept=step - 1).append({"step": step, "split": "train"})
-        with fileio.atomic_output_dir(f"{root}/export", keep_previous=False) as temp:
-            fileio.write_atomic(f"{temp}/model.bin", np.full(1000, step, np.int32).tobytes())
+        with atomic_output_dir(f"{root}/export", keep_previous=False) as temp:
+            write_atomic(f"{temp}/model.bin", np.full(1000, step, np.int32).tobytes())
 
     FlakyFileSystem.fail_at = -1
     FlakyFileSystem.calls = 0

@@ -30,7 +30,7 @@ from pydantic import Field, field_validator
 
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from albert.config import CommaList, StageConfig, build_config
-from albert.fileio import exists, join
+from albert.fs import exists, join
 from albert.stage import stage_main
 from flows import tasks
 from flows.pretrain_pipeline import PretrainPipelineConfig, stage_configs

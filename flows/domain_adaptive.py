@@ -25,7 +25,7 @@ from pydantic import Field
 
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from albert.config import ConfigError, JsonDict, StageConfig, build_config
-from albert.fileio import exists, join
+from albert.fs import exists, join
 from albert.stage import stage_main
 from flows import tasks
 from flows.run_config import (

@@ -28,7 +28,7 @@ from pydantic import Field
 
 import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from albert.config import ConfigError, JsonDict, StageConfig, build_config
-from albert.fileio import join
+from albert.fs import join
 from albert.stage import stage_main
 from flows import tasks
 from flows.default_corpus import default_corpus

@@ -22,8 +22,8 @@ from prefect.results import ResultRecord
 from prefect.serializers import Serializer
 from prefect.states import State
 
-from albert.fileio import join, remove
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import join, remove
 
 
 class PlainJsonSerializer(Serializer):

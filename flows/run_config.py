@@ -19,8 +19,8 @@ from prefect.tasks import Task
 from pydantic import Field
 
 from albert.config import JsonDict, StageConfig, build_config
-from albert.fileio import join
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import join
 from flows import tasks
 from flows.result_storage import result_storage_for
 

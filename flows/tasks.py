@@ -27,16 +27,10 @@ from prefect.tasks import Task, exponential_backoff
 from pydantic import Field
 
 from albert.config import ConfigError, StageConfig
-from albert.fileio import (
-    atomic_output_dir,
-    exists,
-    join,
-    move_aside,
-    moved_aside_copies,
-    open_file,
-)
+from albert.errors import StageError
+from albert.fs import exists, join, open_file
 from albert.locks import output_lock
-from albert.stage import StageError
+from albert.outputs import atomic_output_dir, move_aside, moved_aside_copies
 from flows.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
 from flows.result_storage import PlainJsonSerializer, discard_failure_record, json_only_storage
 
@@ -244,7 +238,7 @@ def run_stage(
     its presence mean the output is complete); if it is missing, or the output records another
     cache key (a run with other parameters wrote it since), the cached result is refreshed. A stage
     that runs never deletes a finished output: one made otherwise is moved aside
-    (`albert.fileio.atomic_output_dir`, the pretrain task); the outcome's `moved_aside` names it.
+    (`albert.atomic_output_dir`, the pretrain task); the outcome's `moved_aside` names it.
     """
     key = task_cache_key(stage, config)
     refresh = not holds_finished_output(config, output_marker, key)

@@ -24,7 +24,8 @@ from typing import Any
 import keras
 import numpy as np
 
-from albert import fileio
+from albert.fs import exists, filesystem, join, open_file
+from albert.outputs import atomic_output_dir
 from model.config import AlbertConfig
 from model.pretraining_model import AlbertPretrainingModel
 
@@ -269,28 +270,28 @@ def config_to_huggingface(config: AlbertConfig) -> dict[str, Any]:
 def _read_safetensors(url: str) -> dict[str, np.ndarray]:
     from safetensors.numpy import load
 
-    with fileio.open_file(url, "rb") as handle:
+    with open_file(url, "rb") as handle:
         return load(handle.read())
 
 
 def read_huggingface_tensors(directory: str) -> dict[str, np.ndarray]:
     """All tensors of a Hugging Face checkpoint directory (safetensors, sharded, or torch .bin)."""
-    single = fileio.join(directory, "model.safetensors")
-    index = fileio.join(directory, "model.safetensors.index.json")
-    torch_bin = fileio.join(directory, "pytorch_model.bin")
-    if fileio.exists(single):
+    single = join(directory, "model.safetensors")
+    index = join(directory, "model.safetensors.index.json")
+    torch_bin = join(directory, "pytorch_model.bin")
+    if exists(single):
         return _read_safetensors(single)
-    if fileio.exists(index):
-        with fileio.open_file(index, "rb") as handle:
+    if exists(index):
+        with open_file(index, "rb") as handle:
             shards = sorted(set(json.load(handle)["weight_map"].values()))
         tensors: dict[str, np.ndarray] = {}
         for shard in shards:
-            tensors.update(_read_safetensors(fileio.join(directory, shard)))
+            tensors.update(_read_safetensors(join(directory, shard)))
         return tensors
-    if fileio.exists(torch_bin):
+    if exists(torch_bin):
         import torch
 
-        with fileio.open_file(torch_bin, "rb") as handle:
+        with open_file(torch_bin, "rb") as handle:
             state = torch.load(io.BytesIO(handle.read()), map_location="cpu", weights_only=True)
         return {name: value.float().numpy() for name, value in state.items()}
     raise ConversionError(f"{directory}: no Hugging Face weights (looked for {HF_WEIGHT_FILES})")
@@ -299,8 +300,8 @@ def read_huggingface_tensors(directory: str) -> dict[str, np.ndarray]:
 def load_huggingface(directory: str) -> AlbertPretrainingModel:
     """An `AlbertPretrainingModel` from a Hugging Face `AlbertForPreTraining` (or `AlbertModel`)
     directory: `config.json` + `model.safetensors` / sharded safetensors / `pytorch_model.bin`."""
-    config_url = fileio.join(directory, "config.json")
-    with fileio.open_file(config_url, "rb") as handle:
+    config_url = join(directory, "config.json")
+    with open_file(config_url, "rb") as handle:
         config = config_from_huggingface(json.load(handle), config_url)
     tensors = {
         name: value
@@ -337,10 +338,10 @@ def export_huggingface(model: AlbertPretrainingModel, directory: str) -> str:
         tensors["albert.encoder.embedding_hidden_mapping_in.bias"] = np.zeros(
             config.hidden_size, np.float32
         )
-    with fileio.atomic_output_dir(directory) as temp:
-        with fileio.open_file(fileio.join(temp, "config.json"), "w") as handle:
+    with atomic_output_dir(directory) as temp:
+        with open_file(join(temp, "config.json"), "w") as handle:
             json.dump(hf_config, handle, indent=2, sort_keys=True)
-        with fileio.open_file(fileio.join(temp, "model.safetensors"), "wb") as handle:
+        with open_file(join(temp, "model.safetensors"), "wb") as handle:
             handle.write(save(tensors, metadata={"format": "pt"}))
     return directory
 
@@ -404,8 +405,8 @@ def export_keras_hub(
                 tokenizer,
                 sequence_length=model.config.max_position_embeddings,
             ).save_to_preset(preset_dir)
-        with fileio.atomic_output_dir(directory) as temp:
-            fs, temp_path = fileio.filesystem(temp)
+        with atomic_output_dir(directory) as temp:
+            fs, temp_path = filesystem(temp)
             for root, _, names in os.walk(preset_dir):
                 relative = os.path.relpath(root, preset_dir)
                 target = temp_path if relative == "." else f"{temp_path}/{relative}"
@@ -460,8 +461,8 @@ def config_from_tf1(values: dict[str, Any], has_projection: bool, source: str) -
 def _find_tf1_config(prefix: str) -> str:
     directory = os.path.dirname(prefix) or "."
     for name in TF1_CONFIG_FILES:
-        candidate = fileio.join(directory, name)
-        if fileio.exists(candidate):
+        candidate = join(directory, name)
+        if exists(candidate):
             return candidate
     raise ConversionError(
         f"{prefix}: no config next to the checkpoint (looked for "
@@ -491,7 +492,7 @@ def load_tf1_checkpoint(
     has_projection = "bert/encoder/embedding_hidden_mapping_in/kernel" in names
     if not isinstance(config, AlbertConfig):
         config_url = config or _find_tf1_config(prefix)
-        with fileio.open_file(config_url, "rb") as handle:
+        with open_file(config_url, "rb") as handle:
             config = config_from_tf1(json.load(handle), has_projection, config_url)
     elif config.has_embedding_projection != has_projection:
         values = config.model_dump()
@@ -515,7 +516,7 @@ def _load_keras_file(url: str) -> keras.Model:
         return keras.saving.load_model(url)
     with tempfile.TemporaryDirectory() as local:
         local_path = os.path.join(local, "model.keras")
-        with fileio.open_file(url, "rb") as src, open(local_path, "wb") as dst:
+        with open_file(url, "rb") as src, open(local_path, "wb") as dst:
             shutil.copyfileobj(src, dst)
         return keras.saving.load_model(local_path)
 
@@ -534,11 +535,11 @@ def load_pretrained(path: str, config: AlbertConfig | str | None = None) -> Albe
                 f"{path}: holds a {type(model).__name__}, not an AlbertPretrainingModel"
             )
         return model
-    if fileio.exists(fileio.join(path, "config.json")):
+    if exists(join(path, "config.json")):
         return load_huggingface(path)
-    if fileio.exists(path + ".index"):
+    if exists(path + ".index"):
         return load_tf1_checkpoint(path, config)
-    if fileio.exists(fileio.join(path, "checkpoint")):  # a TF1 model directory
+    if exists(join(path, "checkpoint")):  # a TF1 model directory
         import tensorflow as tf
 
         latest = tf.train.latest_checkpoint(path)

@@ -23,9 +23,10 @@ import sys
 
 from pydantic import Field
 
-from albert import fileio
 from albert.config import StageConfig
-from albert.stage import StageError, naming, stage_main
+from albert.errors import StageError, naming
+from albert.fs import exists, join, makedirs, open_file
+from albert.stage import stage_main
 from model.tasks import get_task
 from model.tasks.glue import LABELS, read_glue
 from model.tasks.metrics import glue_metrics, race_accuracy, squad_v1_scores, squad_v2_scores
@@ -54,7 +55,7 @@ class EvaluateConfig(StageConfig):
 
 
 def _read_json(path: str):
-    with fileio.open_file(path, "rb") as handle:
+    with open_file(path, "rb") as handle:
         return json.loads(handle.read().decode("utf-8"))
 
 
@@ -67,7 +68,7 @@ def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
         )
     labels = LABELS[task]
     predicted = {}
-    with fileio.open_file(predictions_path, "r") as handle:
+    with open_file(predictions_path, "r") as handle:
         for line_number, line in enumerate(handle, start=1):
             fields = line.rstrip("\n").split("\t")
             if line_number == 1 and fields[0] == "index":
@@ -164,7 +165,7 @@ def score_race(gold_dir: str, predictions_path: str) -> dict:
     if not examples:
         raise StageError(f"{gold_dir}: no questions to score")
     predicted = {}
-    with fileio.open_file(predictions_path, "r") as handle:
+    with open_file(predictions_path, "r") as handle:
         for line_number, line in enumerate(handle, start=1):
             if line.strip():
                 record = json.loads(line)
@@ -194,7 +195,7 @@ def predict_with_model(config: EvaluateConfig) -> tuple[str, str | None, float |
     from albert.tokenization import AlbertTokenizer
     from model.finetune import FinetuneConfig, TaskData, write_predictions
 
-    results = _read_json(fileio.join(config.model, "results.json"))
+    results = _read_json(join(config.model, "results.json"))
     finetune_config = FinetuneConfig(
         **{
             **results["config"],
@@ -214,15 +215,14 @@ def predict_with_model(config: EvaluateConfig) -> tuple[str, str | None, float |
         with_train=False,
         threshold=results["dev"].get("threshold_tuned_on_train_holdout"),
     )
-    model_path = fileio.join(config.model, "model.keras")
+    model_path = join(config.model, "model.keras")
     with naming(model_path):  # e.g. Keras refusing an unsafe .keras file
         model = keras.saving.load_model(model_path, compile=False)
     _, predictions = data.score(model, hp["batch_size"])
-    directory = config.output or fileio.join(config.model, "eval")
-    fs, path = fileio.filesystem(directory)
-    fs.makedirs(path, exist_ok=True)
+    directory = config.output or join(config.model, "eval")
+    makedirs(directory)
     predictions_path = write_predictions(directory, data, predictions)
-    null_odds = fileio.join(directory, "null_odds.json") if spec.kind == "span" else None
+    null_odds = join(directory, "null_odds.json") if spec.kind == "span" else None
     return predictions_path, null_odds, results["dev"].get("threshold_tuned_on_train_holdout")
 
 
@@ -236,7 +236,7 @@ def run(config: EvaluateConfig) -> dict:
     predictions, na_probs, threshold = config.predictions, config.na_probs, config.threshold
     if config.model is not None:
         predictions, na_probs, threshold = predict_with_model(config)
-    if not fileio.exists(predictions):
+    if not exists(predictions):
         raise StageError(f"{predictions}: predictions file not found")
     if spec.kind == "span":
         scores = score_squad(config.gold, predictions, na_probs, threshold)
@@ -246,9 +246,8 @@ def run(config: EvaluateConfig) -> dict:
         scores = score_glue(spec.name, config.gold, predictions)
     result = {"task": spec.name, "gold": config.gold, "predictions": predictions, "scores": scores}
     if config.output:
-        fs, path = fileio.filesystem(config.output)
-        fs.makedirs(path, exist_ok=True)
-        with fileio.open_file(fileio.join(config.output, "scores.json"), "w") as handle:
+        makedirs(config.output)
+        with open_file(join(config.output, "scores.json"), "w") as handle:
             json.dump(result, handle, indent=2, sort_keys=True)
     return result
 

@@ -25,10 +25,12 @@ import keras
 import numpy as np
 from pydantic import Field
 
-from albert import fileio
 from albert.config import StageConfig
+from albert.errors import StageError, naming
+from albert.fs import exists, join, makedirs, open_file
 from albert.hashing import stable_hash
-from albert.stage import StageError, naming, stage_main
+from albert.outputs import atomic_output_dir
+from albert.stage import stage_main
 from albert.tokenization import AlbertTokenizer
 from model.backbone import AlbertBackbone
 from model.config import get_preset
@@ -235,7 +237,7 @@ def load_backbone(init: str, tokenizer: AlbertTokenizer, preset: str) -> AlbertB
         def load_pretrained(path):
             return keras.saving.load_model(path, compile=False)
 
-    if not fileio.exists(init):
+    if not exists(init):
         raise StageError(f"{init}: pretrained model not found")
     with naming(init):  # e.g. Keras refusing an unsafe .keras file
         model = load_pretrained(init)
@@ -298,8 +300,8 @@ class TaskData:
         self.spec, self.config, self.tokenizer, self.hp = spec, config, tokenizer, hp
         self.with_train, self.threshold = with_train, threshold
         self.counts: dict[str, dict[str, int]] = {"train": {}, "dev": {}}
-        train_path = config.train_file or fileio.join(config.data_dir, spec.train_file)
-        dev_path = config.dev_file or fileio.join(config.data_dir, spec.dev_files[0])
+        train_path = config.train_file or join(config.data_dir, spec.train_file)
+        dev_path = config.dev_file or join(config.data_dir, spec.dev_files[0])
         self.train_path, self.dev_path = train_path, dev_path
         if spec.kind == "span":
             self._load_squad()
@@ -649,7 +651,7 @@ def task_corpus(data: TaskData, path: str) -> int:
     """Write the task's training text as a segmented corpus (a sentence or text per line, a blank
     line between documents) for `pipelines.tfrecords`; return the number of documents."""
     documents = 0
-    with fileio.open_file(path, "w") as handle:
+    with open_file(path, "w") as handle:
         for text in data.train_texts:
             lines = [line.strip() for line in text if line and line.strip()]
             if lines:
@@ -667,11 +669,9 @@ def further_pretrain(config: FinetuneConfig, data: TaskData, hp: dict) -> dict:
     from pipelines.tfrecords import run as make_tfrecords
 
     work = config.output.rstrip("/") + ".further"
-    corpus_dir, records, run_dir = (
-        fileio.join(work, p) for p in ("corpus", "tfrecords", "pretrain")
-    )
-    fileio.filesystem(corpus_dir)[0].makedirs(fileio.filesystem(corpus_dir)[1], exist_ok=True)
-    documents = task_corpus(data, fileio.join(corpus_dir, "task.txt"))
+    corpus_dir, records, run_dir = (join(work, p) for p in ("corpus", "tfrecords", "pretrain"))
+    makedirs(corpus_dir)
+    documents = task_corpus(data, join(corpus_dir, "task.txt"))
     length = min(hp["max_seq_length"], 128)
     make_tfrecords(
         TFRecordsConfig(
@@ -720,23 +720,23 @@ def write_predictions(directory: str, data: TaskData, predictions: Any) -> str:
     kind = data.spec.kind
     if kind == "span":
         decoded, threshold = predictions
-        path = fileio.join(directory, "predictions.json")
-        with fileio.open_file(path, "w") as handle:
+        path = join(directory, "predictions.json")
+        with open_file(path, "w") as handle:
             json.dump(decoded.final(threshold), handle, indent=1, sort_keys=True)
-        with fileio.open_file(fileio.join(directory, "null_odds.json"), "w") as handle:
+        with open_file(join(directory, "null_odds.json"), "w") as handle:
             json.dump(decoded.null_score_diff, handle, indent=1, sort_keys=True)
         return path
     if kind == "multiple_choice":
-        path = fileio.join(directory, "predictions.jsonl")
-        with fileio.open_file(path, "w") as handle:
+        path = join(directory, "predictions.jsonl")
+        with open_file(path, "w") as handle:
             for example, prediction in zip(data.dev_examples, predictions):
                 handle.write(
                     json.dumps({"id": example.example_id, "answer": "ABCD"[int(prediction)]}) + "\n"
                 )
         return path
-    path = fileio.join(directory, "predictions.tsv")
+    path = join(directory, "predictions.tsv")
     labels = LABELS[data.spec.name]
-    with fileio.open_file(path, "w") as handle:
+    with open_file(path, "w") as handle:
         handle.write("index\tprediction\n")
         for example, prediction in zip(data.dev_examples, predictions):
             value = f"{float(prediction):.6f}" if labels is None else labels[int(prediction)]
@@ -782,9 +782,9 @@ def run(config: FinetuneConfig) -> dict:
         model.head.set_weights(joint.singles[spec.name].head.get_weights())
     evaluation = fit(model, data, hp, config)
     metrics, predictions = data.score(model, hp["batch_size"])
-    with fileio.atomic_output_dir(config.output) as out:
+    with atomic_output_dir(config.output) as out:
         predictions_path = write_predictions(out, data, predictions)
-        model.save(fileio.join(out, "model.keras"))
+        model.save(join(out, "model.keras"))
         results = {
             "task": spec.name,
             "init": init,
@@ -800,7 +800,7 @@ def run(config: FinetuneConfig) -> dict:
             "config": config.model_dump(),
             "predictions": predictions_path.replace(out, config.output.rstrip("/")),
         }
-        with fileio.open_file(fileio.join(out, "results.json"), "w") as handle:
+        with open_file(join(out, "results.json"), "w") as handle:
             json.dump(results, handle, indent=2, sort_keys=True, default=str)
     return {
         "task": spec.name,

@@ -18,8 +18,8 @@ import itertools
 import grain
 import numpy as np
 
+from albert.errors import StageError
 from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
-from albert.stage import StageError
 from albert.tfrecord_framing import tfrecord_records
 from model.pretrain_records import (
     MLM_DENOMINATOR_EPSILON,

@@ -4,7 +4,7 @@ in the same order (`model.pretrain_records` defines it), so `--input` is not par
 
 from __future__ import annotations
 
-from albert.stage import StageError
+from albert.errors import StageError
 
 
 def uses_grain(choice: str) -> bool:

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from keras import ops
 
-from albert.stage import StageError, naming
+from albert.errors import StageError, naming
 
 SUM_NAMES = (
     "mlm_loss_sum",

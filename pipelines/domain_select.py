@@ -24,9 +24,11 @@ import apache_beam as beam
 from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
 from pydantic import Field, model_validator
 
-from albert import fileio
 from albert.config import StageConfig
-from albert.stage import StageError, stage_main
+from albert.errors import StageError
+from albert.fs import join, open_file
+from albert.outputs import atomic_output_dir
+from albert.stage import stage_main
 from albert.tokenization import AlbertTokenizer
 from pipelines.domain_classifier import DomainModelHandler, train_classifier
 from pipelines.runner import CountingDoFn, counted, pipeline_options, sum_counts
@@ -118,7 +120,7 @@ def write_selection(_, counts: dict[str, int], summary: dict, output_dir: str) -
         "documents": counts.get("documents", 0),
         "selected": counts.get("selected", 0),
     }
-    with fileio.open_file(fileio.join(output_dir, "selection.json"), "w") as handle:
+    with open_file(join(output_dir, "selection.json"), "w") as handle:
         json.dump(summary, handle, indent=2, sort_keys=True)
 
 
@@ -127,7 +129,7 @@ def run(config: DomainSelectConfig, beam_args=None) -> dict:
     if not files:
         raise StageError(f"{config.input}: no corpus files")
     AlbertTokenizer(config.spm_model)  # fail early on a bad vocabulary
-    with fileio.atomic_output_dir(config.output) as out:
+    with atomic_output_dir(config.output) as out:
         classifier, training = config.classifier, None
         if classifier is None:
             target = [text for _, text in documents_of(config.target_samples)]
@@ -136,7 +138,7 @@ def run(config: DomainSelectConfig, beam_args=None) -> dict:
                 raise StageError(
                     "need at least one target-domain and one source-domain sample document"
                 )
-            classifier = fileio.join(out, "classifier.keras")
+            classifier = join(out, "classifier.keras")
             training = train_classifier(
                 AlbertTokenizer(config.spm_model),
                 target,
@@ -156,7 +158,7 @@ def run(config: DomainSelectConfig, beam_args=None) -> dict:
             "threshold": config.threshold,
             "classifier": classifier
             if config.classifier
-            else fileio.join(config.output, "classifier.keras"),
+            else join(config.output, "classifier.keras"),
             "classifier_training": training,
             "output": config.output,
         }
@@ -174,8 +176,7 @@ def run(config: DomainSelectConfig, beam_args=None) -> dict:
             _ = (
                 scores
                 | "ScoreLines" >> beam.MapTuple(scored_line)
-                | "WriteScores"
-                >> WriteShards(fileio.join(out, "scores"), config.num_shards, ".tsv")
+                | "WriteScores" >> WriteShards(join(out, "scores"), config.num_shards, ".tsv")
             )
             if config.top_k is not None:
                 k = config.top_k
@@ -199,8 +200,7 @@ def run(config: DomainSelectConfig, beam_args=None) -> dict:
                     )
                 )
                 | "Encode" >> beam.Map(selected_document)
-                | "WriteSelected"
-                >> WriteShards(fileio.join(out, "selected"), config.num_shards, ".txt")
+                | "WriteSelected" >> WriteShards(join(out, "selected"), config.num_shards, ".txt")
             )
             _ = (
                 pipeline
@@ -213,7 +213,7 @@ def run(config: DomainSelectConfig, beam_args=None) -> dict:
                     output_dir=out,
                 )
             )
-        with fileio.open_file(fileio.join(out, "selection.json"), "r") as handle:
+        with open_file(join(out, "selection.json"), "r") as handle:
             summary = json.load(handle)
     return summary
 

@@ -21,7 +21,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.transforms.window import GlobalWindows
 
 from albert import reaper
-from albert.stage import StageError, describe_error
+from albert.errors import EXIT_USER_ERROR, StageError, describe_error
 
 DEFAULT_RUNNER = "FnApiRunner"
 COUNTS = "counts"
@@ -61,14 +61,18 @@ def pipeline_options(beam_args: Sequence[str] | None = None) -> PipelineOptions:
 
 
 def run_pipeline(pipeline: beam.Pipeline) -> beam.runners.runner.PipelineResult:
-    """Run `pipeline` to the end; what a DoFn raised as StageError comes back as one StageError.
+    """Run `pipeline` to the end; what a DoFn raised as StageError (or an OSError naming its file)
+    comes back as one StageError, anything else as it was raised.
     If the command is killed meanwhile, its watchdog deletes Beam's local scratch directory."""
     reaper.remove_when_gone(pipeline.local_tempdir)
     try:
         result = pipeline.run()
         result.wait_until_finish()
     except Exception as error:  # the runner wraps what a DoFn raised, or re-raises it with a suffix
-        raise StageError(describe_error(error)[0]) from error
+        message, code = describe_error(error)
+        if code != EXIT_USER_ERROR:
+            raise  # a bug stays a bug: never reported as the user's bad input
+        raise StageError(message) from error
     return result
 
 

@@ -31,10 +31,12 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from pydantic import Field, field_validator
 
-from albert import fileio
 from albert.config import StageConfig
+from albert.errors import StageError
+from albert.fs import expand_files, filesystem, join, open_file
 from albert.hashing import stable_hash
-from albert.stage import StageError, stage_main
+from albert.outputs import atomic_output_dir
+from albert.stage import stage_main
 from pipelines import input_formats, spill, text_cleaning
 from pipelines.runner import (
     COUNTS,
@@ -115,7 +117,7 @@ def match_inputs(patterns: Iterable[str]) -> list[str]:
     """
     paths: set[str] = set()
     for pattern in patterns:
-        matched = [path for path in fileio.expand_files(pattern, ("*",)) if not _is_directory(path)]
+        matched = [path for path in expand_files(pattern, ("*",)) if not _is_directory(path)]
         if not matched:
             raise StageError(f"{pattern}: no file matches this input pattern")
         paths.update(matched)
@@ -123,7 +125,7 @@ def match_inputs(patterns: Iterable[str]) -> list[str]:
 
 
 def _is_directory(url: str) -> bool:
-    fs, path = fileio.filesystem(url)
+    fs, path = filesystem(url)
     return fs.isdir(path)
 
 
@@ -416,7 +418,7 @@ def write_stats(
     """Write stats.json from the pipeline's data, once everything else is written."""
     spill.remove_run_dirs(run_dirs)
     stats = summarize(counters, bad_files, paths, shards)
-    with FileSystems.create(fileio.join(output_dir, STATS_FILE)) as handle:
+    with FileSystems.create(join(output_dir, STATS_FILE)) as handle:
         handle.write((json.dumps(stats, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
@@ -426,7 +428,7 @@ def build_pipeline(
     """Add the segmentation transforms to `pipeline`, writing shards and stats.json into `output_dir`."""
     counts: list = []
     run_dirs = [
-        fileio.join(output_dir, f"_{name}-runs")
+        join(output_dir, f"_{name}-runs")
         for name in ("spread", "documents", "paragraphs", "repeats")
     ]
     spread_runs, document_runs, paragraph_runs, repeat_runs = run_dirs
@@ -471,9 +473,7 @@ def build_pipeline(
         SegmentDocuments(config.max_sentence_chars, config.min_document_chars),
         counts,
     )
-    shards = segmented | "Write" >> WriteShards(
-        fileio.join(output_dir, "part"), config.num_shards, ".txt"
-    )
+    shards = segmented | "Write" >> WriteShards(join(output_dir, "part"), config.num_shards, ".txt")
     _ = (
         pipeline
         | "StatsTrigger" >> beam.Create([None])
@@ -498,11 +498,11 @@ def run(config: SegmentConfig, beam_args: list[str] | None = None) -> dict:
     """
     paths = match_inputs(config.input)
     options = pipeline_options(beam_args)
-    with fileio.atomic_output_dir(config.output) as output_dir:
+    with atomic_output_dir(config.output) as output_dir:
         pipeline = beam.Pipeline(options=options)
         build_pipeline(pipeline, paths, config, output_dir)
         run_pipeline(pipeline)
-        with fileio.open_file(fileio.join(output_dir, STATS_FILE), "r", encoding="utf-8") as handle:
+        with open_file(join(output_dir, STATS_FILE), "r", encoding="utf-8") as handle:
             stats = json.load(handle)
         check_not_empty(stats)
     for warning in stats["warnings"]:

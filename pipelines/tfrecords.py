@@ -26,11 +26,14 @@ import apache_beam as beam
 import numpy as np
 from pydantic import Field, model_validator
 
-from albert import fileio, masking
+from albert import masking
 from albert import pretraining_example as features
 from albert.config import StageConfig
+from albert.errors import StageError
+from albert.fs import exists, expand_files, join, open_file
 from albert.hashing import stable_hash
-from albert.stage import StageError, stage_main
+from albert.outputs import atomic_output_dir
+from albert.stage import stage_main
 from albert.tokenization import AlbertTokenizer
 from pipelines import instances, spill
 from pipelines.runner import CountingDoFn, counted, pipeline_options, run_pipeline, sum_counts
@@ -214,7 +217,7 @@ def read_documents(path: str) -> Iterator[tuple[bytes, list[str]]]:
     lines: list[str] = []
     index = 0
     try:
-        with fileio.open_file(path, "rt", encoding="utf-8") as handle:
+        with open_file(path, "rt", encoding="utf-8") as handle:
             for line in handle:
                 if line.strip():
                     lines.append(line)
@@ -411,12 +414,12 @@ def nsp_buckets(document: tuple[bytes, bytes], count: int, config: TFRecordsConf
 
 def input_files(pattern: str) -> list[str]:
     """The corpus files: every *.txt[.gz|.bz2] of a directory, or a file or glob."""
-    return fileio.expand_files(pattern, ("*.txt", "*.txt.gz", "*.txt.bz2"))
+    return expand_files(pattern, ("*.txt", "*.txt.gz", "*.txt.bz2"))
 
 
 def load_tokenizer(config: TFRecordsConfig) -> AlbertTokenizer:
     """The tokenizer, with a StageError naming the model file when it is missing or not ALBERT's."""
-    if not fileio.exists(config.spm_model):
+    if not exists(config.spm_model):
         raise StageError(f"{config.spm_model}: SentencePiece model not found")
     try:
         return AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
@@ -481,7 +484,7 @@ def build_pipeline(
         pairs
         | "SpreadDocuments"
         >> spill.MergeSorted(
-            fileio.join(output_dir, "_spread-runs"),
+            join(output_dir, "_spread-runs"),
             spread_documents,
             group_bytes=None,
             counts=counts,
@@ -507,16 +510,16 @@ def build_pipeline(
         build_examples(train, config, "", counts)
         | "Write"
         >> WriteShards(
-            fileio.join(output_dir, "data"), config.num_shards, ".tfrecord", framing="tfrecord"
+            join(output_dir, "data"), config.num_shards, ".tfrecord", framing="tfrecord"
         ),
         heldout_examples
         | "WriteHeldout"
-        >> WriteShards(fileio.join(output_dir, HELDOUT_PREFIX), 1, ".tfrecord", framing="tfrecord"),
+        >> WriteShards(join(output_dir, HELDOUT_PREFIX), 1, ".tfrecord", framing="tfrecord"),
     ) | "AllShards" >> beam.Flatten()
     document_list = (
         heldout
         | "HeldoutList" >> beam.Map(heldout_list_line)
-        | "WriteHeldoutList" >> WriteShards(fileio.join(output_dir, HELDOUT_LIST_PREFIX), 1, ".txt")
+        | "WriteHeldoutList" >> WriteShards(join(output_dir, HELDOUT_LIST_PREFIX), 1, ".txt")
     )
     _ = (
         pipeline
@@ -611,7 +614,7 @@ def write_metadata(
 ):
     """Write metadata.json from the pipeline's counts once every shard and the held-out documents'
     list (`written`) are written; no instances is an error."""
-    spill.remove_run_dirs([fileio.join(output_dir, "_spread-runs")])
+    spill.remove_run_dirs([join(output_dir, "_spread-runs")])
     if not counts.get("instances"):
         raise StageError(
             f"{config.input}: no instances: the corpus is empty ({counts.get('documents', 0)} documents, "
@@ -625,7 +628,7 @@ def write_metadata(
         sorted(os.path.basename(path) for path in shards),
         os.path.basename(written[0]),
     )
-    with fileio.open_file(fileio.join(output_dir, METADATA_FILE), "w") as handle:
+    with open_file(join(output_dir, METADATA_FILE), "w") as handle:
         json.dump(metadata, handle, indent=2, sort_keys=True)
 
 
@@ -635,11 +638,11 @@ def run(config: TFRecordsConfig, beam_args: list[str] | None = None) -> dict:
     files = input_files(config.input)
     if not files:
         raise StageError(f"{config.input}: no corpus files (expected *.txt, *.txt.gz or *.txt.bz2)")
-    with fileio.atomic_output_dir(config.output) as temp_dir:
+    with atomic_output_dir(config.output) as temp_dir:
         pipeline = beam.Pipeline(options=pipeline_options(beam_args))
         build_pipeline(pipeline, files, config, temp_dir)
         run_pipeline(pipeline)
-        with fileio.open_file(fileio.join(temp_dir, METADATA_FILE), "r") as handle:
+        with open_file(join(temp_dir, METADATA_FILE), "r") as handle:
             metadata = json.load(handle)
     note = truncation_note(config, metadata["truncation"])
     if note:

@@ -7,8 +7,8 @@ from pathlib import Path
 from pydantic import Field
 
 from albert.config import ConfigError, StageConfig
-from albert.fileio import atomic_output_dir
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.outputs import atomic_output_dir
 from flows.caching import code_version, manifest_digest, module_closure, stage_cache_key
 from flows.tasks import is_transient_error, run_stage, stage_task
 
@@ -57,7 +57,7 @@ def test_cache_key_changes_with_config_inputs_and_stage(tmp_path: Path) -> None:
     source.write_text("hellO")
     assert key != stage_cache_key("copy", config, ["input"], ["flows"])
     assert len(code_version(["flows.caching"])) == 64
-    assert code_version(["flows.caching"]) != code_version(["albert.fileio"])
+    assert code_version(["flows.caching"]) != code_version(["albert.fs"])
 
 
 def test_code_version_covers_the_modules_a_stage_runs() -> None:
@@ -68,7 +68,8 @@ def test_code_version_covers_the_modules_a_stage_runs() -> None:
         "model.checkpointing",
         "model.pretrain_data",
         "model.convert",
-        "albert.fileio",
+        "albert.fs",
+        "albert.outputs",
         "albert.masking",
         "model",
         "albert",

@@ -74,7 +74,7 @@ def test_pipeline_cached_rerun_and_transient_retry(
     from prefect.testing.utilities import prefect_test_harness
 
     import pipelines.tfrecords
-    from albert.stage import StageError
+    from albert.errors import StageError
     from flows.pretrain_pipeline import STAGES, PretrainPipelineConfig, pretrain_pipeline
 
     # --max-seq-length is the flow's default (64), not the user's choice; long sentences: it cuts

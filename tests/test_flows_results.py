@@ -12,7 +12,7 @@ from pydantic import Field
 from record_mutations import fuzz_reads, pickle_record
 
 from albert.config import StageConfig
-from albert.fileio import atomic_output_dir
+from albert.outputs import atomic_output_dir
 from flows.caching import stage_cache_key
 from flows.result_storage import (
     JsonOnlyLocalFileSystem,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from apache_beam.runners.portability.fn_api_runner.fn_runner import RunnerResult
 
-from albert.stage import StageError
+from albert.errors import StageError
 from pipelines import segment, tfrecords, vocab
 from pipelines.runner import check_runner, counter_totals, pipeline_options, run_pipeline
 
