@@ -480,7 +480,6 @@ def record_fuzz(work: Path, examples: int, seed: int) -> dict:
             index=1,
             total=1,
             result_storage=root / ".prefect",
-            output_marker=str(root / "segment" / "stats.json"),
         )
 
     with prefect_test_harness(server_startup_timeout=90), contextlib.redirect_stdout(sys.stderr):

@@ -188,11 +188,13 @@ class StageCachePolicy(CachePolicy):
     `input_fields` name the config fields that point at the stage's input files; `modules` are the
     modules the stage runs (their imports within our packages join the code version). Other task
     parameters (Beam runner flags, callbacks) do not change the stage's output and are not part of
-    the key.
+    the key. `output_marker` is the file (relative to the output) that the stage's finished output
+    always contains: a cached result counts only while it is there (`flows.tasks.run_stage`).
     """
 
     input_fields: tuple[str, ...] = ()
     modules: tuple[str, ...] = ()
+    output_marker: str = ""
     config_parameter: str = "config"
 
     def compute_key(

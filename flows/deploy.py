@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from albert.config import ConfigError, read_yaml
 from albert.stage import ArgumentParser, run_command
+from flows.prefect_settings import flow_defaults
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.deploy"
         "--source", default=str(REPO_ROOT), help="directory the worker runs the flow code from"
     )
     parser.add_argument("--verbose", action="store_true", help="debug logs")
-    return run_command(prog, parser, argv, _apply_all)
+    with flow_defaults():
+        return run_command(prog, parser, argv, _apply_all)
 
 
 def _apply_all(args: argparse.Namespace, _: None) -> int:

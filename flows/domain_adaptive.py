@@ -23,11 +23,11 @@ from typing import Any
 from prefect import flow
 from pydantic import Field
 
-import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from albert.config import ConfigError, JsonDict, StageConfig, build_config
 from albert.fs import exists, join
 from albert.stage import stage_main
 from flows import tasks
+from flows.prefect_settings import flow_defaults
 from flows.run_config import (
     RunConfig,
     cpu_seconds,
@@ -149,21 +149,18 @@ def domain_adaptive(
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
     beam = {"beam_args": list(beam_args or [])}
-    selection = (
-        [(tasks.domain_select, "select", "selection.json", beam)] if "select" in configs else []
-    )
+    selection = [(tasks.domain_select, "select", beam)] if "select" in configs else []
     plan = [
-        (tasks.segment, "segment", "stats.json", beam),
+        (tasks.segment, "segment", beam),
         *selection,
-        (tasks.tfrecords, "tfrecords", "metadata.json", beam),
-        (tasks.heldout.with_options(name="heldout-before"), "heldout-before", "metrics.json", {}),
+        (tasks.tfrecords, "tfrecords", beam),
+        (tasks.heldout.with_options(name="heldout-before"), "heldout-before", {}),
         (
             tasks.pretrain,
             "pretrain",
-            join("export", "model.keras"),
             {"on_metrics": TrainingProgress("albert-domain-adaptive", configs["pretrain"].steps)},
         ),
-        (tasks.heldout.with_options(name="heldout-after"), "heldout-after", "metrics.json", {}),
+        (tasks.heldout.with_options(name="heldout-after"), "heldout-after", {}),
     ]
     outcomes = run_plan(plan, configs, config.result_storage())
     baseline = piece_baseline(config, resolve_base(config)[1])
@@ -200,7 +197,7 @@ def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) ->
     configs = stage_configs(config)  # bad values fail here, before Prefect starts
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
         return pretrain_as_secondary_process(
-            config, (tasks.tfrecords, configs["tfrecords"], "metadata.json"), configs["pretrain"]
+            config, (tasks.tfrecords, configs["tfrecords"]), configs["pretrain"]
         )
     summary = domain_adaptive(config, list(beam_args or []))
     print_summary(summary, config.run_dir, format_headline_line(summary))
@@ -212,9 +209,10 @@ def _run_cli(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = Non
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.domain_adaptive") -> int:
-    code = stage_main(
-        DomainAdaptiveConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
-    )
+    with flow_defaults():
+        code = stage_main(
+            DomainAdaptiveConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
+        )
     return leave_jax_cluster(code, process_0_met=True)  # several JAX hosts: the others leave here
 
 

@@ -26,12 +26,12 @@ from typing import Any
 from prefect import flow
 from pydantic import Field
 
-import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from albert.config import ConfigError, JsonDict, StageConfig, build_config
 from albert.fs import join
 from albert.stage import stage_main
 from flows import tasks
 from flows.default_corpus import default_corpus
+from flows.prefect_settings import flow_defaults
 from flows.run_config import (
     RunConfig,
     cpu_seconds,
@@ -44,8 +44,6 @@ from flows.run_config import (
 )
 from flows.run_report import files_text, finetune_command, format_headline_line
 from model.distribute import leave_jax_cluster
-
-STAGES = ("segment", "vocab", "tfrecords", "pretrain", "heldout")
 
 
 class PretrainPipelineConfig(RunConfig):
@@ -211,17 +209,16 @@ def pretrain_pipeline(
     extra = downstream_configs(config)
     beam = {"beam_args": list(beam_args or [])}
     plan = [
-        (tasks.segment, "segment", "stats.json", beam),
-        (tasks.vocab, "vocab", "spiece.model", beam),
-        (tasks.tfrecords, "tfrecords", "metadata.json", beam),
+        (tasks.segment, "segment", beam),
+        (tasks.vocab, "vocab", beam),
+        (tasks.tfrecords, "tfrecords", beam),
         (
             tasks.pretrain,
             "pretrain",
-            join("export", "model.keras"),
             {"on_metrics": TrainingProgress("albert-pretrain", configs["pretrain"].steps)},
         ),
-        (tasks.heldout, "heldout", "metrics.json", {}),
-        *[(tasks.finetune.with_options(name=name), name, "results.json", {}) for name in extra],
+        (tasks.heldout, "heldout", {}),
+        *[(tasks.finetune.with_options(name=name), name, {}) for name in extra],
     ]
     outcomes = run_plan(plan, {**configs, **extra}, config.result_storage())
     baseline = piece_baseline(config, join(config.stage_dir("vocab"), "spiece.model"))
@@ -258,7 +255,7 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
     downstream_configs(config)
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
         return pretrain_as_secondary_process(
-            config, (tasks.tfrecords, configs["tfrecords"], "metadata.json"), configs["pretrain"]
+            config, (tasks.tfrecords, configs["tfrecords"]), configs["pretrain"]
         )
     start = time.monotonic()
     summary = pretrain_pipeline(config, list(beam_args or []))
@@ -272,9 +269,10 @@ def _run_cli(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = N
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.pretrain_pipeline") -> int:
-    code = stage_main(
-        PretrainPipelineConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
-    )
+    with flow_defaults():
+        code = stage_main(
+            PretrainPipelineConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
+        )
     return leave_jax_cluster(code, process_0_met=True)  # several JAX hosts: the others leave here
 
 

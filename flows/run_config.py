@@ -164,8 +164,8 @@ def max_predictions(max_seq_length: int) -> int:
     return max(1, round(max_seq_length * 20 / 128))
 
 
-PlanStep = tuple[Task[..., Any], str, str, dict[str, Any]]
-"""(task, stage name, output marker relative to the stage's output, extra task arguments)."""
+PlanStep = tuple[Task[..., Any], str, dict[str, Any]]
+"""(task, stage name, extra task arguments)."""
 
 
 def run_plan(
@@ -173,13 +173,12 @@ def run_plan(
 ) -> dict[str, tasks.StageOutcome]:
     """Run the steps in order with banners and cross-run caching; the outcomes by stage name."""
     outcomes: dict[str, tasks.StageOutcome] = {}
-    for index, (stage, name, marker, kwargs) in enumerate(plan, start=1):
+    for index, (stage, name, kwargs) in enumerate(plan, start=1):
         outcomes[name] = tasks.run_stage(
             stage,
             configs[name],
             index=index,
             total=len(plan),
-            output_marker=join(configs[name].output, marker),
             result_storage=result_storage,
             **kwargs,
         )
@@ -271,30 +270,29 @@ def print_summary(summary: dict[str, Any], run_dir: str, headline_line: str) -> 
     print(f"report: {Path(summary['report']).resolve() if summary['report'] else None}")
 
 
-def finished_output(stage: Task[..., Any], config: StageConfig, marker: str) -> bool:
-    """Whether `config.output` holds `stage`'s finished output for exactly this config and inputs
-    (`marker` relative to the output), as `tasks.run_stage` decides it."""
-    marker_path = join(config.output, marker)
-    return tasks.holds_finished_output(config, marker_path, tasks.task_cache_key(stage, config))
+def finished_output(stage: Task[..., Any], config: StageConfig) -> bool:
+    """Whether `config.output` holds `stage`'s finished output for exactly this config and inputs,
+    as `tasks.run_stage` decides it."""
+    return tasks.holds_finished_output(stage, config, tasks.task_cache_key(stage, config))
 
 
 def pretrain_as_secondary_process(
     config: RunConfig,
-    data: tuple[Task[..., Any], StageConfig, str],
+    data: tuple[Task[..., Any], StageConfig],
     pretrain: StageConfig,
     *,
     poll_seconds: float = 2.0,
 ) -> dict[str, Any]:
     """A flow on JAX process `config.process_id` > 0 of several: wait (at most
     `config.data_wait_seconds`) until process 0's flow has finished the data stage `data`
-    (task, config, marker), then join the pretrain stage, unless its output is already finished
+    (task, config), then join the pretrain stage, unless its output is already finished
     with these settings (process 0's flow then finds it cached and trains nothing). No Prefect run,
     lock or report here: process 0 runs the flow and is the only one that writes (model.pretrain);
     the flow's `main` then leaves the JAX job (`model.distribute.leave_jax_cluster`)."""
     from model.pretrain import run as pretrain_run  # TensorFlow/JAX: loaded when training
 
-    stage, data_config, marker = data
-    if finished_output(tasks.pretrain, pretrain, join("export", "model.keras")):
+    stage, data_config = data
+    if finished_output(tasks.pretrain, pretrain):
         print(
             f"process {config.process_id}: {pretrain.output} is already trained with these "
             "settings; nothing to join",
@@ -307,7 +305,7 @@ def pretrain_as_secondary_process(
         f"{data_config.output}",
         flush=True,
     )
-    while not finished_output(stage, data_config, marker):
+    while not finished_output(stage, data_config):
         if time.monotonic() > deadline:
             raise StageError(
                 f"{data_config.output}: process 0 did not finish the {stage.name} stage within "

@@ -4,7 +4,7 @@ A checkpoint is a directory `ckpt-<step:09d>/` holding `weights.npz` (every mode
 optimizer variable — slots, iteration count — each keyed by its variable path, so a model whose
 variables are created in another order still restores each array into its own variable) and `state.json` (step, data
 position, seed and whatever else the trainer records). It is written to a temporary sibling and
-renamed into place (`albert.atomic_output_dir`), so a run killed mid-write leaves either the
+renamed into place (`albert.outputs.atomic_output_dir`), so a run killed mid-write leaves either the
 previous checkpoints or a complete new one, never a half-written one. Works on local paths and gs://.
 """
 

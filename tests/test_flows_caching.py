@@ -10,7 +10,8 @@ from albert.config import ConfigError, StageConfig
 from albert.errors import StageError
 from albert.outputs import atomic_output_dir
 from flows.caching import code_version, manifest_digest, module_closure, stage_cache_key
-from flows.tasks import is_transient_error, run_stage, stage_task
+from flows.retry import is_transient_error
+from flows.tasks import run_stage, stage_task
 
 
 class CopyConfig(StageConfig):
@@ -22,7 +23,7 @@ class CopyConfig(StageConfig):
 CALLS: list[str] = []
 
 
-@stage_task("copy", input_fields=["input"], modules=["flows.caching"])
+@stage_task("copy", input_fields=["input"], modules=["flows.caching"], output_marker="copy.txt")
 def copy_stage(config: CopyConfig) -> dict:
     """A tiny real stage: copies its input into OUTPUT/copy.txt atomically."""
     CALLS.append(config.output)
@@ -107,7 +108,6 @@ def test_stage_cached_across_runs_and_rerun_when_needed(tmp_path: Path) -> None:
             config,
             index=1,
             total=1,
-            output_marker=str(tmp_path / "out" / "copy.txt"),
             result_storage=storage,
         )
         return outcome.cached, outcome.result

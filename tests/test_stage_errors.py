@@ -15,7 +15,7 @@ BEAM_WORKER_ERROR = """Traceback (most recent call last):
   File "apache_beam/runners/common.py", line 1512, in apache_beam.runners.common.DoFnRunner.process
   File "/work/pipelines/segment.py", line 129, in process
     raise StageError(f"{path}: {reason}") from None
-albert.stage.StageError: /data/b.jsonl: line 2: bad JSON record (Expecting value: line 1 column 1 (char 0))
+albert.errors.StageError: /data/b.jsonl: line 2: bad JSON record (Expecting value: line 1 column 1 (char 0))
 
 During handling of the above exception, another exception occurred:
 
@@ -23,7 +23,7 @@ Traceback (most recent call last):
   File "/venv/apache_beam/runners/worker/sdk_worker.py", line 310, in _execute
     response = task()
   File "apache_beam/runners/common.py", line 1623, in apache_beam.runners.common.DoFnRunner._reraise_augmented
-albert.stage.StageError: /data/b.jsonl: line 2: bad JSON record (Expecting value: line 1 column 1 (char 0)) \
+albert.errors.StageError: /data/b.jsonl: line 2: bad JSON record (Expecting value: line 1 column 1 (char 0)) \
 [while running 'Read/ParDo(ReadFiles)']
 """
 
