@@ -36,7 +36,7 @@ def feature_shapes(max_seq_length: int, max_predictions_per_seq: int) -> dict[st
 
 def feature_spec(max_seq_length: int, max_predictions_per_seq: int) -> dict:
     """The `tf.io.parse_example` spec of the format (FixedLenFeature per feature)."""
-    import tensorflow as tf
+    import tensorflow as tf  # heavy: only this path needs TF
 
     return {
         name: tf.io.FixedLenFeature([length], tf.float32 if dtype == "float32" else tf.int64)

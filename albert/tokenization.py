@@ -185,8 +185,8 @@ class InGraphAlbertTokenizer:
     """
 
     def __init__(self, tokenizer: AlbertTokenizer):
-        import tensorflow as tf
-        import tensorflow_text as tf_text
+        import tensorflow as tf  # heavy: the in-graph tokenizer only
+        import tensorflow_text as tf_text  # heavy: the in-graph tokenizer only
 
         self._tf, self._tf_text = tf, tf_text
         self.do_lower_case, self.keep_accents = tokenizer.do_lower_case, tokenizer.keep_accents

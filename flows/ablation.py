@@ -32,6 +32,7 @@ from albert.config import CommaList, StageConfig, build_config
 from albert.fs import exists, join
 from albert.stage import stage_main
 from flows import tasks
+from flows.ablation_report import cell_record, write_ablation_report
 from flows.prefect_settings import flow_defaults
 from flows.pretrain_pipeline import PretrainPipelineConfig, stage_configs
 from flows.run_config import run_plan, stage_summary
@@ -187,7 +188,6 @@ def train_cells(
 @flow(name="albert-ablation", log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1))
 def ablation(config: AblationConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """Data once, pretraining per cell, three held-out scores per model; returns the summary."""
-    from flows.ablation_report import cell_record, write_ablation_report
 
     storage = config.result_storage()
     beam = {"beam_args": list(beam_args or [])}

@@ -27,7 +27,9 @@ from albert.config import ConfigError, JsonDict, StageConfig, build_config
 from albert.fs import exists, join
 from albert.stage import stage_main
 from flows import tasks
+from flows.domain_report import MODELS, domain_report_markdown, format_headline_line
 from flows.prefect_settings import flow_defaults
+from flows.report import TrainingProgress, write_report
 from flows.run_config import (
     RunConfig,
     cpu_seconds,
@@ -83,7 +85,7 @@ def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
     configs: dict[str, StageConfig] = {"segment": config.segment_config(config.input)}
     corpus = config.stage_dir("segment")
     if config.select is not None:
-        from pipelines.domain_select import DomainSelectConfig
+        from pipelines.domain_select import DomainSelectConfig  # heavy: loads Beam
 
         configs["select"] = build_config(
             DomainSelectConfig,
@@ -143,8 +145,6 @@ def domain_adaptive(
     config: DomainAdaptiveConfig, beam_args: list[str] | None = None
 ) -> dict[str, Any]:
     """segment -> [select] -> tfrecords -> heldout (base) -> pretrain -> heldout (adapted), then the report."""
-    from flows.domain_report import MODELS, domain_report_markdown, format_headline_line
-    from flows.report import TrainingProgress, write_report
 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
@@ -192,7 +192,6 @@ def domain_adaptive(
 def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
     """Validate every stage's config, run the flow, print the summary, the before -> after scores,
     the run directory and the report."""
-    from flows.domain_report import format_headline_line
 
     configs = stage_configs(config)  # bad values fail here, before Prefect starts
     if config.process_id:  # another host of a several-host run: process 0 runs the flow

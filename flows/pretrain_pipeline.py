@@ -32,6 +32,7 @@ from albert.stage import stage_main
 from flows import tasks
 from flows.default_corpus import default_corpus
 from flows.prefect_settings import flow_defaults
+from flows.report import TrainingProgress, write_report
 from flows.run_config import (
     RunConfig,
     cpu_seconds,
@@ -42,8 +43,9 @@ from flows.run_config import (
     stage_summary,
     training_facts,
 )
-from flows.run_report import files_text, finetune_command, format_headline_line
+from flows.run_report import files_text, finetune_command, format_headline_line, run_report_markdown
 from model.distribute import leave_jax_cluster
+from model.tasks import get_task
 
 
 class PretrainPipelineConfig(RunConfig):
@@ -87,7 +89,7 @@ class PretrainPipelineConfig(RunConfig):
 
 def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     """The validated config of every stage (ConfigError names the stage's bad field)."""
-    from pipelines.vocab import VocabConfig
+    from pipelines.vocab import VocabConfig  # heavy: loads Beam
 
     segment_dir, vocab_dir = config.stage_dir("segment"), config.stage_dir("vocab")
     spm_model = join(vocab_dir, "spiece.model")
@@ -114,7 +116,7 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
 def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     """Per `--downstream TASK=DIR`: fine-tuning of the pretrained model and of a randomly initialised
     twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and finetune-TASK-random."""
-    from model.finetune import FinetuneConfig
+    from model.finetune import FinetuneConfig  # heavy: loads TensorFlow
 
     configs: dict[str, StageConfig] = {}
     for item in config.downstream:
@@ -145,7 +147,6 @@ def downstream_results(
     configs: dict[str, StageConfig], outcomes: dict[str, tasks.StageOutcome]
 ) -> list[dict]:
     """[{task, metric, pretrained, random, steps, …}] from the fine-tuning outcomes, for the report."""
-    from model.tasks import get_task
 
     results = []
     for name, stage_config in configs.items():
@@ -201,8 +202,6 @@ def pretrain_pipeline(
 ) -> dict[str, Any]:
     """segment -> vocab -> tfrecords -> pretrain -> heldout [-> fine-tune pretrained and random twins],
     then the report; returns the summary."""
-    from flows.report import TrainingProgress, write_report
-    from flows.run_report import run_report_markdown
 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import sentencepiece
 from prefect.tasks import Task
 from pydantic import Field
 
@@ -23,6 +24,8 @@ from albert.errors import StageError
 from albert.fs import join
 from flows import tasks
 from flows.result_storage import result_storage_for
+from model.baselines import unigram_baseline
+from model.config import get_preset, parameter_counts
 
 
 class RunConfig(StageConfig):
@@ -86,7 +89,7 @@ class RunConfig(StageConfig):
         return result_storage_for(self.results or join(self.run_dir, ".prefect"))
 
     def segment_config(self, inputs: list[str]) -> StageConfig:
-        from pipelines.segment import SegmentConfig
+        from pipelines.segment import SegmentConfig  # heavy: loads Beam
 
         return build_config(
             SegmentConfig, {"input": inputs, "output": self.stage_dir("segment"), **self.segment}
@@ -96,7 +99,7 @@ class RunConfig(StageConfig):
         """The tfrecords stage's config. Its `max_seq_length` counts as set by the user (the stage
         warns when it cuts much text) only when the user set it here or in --tfrecords, not when
         it is this flow's default."""
-        from pipelines.tfrecords import TFRecordsConfig
+        from pipelines.tfrecords import TFRecordsConfig  # heavy: loads Beam
 
         config = build_config(
             TFRecordsConfig,
@@ -120,7 +123,7 @@ class RunConfig(StageConfig):
 
     def pretrain_config(self, spm_model: str, **values: Any) -> StageConfig:
         """PretrainConfig on this run's TFRecords, the budget's schedule, `values` and the overrides."""
-        from model.pretrain import PretrainConfig
+        from model.pretrain import PretrainConfig  # heavy: loads TensorFlow
 
         defaults: dict[str, Any] = {
             "data": self.stage_dir("tfrecords"),
@@ -205,9 +208,6 @@ def cpu_seconds() -> float:
 
 def piece_baseline(config: RunConfig, spm_model: str) -> dict:
     """The unigram baseline on this run's held-out batches, with the predicted piece's text."""
-    import sentencepiece
-
-    from model.baselines import unigram_baseline
 
     baseline = unigram_baseline(
         config.stage_dir("tfrecords"),
@@ -222,7 +222,6 @@ def piece_baseline(config: RunConfig, spm_model: str) -> dict:
 def training_facts(config: RunConfig, outcomes: dict[str, tasks.StageOutcome]) -> dict[str, Any]:
     """What both flows' reports state about the corpus, the TFRecords, the training and the stages,
     from the stages' returned summaries (a cached stage returns its cached one)."""
-    from model.config import get_preset, parameter_counts
 
     segment, metadata = outcomes["segment"].result, outcomes["tfrecords"].result
     counts, heldout = metadata.get("counts") or {}, metadata.get("heldout") or {}
@@ -289,7 +288,7 @@ def pretrain_as_secondary_process(
     with these settings (process 0's flow then finds it cached and trains nothing). No Prefect run,
     lock or report here: process 0 runs the flow and is the only one that writes (model.pretrain);
     the flow's `main` then leaves the JAX job (`model.distribute.leave_jax_cluster`)."""
-    from model.pretrain import run as pretrain_run  # TensorFlow/JAX: loaded when training
+    from model.pretrain import run as pretrain_run  # heavy: TensorFlow/JAX, loaded to train
 
     stage, data_config = data
     if finished_output(tasks.pretrain, pretrain):
