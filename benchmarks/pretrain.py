@@ -69,18 +69,21 @@ def ours(
     implementation: str, preset: str, batch: dict, warmup: int, seconds: float, min_steps: int
 ) -> float:
     """Steps/s of the trainer's step on this process's Keras backend (tf_train_step or jax_train_step)."""
-    import keras
+    import keras  # heavy: its backend is set per process
 
-    from model.config import get_preset
-    from model.optimizers import WarmupPolynomialDecay, build_optimizer
-    from model.pretraining_model import AlbertPretrainingModel
+    from model.config import get_preset  # the measuring subprocess: the repo is on its path
+    from model.optimizers import WarmupPolynomialDecay, build_optimizer  # heavy: Keras
+    from model.pretraining_model import AlbertPretrainingModel  # heavy: Keras
 
     keras.utils.set_random_seed(0)
     model = AlbertPretrainingModel(get_preset(preset, vocab_size=30000))
     optimizer = build_optimizer("lamb", WarmupPolynomialDecay(1e-4, 10, 10_000))
     optimizer.build(model.trainable_variables)
     if implementation == "jax":
-        from model.pretrain.jax_step import JaxState, jax_train_step
+        from model.pretrain.jax_step import (  # heavy: JAX, only this implementation
+            JaxState,
+            jax_train_step,
+        )
 
         step_fn, _ = jax_train_step(model, optimizer, 1)
         state = [JaxState(model, optimizer).values]
@@ -90,9 +93,9 @@ def ours(
             np.asarray(sums)
 
         return timed(step, warmup, seconds, min_steps)
-    import tensorflow as tf
+    import tensorflow as tf  # heavy: only the TF implementations
 
-    from model.pretrain import tf_train_step
+    from model.pretrain import tf_train_step  # heavy: TensorFlow
 
     step_fn = tf_train_step(
         model, optimizer, tf.distribute.get_strategy(), 1, implementation == "tf-xla"
@@ -102,11 +105,11 @@ def ours(
 
 
 def huggingface(preset: str, batch: dict, warmup: int, seconds: float, min_steps: int) -> float:
-    import torch
-    import transformers
+    import torch  # heavy: optional (test extra), only the hf implementation
+    import transformers  # heavy: optional (test extra)
 
-    from model.config import get_preset
-    from model.convert import config_to_huggingface
+    from model.config import get_preset  # the measuring subprocess: the repo is on its path
+    from model.convert import config_to_huggingface  # heavy: Keras
 
     torch.manual_seed(0)
     config = transformers.AlbertConfig(
@@ -146,7 +149,7 @@ def measure(
     """Sequences/s of one implementation, measured in this process."""
     batch = make_batch(batch_size, seq, 30000)
     if implementation == "hf":
-        import torch
+        import torch  # heavy: optional (test extra)
 
         torch.set_num_threads(os.cpu_count() or 1)
         return huggingface(preset, batch, 2, seconds, min_steps) * batch_size

@@ -64,7 +64,7 @@ def segment_per_core() -> dict:
 def vocab_per_core(workdir: Path, corpus: Path) -> dict:
     import tfrecords as tfrecords_benchmark  # benchmarks/tfrecords.py
 
-    from pipelines.vocab import VocabConfig, prepare_sentence
+    from pipelines.vocab import VocabConfig, prepare_sentence  # heavy: Beam
 
     config = VocabConfig(input=str(corpus), output="unused")
     lines = [
@@ -100,7 +100,7 @@ def vocab_per_core(workdir: Path, corpus: Path) -> dict:
 
 
 def tfrecords_per_core(corpus: Path, model: str) -> dict:
-    from pipelines.tfrecords import InstanceWriter, TFRecordsConfig, read_documents
+    from pipelines.tfrecords import InstanceWriter, TFRecordsConfig, read_documents  # heavy: Beam
 
     writer = InstanceWriter(
         TFRecordsConfig(input=str(corpus), spm_model=model, output="unused", dupe_factor=1)
@@ -176,7 +176,7 @@ def main() -> None:
         "--workdir", help="cache of the segmented corpus and vocabulary (default: a temp dir)"
     )
     args = parser.parse_args()
-    import tfrecords as tfrecords_benchmark
+    import tfrecords as tfrecords_benchmark  # heavy: Beam, TensorFlow
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="scale-plan-"))
     workdir.mkdir(parents=True, exist_ok=True)

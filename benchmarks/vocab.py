@@ -29,13 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from albert.fs import expand, remove
-from pipelines import sampling, vocab
+from pipelines import sampling, segment, vocab
 
 SHARED = ROOT.parent / "shared" / "data"
 
 
 def segment_shared_corpus(output: Path) -> float:
-    from pipelines import segment
 
     start = time.perf_counter()
     segment.run(
