@@ -30,6 +30,7 @@ from flows import tasks
 from flows.domain_report import MODELS, domain_report_markdown, format_headline_line
 from flows.prefect_settings import flow_defaults
 from flows.report import TrainingProgress, write_report
+from flows.report_text import files_text, finetune_command
 from flows.run_config import (
     RunConfig,
     cpu_seconds,
@@ -40,7 +41,6 @@ from flows.run_config import (
     stage_summary,
     training_facts,
 )
-from flows.run_report import files_text, finetune_command
 from model.distribute import leave_jax_cluster
 
 

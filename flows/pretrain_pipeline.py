@@ -33,6 +33,7 @@ from flows import tasks
 from flows.default_corpus import default_corpus
 from flows.prefect_settings import flow_defaults
 from flows.report import TrainingProgress, write_report
+from flows.report_text import files_text, finetune_command
 from flows.run_config import (
     RunConfig,
     cpu_seconds,
@@ -43,7 +44,7 @@ from flows.run_config import (
     stage_summary,
     training_facts,
 )
-from flows.run_report import files_text, finetune_command, format_headline_line, run_report_markdown
+from flows.run_report import format_headline_line, run_report_markdown
 from model.distribute import leave_jax_cluster
 from model.tasks import get_task
 
