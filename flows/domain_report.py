@@ -1,8 +1,8 @@
 """The domain-adaptive run's report: a headline to read in 30 seconds, then a section per stage.
 
 Built from the run report's blocks (flows.report_sections, flows.report_text: stage sections,
-headline lines, tables, plots): the held-out in-domain scores of the base model before and of the adapted model after further pretraining, beside
-the unigram baseline; what went in (the base, the new-domain corpus, the selection); the export;
+headline lines, tables, plots): the held-out in-domain scores of the base model before and of
+the adapted model after further pretraining, beside the unigram baseline; what went in (the base, the new-domain corpus, the selection); the export;
 time per stage; the next command.
 """
 
