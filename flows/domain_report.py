@@ -2,8 +2,8 @@
 
 Built from the run report's blocks (flows.report_sections, flows.report_text: stage sections,
 headline lines, tables, plots): the held-out in-domain scores of the base model before and of
-the adapted model after further pretraining, beside the unigram baseline; what went in (the base, the new-domain corpus, the selection); the export;
-time per stage; the next command.
+the adapted model after further pretraining, beside the unigram baseline; what went in (the
+base, the new-domain corpus, the selection); the export; time per stage; the next command.
 """
 
 from __future__ import annotations
