@@ -13,6 +13,7 @@ import unicodedata
 
 import sentencepiece as spm
 
+from albert.errors import StageError
 from albert.fs import filesystem, open_file
 
 SPIECE_UNDERLINE = "\u2581"
@@ -77,7 +78,7 @@ class AlbertTokenizer:
         for name, piece in SPECIAL_PIECES.items():
             setattr(self, f"{name}_id", self.sp.piece_to_id(piece))
         if (self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id) != (0, 1, 2, 3, 4):
-            raise ValueError(
+            raise StageError(
                 f"{model_file}: not an ALBERT vocabulary: expected <pad>, <unk>, [CLS], [SEP], [MASK] "
                 f"at ids 0-4, got {[self.sp.id_to_piece(i) for i in range(min(5, self.vocab_size))]}"
             )
