@@ -1,10 +1,12 @@
-"""Thin Prefect tasks around the stages' `run` functions: cross-run caching, retries, persisted results.
+"""Thin Prefect tasks around the stages' `run` functions: cross-run caching, retries, persisted
+results.
 
-Every task takes the stage's typed config as `config`; its cache key is the manifest of the files the
-config's input fields name + the config + the source of the modules the stage runs (flows.caching). Tasks
-retry transient failures (I/O, connection, preemption) with exponential backoff and never retry bad
-input or configuration. The stage modules are imported when a task runs, so that importing the flows
-does not load TensorFlow or Beam.
+Each stage's module, input fields and output marker come from the registry (albert.stages). Every
+task takes the stage's typed config as `config`; its cache key is the manifest of the files the
+config's input fields name + the config + the source of the modules the stage runs
+(flows.caching). Tasks retry transient failures (I/O, connection, preemption) with exponential
+backoff and never retry bad input or configuration (flows.retry). The stage modules are imported
+when a task runs, so that importing the flows does not load TensorFlow or Beam.
 
 Results are persisted as plain JSON only, in storage that reads back nothing else
 (`flows.result_storage`); a stored record a stage would reuse is checked before the task runs
