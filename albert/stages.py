@@ -112,7 +112,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     **{name: (s.module, s.summary) for name, s in STAGES.items() if s.summary is not None},
     **OTHER_COMMANDS,
 }
-"""Every `albert` subcommand, in `albert --help` order: name -> (module with main(argv), summary)."""
+"""Every `albert` subcommand in `albert --help` order: name -> (module with main(argv), summary)."""
 
 DATAFLOW_STAGES: tuple[str, ...] = tuple(name for name, s in STAGES.items() if s.dataflow)
 """The Beam stages that run on Dataflow through the flex template."""

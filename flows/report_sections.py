@@ -130,8 +130,9 @@ def truncation_rows(cut: Mapping[str, Any] | None) -> list[tuple[str, str]]:
         (
             "corpus text cut by the sequence length",
             (
-                f"{percent(cut['dropped_fraction'], 0)} of the tokens ({number(cut['dropped_tokens'])} of "
-                f"{number(cut['corpus_tokens'])} over {cut['passes']} pass(es)) do not fit in sequences of "
+                f"{percent(cut['dropped_fraction'], 0)} of the tokens "
+                f"({number(cut['dropped_tokens'])} of {number(cut['corpus_tokens'])} over "
+                f"{cut['passes']} pass(es)) do not fit in sequences of "
                 f"{cut['max_seq_length']} tokens; a longer --max-seq-length keeps more"
             ),
         )

@@ -1,9 +1,12 @@
-"""The pretraining run's report: a headline a person reads in 30 seconds, then one section per stage.
+"""The pretraining run's report: a headline a person reads in 30 seconds, then a section per stage.
 
 `run_report_markdown` turns what the stages returned (segment's statistics, vocab's, tfrecords'
-metadata: the contents of their stats.json, vocab_stats.json and metadata.json, in `facts["summaries"]`),
-pretrain's metrics.jsonl, the evaluation, the baselines and optional downstream fine-tuning results into curated tables — human labels and units, formatted numbers, links to the
-full JSON files instead of option dumps — and readable plots (flows.report draws them).
+metadata: the contents of their stats.json, vocab_stats.json and metadata.json, in
+`facts["summaries"]`), pretrain's metrics.jsonl, the evaluation, the baselines and optional
+downstream fine-tuning results into curated tables — human labels and units, formatted numbers,
+links to the full JSON files instead of option dumps — and readable plots (flows.report draws
+them). The sections come from flows.report_sections, the shared sentences and tables from
+flows.report_text.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from flows.report_text import (
 
 
 def headline(facts: Mapping[str, Any]) -> str:
-    """The block a person reads first: in, out, held-out scores beside baselines, time, next command."""
+    """The block a person reads first: in, out, held-out scores beside baselines, time, next
+    command."""
     heldout, baseline = facts.get("evaluation") or {}, facts.get("baseline") or {}
     scores = table(
         [
