@@ -51,7 +51,7 @@ def retry_if_transient(task: Task[..., Any], task_run: TaskRun, state: State) ->
     """Prefect `retry_condition_fn`: retry a failed stage only when its error is transient."""
     try:
         state.result(raise_on_failure=True)
-    except BaseException as error:  # noqa: BLE001  (we classify, never swallow: the state stays failed)
+    except BaseException as error:  # noqa: BLE001  (classified, never swallowed: it stays failed)
         return is_transient_error(error)
     return False
 

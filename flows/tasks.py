@@ -134,7 +134,8 @@ class HeldOutEvalConfig(StageConfig):
 
 @registered_task("heldout")
 def heldout(config: HeldOutEvalConfig) -> dict:
-    """evaluate_pretraining (model.pretraining_metrics) on held-out data; writes OUTPUT/metrics.json."""
+    """evaluate_pretraining (model.pretraining_metrics) on held-out data; writes
+    OUTPUT/metrics.json."""
     metrics = stage_module("heldout").evaluate_pretraining(
         config.model, config.data, config.batch_size, max_batches=config.max_batches
     )
