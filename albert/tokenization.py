@@ -74,7 +74,10 @@ class AlbertTokenizer:
         self.do_lower_case = do_lower_case
         self.keep_accents = keep_accents
         self.model_proto = _read_model_bytes(model_file)
-        self.sp = spm.SentencePieceProcessor(model_proto=self.model_proto)
+        try:
+            self.sp = spm.SentencePieceProcessor(model_proto=self.model_proto)
+        except RuntimeError as error:  # sentencepiece's answer to bytes that are no model
+            raise StageError(f"{model_file}: not a SentencePiece model ({error})") from None
         for name, piece in SPECIAL_PIECES.items():
             setattr(self, f"{name}_id", self.sp.piece_to_id(piece))
         if (self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id) != (0, 1, 2, 3, 4):
