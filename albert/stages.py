@@ -100,8 +100,10 @@ OTHER_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "ablate": (
         "flows.ablation",
-        "Prefect: the paper's ablation tables (objective, sharing, E) over a grid of pretraining "
-        "runs",
+        (
+            "Prefect: the paper's ablation tables (objective, sharing, E) over a grid of "
+            "pretraining runs"
+        ),
     ),
     "deploy": ("flows.deploy", "Prefect: apply the scheduled domain-adaptive deployment"),
     "runs": ("albert.runs", "runs gc RUN_DIR: list outputs runs moved aside (--yes removes them)"),

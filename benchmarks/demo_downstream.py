@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from model.tasks import get_task  # noqa: E402  (after the sys.path line)
+from model.tasks import get_task  # after the sys.path line
 
 SHARED = REPO.parent / "shared" / "data"
 TASK_DIRS = {"sst2": "SST-2", "mrpc": "MRPC", "cola": "CoLA", "stsb": "STS-B"}

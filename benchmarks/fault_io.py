@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # record_mutations: the fuzz of the cached-result read path
 
-from albert.outputs import atomic_output_dir, remove_leftovers, write_atomic  # noqa: E402
+from albert.outputs import atomic_output_dir, remove_leftovers, write_atomic
 
 BOOKS = ROOT.parent / "shared" / "data" / "books"
 

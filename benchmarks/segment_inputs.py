@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from segment_testdata import numbered_chapters, source_paragraphs  # noqa: E402  (after sys.path)
+from segment_testdata import numbered_chapters, source_paragraphs  # after the sys.path lines
 
 BOOKS = ROOT.parent / "shared" / "data" / "books"
 PROSE = (

@@ -113,8 +113,10 @@ def test_a_bug_is_not_reported_as_the_users_mistake(tmp_path, capsys):
     code = stage_main(ToyConfig, buggy, ["--output", "o"], prog="albert toy", description="toy")
     assert code == 1
     assert error_lines(capsys) == [
-        "albert toy failed: internal error: ValueError: invalid literal for int() with base 10: "
-        "'o'",
+        (
+            "albert toy failed: internal error: ValueError: invalid literal for int() with base "
+            "10: 'o'"
+        ),
         "run with --verbose for the traceback",
     ]
     assert run_toy(ConnectionResetError("peer reset")) == 1
