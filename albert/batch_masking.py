@@ -103,7 +103,7 @@ def mask_batch(
     batch = len(ids)
     maskable = ~np.isin(ids, options.special_ids)
     budgets = prediction_budgets(ids, options)
-    word_counts, word_of_token, _, word_lengths, (rows, slots) = batch_word_spans(
+    word_counts, word_of_token, _, word_lengths, _ = batch_word_spans(
         np.asarray(is_word_start, bool), maskable
     )
     order = np.zeros(word_lengths.shape, np.int64)

@@ -1,4 +1,5 @@
-"""`albert`: one console script whose subcommands are the stages' own `python -m` entry points."""
+"""`albert`: one console script whose subcommands are the stages' own `python -m` entry points
+(the table is `albert.stages.COMMANDS`)."""
 
 from __future__ import annotations
 
@@ -9,38 +10,7 @@ from collections.abc import Sequence
 from albert.config import ConfigError
 from albert.log import setup_logging
 from albert.stage import guarded, report_failure
-
-# subcommand -> (module with main(argv), one-line summary)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "segment": (
-        "pipelines.segment",
-        "Beam: raw Wikipedia dumps / books / text -> sentence-segmented documents",
-    ),
-    "vocab": (
-        "pipelines.vocab",
-        "Beam: segmented corpus -> SentencePiece vocabulary (ALBERT recipe)",
-    ),
-    "tfrecords": (
-        "pipelines.tfrecords",
-        "Beam: segmented corpus -> masked SOP pretraining TFRecords",
-    ),
-    "pretrain": (
-        "model.pretrain",
-        "Keras: pretrain ALBERT from TFRecords (LAMB, checkpoints, resume)",
-    ),
-    "finetune": ("flows.finetune", "Keras: fine-tune on GLUE / SQuAD / RACE"),
-    "evaluate": ("model.evaluate", "score predictions or a model"),
-    "run": (
-        "flows.pretrain_pipeline",
-        "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> heldout",
-    ),
-    "ablate": (
-        "flows.ablation",
-        "Prefect: the paper's ablation tables (objective, sharing, E) over a grid of pretraining runs",
-    ),
-    "deploy": ("flows.deploy", "Prefect: apply the scheduled domain-adaptive deployment"),
-    "runs": ("albert.runs", "runs gc RUN_DIR: list outputs runs moved aside (--yes removes them)"),
-}
+from albert.stages import COMMANDS
 
 
 def usage() -> str:

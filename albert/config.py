@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from albert.errors import ConfigError
+
 C = TypeVar("C", bound="StageConfig")
 
 JsonDict = Annotated[
@@ -40,10 +42,6 @@ def _split_commas(value: Any) -> Any:
 
 CommaList = BeforeValidator(_split_commas)
 """List-field metadata: `--flag a,b` (or a repeated flag, or a YAML list) gives ['a', 'b']."""
-
-
-class ConfigError(ValueError):
-    """A configuration value is missing or invalid; the message names each offending field."""
 
 
 class StageConfig(BaseModel):

@@ -26,7 +26,8 @@ from typing import Any
 
 import psutil
 
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import filesystem, is_local, makedirs
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ def _busy(output: str, holder: dict[str, Any]) -> OutputBusyError:
 
 @contextlib.contextmanager
 def _local_lock(output: str, path: str) -> Iterator[None]:
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    makedirs(os.path.dirname(os.path.abspath(path)))
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -129,9 +130,7 @@ def _read_local(path: str) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _object_store_lock(output: str, url: str) -> Iterator[None]:
-    from albert import fileio
-
-    fs, path = fileio.filesystem(url)
+    fs, path = filesystem(url)
     me = holder_info()
     for _attempt in range(2):
         try:
@@ -182,8 +181,6 @@ def _read_object(fs, path: str) -> dict[str, Any] | None:
 @contextlib.contextmanager
 def output_lock(output: str) -> Iterator[None]:
     """Hold `<output>.lock` while writing `output`; OutputBusyError (naming the holder) if a live run has it."""
-    from albert import fileio
-
     url = lock_url(output)
     me = threading.get_ident()
     with _held_guard:
@@ -200,8 +197,8 @@ def output_lock(output: str) -> Iterator[None]:
             with _held_guard:
                 _held[url] = (me, _held[url][1] - 1)
         return
-    path = fileio.filesystem(url)[1]
-    acquire = _local_lock(output, path) if fileio.is_local(url) else _object_store_lock(output, url)
+    path = filesystem(url)[1]
+    acquire = _local_lock(output, path) if is_local(url) else _object_store_lock(output, url)
     with acquire:
         with _held_guard:
             _held[url] = (me, 1)

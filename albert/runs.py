@@ -14,9 +14,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from albert import fileio
+from albert.errors import StageError
+from albert.fs import filesystem, join, remove
 from albert.locks import OutputBusyError, output_lock
-from albert.stage import ArgumentParser, StageError, run_command
+from albert.outputs import MOVED_ASIDE
+from albert.stage import ArgumentParser, run_command
 
 
 @dataclass(frozen=True)
@@ -31,16 +33,16 @@ class MovedAside:
 def moved_aside_outputs(run_dir: str) -> list[MovedAside]:
     """RUN_DIR's entries named `NAME.previous-<UTC time>[-n]`, sorted by name; StageError if
     RUN_DIR is not a directory."""
-    fs, path = fileio.filesystem(run_dir)
+    fs, path = filesystem(run_dir)
     if not fs.isdir(path):
         raise StageError(f"{run_dir}: no such run directory")
     found = []
     for entry in sorted(fs.ls(path, detail=False)):
         name = entry.rstrip("/").rsplit("/", 1)[-1]
-        match = fileio.MOVED_ASIDE.match(name)
+        match = MOVED_ASIDE.match(name)
         if match:
-            output = fileio.join(run_dir, match["output"])
-            found.append(MovedAside(fileio.join(run_dir, name), output, fs.du(entry, total=True)))
+            output = join(run_dir, match["output"])
+            found.append(MovedAside(join(run_dir, name), output, fs.du(entry, total=True)))
     return found
 
 
@@ -71,7 +73,7 @@ def collect(run_dir: str, delete: bool) -> list[MovedAside]:
     for item in found:
         try:
             with output_lock(item.output):
-                fileio.remove(item.path)
+                remove(item.path)
         except OutputBusyError as error:
             print(f"skipped {item.path}: {error}")
             continue

@@ -10,82 +10,19 @@ StageError's `PATH: REASON`.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
-import re
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from albert import reaper
-from albert.config import ConfigError, StageConfig, add_config_arguments, config_from_namespace
+from albert.config import StageConfig, add_config_arguments, config_from_namespace
+from albert.errors import EXIT_INTERNAL_ERROR, ConfigError, describe_error
 from albert.log import setup_logging
 
 logger = logging.getLogger(__name__)
-
-EXIT_USER_ERROR = 2
-EXIT_INTERNAL_ERROR = 1
-
-
-class StageError(RuntimeError):
-    """Bad input or a failed stage; the message names the file or record and the reason."""
-
-
-USER_ERRORS: tuple[type[BaseException], ...] = (StageError, ConfigError, ValueError, OSError)
-"""Errors that mean bad input, configuration or environment (exit 2); anything else is internal (exit 1).
-
-ValueError covers what libraries raise for a bad argument or file (Keras refusing an unsafe .keras
-file, Beam an unknown --runner); OSError a missing, unreadable or unwritable path.
-"""
-
-_BEAM_STEP = re.compile(r"\s*\[while running '[^']*'\]")
-_OUR_ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?(StageError|ConfigError): (.+)$", re.MULTILINE)
-
-
-def _strip_beam_steps(text: str) -> str:
-    return _BEAM_STEP.sub("", text).strip()
-
-
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[0] if lines else ""
-
-
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    """`error` and the errors it was raised from / during, outermost first."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or (
-            None if current.__suppress_context__ else current.__context__
-        )
-
-
-def describe_error(error: BaseException) -> tuple[str, int]:
-    """(one-line `PATH: REASON`, exit code) of a failure, whatever raised it.
-
-    The innermost StageError/ConfigError wins, whether it is in the exception chain or only in the
-    text of an error a Beam worker sent back; an OSError names its file; any other error gives its
-    type and the first line of its message.
-    """
-    ours = [e for e in _chain(error) if isinstance(e, (StageError, ConfigError))]
-    text = str(ours[-1] if ours else error)
-    quoted = _OUR_ERROR_LINE.findall(text)
-    if quoted:  # a worker's traceback as text: its last StageError line is the root cause
-        return _strip_beam_steps(quoted[-1][1]), EXIT_USER_ERROR
-    if ours:
-        return _strip_beam_steps(text), EXIT_USER_ERROR
-    if isinstance(error, OSError) and error.filename is not None:
-        reason = error.strerror or _first_line(_strip_beam_steps(str(error)))
-        return f"{error.filename}: {reason}", EXIT_USER_ERROR
-    reason = _first_line(_strip_beam_steps(text)) or "(no message)"
-    if isinstance(error, USER_ERRORS):
-        return reason, EXIT_USER_ERROR
-    return f"internal error: {type(error).__name__}: {reason}", EXIT_INTERNAL_ERROR
 
 
 def report_failure(prog: str, error: BaseException, verbose: bool) -> int:
@@ -107,20 +44,6 @@ def guarded(prog: str, verbose: bool, body: Callable[[], int]) -> int:
         raise
     except Exception as error:  # noqa: BLE001  (every failure is reported, none is swallowed: exit != 0)
         return report_failure(prog, error, verbose)
-
-
-@contextlib.contextmanager
-def naming(path: str) -> Iterator[None]:
-    """Turn a library's ValueError/OSError while reading `path` into `StageError('PATH: REASON')`."""
-    try:
-        yield
-    except StageError:
-        raise
-    except (ValueError, OSError) as error:
-        reason = _first_line(str(error)) or type(error).__name__
-        raise StageError(
-            reason if reason.startswith(f"{path}:") else f"{path}: {reason}"
-        ) from error
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import google_crc32c
 
-from albert import fileio
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import open_file
 
 _HEADER = struct.Struct("<QI")  # record length, masked crc32c of the length
 _FOOTER = struct.Struct("<I")  # masked crc32c of the data
@@ -46,7 +46,7 @@ def tfrecord_records(path: str) -> Iterator[bytes]:
 
     Raises StageError naming the file, the record index and what is wrong (truncated, corrupted).
     """
-    with fileio.open_file(path, "rb") as raw:
+    with open_file(path, "rb") as raw:
         handle = gzip.GzipFile(fileobj=raw) if path.endswith(".gz") else raw
         index = 0
         while True:

@@ -13,7 +13,8 @@ import unicodedata
 
 import sentencepiece as spm
 
-from albert import fileio
+from albert.errors import StageError
+from albert.fs import filesystem, open_file
 
 SPIECE_UNDERLINE = "\u2581"
 SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
@@ -50,13 +51,13 @@ def split_digit_comma_pieces(sp: spm.SentencePieceProcessor, pieces: list[str]) 
 def _read_model_bytes(model_file: str) -> bytes:
     """The model file's bytes, read again once the file changed (size, time or stored hash): a
     vocabulary rewritten at the same path (a new --vocab-size in one process) is never stale."""
-    fs, path = fileio.filesystem(model_file)
+    fs, path = filesystem(model_file)
     return _read_file_version(model_file, repr(sorted(fs.info(path).items())))
 
 
 @functools.lru_cache(maxsize=8)
 def _read_file_version(model_file: str, version: str) -> bytes:
-    with fileio.open_file(model_file, "rb") as handle:
+    with open_file(model_file, "rb") as handle:
         return handle.read()
 
 
@@ -73,11 +74,14 @@ class AlbertTokenizer:
         self.do_lower_case = do_lower_case
         self.keep_accents = keep_accents
         self.model_proto = _read_model_bytes(model_file)
-        self.sp = spm.SentencePieceProcessor(model_proto=self.model_proto)
+        try:
+            self.sp = spm.SentencePieceProcessor(model_proto=self.model_proto)
+        except RuntimeError as error:  # sentencepiece's answer to bytes that are no model
+            raise StageError(f"{model_file}: not a SentencePiece model ({error})") from None
         for name, piece in SPECIAL_PIECES.items():
             setattr(self, f"{name}_id", self.sp.piece_to_id(piece))
         if (self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id) != (0, 1, 2, 3, 4):
-            raise ValueError(
+            raise StageError(
                 f"{model_file}: not an ALBERT vocabulary: expected <pad>, <unk>, [CLS], [SEP], [MASK] "
                 f"at ids 0-4, got {[self.sp.id_to_piece(i) for i in range(min(5, self.vocab_size))]}"
             )
@@ -185,8 +189,8 @@ class InGraphAlbertTokenizer:
     """
 
     def __init__(self, tokenizer: AlbertTokenizer):
-        import tensorflow as tf
-        import tensorflow_text as tf_text
+        import tensorflow as tf  # heavy: the in-graph tokenizer only
+        import tensorflow_text as tf_text  # heavy: the in-graph tokenizer only
 
         self._tf, self._tf_text = tf, tf_text
         self.do_lower_case, self.keep_accents = tokenizer.do_lower_case, tokenizer.keep_accents

@@ -16,7 +16,20 @@ import sys
 import tempfile
 import unicodedata
 
-from albert import fileio
+import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2
+from tokenizers import (
+    AddedToken,
+    Regex,
+    Tokenizer,
+    decoders,
+    models,
+    normalizers,
+    pre_tokenizers,
+    processors,
+)
+
+from albert.fs import join, makedirs, open_file
 from albert.tokenization import (
     SPECIAL_PIECES,
     SPIECE_UNDERLINE,
@@ -37,7 +50,6 @@ def is_digit_comma_piece(piece: str) -> bool:
 
 
 def _model_proto(tokenizer: AlbertTokenizer):
-    from sentencepiece import sentencepiece_model_pb2
 
     proto = sentencepiece_model_pb2.ModelProto()
     proto.ParseFromString(tokenizer.model_proto)
@@ -54,16 +66,6 @@ def hf_tokenizer(tokenizer: AlbertTokenizer):
     scores; pieces the digit-comma rule re-splits are penalised so they are never chosen.
     Post-processor: `[CLS] A [SEP]` and `[CLS] A [SEP] B [SEP]` with segment ids 0/1.
     """
-    from tokenizers import (
-        AddedToken,
-        Regex,
-        Tokenizer,
-        decoders,
-        models,
-        normalizers,
-        pre_tokenizers,
-        processors,
-    )
 
     proto = _model_proto(tokenizer)
     steps = [normalizers.Replace(Regex(_python_whitespace_class() + "+"), " "), normalizers.Strip()]
@@ -120,8 +122,7 @@ def write_hf_tokenizer(
 ) -> None:
     """Write `tokenizer.json`, `tokenizer_config.json`, `special_tokens_map.json` and `spiece.model`
     into `directory` (created if needed), so `AutoTokenizer.from_pretrained(directory)` loads them."""
-    fs, path = fileio.filesystem(directory)
-    fs.makedirs(path, exist_ok=True)
+    makedirs(directory)
     # The generic fast class: transformers' AlbertTokenizer would rebuild its own normalizer (``
     # and '' to ", StripAccents) instead of using tokenizer.json's.
     config = {
@@ -138,9 +139,9 @@ def write_hf_tokenizer(
         "special_tokens_map.json": json.dumps(special_tokens_map(), indent=2, sort_keys=True),
     }
     for name, text in files.items():
-        with fileio.open_file(fileio.join(directory, name), "w") as handle:
+        with open_file(join(directory, name), "w") as handle:
             handle.write(text)
-    with fileio.open_file(fileio.join(directory, "spiece.model"), "wb") as handle:
+    with open_file(join(directory, "spiece.model"), "wb") as handle:
         handle.write(tokenizer.model_proto)
 
 
@@ -148,7 +149,6 @@ def _normalization_rules(model_proto: bytes, lower: bool, keep_accents: bool) ->
     """Source -> target strings that make the vocabulary's SentencePiece normalizer do
     `preprocess_text` followed by its own charsmap: one rule per character it changes, plus one
     per canonical decomposition so that decomposed text composes as NFKC would."""
-    import sentencepiece as spm
 
     charsmap = spm.SentencePieceNormalizer(model_proto=model_proto)
 
@@ -186,8 +186,6 @@ def sentencepiece_with_preprocessing(tokenizer: AlbertTokenizer) -> bytes:
 
 @functools.lru_cache(maxsize=4)
 def _compile_with_preprocessing(model_proto: bytes, lower: bool, keep_accents: bool) -> bytes:
-    import sentencepiece as spm
-    from sentencepiece import sentencepiece_model_pb2
 
     def hex_codes(text: str) -> str:
         return " ".join(f"{ord(char):X}" for char in text)

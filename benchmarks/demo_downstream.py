@@ -21,6 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from model.tasks import get_task  # after the sys.path line
+
 SHARED = REPO.parent / "shared" / "data"
 TASK_DIRS = {"sst2": "SST-2", "mrpc": "MRPC", "cola": "CoLA", "stsb": "STS-B"}
 
@@ -36,8 +38,7 @@ def main() -> None:
     parser.add_argument("--preset", default="albert-tiny")
     args = parser.parse_args()
 
-    from model import finetune
-    from model.tasks import get_task
+    from model import finetune  # heavy: TensorFlow/Keras
 
     run_dir = Path(args.run_dir)
     model, spm_model = (

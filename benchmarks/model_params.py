@@ -33,7 +33,7 @@ def table() -> list[dict]:
 
 
 def main() -> None:
-    from model.pretraining_model import AlbertPretrainingModel
+    from model.pretraining_model import AlbertPretrainingModel  # heavy: Keras
 
     start = time.perf_counter()
     base = AlbertPretrainingModel(get_preset("albert-base"))

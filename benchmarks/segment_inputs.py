@@ -29,6 +29,9 @@ from machine import cpu_model
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+
+from segment_testdata import numbered_chapters, source_paragraphs  # after the sys.path lines
+
 BOOKS = ROOT.parent / "shared" / "data" / "books"
 PROSE = (
     "austen-emma",
@@ -48,7 +51,6 @@ def book_text(name: str) -> str:
 
 def build_inputs(folder: Path) -> dict[str, Path]:
     """The three input files of the benchmark, written into `folder`."""
-    from segment_testdata import numbered_chapters, source_paragraphs
 
     words = " ".join(book_text(p.stem) for p in sorted(BOOKS.glob("*.txt"))).split()
     text = " ".join(words)

@@ -48,9 +48,9 @@ def paragraphs(limit: int) -> list[str]:
 
 
 def splitters() -> dict:
-    import blingfire
-    import pysbd
-    import syntok.segmenter as syntok_segmenter
+    import blingfire  # optional: a compared splitter
+    import pysbd  # optional: a dev-extra splitter
+    import syntok.segmenter as syntok_segmenter  # optional: a dev-extra splitter
 
     segmenter = pysbd.Segmenter(language="en", clean=False)
     ours = SentenceSplitter(max_sentence_chars=10**9)

@@ -28,7 +28,7 @@ import sentencepiece as spm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from albert import fileio
+from albert.fs import expand, remove
 from pipelines import sampling, vocab
 from pipelines.sentencepiece_trainer import trainer_kwargs
 
@@ -91,7 +91,7 @@ def import_cpu_seconds() -> float:
 def job_sample(corpus: Path, config: vocab.VocabConfig) -> list[str]:
     """The training sample the job draws, rebuilt with its pure functions."""
     keyed = []
-    for path in fileio.expand(vocab.input_pattern(str(corpus))):
+    for path in expand(vocab.input_pattern(str(corpus))):
         with open(path, "rb") as handle:
             for line in handle:
                 keyed.extend(
@@ -221,7 +221,7 @@ def main() -> None:
             "job_seconds": stats["wall_seconds"],
             "job_cpu_seconds": round(stats["cpu_seconds"] - imports_cpu, 2),
         }
-    fileio.remove(str(work))
+    remove(str(work))
     print(json.dumps(result, sort_keys=True))
 
 

@@ -28,11 +28,12 @@ from prefect import flow
 from prefect.task_runners import ProcessPoolTaskRunner, ThreadPoolTaskRunner
 from pydantic import Field, field_validator
 
-import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from albert.config import CommaList, StageConfig, build_config
-from albert.fileio import exists, join
+from albert.fs import exists, join
 from albert.stage import stage_main
 from flows import tasks
+from flows.ablation_report import cell_record, write_ablation_report
+from flows.prefect_settings import flow_defaults
 from flows.pretrain_pipeline import PretrainPipelineConfig, stage_configs
 from flows.run_config import run_plan, stage_summary
 
@@ -164,7 +165,7 @@ def train_cells(
     submitted = {}
     for cell in cells:
         pretrain = configs[cell.name]["pretrain"]
-        refresh = not exists(join(pretrain.output, "export", "model.keras"))
+        refresh = not exists(tasks.output_marker(tasks.pretrain, pretrain))
         task = tasks.pretrain.with_options(
             task_run_name=f"pretrain-{cell.name}",
             result_storage=result_storage,
@@ -187,17 +188,16 @@ def train_cells(
 @flow(name="albert-ablation", log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1))
 def ablation(config: AblationConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """Data once, pretraining per cell, three held-out scores per model; returns the summary."""
-    from flows.ablation_report import cell_record, write_ablation_report
 
     storage = config.result_storage()
     beam = {"beam_args": list(beam_args or [])}
     data = data_configs(config)
     data_plan = [
-        (tasks.segment, "segment", "stats.json", beam),
-        (tasks.vocab, "vocab", "spiece.model", beam),
+        (tasks.segment, "segment", beam),
+        (tasks.vocab, "vocab", beam),
     ]
     data_plan += [
-        (tasks.tfrecords.with_options(task_run_name=name), name, "metadata.json", beam)
+        (tasks.tfrecords.with_options(task_run_name=name), name, beam)
         for name in EVAL_SETS.values()
     ]
     outcomes = run_plan(data_plan, data, storage)
@@ -213,7 +213,6 @@ def ablation(config: AblationConfig, beam_args: list[str] | None = None) -> dict
                 (
                     tasks.heldout.with_options(task_run_name=f"{name}-{cell.name}"),
                     name,
-                    "metrics.json",
                     {},
                 )
                 for name in ("heldout-sop", "heldout-nsp")
@@ -264,7 +263,8 @@ def _run_cli(config: AblationConfig, beam_args: Sequence[str] | None = None) -> 
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.ablation") -> int:
-    return stage_main(AblationConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True)
+    with flow_defaults():
+        return stage_main(AblationConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
+
 from flows.report import markdown_table
+from model.config import get_preset, parameter_counts
 
 METRICS = ("masked_lm_accuracy", "sop_accuracy", "nsp_accuracy")
 METRIC_LABELS = {
@@ -53,7 +56,6 @@ def cell_record(
     cell: Any, pretrain: Any, vocab_size: int, trained: Any, evaluations: Mapping[str, Any]
 ) -> dict[str, Any]:
     """One CSV row: the cell's axes, its parameter count, and its three held-out scores."""
-    from model.config import get_preset, parameter_counts
 
     sop, nsp = evaluations["heldout-sop"].result, evaluations["heldout-nsp"].result
     architecture = get_preset(
@@ -206,12 +208,8 @@ def axis_table(rows: Sequence[Mapping[str, Any]], axis: str) -> str:
 
 
 def plot_axis(rows: Sequence[Mapping[str, Any]], axis: str, path: Path) -> Path:
-    """Grouped horizontal bars: one group per variant, one bar per metric, seed spread as error bars."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """Grouped horizontal bars: one group per variant, one bar per metric, seed spread as error
+    bars (matplotlib's Agg backend: `flows.report` selects it)."""
     fig, ax = plt.subplots(figsize=(7, 1.2 + 0.9 * len(rows)))
     height = 0.8 / len(METRICS)
     for i, metric in enumerate(METRICS):

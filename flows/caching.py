@@ -23,8 +23,9 @@ from typing import Any
 from prefect.cache_policies import CachePolicy
 from prefect.context import TaskRunContext
 
-from albert import fileio
 from albert.config import StageConfig
+from albert.fs import exists, expand, filesystem, join, open_file
+from albert.outputs import CONTENT_KEYS, write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -58,23 +59,23 @@ def _local_entries(root: Path) -> Iterable[tuple[str, Any]]:
 
 def _remote_entries(url: str) -> Iterable[tuple[str, Any]]:
     """(relative name, identity) from object metadata: the store's content hash where it has one."""
-    fs, path = fileio.filesystem(url)
+    fs, path = filesystem(url)
     details = fs.find(path, detail=True, withdirs=False)
     for name, info in sorted(details.items()):
         relative = name[len(path) :].lstrip("/") or "."
         if ".tmp-" in relative or relative.rsplit("/", 1)[-1] in _NOT_DATA:
             continue
-        content = next((str(info[k]) for k in fileio.CONTENT_KEYS if info.get(k)), None)
+        content = next((str(info[k]) for k in CONTENT_KEYS if info.get(k)), None)
         yield relative, [info.get("size"), content or str(info.get("mtime") or info.get("updated"))]
 
 
 def manifest(url: str) -> dict[str, Any]:
     """Names and identities (size + content hash or mtime) of the files at `url` (file, dir or glob)."""
-    matches = fileio.expand(url) if any(c in url for c in "*?[") else [url]
+    matches = expand(url) if any(c in url for c in "*?[") else [url]
     entries: dict[str, Any] = {}
     for match in matches:
         if "://" in match and not match.startswith("file://"):
-            entries[match] = dict(_remote_entries(match)) if fileio.exists(match) else None
+            entries[match] = dict(_remote_entries(match)) if exists(match) else None
         else:
             path = Path(match.removeprefix("file://"))
             entries[match] = dict(_local_entries(path)) if path.exists() else None
@@ -187,11 +188,13 @@ class StageCachePolicy(CachePolicy):
     `input_fields` name the config fields that point at the stage's input files; `modules` are the
     modules the stage runs (their imports within our packages join the code version). Other task
     parameters (Beam runner flags, callbacks) do not change the stage's output and are not part of
-    the key.
+    the key. `output_marker` is the file (relative to the output) that the stage's finished output
+    always contains: a cached result counts only while it is there (`flows.tasks.run_stage`).
     """
 
     input_fields: tuple[str, ...] = ()
     modules: tuple[str, ...] = ()
+    output_marker: str = ""
     config_parameter: str = "config"
 
     def compute_key(
@@ -207,13 +210,13 @@ class StageCachePolicy(CachePolicy):
 
 def output_key(output: str) -> str | None:
     """The cache key recorded in a finished output (None: none recorded)."""
-    marker = fileio.join(output, STAGE_KEY_FILE)
-    if not fileio.exists(marker):
+    marker = join(output, STAGE_KEY_FILE)
+    if not exists(marker):
         return None
-    with fileio.open_file(marker, "r") as handle:
+    with open_file(marker, "r") as handle:
         return handle.read().strip() or None
 
 
 def mark_output(output: str, key: str) -> None:
     """Record in `output` that it is the output of the stage run `key` (written after it finished)."""
-    fileio.write_atomic(fileio.join(output, STAGE_KEY_FILE), (key + "\n").encode())
+    write_atomic(join(output, STAGE_KEY_FILE), (key + "\n").encode())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from albert.stage import StageError
+from albert.errors import StageError
 
 DEMO_CORPUS_DIR = Path(__file__).resolve().parent / "demo_corpus"
 DEMO_CORPUS_FILES = ("enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2",)

@@ -13,9 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
+from prefect import flow
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import WorkPoolCreate
+from prefect.client.schemas.schedules import CronSchedule
+from prefect.exceptions import ObjectAlreadyExists
+
 from albert.config import ConfigError, read_yaml
 from albert.stage import ArgumentParser, run_command
+from flows.prefect_settings import flow_defaults
 
 logger = logging.getLogger(__name__)
 
@@ -33,9 +39,6 @@ def load_deployments(path: Path) -> list[dict[str, Any]]:
 
 def ensure_work_pool(name: str, pool_type: str) -> None:
     """Create the work pool unless it exists."""
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import WorkPoolCreate
-    from prefect.exceptions import ObjectAlreadyExists
 
     with get_client(sync_client=True) as client:
         try:
@@ -47,8 +50,6 @@ def ensure_work_pool(name: str, pool_type: str) -> None:
 
 def apply(deployment: dict[str, Any], source: Path) -> str:
     """Register one deployment (schedule, parameters, work pool); return its id."""
-    from prefect import flow
-    from prefect.client.schemas.schedules import CronSchedule
 
     pool = deployment["work_pool"]
     ensure_work_pool(pool["name"], pool.get("type", "process"))
@@ -77,7 +78,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.deploy"
         "--source", default=str(REPO_ROOT), help="directory the worker runs the flow code from"
     )
     parser.add_argument("--verbose", action="store_true", help="debug logs")
-    return run_command(prog, parser, argv, _apply_all)
+    with flow_defaults():
+        return run_command(prog, parser, argv, _apply_all)
 
 
 def _apply_all(args: argparse.Namespace, _: None) -> int:

@@ -23,11 +23,14 @@ from typing import Any
 from prefect import flow
 from pydantic import Field
 
-import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from albert.config import ConfigError, JsonDict, StageConfig, build_config
-from albert.fileio import exists, join
+from albert.fs import exists, join
 from albert.stage import stage_main
 from flows import tasks
+from flows.domain_report import MODELS, domain_report_markdown, format_headline_line
+from flows.prefect_settings import flow_defaults
+from flows.report import TrainingProgress, write_report
+from flows.report_text import files_text, finetune_command
 from flows.run_config import (
     RunConfig,
     cpu_seconds,
@@ -38,7 +41,6 @@ from flows.run_config import (
     stage_summary,
     training_facts,
 )
-from flows.run_report import files_text, finetune_command
 from model.distribute import leave_jax_cluster
 
 
@@ -83,7 +85,7 @@ def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
     configs: dict[str, StageConfig] = {"segment": config.segment_config(config.input)}
     corpus = config.stage_dir("segment")
     if config.select is not None:
-        from pipelines.domain_select import DomainSelectConfig
+        from pipelines.domain_select import DomainSelectConfig  # heavy: loads Beam
 
         configs["select"] = build_config(
             DomainSelectConfig,
@@ -143,27 +145,22 @@ def domain_adaptive(
     config: DomainAdaptiveConfig, beam_args: list[str] | None = None
 ) -> dict[str, Any]:
     """segment -> [select] -> tfrecords -> heldout (base) -> pretrain -> heldout (adapted), then the report."""
-    from flows.domain_report import MODELS, domain_report_markdown, format_headline_line
-    from flows.report import TrainingProgress, write_report
 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
     beam = {"beam_args": list(beam_args or [])}
-    selection = (
-        [(tasks.domain_select, "select", "selection.json", beam)] if "select" in configs else []
-    )
+    selection = [(tasks.domain_select, "select", beam)] if "select" in configs else []
     plan = [
-        (tasks.segment, "segment", "stats.json", beam),
+        (tasks.segment, "segment", beam),
         *selection,
-        (tasks.tfrecords, "tfrecords", "metadata.json", beam),
-        (tasks.heldout.with_options(name="heldout-before"), "heldout-before", "metrics.json", {}),
+        (tasks.tfrecords, "tfrecords", beam),
+        (tasks.heldout.with_options(name="heldout-before"), "heldout-before", {}),
         (
             tasks.pretrain,
             "pretrain",
-            join("export", "model.keras"),
             {"on_metrics": TrainingProgress("albert-domain-adaptive", configs["pretrain"].steps)},
         ),
-        (tasks.heldout.with_options(name="heldout-after"), "heldout-after", "metrics.json", {}),
+        (tasks.heldout.with_options(name="heldout-after"), "heldout-after", {}),
     ]
     outcomes = run_plan(plan, configs, config.result_storage())
     baseline = piece_baseline(config, resolve_base(config)[1])
@@ -195,12 +192,11 @@ def domain_adaptive(
 def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
     """Validate every stage's config, run the flow, print the summary, the before -> after scores,
     the run directory and the report."""
-    from flows.domain_report import format_headline_line
 
     configs = stage_configs(config)  # bad values fail here, before Prefect starts
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
         return pretrain_as_secondary_process(
-            config, (tasks.tfrecords, configs["tfrecords"], "metadata.json"), configs["pretrain"]
+            config, (tasks.tfrecords, configs["tfrecords"]), configs["pretrain"]
         )
     summary = domain_adaptive(config, list(beam_args or []))
     print_summary(summary, config.run_dir, format_headline_line(summary))
@@ -212,9 +208,10 @@ def _run_cli(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = Non
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.domain_adaptive") -> int:
-    code = stage_main(
-        DomainAdaptiveConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
-    )
+    with flow_defaults():
+        code = stage_main(
+            DomainAdaptiveConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
+        )
     return leave_jax_cluster(code, process_0_met=True)  # several JAX hosts: the others leave here
 
 

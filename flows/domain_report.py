@@ -1,9 +1,9 @@
 """The domain-adaptive run's report: a headline to read in 30 seconds, then a section per stage.
 
-Built from flows.run_report's blocks (headline lines, stage sections, tables, plots): the held-out
-in-domain scores of the base model before and of the adapted model after further pretraining, beside
-the unigram baseline; what went in (the base, the new-domain corpus, the selection); the export;
-time per stage; the next command.
+Built from the run report's blocks (flows.report_sections, flows.report_text: stage sections,
+headline lines, tables, plots): the held-out in-domain scores of the base model before and of
+the adapted model after further pretraining, beside the unigram baseline; what went in (the
+base, the new-domain corpus, the selection); the export; time per stage; the next command.
 """
 
 from __future__ import annotations
@@ -13,22 +13,24 @@ from pathlib import Path
 from typing import Any
 
 from flows.report import format_value, plot_distribution
-from flows.run_report import (
+from flows.report_sections import (
     STAGE_TITLES,
-    corpus_text,
     evaluation_section,
     heldout_document_list,
+    pretrain_section,
+    segment_section,
+    stage_section,
+    tfrecords_section,
+)
+from flows.report_text import (
+    corpus_text,
     heldout_line,
     kept_lines,
     millions,
     next_block,
     number,
     piece_baseline_text,
-    pretrain_section,
-    segment_section,
-    stage_section,
     table,
-    tfrecords_section,
     time_line,
     training_text,
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from albert import fileio
+from albert.fs import join, makedirs, open_file
 from albert.stage import stage_main
 from model.finetune import stage as finetune_stage
 from model.finetune.config import FinetuneConfig, Hyperparameters
@@ -26,7 +26,7 @@ def task_corpus(texts: Sequence[Sequence[str | None]], path: str) -> int:
     """Write `texts` (the lines of each training document) as a segmented corpus for
     `pipelines.tfrecords`; return the number of documents."""
     documents = 0
-    with fileio.open_file(path, "w") as handle:
+    with open_file(path, "w") as handle:
         for text in texts:
             lines = [line.strip() for line in text if line and line.strip()]
             if lines:
@@ -44,11 +44,9 @@ def further_pretrain(config: FinetuneConfig, data: TaskData, hp: Hyperparameters
     from pipelines.tfrecords import run as make_tfrecords  # heavy (Beam): only this path needs it
 
     work = config.output.rstrip("/") + ".further"
-    corpus_dir, records, run_dir = (
-        fileio.join(work, p) for p in ("corpus", "tfrecords", "pretrain")
-    )
-    fileio.filesystem(corpus_dir)[0].makedirs(fileio.filesystem(corpus_dir)[1], exist_ok=True)
-    documents = task_corpus(data.train_texts, fileio.join(corpus_dir, "task.txt"))
+    corpus_dir, records, run_dir = (join(work, p) for p in ("corpus", "tfrecords", "pretrain"))
+    makedirs(corpus_dir)
+    documents = task_corpus(data.train_texts, join(corpus_dir, "task.txt"))
     length = min(hp.max_seq_length, 128)
     make_tfrecords(
         TFRecordsConfig(

@@ -26,12 +26,14 @@ from typing import Any
 from prefect import flow
 from pydantic import Field
 
-import flows  # noqa: F401  (Prefect defaults before Prefect is imported)
 from albert.config import JsonDict, StageConfig, build_config
-from albert.fileio import join
+from albert.fs import join
 from albert.stage import stage_main
 from flows import tasks
 from flows.default_corpus import default_corpus
+from flows.prefect_settings import flow_defaults
+from flows.report import TrainingProgress, write_report
+from flows.report_text import files_text, finetune_command
 from flows.run_config import (
     RunConfig,
     cpu_seconds,
@@ -42,10 +44,9 @@ from flows.run_config import (
     stage_summary,
     training_facts,
 )
-from flows.run_report import files_text, finetune_command, format_headline_line
+from flows.run_report import format_headline_line, run_report_markdown
 from model.distribute import leave_jax_cluster
-
-STAGES = ("segment", "vocab", "tfrecords", "pretrain", "heldout")
+from model.tasks import get_task
 
 
 class PretrainPipelineConfig(RunConfig):
@@ -89,7 +90,7 @@ class PretrainPipelineConfig(RunConfig):
 
 def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     """The validated config of every stage (ConfigError names the stage's bad field)."""
-    from pipelines.vocab import VocabConfig
+    from pipelines.vocab import VocabConfig  # heavy: loads Beam
 
     segment_dir, vocab_dir = config.stage_dir("segment"), config.stage_dir("vocab")
     spm_model = join(vocab_dir, "spiece.model")
@@ -116,7 +117,7 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
 def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     """Per `--downstream TASK=DIR`: fine-tuning of the pretrained model and of a randomly initialised
     twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and finetune-TASK-random."""
-    from model.finetune import FinetuneConfig, parse_task_dir
+    from model.finetune import FinetuneConfig, parse_task_dir  # heavy: loads TensorFlow
 
     configs: dict[str, StageConfig] = {}
     for item in config.downstream:
@@ -143,7 +144,6 @@ def downstream_results(
     configs: dict[str, StageConfig], outcomes: dict[str, tasks.StageOutcome]
 ) -> list[dict]:
     """[{task, metric, pretrained, random, steps, …}] from the fine-tuning outcomes, for the report."""
-    from model.tasks import get_task
 
     results = []
     for name, stage_config in configs.items():
@@ -199,25 +199,22 @@ def pretrain_pipeline(
 ) -> dict[str, Any]:
     """segment -> vocab -> tfrecords -> pretrain -> heldout [-> fine-tune pretrained and random twins],
     then the report; returns the summary."""
-    from flows.report import TrainingProgress, write_report
-    from flows.run_report import run_report_markdown
 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
     extra = downstream_configs(config)
     beam = {"beam_args": list(beam_args or [])}
     plan = [
-        (tasks.segment, "segment", "stats.json", beam),
-        (tasks.vocab, "vocab", "spiece.model", beam),
-        (tasks.tfrecords, "tfrecords", "metadata.json", beam),
+        (tasks.segment, "segment", beam),
+        (tasks.vocab, "vocab", beam),
+        (tasks.tfrecords, "tfrecords", beam),
         (
             tasks.pretrain,
             "pretrain",
-            join("export", "model.keras"),
             {"on_metrics": TrainingProgress("albert-pretrain", configs["pretrain"].steps)},
         ),
-        (tasks.heldout, "heldout", "metrics.json", {}),
-        *[(tasks.finetune.with_options(name=name), name, "results.json", {}) for name in extra],
+        (tasks.heldout, "heldout", {}),
+        *[(tasks.finetune.with_options(name=name), name, {}) for name in extra],
     ]
     outcomes = run_plan(plan, {**configs, **extra}, config.result_storage())
     baseline = piece_baseline(config, join(config.stage_dir("vocab"), "spiece.model"))
@@ -254,7 +251,7 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
     downstream_configs(config)
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
         return pretrain_as_secondary_process(
-            config, (tasks.tfrecords, configs["tfrecords"], "metadata.json"), configs["pretrain"]
+            config, (tasks.tfrecords, configs["tfrecords"]), configs["pretrain"]
         )
     start = time.monotonic()
     summary = pretrain_pipeline(config, list(beam_args or []))
@@ -268,9 +265,10 @@ def _run_cli(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = N
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.pretrain_pipeline") -> int:
-    code = stage_main(
-        PretrainPipelineConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
-    )
+    with flow_defaults():
+        code = stage_main(
+            PretrainPipelineConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
+        )
     return leave_jax_cluster(code, process_0_met=True)  # several JAX hosts: the others leave here
 
 

@@ -8,6 +8,7 @@ and a Prefect markdown artifact, training progress a Prefect progress artifact.
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import math
@@ -17,10 +18,17 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import markdown
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +167,6 @@ def publish_report(
     key: str, markdown: str, evaluation: Mapping[str, Mapping[str, Any]] | None
 ) -> None:
     """Publish the report as a Prefect markdown artifact and the evaluation as a table artifact."""
-    from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
     create_markdown_artifact(
         markdown=markdown, key=_slug(key) + "-report", description="run report"
@@ -179,7 +186,6 @@ class TrainingProgress:
     """
 
     def __init__(self, key: str, total_steps: int, interval: float = 5.0) -> None:
-        from prefect.artifacts import create_progress_artifact
 
         self.key = _slug(key)
         self.total_steps = max(1, total_steps)
@@ -191,7 +197,6 @@ class TrainingProgress:
         )
 
     def __call__(self, metrics: Mapping[str, Any]) -> None:
-        from prefect.artifacts import create_table_artifact, update_progress_artifact
 
         row = {k: v for k, v in metrics.items() if _is_number(v)}
         self.rows.append(row)
@@ -215,9 +220,6 @@ th{background:#f3f3f3}img{max-width:100%}code,pre{background:#f6f6f6}pre{padding
 
 def render_html(markdown_text: str, title: str) -> str:
     """The report as a standalone HTML page (the `markdown` package: tables, fenced code)."""
-    import html
-
-    import markdown
 
     body = markdown.markdown(markdown_text, extensions=["tables", "fenced_code"])
     return (

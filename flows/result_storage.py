@@ -22,8 +22,8 @@ from prefect.results import ResultRecord
 from prefect.serializers import Serializer
 from prefect.states import State
 
-from albert.fileio import join, remove
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import join, remove
 
 
 class PlainJsonSerializer(Serializer):
@@ -140,12 +140,14 @@ def check_result_record(content: bytes, where: str) -> bytes:
         ) from None
 
 
+# Built on Prefect's public storage blocks; Prefect has no public hook that sees a record before it
+# is deserialized, so the mixin overrides the blocks' two read methods (their `_sync` flag is
+# Prefect's internal sync/async dispatch, which we only accept, never import).
 class _JsonOnlyReads:
     """Storage-block mixin: Prefect reads every record as `check_result_record` rebuilt it.
 
-    Prefect calls `read_path(key, _sync=True)` from sync code and `aread_path(key)` from async code
-    (prefect._internal.compatibility.blocks), so plain methods suffice: `read_path` always reads
-    synchronously and needs none of prefect._internal's async_dispatch.
+    Prefect calls `read_path(key, _sync=True)` from sync code and `aread_path(key)` from async
+    code, so plain methods suffice: `read_path` always reads synchronously.
     """
 
     basepath: str

@@ -15,14 +15,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import sentencepiece
 from prefect.tasks import Task
 from pydantic import Field
 
 from albert.config import JsonDict, StageConfig, build_config
-from albert.fileio import join
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import join
 from flows import tasks
 from flows.result_storage import result_storage_for
+from model.baselines import unigram_baseline
+from model.config import get_preset, parameter_counts
 
 
 class RunConfig(StageConfig):
@@ -89,7 +92,7 @@ class RunConfig(StageConfig):
         return result_storage_for(self.results or join(self.run_dir, ".prefect"))
 
     def segment_config(self, inputs: list[str]) -> StageConfig:
-        from pipelines.segment import SegmentConfig
+        from pipelines.segment import SegmentConfig  # heavy: loads Beam
 
         return build_config(
             SegmentConfig, {"input": inputs, "output": self.stage_dir("segment"), **self.segment}
@@ -99,7 +102,7 @@ class RunConfig(StageConfig):
         """The tfrecords stage's config. Its `max_seq_length` counts as set by the user (the stage
         warns when it cuts much text) only when the user set it here or in --tfrecords, not when
         it is this flow's default."""
-        from pipelines.tfrecords import TFRecordsConfig
+        from pipelines.tfrecords import TFRecordsConfig  # heavy: loads Beam
 
         config = build_config(
             TFRecordsConfig,
@@ -123,7 +126,7 @@ class RunConfig(StageConfig):
 
     def pretrain_config(self, spm_model: str, **values: Any) -> StageConfig:
         """PretrainConfig on this run's TFRecords, the budget's schedule, `values` and the overrides."""
-        from model.pretrain import PretrainConfig
+        from model.pretrain import PretrainConfig  # heavy: loads TensorFlow
 
         defaults: dict[str, Any] = {
             "data": self.stage_dir("tfrecords"),
@@ -169,8 +172,8 @@ def max_predictions(max_seq_length: int) -> int:
     return max(1, round(max_seq_length * 20 / 128))
 
 
-PlanStep = tuple[Task[..., Any], str, str, dict[str, Any]]
-"""(task, stage name, output marker relative to the stage's output, extra task arguments)."""
+PlanStep = tuple[Task[..., Any], str, dict[str, Any]]
+"""(task, stage name, extra task arguments)."""
 
 
 def run_plan(
@@ -178,13 +181,12 @@ def run_plan(
 ) -> dict[str, tasks.StageOutcome]:
     """Run the steps in order with banners and cross-run caching; the outcomes by stage name."""
     outcomes: dict[str, tasks.StageOutcome] = {}
-    for index, (stage, name, marker, kwargs) in enumerate(plan, start=1):
+    for index, (stage, name, kwargs) in enumerate(plan, start=1):
         outcomes[name] = tasks.run_stage(
             stage,
             configs[name],
             index=index,
             total=len(plan),
-            output_marker=join(configs[name].output, marker),
             result_storage=result_storage,
             **kwargs,
         )
@@ -211,9 +213,6 @@ def cpu_seconds() -> float:
 
 def piece_baseline(config: RunConfig, spm_model: str) -> dict:
     """The unigram baseline on this run's held-out batches, with the predicted piece's text."""
-    import sentencepiece
-
-    from model.baselines import unigram_baseline
 
     baseline = unigram_baseline(
         config.stage_dir("tfrecords"),
@@ -228,7 +227,6 @@ def piece_baseline(config: RunConfig, spm_model: str) -> dict:
 def training_facts(config: RunConfig, outcomes: dict[str, tasks.StageOutcome]) -> dict[str, Any]:
     """What both flows' reports state about the corpus, the TFRecords, the training and the stages,
     from the stages' returned summaries (a cached stage returns its cached one)."""
-    from model.config import get_preset, parameter_counts
 
     segment, metadata = outcomes["segment"].result, outcomes["tfrecords"].result
     counts, heldout = metadata.get("counts") or {}, metadata.get("heldout") or {}
@@ -276,30 +274,29 @@ def print_summary(summary: dict[str, Any], run_dir: str, headline_line: str) -> 
     print(f"report: {Path(summary['report']).resolve() if summary['report'] else None}")
 
 
-def finished_output(stage: Task[..., Any], config: StageConfig, marker: str) -> bool:
-    """Whether `config.output` holds `stage`'s finished output for exactly this config and inputs
-    (`marker` relative to the output), as `tasks.run_stage` decides it."""
-    marker_path = join(config.output, marker)
-    return tasks.holds_finished_output(config, marker_path, tasks.task_cache_key(stage, config))
+def finished_output(stage: Task[..., Any], config: StageConfig) -> bool:
+    """Whether `config.output` holds `stage`'s finished output for exactly this config and inputs,
+    as `tasks.run_stage` decides it."""
+    return tasks.holds_finished_output(stage, config, tasks.task_cache_key(stage, config))
 
 
 def pretrain_as_secondary_process(
     config: RunConfig,
-    data: tuple[Task[..., Any], StageConfig, str],
+    data: tuple[Task[..., Any], StageConfig],
     pretrain: StageConfig,
     *,
     poll_seconds: float = 2.0,
 ) -> dict[str, Any]:
     """A flow on JAX process `config.process_id` > 0 of several: wait (at most
     `config.data_wait_seconds`) until process 0's flow has finished the data stage `data`
-    (task, config, marker), then join the pretrain stage, unless its output is already finished
+    (task, config), then join the pretrain stage, unless its output is already finished
     with these settings (process 0's flow then finds it cached and trains nothing). No Prefect run,
     lock or report here: process 0 runs the flow and is the only one that writes (model.pretrain);
     the flow's `main` then leaves the JAX job (`model.distribute.leave_jax_cluster`)."""
-    from model.pretrain import run as pretrain_run  # TensorFlow/JAX: loaded when training
+    from model.pretrain import run as pretrain_run  # heavy: TensorFlow/JAX, loaded to train
 
-    stage, data_config, marker = data
-    if finished_output(tasks.pretrain, pretrain, join("export", "model.keras")):
+    stage, data_config = data
+    if finished_output(tasks.pretrain, pretrain):
         print(
             f"process {config.process_id}: {pretrain.output} is already trained with these "
             "settings; nothing to join",
@@ -312,7 +309,7 @@ def pretrain_as_secondary_process(
         f"{data_config.output}",
         flush=True,
     )
-    while not finished_output(stage, data_config, marker):
+    while not finished_output(stage, data_config):
         if time.monotonic() > deadline:
             raise StageError(
                 f"{data_config.output}: process 0 did not finish the {stage.name} stage within "

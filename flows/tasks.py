@@ -1,10 +1,12 @@
-"""Thin Prefect tasks around the stages' `run` functions: cross-run caching, retries, persisted results.
+"""Thin Prefect tasks around the stages' `run` functions: cross-run caching, retries, persisted
+results.
 
-Every task takes the stage's typed config as `config`; its cache key is the manifest of the files the
-config's input fields name + the config + the source of the modules the stage runs (flows.caching). Tasks
-retry transient failures (I/O, connection, preemption) with exponential backoff and never retry bad
-input or configuration. The stage modules are imported when a task runs, so that importing the flows
-does not load TensorFlow or Beam.
+Each stage's module, input fields and output marker come from the registry (albert.stages). Every
+task takes the stage's typed config as `config`; its cache key is the manifest of the files the
+config's input fields name + the config + the source of the modules the stage runs
+(flows.caching). Tasks retry transient failures (I/O, connection, preemption) with exponential
+backoff and never retry bad input or configuration (flows.retry). The stage modules are imported
+when a task runs, so that importing the flows does not load TensorFlow or Beam.
 
 Results are persisted as plain JSON only, in storage that reads back nothing else
 (`flows.result_storage`); a stored record a stage would reuse is checked before the task runs
@@ -13,7 +15,6 @@ Results are persisted as plain JSON only, in storage that reads back nothing els
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -21,121 +22,72 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefect import task
-from prefect.client.schemas.objects import TaskRun
-from prefect.states import State
-from prefect.tasks import Task, exponential_backoff
+from prefect.tasks import Task
 from pydantic import Field
 
-from albert.config import ConfigError, StageConfig
-from albert.fileio import (
-    atomic_output_dir,
-    exists,
-    join,
-    move_aside,
-    moved_aside_copies,
-    open_file,
-)
+from albert.config import StageConfig
+from albert.errors import StageError
+from albert.fs import exists, join, open_file
 from albert.locks import output_lock
-from albert.stage import StageError
+from albert.outputs import atomic_output_dir, move_aside, moved_aside_copies
+from albert.stages import STAGES, stage_module
 from flows.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
 from flows.result_storage import PlainJsonSerializer, discard_failure_record, json_only_storage
-
-RETRIES = 2
-RETRY_BACKOFF_SECONDS = 2.0
-
-_PERMANENT_OS_ERRORS = (
-    FileNotFoundError,
-    FileExistsError,
-    PermissionError,
-    IsADirectoryError,
-    NotADirectoryError,
-)
-_TRANSIENT_ERROR_NAMES = frozenset(
-    {
-        # Google Cloud client libraries (GCS, Dataflow): the service is briefly unavailable.
-        "google.api_core.exceptions.ServiceUnavailable",
-        "google.api_core.exceptions.TooManyRequests",
-        "google.api_core.exceptions.InternalServerError",
-        "google.api_core.exceptions.DeadlineExceeded",
-        # TensorFlow: a worker or TPU was preempted / a collective was aborted.
-        "tensorflow.python.framework.errors_impl.UnavailableError",
-        "tensorflow.python.framework.errors_impl.AbortedError",
-        "tensorflow.python.framework.errors_impl.DeadlineExceededError",
-    }
-)
-
-
-def is_transient_error(error: BaseException) -> bool:
-    """Whether retrying may help: I/O and connection errors, timeouts, preemption; not bad input."""
-    if isinstance(error, (StageError, ConfigError, _PERMANENT_OS_ERRORS)):
-        return False
-    if isinstance(error, OSError):  # includes ConnectionError, TimeoutError, BrokenPipeError, EIO
-        return True
-    names = {f"{cls.__module__}.{cls.__qualname__}" for cls in type(error).__mro__}
-    return not names.isdisjoint(_TRANSIENT_ERROR_NAMES)
-
-
-def retry_if_transient(task: Task[..., Any], task_run: TaskRun, state: State) -> bool:
-    """Prefect `retry_condition_fn`: retry a failed stage only when its error is transient."""
-    try:
-        state.result(raise_on_failure=True)
-    except BaseException as error:  # noqa: BLE001  (we classify, never swallow: the state stays failed)
-        return is_transient_error(error)
-    return False
+from flows.retry import retry_options
 
 
 def stage_task(
-    name: str, input_fields: Sequence[str], modules: Sequence[str]
+    name: str, input_fields: Sequence[str], modules: Sequence[str], output_marker: str
 ) -> Callable[[Callable[..., Any]], Task[..., Any]]:
     """Decorator: a stage task cached on (inputs, config, code of `modules`) that retries transient
-    failures, its result persisted as plain JSON."""
+    failures, its result persisted as plain JSON; `output_marker` is the file its finished output
+    always contains (`run_stage`)."""
     return task(
         name=name,
         task_run_name=f"{name}",
-        cache_policy=StageCachePolicy(input_fields=tuple(input_fields), modules=tuple(modules)),
+        cache_policy=StageCachePolicy(
+            input_fields=tuple(input_fields), modules=tuple(modules), output_marker=output_marker
+        ),
         persist_result=True,
         result_serializer=PlainJsonSerializer(),
-        retries=RETRIES,
-        retry_delay_seconds=exponential_backoff(RETRY_BACKOFF_SECONDS),
-        retry_condition_fn=retry_if_transient,
+        **retry_options(),
     )
 
 
-def _stage(module: str) -> Any:
-    return importlib.import_module(module)
+def registered_task(name: str) -> Callable[[Callable[..., Any]], Task[..., Any]]:
+    """`stage_task` of the registered stage `name`: its input fields, module and output marker
+    are read from `albert.stages.STAGES`."""
+    stage = STAGES[name]
+    return stage_task(name, stage.input_fields, (stage.module,), stage.output_marker)
 
 
-@stage_task("segment", input_fields=["input"], modules=["pipelines.segment"])
+@registered_task("segment")
 def segment(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
-    """pipelines.segment: raw documents -> sentence-segmented text shards + stats.json."""
-    return _stage("pipelines.segment").run(config, list(beam_args or []))
+    """Raw documents -> sentence-segmented text shards + stats.json."""
+    return stage_module("segment").run(config, list(beam_args or []))
 
 
-@stage_task("vocab", input_fields=["input"], modules=["pipelines.vocab"])
+@registered_task("vocab")
 def vocab(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
-    """pipelines.vocab: segmented corpus -> SentencePiece model + vocab_stats.json."""
-    return _stage("pipelines.vocab").run(config, list(beam_args or []))
+    """Segmented corpus -> SentencePiece model + vocab_stats.json."""
+    return stage_module("vocab").run(config, list(beam_args or []))
 
 
-@stage_task("tfrecords", input_fields=["input", "spm_model"], modules=["pipelines.tfrecords"])
+@registered_task("tfrecords")
 def tfrecords(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
-    """pipelines.tfrecords: segmented corpus + vocabulary -> masked SOP TFRecords + metadata.json."""
-    return _stage("pipelines.tfrecords").run(config, list(beam_args or []))
+    """Segmented corpus + vocabulary -> masked SOP TFRecords + metadata.json."""
+    return stage_module("tfrecords").run(config, list(beam_args or []))
 
 
-@stage_task(
-    "select",
-    input_fields=["input", "target_samples", "source_samples", "classifier", "spm_model"],
-    modules=["pipelines.domain_select"],
-)
+@registered_task("select")
 def domain_select(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
-    """pipelines.domain_select: the most target-like documents of a segmented corpus + selection.json."""
-    return _stage("pipelines.domain_select").run(config, list(beam_args or []))
+    """The most target-like documents of a segmented corpus + selection.json."""
+    return stage_module("select").run(config, list(beam_args or []))
 
 
-@stage_task("pretrain", input_fields=["data", "init"], modules=["model.pretrain"])
+@registered_task("pretrain")
 def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = None) -> dict:
-    """model.pretrain: TFRecords -> pretrained model (checkpoints, metrics.jsonl, export/).
+    """TFRecords -> pretrained model (checkpoints, metrics.jsonl, export/).
 
     Training writes in place and resumes from its newest checkpoint: a retry after preemption, a
     longer --steps, another schedule or new code continue it. An output holding another training
@@ -144,7 +96,7 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
     JAX hosts this is process 0's task (the others join the training only, without Prefect:
     `flows.run_config.pretrain_as_secondary_process`); it meets them when training ends.
     """
-    stage = _stage("model.pretrain")
+    stage = stage_module("pretrain")
     with output_lock(config.output):
         try:
             stage.check_output(config)
@@ -160,11 +112,11 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
     return result
 
 
-@stage_task("finetune", input_fields=["init", "spm_model", "data_dir"], modules=["flows.finetune"])
+@registered_task("finetune")
 def finetune(config: StageConfig) -> dict:
     """flows.finetune: (further pretrain and) fine-tune a model on a task, score its dev set
     (OUTPUT/results.json)."""
-    return _stage("flows.finetune").run(config)
+    return stage_module("finetune").run(config)
 
 
 class HeldOutEvalConfig(StageConfig):
@@ -181,10 +133,11 @@ class HeldOutEvalConfig(StageConfig):
     )
 
 
-@stage_task("heldout", input_fields=["model", "data"], modules=["model.pretraining_metrics"])
+@registered_task("heldout")
 def heldout(config: HeldOutEvalConfig) -> dict:
-    """model.pretraining_metrics.evaluate_pretraining on held-out data; writes OUTPUT/metrics.json."""
-    metrics = _stage("model.pretraining_metrics").evaluate_pretraining(
+    """evaluate_pretraining (model.pretraining_metrics) on held-out data; writes
+    OUTPUT/metrics.json."""
+    metrics = stage_module("heldout").evaluate_pretraining(
         config.model, config.data, config.batch_size, max_batches=config.max_batches
     )
     with (
@@ -202,10 +155,16 @@ def task_cache_key(stage: Task[..., Any], config: StageConfig) -> str:
     return stage_cache_key(stage.name, config, policy.input_fields, policy.modules)
 
 
-def holds_finished_output(config: StageConfig, output_marker: str, key: str) -> bool:
+def output_marker(stage: Task[..., Any], config: StageConfig) -> str:
+    """The file that the finished output of `stage` run on `config` always contains (atomic
+    outputs make its presence mean the output is complete)."""
+    return join(config.output, stage.cache_policy.output_marker)
+
+
+def holds_finished_output(stage: Task[..., Any], config: StageConfig, key: str) -> bool:
     """Whether `config.output` is the finished output of the stage run `key`: its marker file
-    exists (outputs are atomic) and it records that cache key (`flows.caching.mark_output`)."""
-    return exists(output_marker) and output_key(config.output) == key
+    exists and it records that cache key (`flows.caching.mark_output`)."""
+    return exists(output_marker(stage, config)) and output_key(config.output) == key
 
 
 def refuse_unsafe_record(stage: Task[..., Any], config: StageConfig, storage: Any) -> None:
@@ -235,20 +194,18 @@ def run_stage(
     *,
     index: int,
     total: int,
-    output_marker: str,
     result_storage: Any,
     **kwargs: Any,
 ) -> StageOutcome:
     """Run one stage task with a banner; a stage whose output is gone or not the cached one re-runs.
 
-    `output_marker` is the file the stage's finished output always contains (atomic outputs make
-    its presence mean the output is complete); if it is missing, or the output records another
+    If the stage's output marker (`output_marker`) is missing, or the output records another
     cache key (a run with other parameters wrote it since), the cached result is refreshed. A stage
     that runs never deletes a finished output: one made otherwise is moved aside
-    (`albert.fileio.atomic_output_dir`, the pretrain task); the outcome's `moved_aside` names it.
+    (`albert.outputs.atomic_output_dir`, the pretrain task); the outcome's `moved_aside` names it.
     """
     key = task_cache_key(stage, config)
-    refresh = not holds_finished_output(config, output_marker, key)
+    refresh = not holds_finished_output(stage, config, key)
     print(f"==> [{index}/{total}] {stage.name}", flush=True)
     result_storage = json_only_storage(result_storage)
     if not refresh:

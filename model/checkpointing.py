@@ -4,7 +4,7 @@ A checkpoint is a directory `ckpt-<step:09d>/` holding `weights.npz` (every mode
 optimizer variable — slots, iteration count — each keyed by its variable path, so a model whose
 variables are created in another order still restores each array into its own variable) and `state.json` (step, data
 position, seed and whatever else the trainer records). It is written to a temporary sibling and
-renamed into place (`albert.fileio.atomic_output_dir`), so a run killed mid-write leaves either the
+renamed into place (`albert.outputs.atomic_output_dir`), so a run killed mid-write leaves either the
 previous checkpoints or a complete new one, never a half-written one. Works on local paths and gs://.
 """
 
@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from albert import fileio
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import exists, filesystem, join, makedirs, open_file, remove
+from albert.outputs import atomic_output_dir
 
 logger = logging.getLogger(__name__)
 
@@ -34,17 +35,15 @@ class Checkpoint:
 
 def list_checkpoints(directory: str) -> list[Checkpoint]:
     """Complete checkpoints in `directory`, oldest first (temporary write directories are ignored)."""
-    if not fileio.exists(directory):
+    if not exists(directory):
         return []
-    fs, path = fileio.filesystem(directory)
+    fs, path = filesystem(directory)
     found = []
     for entry in fs.ls(path, detail=False):
         match = _NAME.search(entry.rstrip("/"))
         if match:
             found.append(
-                Checkpoint(
-                    int(match.group(1)), fileio.join(directory, f"ckpt-{int(match.group(1)):09d}")
-                )
+                Checkpoint(int(match.group(1)), join(directory, f"ckpt-{int(match.group(1)):09d}"))
             )
     return sorted(found, key=lambda c: c.step)
 
@@ -92,28 +91,27 @@ def save_checkpoint(directory: str, step: int, model, optimizer, state: dict, ke
 
     The caller holds the lock of the run's output (`albert.locks.output_lock`).
     """
-    target = fileio.join(directory, f"ckpt-{step:09d}")
+    target = join(directory, f"ckpt-{step:09d}")
     arrays = {**_keyed("model", model.weights), **_keyed("optimizer", optimizer.variables)}
     # dropout seed states: auto-named (seed_generator_<n>), interchangeable, kept in order
     arrays.update({f"rng/{i:05d}": a for i, a in enumerate(_variable_arrays(_rng_states(model)))})
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
-    fs, root = fileio.filesystem(directory)
-    fs.makedirs(root, exist_ok=True)
-    with fileio.atomic_output_dir(target, lock=False, keep_previous=False) as temp:
-        with fileio.open_file(fileio.join(temp, "weights.npz"), "wb") as handle:
+    makedirs(directory)
+    with atomic_output_dir(target, lock=False, keep_previous=False) as temp:
+        with open_file(join(temp, "weights.npz"), "wb") as handle:
             handle.write(buffer.getvalue())
-        with fileio.open_file(fileio.join(temp, "state.json"), "w") as handle:
+        with open_file(join(temp, "state.json"), "w") as handle:
             json.dump(dict(state, step=step), handle, indent=2, sort_keys=True)
     for old in list_checkpoints(directory)[:-keep] if keep > 0 else []:
-        fileio.remove(old.path)
+        remove(old.path)
     logger.info("saved checkpoint %s", target)
     return target
 
 
 def read_state(path: str) -> dict:
     """The trainer state (`state.json`) of the checkpoint at `path`."""
-    with fileio.open_file(fileio.join(path, "state.json"), "r") as handle:
+    with open_file(join(path, "state.json"), "r") as handle:
         return json.load(handle)
 
 
@@ -123,7 +121,7 @@ def load_checkpoint(path: str, model, optimizer=None) -> dict:
     Arrays are matched to variables by path; checkpoints written before paths were recorded
     (keys `model/00000` ...) are matched by position, with their shapes checked.
     """
-    with fileio.open_file(fileio.join(path, "weights.npz"), "rb") as handle:
+    with open_file(join(path, "weights.npz"), "rb") as handle:
         arrays = np.load(io.BytesIO(handle.read()))
         groups: dict[str, dict[str, np.ndarray]] = {"model": {}, "optimizer": {}, "rng": {}}
         for name in arrays.files:

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from albert.errors import ConfigError
+
 Sharing = Literal["all", "attention", "ffn", "none"]
 Activation = Literal["gelu_new", "gelu", "relu"]
 
@@ -101,8 +103,8 @@ class AlbertConfig(BaseModel):
         return (self.num_hidden_groups if shared else self.num_hidden_layers) * self.inner_group_num
 
 
-class PresetError(ValueError):
-    """An unknown preset name or an invalid override."""
+class PresetError(ConfigError):
+    """An unknown preset name or an invalid override (a bad setting: exit code 2)."""
 
 
 _BASE = {

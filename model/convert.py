@@ -12,7 +12,7 @@ import tempfile
 
 import keras
 
-from albert import fileio
+from albert.fs import exists, join, open_file
 from model.checkpoint_weights import ConversionError
 from model.config import AlbertConfig
 from model.convert_hf import load_huggingface
@@ -26,7 +26,7 @@ def _load_keras_file(url: str) -> keras.Model:
         return keras.saving.load_model(url)
     with tempfile.TemporaryDirectory() as local:
         local_path = os.path.join(local, "model.keras")
-        with fileio.open_file(url, "rb") as src, open(local_path, "wb") as dst:
+        with open_file(url, "rb") as src, open(local_path, "wb") as dst:
             shutil.copyfileobj(src, dst)
         return keras.saving.load_model(local_path)
 
@@ -42,11 +42,11 @@ def load_pretrained(path: str, config: AlbertConfig | str | None = None) -> Albe
                 f"{path}: holds a {type(model).__name__}, not an AlbertPretrainingModel"
             )
         return model
-    if fileio.exists(fileio.join(path, "config.json")):
+    if exists(join(path, "config.json")):
         return load_huggingface(path)
-    if fileio.exists(path + ".index"):
+    if exists(path + ".index"):
         return load_tf1_checkpoint(path, config)
-    if fileio.exists(fileio.join(path, "checkpoint")):  # a TF1 model directory
+    if exists(join(path, "checkpoint")):  # a TF1 model directory
         import tensorflow as tf  # heavy: only TF1 checkpoints need it (JAX runs never load it)
 
         latest = tf.train.latest_checkpoint(path)

@@ -12,7 +12,8 @@ import keras
 import numpy as np
 import safetensors.numpy
 
-from albert import fileio
+from albert.fs import exists, join, open_file
+from albert.outputs import atomic_output_dir
 from model.checkpoint_weights import (
     ConversionError,
     assign_weights,
@@ -104,28 +105,28 @@ def config_to_huggingface(config: AlbertConfig) -> dict[str, Any]:
 
 
 def _read_safetensors(url: str) -> dict[str, np.ndarray]:
-    with fileio.open_file(url, "rb") as handle:
+    with open_file(url, "rb") as handle:
         return safetensors.numpy.load(handle.read())
 
 
 def read_huggingface_tensors(directory: str) -> dict[str, np.ndarray]:
     """All tensors of a Hugging Face checkpoint directory (safetensors, sharded, or torch .bin)."""
-    single = fileio.join(directory, "model.safetensors")
-    index = fileio.join(directory, "model.safetensors.index.json")
-    torch_bin = fileio.join(directory, "pytorch_model.bin")
-    if fileio.exists(single):
+    single = join(directory, "model.safetensors")
+    index = join(directory, "model.safetensors.index.json")
+    torch_bin = join(directory, "pytorch_model.bin")
+    if exists(single):
         return _read_safetensors(single)
-    if fileio.exists(index):
-        with fileio.open_file(index, "rb") as handle:
+    if exists(index):
+        with open_file(index, "rb") as handle:
             shards = sorted(set(json.load(handle)["weight_map"].values()))
         tensors: dict[str, np.ndarray] = {}
         for shard in shards:
-            tensors.update(_read_safetensors(fileio.join(directory, shard)))
+            tensors.update(_read_safetensors(join(directory, shard)))
         return tensors
-    if fileio.exists(torch_bin):
+    if exists(torch_bin):
         import torch  # optional (the test extra): only pytorch_model.bin files need it
 
-        with fileio.open_file(torch_bin, "rb") as handle:
+        with open_file(torch_bin, "rb") as handle:
             state = torch.load(io.BytesIO(handle.read()), map_location="cpu", weights_only=True)
         return {name: value.float().numpy() for name, value in state.items()}
     raise ConversionError(f"{directory}: no Hugging Face weights (looked for {HF_WEIGHT_FILES})")
@@ -134,8 +135,8 @@ def read_huggingface_tensors(directory: str) -> dict[str, np.ndarray]:
 def load_huggingface(directory: str) -> AlbertPretrainingModel:
     """An `AlbertPretrainingModel` from a Hugging Face `AlbertForPreTraining` (or `AlbertModel`)
     directory: `config.json` + `model.safetensors` / sharded safetensors / `pytorch_model.bin`."""
-    config_url = fileio.join(directory, "config.json")
-    with fileio.open_file(config_url, "rb") as handle:
+    config_url = join(directory, "config.json")
+    with open_file(config_url, "rb") as handle:
         config = config_from_huggingface(json.load(handle), config_url)
     tensors = {
         name: value
@@ -170,9 +171,9 @@ def export_huggingface(model: AlbertPretrainingModel, directory: str) -> str:
         tensors["albert.encoder.embedding_hidden_mapping_in.bias"] = np.zeros(
             config.hidden_size, np.float32
         )
-    with fileio.atomic_output_dir(directory) as temp:
-        with fileio.open_file(fileio.join(temp, "config.json"), "w") as handle:
+    with atomic_output_dir(directory) as temp:
+        with open_file(join(temp, "config.json"), "w") as handle:
             json.dump(hf_config, handle, indent=2, sort_keys=True)
-        with fileio.open_file(fileio.join(temp, "model.safetensors"), "wb") as handle:
+        with open_file(join(temp, "model.safetensors"), "wb") as handle:
             handle.write(safetensors.numpy.save(tensors, metadata={"format": "pt"}))
     return directory

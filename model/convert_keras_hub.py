@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import tempfile
 
-from albert import fileio
+from albert.fs import filesystem
+from albert.outputs import atomic_output_dir
 from albert.tokenization import AlbertTokenizer
 from albert.tokenizer_export import sentencepiece_with_preprocessing
 from model.checkpoint_weights import ConversionError, checkpoint_groups
@@ -68,8 +69,8 @@ def export_keras_hub(
                 tokenizer,
                 sequence_length=model.config.max_position_embeddings,
             ).save_to_preset(preset_dir)
-        with fileio.atomic_output_dir(directory) as temp:
-            fs, temp_path = fileio.filesystem(temp)
+        with atomic_output_dir(directory) as temp:
+            fs, temp_path = filesystem(temp)
             for root, _, names in os.walk(preset_dir):
                 relative = os.path.relpath(root, preset_dir)
                 target = temp_path if relative == "." else f"{temp_path}/{relative}"

@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any
 
-from albert import fileio
+from albert.fs import exists, join, open_file
 from model.checkpoint_weights import ConversionError, assign_weights, projection_flag
 from model.config import AlbertConfig
 from model.pretraining_model import AlbertPretrainingModel
@@ -59,8 +59,8 @@ def config_from_tf1(values: dict[str, Any], has_projection: bool, source: str) -
 def _find_tf1_config(prefix: str) -> str:
     directory = os.path.dirname(prefix) or "."
     for name in TF1_CONFIG_FILES:
-        candidate = fileio.join(directory, name)
-        if fileio.exists(candidate):
+        candidate = join(directory, name)
+        if exists(candidate):
             return candidate
     raise ConversionError(
         f"{prefix}: no config next to the checkpoint (looked for "
@@ -90,7 +90,7 @@ def load_tf1_checkpoint(
     has_projection = "bert/encoder/embedding_hidden_mapping_in/kernel" in names
     if not isinstance(config, AlbertConfig):
         config_url = config or _find_tf1_config(prefix)
-        with fileio.open_file(config_url, "rb") as handle:
+        with open_file(config_url, "rb") as handle:
             config = config_from_tf1(json.load(handle), has_projection, config_url)
     elif config.has_embedding_projection != has_projection:
         values = config.model_dump()

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from albert.stage import StageError
+from albert.errors import StageError
 
 logger = logging.getLogger(__name__)
 

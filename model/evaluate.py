@@ -23,9 +23,10 @@ import sys
 import keras
 from pydantic import Field
 
-from albert import fileio
 from albert.config import StageConfig
-from albert.stage import StageError, naming, stage_main
+from albert.errors import StageError, naming
+from albert.fs import exists, join, makedirs, open_file
+from albert.stage import stage_main
 from albert.tokenization import AlbertTokenizer
 from model.finetune.config import FinetuneConfig, Hyperparameters
 from model.finetune.kind import TaskKind
@@ -55,7 +56,7 @@ def predict_with_model(
     """Run a fine-tuned model (a model.finetune output) on the gold file; return the path of its
     predictions (and null odds) and its tuned threshold, written under OUTPUT or the model
     directory's `eval/`."""
-    results = read_json(fileio.join(config.model, "results.json"))
+    results = read_json(join(config.model, "results.json"))
     finetune_config = FinetuneConfig(
         **{
             **results["config"],
@@ -74,15 +75,14 @@ def predict_with_model(
         with_train=False,
         threshold=threshold,
     )
-    model_path = fileio.join(config.model, "model.keras")
+    model_path = join(config.model, "model.keras")
     with naming(model_path):  # e.g. Keras refusing an unsafe .keras file
         model = keras.saving.load_model(model_path, compile=False)
     _, predictions = kind.score(model, data, hp.batch_size)
-    directory = config.output or fileio.join(config.model, "eval")
-    fs, path = fileio.filesystem(directory)
-    fs.makedirs(path, exist_ok=True)
+    directory = config.output or join(config.model, "eval")
+    makedirs(directory)
     predictions_path = kind.write_predictions(directory, data, predictions)
-    null_odds = fileio.join(directory, kind.null_odds_file) if kind.null_odds_file else None
+    null_odds = join(directory, kind.null_odds_file) if kind.null_odds_file else None
     return predictions_path, null_odds, threshold
 
 
@@ -93,7 +93,7 @@ def run(config: EvaluateConfig) -> dict:
     predictions, na_probs, threshold = config.predictions, config.na_probs, config.threshold
     if config.model is not None:
         predictions, na_probs, threshold = predict_with_model(kind, config)
-    if not fileio.exists(predictions):
+    if not exists(predictions):
         raise StageError(f"{predictions}: predictions file not found")
     scores = kind.score_files(config.gold, predictions, na_probs, threshold)
     result = {
@@ -103,9 +103,8 @@ def run(config: EvaluateConfig) -> dict:
         "scores": scores,
     }
     if config.output:
-        fs, path = fileio.filesystem(config.output)
-        fs.makedirs(path, exist_ok=True)
-        with fileio.open_file(fileio.join(config.output, "scores.json"), "w") as handle:
+        makedirs(config.output)
+        with open_file(join(config.output, "scores.json"), "w") as handle:
             json.dump(result, handle, indent=2, sort_keys=True)
     return result
 

@@ -15,7 +15,7 @@ import json
 import logging
 from typing import Any
 
-from albert import fileio
+from albert.fs import join, open_file
 from albert.tokenization import AlbertTokenizer
 from albert.tokenizer_export import write_hf_tokenizer
 from model.checkpoint_weights import ConversionError
@@ -192,7 +192,7 @@ def write_exports(
     """
     do_lower_case = data.get("do_lower_case", True)
     paths = {}
-    hf_dir = fileio.join(export_dir, "hf")
+    hf_dir = join(export_dir, "hf")
     try:
         export_huggingface(model, hf_dir)
     except ConversionError as error:
@@ -204,12 +204,12 @@ def write_exports(
                 hf_dir,
                 model_max_length=model.config.max_position_embeddings,
             )
-        with fileio.open_file(fileio.join(hf_dir, "README.md"), "w") as handle:
+        with open_file(join(hf_dir, "README.md"), "w") as handle:
             handle.write(model_card(model.config, run, data, heldout, do_lower_case, data_license))
         paths["huggingface"] = "hf"
     try:
         export_keras_hub(
-            model, fileio.join(export_dir, "keras_hub"), spm_model, do_lower_case=do_lower_case
+            model, join(export_dir, "keras_hub"), spm_model, do_lower_case=do_lower_case
         )
     except ConversionError as error:
         logger.warning("keras-hub export skipped: %s", error)

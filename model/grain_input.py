@@ -20,8 +20,8 @@ import grain
 import numpy as np
 from absl import flags
 
+from albert.errors import StageError
 from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
-from albert.stage import StageError
 from albert.tfrecord_framing import tfrecord_records
 from model.pretrain_records import (
     MLM_DENOMINATOR_EPSILON,
@@ -180,7 +180,7 @@ class _LengthBatchIterator(grain.DatasetIterator):
     def __next__(self):
         edges, size = self.dataset.edges, self.dataset.size
         while True:
-            position, (path, index, record) = element = next(self._parent)
+            _, (path, index, record) = element = next(self._parent)
             mask = decode_record(path, index, record, ("input_mask",))["input_mask"]
             bucket = length_bucket(int(np.count_nonzero(mask)), edges)
             chosen = self.bins[bucket]

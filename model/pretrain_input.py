@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from albert.stage import StageError
+from albert.errors import StageError
 
 
 def uses_grain(choice: str) -> bool:

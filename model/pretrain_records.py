@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from albert import fileio
 from albert.batch_masking import mask_batch
+from albert.errors import StageError
+from albert.fs import exists, expand_files, join, open_file
 from albert.hashing import derive_seed
 from albert.masking import albert_options
 from albert.pretraining_example import FEATURE_NAMES, INT_FEATURES_PRED, decode_example
-from albert.stage import StageError
 from albert.tfrecord_framing import tfrecord_records
 
 logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class DataSpec:
 
 def shard_files(data: str) -> list[str]:
     """The TFRecord shards of a directory (`*.tfrecord*`), or the files a glob/path names."""
-    files = fileio.expand_files(data, ("*.tfrecord*",))
+    files = expand_files(data, ("*.tfrecord*",))
     if not files:
         raise StageError(f"{data}: no TFRecord shards found (expected *.tfrecord files)")
     return files
@@ -86,7 +86,7 @@ def inspect_data(data: str) -> DataSpec:
     """
     files = shard_files(data)
     is_pattern = any(c in data for c in "*?[") or data.endswith((".tfrecord", ".tfrecord.gz"))
-    metadata_path = fileio.join(posixpath.dirname(data) if is_pattern else data, "metadata.json")
+    metadata_path = join(posixpath.dirname(data) if is_pattern else data, "metadata.json")
     features = _first_example(files[0])
     missing = [
         name for name in FEATURE_NAMES if name not in features and name not in PREDICTION_FEATURES
@@ -98,9 +98,9 @@ def inspect_data(data: str) -> DataSpec:
     seq_len = len(features["input_ids"])
     preds = len(features["masked_lm_positions"]) if "masked_lm_positions" in features else 0
     metadata: dict = {}
-    found = fileio.exists(metadata_path)
+    found = exists(metadata_path)
     if found:
-        with fileio.open_file(metadata_path, "r") as handle:
+        with open_file(metadata_path, "r") as handle:
             metadata = json.load(handle)
         expected_seq = metadata.get("max_seq_length")
         if expected_seq is not None and int(expected_seq) != seq_len:

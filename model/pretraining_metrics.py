@@ -13,7 +13,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from albert.stage import StageError, naming
+from albert.errors import StageError, naming
 from model import pretrain_input, pretrain_records  # Grain on JAX: no TensorFlow
 from model.convert import load_pretrained
 from model.pretraining_model import model_inputs

@@ -1,7 +1,7 @@
 """TensorBoard scalars without TensorFlow: an `events.out.tfevents.*` file of `Event` protobufs (wall
 time, step, `Summary.Value{tag, simple_value}`) in TFRecord framing, which TensorBoard reads as scalars.
 
-The file is rewritten whole through `fileio.write_atomic` at every write (as metrics.jsonl is), so it
+The file is rewritten whole through `write_atomic` at every write (as metrics.jsonl is), so it
 works the same on local disks and object stores and a kill leaves the previous complete file.
 """
 
@@ -12,7 +12,8 @@ import socket
 import struct
 import time
 
-from albert import fileio
+from albert.fs import join
+from albert.outputs import write_atomic
 from albert.protobuf_wire import length_delimited, varint
 from albert.tfrecord_framing import tfrecord_frame
 
@@ -44,10 +45,10 @@ class ScalarWriter:
 
     def __init__(self, directory: str):
         name = f"events.out.tfevents.{int(time.time())}.{socket.gethostname()}.{os.getpid()}.v2"
-        self.path = fileio.join(directory, name)
+        self.path = join(directory, name)
         self.data = tfrecord_frame(encode_event(time.time(), file_version="brain.Event:2"))
-        fileio.write_atomic(self.path, self.data)
+        write_atomic(self.path, self.data)
 
     def write(self, step: int, scalars: dict[str, float]) -> None:
         self.data += tfrecord_frame(encode_event(time.time(), step, scalars))
-        fileio.write_atomic(self.path, self.data)
+        write_atomic(self.path, self.data)

@@ -19,7 +19,7 @@ import numpy as np
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 from keras import ops
 
-from albert import fileio
+from albert.fs import open_file
 from albert.tokenization import AlbertTokenizer
 
 TARGET = 1  # class index of the target domain
@@ -116,7 +116,7 @@ def save_model(model: keras.Model, path: str) -> None:
     with tempfile.TemporaryDirectory() as temp:
         local = os.path.join(temp, "model.keras")
         model.save(local)
-        with open(local, "rb") as source, fileio.open_file(path, "wb") as target:
+        with open(local, "rb") as source, open_file(path, "wb") as target:
             target.write(source.read())
 
 
@@ -124,7 +124,7 @@ def load_model(path: str) -> keras.Model:
     """Load a .keras file from a local path or URL."""
     with tempfile.TemporaryDirectory() as temp:
         local = os.path.join(temp, "model.keras")
-        with fileio.open_file(path, "rb") as source, open(local, "wb") as target:
+        with open_file(path, "rb") as source, open(local, "wb") as target:
             target.write(source.read())
         return keras.saving.load_model(local, compile=False)
 

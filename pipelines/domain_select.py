@@ -24,9 +24,10 @@ import apache_beam as beam
 from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
 from pydantic import Field, model_validator
 
-from albert import fileio
 from albert.config import StageConfig
-from albert.stage import StageError, stage_main
+from albert.errors import StageError
+from albert.fs import join, open_file
+from albert.stage import stage_main
 from albert.tokenization import AlbertTokenizer
 from pipelines.domain_classifier import DomainModelHandler, train_classifier
 from pipelines.runner import CountingDoFn, WriteSummary, counted, run_stage
@@ -121,7 +122,7 @@ def write_selection(counts: dict[str, int], summary: dict, output_dir: str) -> N
         "documents": counts.get("documents", 0),
         "selected": counts.get("selected", 0),
     }
-    with fileio.open_file(fileio.join(output_dir, SELECTION_FILE), "w") as handle:
+    with open_file(join(output_dir, SELECTION_FILE), "w") as handle:
         json.dump(summary, handle, indent=2, sort_keys=True)
 
 
@@ -134,7 +135,7 @@ def prepare_classifier(config: DomainSelectConfig, out: str) -> tuple[str, dict 
     source = [text for _, text in documents_of(config.source_samples)]
     if not target or not source:
         raise StageError("need at least one target-domain and one source-domain sample document")
-    classifier = fileio.join(out, "classifier.keras")
+    classifier = join(out, "classifier.keras")
     training = train_classifier(
         AlbertTokenizer(config.spm_model),
         target,
@@ -159,9 +160,7 @@ def build_pipeline(
     summary = {
         "top_k": config.top_k,
         "threshold": config.threshold,
-        "classifier": classifier
-        if config.classifier
-        else fileio.join(config.output, "classifier.keras"),
+        "classifier": classifier if config.classifier else join(config.output, "classifier.keras"),
         "classifier_training": training,
         "output": config.output,
     }
@@ -178,7 +177,7 @@ def build_pipeline(
     _ = (
         scores
         | "ScoreLines" >> beam.MapTuple(scored_line)
-        | "WriteScores" >> WriteShards(fileio.join(out, "scores"), config.num_shards, ".tsv")
+        | "WriteScores" >> WriteShards(join(out, "scores"), config.num_shards, ".tsv")
     )
     if config.top_k is not None:
         k = config.top_k
@@ -200,7 +199,7 @@ def build_pipeline(
             )
         )
         | "Encode" >> beam.Map(selected_document)
-        | "WriteSelected" >> WriteShards(fileio.join(out, "selected"), config.num_shards, ".txt")
+        | "WriteSelected" >> WriteShards(join(out, "selected"), config.num_shards, ".txt")
     )
     _ = pipeline | "WriteSelection" >> WriteSummary(
         write_selection, counts, summary=summary, output_dir=out

@@ -10,7 +10,6 @@ stage configs (run it with `infra/dataflow` after a config gains or loses a fiel
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
@@ -18,16 +17,7 @@ import typing
 from collections.abc import Sequence
 from pathlib import Path
 
-# stage -> (module, config class): the Beam stages that run on Dataflow.
-DATAFLOW_STAGES: dict[str, tuple[str, str]] = {
-    "segment": ("pipelines.segment", "SegmentConfig"),
-    "vocab": ("pipelines.vocab", "VocabConfig"),
-    "tfrecords": ("pipelines.tfrecords", "TFRecordsConfig"),
-}
-
-
-def config_class(module_name: str, class_name: str):
-    return getattr(importlib.import_module(module_name), class_name)
+from albert.stages import DATAFLOW_STAGES, config_class, stage_module
 
 
 def _field_help(field) -> str:
@@ -41,10 +31,8 @@ def flex_template_metadata(stage: str) -> dict:
     Dataflow passes each parameter as `--name=value`; `flex_argv` maps the underscore names to the
     stage's `--field-name` flags. List fields take a comma-separated list.
     """
-    module_name, class_name = DATAFLOW_STAGES[stage]
-    module = importlib.import_module(module_name)
-    cls = getattr(module, class_name)
-    description = (module.__doc__ or "").strip().splitlines()[0]
+    cls = config_class(stage)
+    description = (stage_module(stage).__doc__ or "").strip().splitlines()[0]
     parameters = []
     for name, field in cls.model_fields.items():
         is_list = typing.get_origin(field.annotation) is list
@@ -70,8 +58,7 @@ def flex_argv(stage: str, argv: Sequence[str]) -> list[str]:
     A comma-separated list field becomes one repeated flag per item; every other flag (Beam's
     `--runner`, `--sdk_container_image`, ...) passes through unchanged.
     """
-    module_name, class_name = DATAFLOW_STAGES[stage]
-    fields = config_class(module_name, class_name).model_fields
+    fields = config_class(stage).model_fields
     out: list[str] = []
     for arg in argv:
         name, sep, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
@@ -98,9 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    module = importlib.import_module(DATAFLOW_STAGES[stage][0])
     args = flex_argv(stage, sys.argv[1:] if argv is None else argv)
-    return module.main(args, prog=f"albert {stage} (flex template)")
+    return stage_module(stage).main(args, prog=f"albert {stage} (flex template)")
 
 
 def write_flex_metadata(directory: Path) -> list[Path]:

@@ -23,8 +23,10 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.transforms.window import GlobalWindows
 
-from albert import fileio, reaper
-from albert.stage import StageError, describe_error
+from albert import reaper
+from albert.errors import EXIT_USER_ERROR, StageError, describe_error
+from albert.fs import join, open_file
+from albert.outputs import atomic_output_dir
 
 DEFAULT_RUNNER = "FnApiRunner"
 COUNTS = "counts"
@@ -65,14 +67,18 @@ def pipeline_options(beam_args: Sequence[str] | None = None) -> PipelineOptions:
 
 
 def run_pipeline(pipeline: beam.Pipeline) -> beam.runners.runner.PipelineResult:
-    """Run `pipeline` to the end; what a DoFn raised as StageError comes back as one StageError.
+    """Run `pipeline` to the end; what a DoFn raised as StageError (or an OSError naming its file)
+    comes back as one StageError, anything else as it was raised.
     If the command is killed meanwhile, its watchdog deletes Beam's local scratch directory."""
     reaper.remove_when_gone(pipeline.local_tempdir)
     try:
         result = pipeline.run()
         result.wait_until_finish()
     except Exception as error:  # the runner wraps what a DoFn raised, or re-raises it with a suffix
-        raise StageError(describe_error(error)[0]) from error
+        message, code = describe_error(error)
+        if code != EXIT_USER_ERROR:
+            raise  # a bug stays a bug: never reported as the user's bad input
+        raise StageError(message) from error
     return result
 
 
@@ -201,11 +207,11 @@ def run_stage(
     `check(summary)` may raise a StageError, and the output is then not committed (left absent).
     A bad runner flag fails before the output directory is touched."""
     options = pipeline_options(beam_args)
-    with fileio.atomic_output_dir(output) as temp_dir:
+    with atomic_output_dir(output) as temp_dir:
         pipeline = beam.Pipeline(options=options)
         build(pipeline, temp_dir)
         run_pipeline(pipeline)
-        with fileio.open_file(fileio.join(temp_dir, summary_file), "r", encoding="utf-8") as handle:
+        with open_file(join(temp_dir, summary_file), "r", encoding="utf-8") as handle:
             summary = json.load(handle)
         if check is not None:
             check(summary)

@@ -28,10 +28,11 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from pydantic import Field, field_validator
 
-from albert import fileio
 from albert.config import StageConfig
+from albert.errors import StageError
+from albert.fs import expand_files, filesystem, join
 from albert.hashing import stable_hash
-from albert.stage import StageError, stage_main
+from albert.stage import stage_main
 from pipelines import input_formats, input_streams, spill, text_cleaning
 from pipelines.dedup import Deduplicate
 from pipelines.runner import COUNTS, CountingDoFn, WriteSummary, counted, run_stage
@@ -104,7 +105,7 @@ def match_inputs(patterns: Iterable[str]) -> list[str]:
     """
     paths: set[str] = set()
     for pattern in patterns:
-        matched = [path for path in fileio.expand_files(pattern, ("*",)) if not _is_directory(path)]
+        matched = [path for path in expand_files(pattern, ("*",)) if not _is_directory(path)]
         if not matched:
             raise StageError(f"{pattern}: no file matches this input pattern")
         paths.update(matched)
@@ -112,7 +113,7 @@ def match_inputs(patterns: Iterable[str]) -> list[str]:
 
 
 def _is_directory(url: str) -> bool:
-    fs, path = fileio.filesystem(url)
+    fs, path = filesystem(url)
     return fs.isdir(path)
 
 
@@ -222,7 +223,7 @@ def build_pipeline(
     `output_dir`."""
     counts: list = []
     run_dirs = [
-        fileio.join(output_dir, f"_{name}-runs")
+        join(output_dir, f"_{name}-runs")
         for name in ("spread", "documents", "paragraphs", "repeats")
     ]
     read = (
@@ -256,7 +257,7 @@ def build_pipeline(
         counts,
     )  # key, document block (UTF-8)
     shards = segmented | "Write" >> WriteShards(
-        fileio.join(output_dir, "part"), config.num_shards, ".txt"
+        join(output_dir, "part"), config.num_shards, ".txt"
     )  # shard path
     _ = pipeline | "WriteStats" >> WriteSummary(
         write_stats,

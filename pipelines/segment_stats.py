@@ -11,8 +11,8 @@ from collections.abc import Iterable
 
 from apache_beam.io.filesystems import FileSystems
 
-from albert import fileio
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import join
 from pipelines import spill
 
 STATS_FILE = "stats.json"
@@ -121,7 +121,7 @@ def write_stats(
     spill's `run_dirs`."""
     spill.remove_run_dirs(run_dirs)
     stats = summarize(counts, bad_files, paths, shards)
-    with FileSystems.create(fileio.join(output_dir, STATS_FILE)) as handle:
+    with FileSystems.create(join(output_dir, STATS_FILE)) as handle:
         handle.write((json.dumps(stats, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 

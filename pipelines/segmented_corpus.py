@@ -8,15 +8,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from albert import fileio
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import expand_files, open_file
 
 CORPUS_FILES = ("*.txt", "*.txt.gz", "*.txt.bz2")
 
 
 def input_files(pattern: str) -> list[str]:
     """The corpus files: every *.txt[.gz|.bz2] of a directory, or a file or glob."""
-    return fileio.expand_files(pattern, CORPUS_FILES)
+    return expand_files(pattern, CORPUS_FILES)
 
 
 def read_documents(path: str) -> Iterator[tuple[bytes, list[str]]]:
@@ -27,7 +27,7 @@ def read_documents(path: str) -> Iterator[tuple[bytes, list[str]]]:
     lines: list[str] = []
     index = 0
     try:
-        with fileio.open_file(path, "rt", encoding="utf-8") as handle:
+        with open_file(path, "rt", encoding="utf-8") as handle:
             for line in handle:
                 if line.strip():
                     lines.append(line)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import sentencepiece as spm
 
-from albert.stage import StageError
+from albert.errors import StageError
 
 CONTROL_SYMBOLS = ["[CLS]", "[SEP]", "[MASK]"]
 # A list, not the reference README's quoted "(,),\",-,.,–,£,€", which current sentencepiece

@@ -26,9 +26,10 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 
-from albert import fileio
+from albert.errors import StageError
+from albert.fs import exists, join
 from albert.hashing import stable_hash
-from albert.stage import StageError, stage_main
+from albert.stage import stage_main
 from albert.tokenization import AlbertTokenizer
 from pipelines import instances, spill
 from pipelines.heldout import (
@@ -144,7 +145,7 @@ def nsp_buckets(document: tuple[bytes, bytes], count: int, config: TFRecordsConf
 def load_vocabulary(config: TFRecordsConfig) -> Vocabulary:
     """The SentencePiece model's size and digest, from the one tokenizer the driver builds; a
     StageError naming the model file when it is missing or not ALBERT's."""
-    if not fileio.exists(config.spm_model):
+    if not exists(config.spm_model):
         raise StageError(f"{config.spm_model}: SentencePiece model not found")
     try:
         tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
@@ -194,7 +195,7 @@ def build_pipeline(
     """Training shards `data-*`, held-out shard `heldout-*`, the held-out documents' list and
     metadata.json (counts summed in the pipeline; the `vocabulary` facts from the driver)."""
     counts: list = []
-    spread_runs = fileio.join(output_dir, "_spread-runs")
+    spread_runs = join(output_dir, "_spread-runs")
     pairs = (  # key, text
         pipeline | "Files" >> beam.Create(files) | "ReadDocuments" >> beam.ParDo(ReadDocuments())
     )
@@ -230,16 +231,16 @@ def build_pipeline(
         build_examples(train, config, "", counts)
         | "Write"
         >> WriteShards(
-            fileio.join(output_dir, "data"), config.num_shards, ".tfrecord", framing="tfrecord"
+            join(output_dir, "data"), config.num_shards, ".tfrecord", framing="tfrecord"
         ),
         heldout_examples
         | "WriteHeldout"
-        >> WriteShards(fileio.join(output_dir, HELDOUT_PREFIX), 1, ".tfrecord", framing="tfrecord"),
+        >> WriteShards(join(output_dir, HELDOUT_PREFIX), 1, ".tfrecord", framing="tfrecord"),
     ) | "AllShards" >> beam.Flatten()  # shard path
     document_list = (  # the list's path
         heldout
         | "HeldoutList" >> beam.Map(heldout_list_line)  # line, line
-        | "WriteHeldoutList" >> WriteShards(fileio.join(output_dir, HELDOUT_LIST_PREFIX), 1, ".txt")
+        | "WriteHeldoutList" >> WriteShards(join(output_dir, HELDOUT_LIST_PREFIX), 1, ".txt")
     )
     _ = pipeline | "WriteMetadata" >> WriteSummary(
         write_metadata,

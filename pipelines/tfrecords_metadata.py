@@ -11,9 +11,9 @@ import logging
 import os
 from typing import NamedTuple
 
-from albert import fileio
 from albert import pretraining_example as features
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import join, open_file
 from pipelines import spill
 from pipelines.heldout import HELDOUT_PREFIX, few_documents_note
 from pipelines.tfrecords_config import SPECIAL_TOKENS, TFRecordsConfig
@@ -148,5 +148,5 @@ def write_metadata(
         sorted(os.path.basename(path) for path in shards),
         os.path.basename(written[0]),
     )
-    with fileio.open_file(fileio.join(output_dir, METADATA_FILE), "w") as handle:
+    with open_file(join(output_dir, METADATA_FILE), "w") as handle:
         json.dump(metadata, handle, indent=2, sort_keys=True)

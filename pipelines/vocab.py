@@ -21,9 +21,10 @@ import apache_beam as beam
 from apache_beam.io import fileio as beam_fileio
 from pydantic import Field
 
-from albert import fileio
 from albert.config import StageConfig
-from albert.stage import StageError, stage_main
+from albert.errors import StageError
+from albert.fs import expand, join, open_file
+from albert.stage import stage_main
 from albert.tokenization import AlbertTokenizer, preprocess_text
 from pipelines import sampling
 from pipelines.runner import Counter, CountingDoFn, counted, run_stage, sum_counts
@@ -74,7 +75,7 @@ def input_pattern(input_path: str) -> str:
     """`DIR/*.txt` for a directory, the glob itself otherwise."""
     if any(c in input_path for c in "*?["):
         return input_path
-    return fileio.join(input_path, "*.txt")
+    return join(input_path, "*.txt")
 
 
 def corpus_sentence(raw_line: bytes, max_bytes: int) -> tuple[str | None, str]:
@@ -147,11 +148,11 @@ def build_vocabulary(
         config.seed,
     )
     training_seconds = time.perf_counter() - start
-    with fileio.open_file(fileio.join(output_dir, "spiece.model"), "wb") as handle:
+    with open_file(join(output_dir, "spiece.model"), "wb") as handle:
         handle.write(model)
-    with fileio.open_file(fileio.join(output_dir, "spiece.vocab"), "w", encoding="utf-8") as handle:
+    with open_file(join(output_dir, "spiece.vocab"), "w", encoding="utf-8") as handle:
         handle.write(vocab_file_text(model))
-    tokenizer = AlbertTokenizer(fileio.join(output_dir, "spiece.model"))
+    tokenizer = AlbertTokenizer(join(output_dir, "spiece.model"))
     heldout.sort()
     stats = {
         "vocab_size": tokenizer.vocab_size,
@@ -182,9 +183,7 @@ class _BuildVocabulary(beam.DoFn):
             raise StageError(f"{self.config.input}: {error}") from None
         stats["corpus_counts"] = corpus_counts
         stats["wall_seconds"] = round(time.time() - self.start_time, 3)
-        with fileio.open_file(
-            fileio.join(self.output_dir, STATS_FILE), "w", encoding="utf-8"
-        ) as handle:
+        with open_file(join(self.output_dir, STATS_FILE), "w", encoding="utf-8") as handle:
             json.dump(stats, handle, indent=2, sort_keys=True)
         yield self.output_dir
 
@@ -277,7 +276,7 @@ def build_pipeline(
 def run(config: VocabConfig, beam_args: list[str] | None = None) -> dict:
     """Run the vocabulary job; return the stats it wrote to vocab_stats.json."""
     pattern = input_pattern(config.input)
-    if not fileio.expand(pattern):
+    if not expand(pattern):
         raise StageError(
             f"no corpus shards match {pattern}: run pipelines.segment first or fix --input"
         )

@@ -21,13 +21,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipelines.flex_template import DATAFLOW_STAGES, config_class
+from albert.config import add_config_arguments, config_from_namespace
+from albert.stages import STAGES, config_class
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INFRA_DIR = REPO_ROOT / "infra"
-
-# module run by each training job spec -> its config class
-TRAINING_MODULES: dict[str, str] = {"model.pretrain": "PretrainConfig"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -283,14 +281,13 @@ def pipeline_dofns(pipeline) -> dict[str, Any]:
 
 
 def parse_stage_command(module_name: str, args: Sequence[str]):
-    """Parse `args` with the stage's real flags into its validated config (what `main` would run).
+    """Parse `args` with the real flags of the stage `module_name` runs (albert.stages) into its
+    validated config (what `main` would run).
 
     Returns (config, unknown_args); Beam stages pass unknown args to Beam, the others reject them.
     """
-    from albert.config import add_config_arguments, config_from_namespace
-
-    class_name = TRAINING_MODULES.get(module_name) or dict(DATAFLOW_STAGES.values())[module_name]
-    cls = config_class(module_name, class_name)
+    stage = next(name for name, entry in STAGES.items() if entry.module == module_name)
+    cls = config_class(stage)
     parser = argparse.ArgumentParser(prog=module_name, exit_on_error=False)
     parser.add_argument("--verbose", action="store_true")
     add_config_arguments(parser, cls)

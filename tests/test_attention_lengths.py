@@ -9,9 +9,9 @@ import pytest
 
 keras = pytest.importorskip("keras")
 
-from model.config import get_preset  # noqa: E402
-from model.encoder import AlbertEncoder  # noqa: E402
-from model.transformer import dense_attention_mask, sequence_lengths  # noqa: E402
+from model.config import get_preset
+from model.encoder import AlbertEncoder
+from model.transformer import dense_attention_mask, sequence_lengths
 
 pytestmark = pytest.mark.keras
 

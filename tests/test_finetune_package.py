@@ -9,10 +9,10 @@ import pytest
 from model_testdata import padded_inputs
 
 from albert.config import ConfigError
-from albert.stage import StageError
+from albert.errors import StageError
+from model import finetune
 from model.backbone import AlbertBackbone
 from model.config import get_preset
-from model import finetune
 from model.finetune import MultiTaskModel, parse_task_dir
 from model.finetune.glue import GlueKind, GlueRegressionKind
 from model.finetune.kinds import task_kind

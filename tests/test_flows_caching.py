@@ -7,10 +7,11 @@ from pathlib import Path
 from pydantic import Field
 
 from albert.config import ConfigError, StageConfig
-from albert.fileio import atomic_output_dir
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.outputs import atomic_output_dir
 from flows.caching import code_version, manifest_digest, module_closure, stage_cache_key
-from flows.tasks import is_transient_error, run_stage, stage_task
+from flows.retry import is_transient_error
+from flows.tasks import run_stage, stage_task
 
 
 class CopyConfig(StageConfig):
@@ -22,7 +23,7 @@ class CopyConfig(StageConfig):
 CALLS: list[str] = []
 
 
-@stage_task("copy", input_fields=["input"], modules=["flows.caching"])
+@stage_task("copy", input_fields=["input"], modules=["flows.caching"], output_marker="copy.txt")
 def copy_stage(config: CopyConfig) -> dict:
     """A tiny real stage: copies its input into OUTPUT/copy.txt atomically."""
     CALLS.append(config.output)
@@ -57,7 +58,7 @@ def test_cache_key_changes_with_config_inputs_and_stage(tmp_path: Path) -> None:
     source.write_text("hellO")
     assert key != stage_cache_key("copy", config, ["input"], ["flows"])
     assert len(code_version(["flows.caching"])) == 64
-    assert code_version(["flows.caching"]) != code_version(["albert.fileio"])
+    assert code_version(["flows.caching"]) != code_version(["albert.fs"])
 
 
 def test_code_version_covers_the_modules_a_stage_runs() -> None:
@@ -68,7 +69,8 @@ def test_code_version_covers_the_modules_a_stage_runs() -> None:
         "model.checkpointing",
         "model.pretrain_data",
         "model.convert",
-        "albert.fileio",
+        "albert.fs",
+        "albert.outputs",
         "albert.masking",
         "model",
         "albert",
@@ -106,7 +108,6 @@ def test_stage_cached_across_runs_and_rerun_when_needed(tmp_path: Path) -> None:
             config,
             index=1,
             total=1,
-            output_marker=str(tmp_path / "out" / "copy.txt"),
             result_storage=storage,
         )
         return outcome.cached, outcome.result

@@ -9,7 +9,8 @@ from pathlib import Path
 from browser import image_widths
 
 from flows.report import render_html
-from flows.run_report import downstream_table, duration, number, run_report_markdown
+from flows.report_text import downstream_table, duration, number
+from flows.run_report import run_report_markdown
 
 SUMMARIES = {  # what segment, vocab and tfrecords return (= their stats.json, vocab_stats.json, metadata.json)
     "segment": {

@@ -12,7 +12,7 @@ from pydantic import Field
 from record_mutations import fuzz_reads, pickle_record
 
 from albert.config import StageConfig
-from albert.fileio import atomic_output_dir
+from albert.outputs import atomic_output_dir
 from flows.caching import stage_cache_key
 from flows.result_storage import (
     JsonOnlyLocalFileSystem,
@@ -28,7 +28,7 @@ class EchoConfig(StageConfig):
     output: str = Field(description="output directory")
 
 
-@stage_task("echo", input_fields=["input"], modules=["flows.tasks"])
+@stage_task("echo", input_fields=["input"], modules=["flows.tasks"], output_marker="echo.txt")
 def echo_stage(config: EchoConfig) -> dict:
     """A tiny real stage: copies its input into OUTPUT/echo.txt."""
     with atomic_output_dir(config.output) as out:
@@ -93,7 +93,6 @@ def echo_run(tmp_path_factory: pytest.TempPathFactory):
             config,
             index=1,
             total=1,
-            output_marker=str(root / "out" / "echo.txt"),
             result_storage=storage,
         )
         return outcome.cached, outcome.result

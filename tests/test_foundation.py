@@ -12,8 +12,9 @@ from typing import Literal
 import pytest
 from pydantic import Field
 
-from albert import cli, fileio, log, tfrecord_framing
+from albert import cli, log, tfrecord_framing
 from albert.config import ConfigError, StageConfig, load_config
+from albert.outputs import atomic_output_dir
 from albert.stage import stage_main
 from pipelines import shards
 
@@ -119,11 +120,11 @@ def test_tensorflow_starts_silently_where_there_is_no_gpu():
 
 def test_atomic_output_dir_commits_or_leaves_nothing(tmp_path):
     target = tmp_path / "out"
-    with pytest.raises(RuntimeError), fileio.atomic_output_dir(str(target)) as temp:
+    with pytest.raises(RuntimeError), atomic_output_dir(str(target)) as temp:
         Path(temp, "part").write_text("half")
         raise RuntimeError("stage failed")
     assert not target.exists() and list(tmp_path.iterdir()) == []
-    with fileio.atomic_output_dir(str(target)) as temp:
+    with atomic_output_dir(str(target)) as temp:
         Path(temp, "part").write_text("done")
     assert (target / "part").read_text() == "done"
     assert [p.name for p in tmp_path.iterdir()] == ["out"]

@@ -131,8 +131,8 @@ def test_grain_batches_carry_the_loss_denominators(uneven):
 
 
 def test_a_record_of_another_shape_is_named(tmp_path):
+    from albert.errors import StageError
     from albert.pretraining_example import encode_example
-    from albert.stage import StageError
 
     data = write_shards(tmp_path / "d", num_shards=2, per_shard=4)
     first = min(data.glob("*.tfrecord"))

@@ -7,7 +7,6 @@ pass proves the translation needs no cloud account and no network.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
@@ -20,6 +19,7 @@ import cloudpickle
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
 
+from albert.stages import config_class, stage_module
 from pipelines import flex_template
 from pipelines.runner import pipeline_options
 
@@ -46,7 +46,7 @@ def offline_gcs():
 
 def build_stage(stage: str, beam_args: list[str]) -> beam.Pipeline:
     """The stage's real graph (its `build_pipeline`) on a pipeline with `beam_args`."""
-    module = importlib.import_module(flex_template.DATAFLOW_STAGES[stage][0])
+    module = stage_module(stage)
     pipeline = beam.Pipeline(options=pipeline_options(beam_args))
     if stage == "segment":
         config = module.SegmentConfig(
@@ -153,8 +153,7 @@ def test_flex_template_metadata_lists_every_stage_parameter(stage):
     assert committed == flex_template.flex_template_metadata(stage), (
         "run `python -m pipelines.flex_template infra/dataflow` to refresh"
     )
-    module_name, class_name = flex_template.DATAFLOW_STAGES[stage]
-    fields = flex_template.config_class(module_name, class_name).model_fields
+    fields = config_class(stage).model_fields
     assert [p["name"] for p in committed["parameters"]] == list(fields)
     for parameter in committed["parameters"]:
         assert set(parameter) >= {"name", "label", "helpText", "isOptional"}

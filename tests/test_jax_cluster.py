@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from albert.stage import StageError
+from albert.errors import StageError
 from model.distribute import JaxCluster, jax_cluster
 
 

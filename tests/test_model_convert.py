@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from model_testdata import padded_inputs
 
-from model.config import get_preset
 from model.checkpoint_weights import ConversionError, weight_entries
+from model.config import get_preset
 from model.convert import load_pretrained
 from model.convert_hf import export_huggingface
 from model.pretraining_model import AlbertPretrainingModel

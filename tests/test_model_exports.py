@@ -13,8 +13,8 @@ from conftest import shared_path
 from model_testdata import padded_inputs
 
 from albert.tokenization import AlbertTokenizer
-from model.config import get_preset
 from model.checkpoint_weights import ConversionError
+from model.config import get_preset
 from model.convert_keras_hub import export_keras_hub
 from model.exports import write_exports
 from model.pretraining_model import AlbertPretrainingModel

@@ -13,8 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from albert import fileio, locks
-from albert.stage import StageError
+from albert import locks
+from albert.errors import StageError
+from albert.fs import filesystem, join, open_file
+from albert.outputs import (
+    MOVED_ASIDE,
+    atomic_output_dir,
+    move_aside,
+    moved_aside_copies,
+    write_atomic,
+)
 
 TIMING = ("steps_per_second", "sequences_per_second")
 
@@ -40,26 +48,24 @@ def _hold_lock_in_child(output: Path) -> subprocess.Popen:
 
 def test_a_second_writer_fails_at_once_naming_the_first_and_a_killed_one_frees_the_output(tmp_path):
     output = tmp_path / "segment"
-    with fileio.atomic_output_dir(str(output)) as temp:
+    with atomic_output_dir(str(output)) as temp:
         Path(temp, "part").write_text("finished")
     child = _hold_lock_in_child(output)
     try:
         busy = rf"being written by another run \(pid {child.pid} on "
         with (
             pytest.raises(locks.OutputBusyError, match=busy),
-            fileio.atomic_output_dir(str(output)) as temp,
+            atomic_output_dir(str(output)) as temp,
         ):
             Path(temp, "part").write_text("second")
         assert (output / "part").read_text() == "finished"  # the first run's output is untouched
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
-    with fileio.atomic_output_dir(
-        str(output)
-    ) as temp:  # the kernel released the dead holder's lock
+    with atomic_output_dir(str(output)) as temp:  # the kernel released the dead holder's lock
         Path(temp, "part").write_text("third")
     assert (output / "part").read_text() == "third"
-    [kept] = fileio.moved_aside_copies(str(output))  # the first run's output, under a new name
+    [kept] = moved_aside_copies(str(output))  # the first run's output, under a new name
     assert Path(kept, "part").read_text() == "finished"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["segment", Path(kept).name]  # no more
 
@@ -88,7 +94,7 @@ def _try_lock(output: str) -> Exception | None:
 def test_object_store_lock_is_stale_only_when_its_holder_is_gone():
     import socket
 
-    fs, _ = fileio.filesystem("memory://")
+    fs, _ = filesystem("memory://")
     output = "memory://locks-test/pretrain"
     now = time.time()
     live_elsewhere = {
@@ -119,13 +125,13 @@ def test_object_store_lock_is_stale_only_when_its_holder_is_gone():
 
 def test_commit_swaps_whole_outputs_and_cleans_what_killed_runs_left(tmp_path):
     output = tmp_path / "export"
-    with fileio.atomic_output_dir(str(output), keep_previous=False) as temp:
+    with atomic_output_dir(str(output), keep_previous=False) as temp:
         Path(temp, "old-only").write_text("1")
         Path(temp, "shared").write_text("old")
     for leftover in ("export.tmp-dead0001", "export.old-dead0002"):  # killed mid-write / mid-commit
         (tmp_path / leftover).mkdir()
         (tmp_path / leftover / "spill.run").write_bytes(b"x" * 100)
-    with fileio.atomic_output_dir(str(output), keep_previous=False) as temp:
+    with atomic_output_dir(str(output), keep_previous=False) as temp:
         Path(temp, "shared").write_text("new")
     assert (
         sorted(p.name for p in output.iterdir()) == ["shared"]
@@ -136,40 +142,40 @@ def test_commit_swaps_whole_outputs_and_cleans_what_killed_runs_left(tmp_path):
 
 @pytest.mark.parametrize("root", ["local", "memory://keep-test"])
 def test_a_different_output_moves_the_finished_one_aside_the_same_one_keeps_it(root, tmp_path):
-    fs, base = fileio.filesystem(str(tmp_path) if root == "local" else root)
-    output = fileio.join(str(tmp_path) if root == "local" else root, "vocab")
+    fs, base = filesystem(str(tmp_path) if root == "local" else root)
+    output = join(str(tmp_path) if root == "local" else root, "vocab")
 
     def commit(files: dict[str, str]) -> None:
-        with fileio.atomic_output_dir(output) as temp:
+        with atomic_output_dir(output) as temp:
             for name, text in files.items():
-                with fileio.open_file(fileio.join(temp, name), "w") as handle:
+                with open_file(join(temp, name), "w") as handle:
                     handle.write(text)
 
     def contents(url: str) -> dict[str, str]:
-        path = fileio.filesystem(url)[1]
+        path = filesystem(url)[1]
         return {name[len(path) + 1 :]: fs.cat_file(name).decode() for name in sorted(fs.find(path))}
 
     first = {"spiece.model": "pieces", "vocab_stats.json": '{"unk_rate": 0.1, "wall_seconds": 1.5}'}
     commit(first)
     bookkeeping = {".stage-key": "vocab-1\n"}  # the flow's, written after the commit
-    fs.pipe(fileio.join(fileio.filesystem(output)[1], ".stage-key"), b"vocab-1\n")
+    fs.pipe(join(filesystem(output)[1], ".stage-key"), b"vocab-1\n")
     commit({**first, "vocab_stats.json": '{"unk_rate": 0.1, "wall_seconds": 9.0}'})  # same settings
-    assert fileio.moved_aside_copies(output) == [] and contents(output) == {**first, **bookkeeping}
+    assert moved_aside_copies(output) == [] and contents(output) == {**first, **bookkeeping}
 
     commit({"spiece.model": "other pieces", "vocab_stats.json": '{"unk_rate": 0.2}'})  # others
-    [kept] = fileio.moved_aside_copies(output)
-    assert fileio.MOVED_ASIDE.match(kept.rsplit("/", 1)[-1])["output"] == "vocab"
+    [kept] = moved_aside_copies(output)
+    assert MOVED_ASIDE.match(kept.rsplit("/", 1)[-1])["output"] == "vocab"
     assert contents(kept) == {**first, **bookkeeping}  # whole, bookkeeping included
     assert contents(output)["spiece.model"] == "other pieces"
     commit(first)  # back to the first parameters: the second output is kept too
-    assert len(fileio.moved_aside_copies(output)) == 2 and contents(output) == first
+    assert len(moved_aside_copies(output)) == 2 and contents(output) == first
     assert not [p for p in fs.find(base) if ".tmp-" in p or ".old-" in p or p.endswith(".lock")]
 
 
 def test_write_atomic_replaces_whole_files(tmp_path):
     target = tmp_path / "deep" / "state.json"
-    fileio.write_atomic(str(target), b"one")
-    fileio.write_atomic(str(target), b"two")
+    write_atomic(str(target), b"one")
+    write_atomic(str(target), b"two")
     assert target.read_bytes() == b"two" and [p.name for p in target.parent.iterdir()] == [
         "state.json"
     ]
@@ -178,7 +184,7 @@ def test_write_atomic_replaces_whole_files(tmp_path):
 def test_moving_aside_keeps_everything_under_a_new_name(tmp_path):
     output = tmp_path / "pretrain"
     (output / "checkpoints" / "ckpt-000000005").mkdir(parents=True)
-    moved = fileio.move_aside(str(output))
+    moved = move_aside(str(output))
     assert not output.exists() and Path(moved, "checkpoints", "ckpt-000000005").is_dir()
     assert Path(moved).name.startswith("pretrain.previous-")
 

@@ -5,7 +5,7 @@ import pytest
 
 keras = pytest.importorskip("keras")
 
-from albert.stage import StageError
+from albert.errors import StageError
 from model import checkpointing
 from model.optimizers import Lamb
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from pretrain_testdata import write_shards
 
-from albert.stage import StageError
+from albert.errors import StageError
 from model import pretrain_data
 
 

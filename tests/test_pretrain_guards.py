@@ -11,7 +11,7 @@ import pytest
 from pretrain_testdata import write_shards
 
 from albert.config import ConfigError, load_config
-from albert.stage import StageError
+from albert.errors import StageError
 from model import pretrain_data
 
 TINY = {

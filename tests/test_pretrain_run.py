@@ -132,7 +132,7 @@ def test_strategy_follows_the_hardware():
 
 
 def test_batch_not_divisible_by_accumulation_is_a_clear_error(data, tmp_path):
-    from albert.stage import StageError
+    from albert.errors import StageError
 
     with pytest.raises(StageError, match="divisible"):
         run(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-from albert.stage import StageError
+from albert.errors import StageError
 from pipelines import segment
 from pipelines.segment import SegmentConfig
 

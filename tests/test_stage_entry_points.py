@@ -18,7 +18,7 @@ import pytest
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.portability.fn_api_runner.fn_runner import RunnerResult
 
-from albert.stage import StageError
+from albert.errors import StageError
 from pipelines import segment, segment_stats, tfrecords, tfrecords_metadata, vocab
 from pipelines.runner import check_runner, pipeline_options, run_pipeline
 

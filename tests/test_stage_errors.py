@@ -7,14 +7,15 @@ from pydantic import Field
 
 from albert import cli
 from albert.config import ConfigError, StageConfig
-from albert.stage import StageError, describe_error, naming, stage_main
+from albert.errors import StageError, describe_error, naming
+from albert.stage import stage_main
 
 # What a Beam worker sends back (multi-processing / portable runners): the remote traceback as text.
 BEAM_WORKER_ERROR = """Traceback (most recent call last):
   File "apache_beam/runners/common.py", line 1512, in apache_beam.runners.common.DoFnRunner.process
   File "/work/pipelines/segment.py", line 129, in process
     raise StageError(f"{path}: {reason}") from None
-albert.stage.StageError: /data/b.jsonl: line 2: bad JSON record (Expecting value: line 1 column 1 (char 0))
+albert.errors.StageError: /data/b.jsonl: line 2: bad JSON record (Expecting value: line 1 column 1 (char 0))
 
 During handling of the above exception, another exception occurred:
 
@@ -22,7 +23,7 @@ Traceback (most recent call last):
   File "/venv/apache_beam/runners/worker/sdk_worker.py", line 310, in _execute
     response = task()
   File "apache_beam/runners/common.py", line 1623, in apache_beam.runners.common.DoFnRunner._reraise_augmented
-albert.stage.StageError: /data/b.jsonl: line 2: bad JSON record (Expecting value: line 1 column 1 (char 0)) \
+albert.errors.StageError: /data/b.jsonl: line 2: bad JSON record (Expecting value: line 1 column 1 (char 0)) \
 [while running 'Read/ParDo(ReadFiles)']
 """
 
@@ -56,7 +57,11 @@ def run_toy(error: BaseException, *flags: str) -> int:
             "/d/missing.txt: No such file or directory",
             2,
         ),
-        (ValueError("Unsafe `Lambda` layer.\nmore"), "Unsafe `Lambda` layer.", 2),
+        (
+            ValueError("Unsafe `Lambda` layer.\nmore"),
+            "internal error: ValueError: Unsafe `Lambda` layer.",
+            1,
+        ),
         (ConfigError("PretrainConfig.steps: bad"), "PretrainConfig.steps: bad", 2),
         (TypeError("unsupported operand"), "internal error: TypeError: unsupported operand", 1),
     ],
@@ -91,11 +96,33 @@ def test_foreign_errors_are_one_line_and_traceback_only_with_verbose(capsys):
     assert error_lines(capsys) == ["albert toy failed: /d/out: Permission denied"]
     assert run_toy(KeyError("x")) == 1
     assert error_lines(capsys)[0] == "albert toy failed: internal error: KeyError: 'x'"
-    assert run_toy(ValueError("bad value"), "--verbose") == 2
+    assert run_toy(StageError("bad value"), "--verbose") == 2
     lines = error_lines(capsys)
     assert (
         lines[0] == "albert toy failed: bad value" and "Traceback (most recent call last):" in lines
     )
+
+
+def test_a_bug_is_not_reported_as_the_users_mistake(tmp_path, capsys):
+    """A ValueError (or an OSError naming no file) from our own code is a bug: exit 1, marked
+    internal; only StageError/ConfigError and an OSError naming its file are the user's (exit 2)."""
+
+    def buggy(config):
+        return int(config.output)  # our code's mistake, not a bad setting: a ValueError
+
+    code = stage_main(ToyConfig, buggy, ["--output", "o"], prog="albert toy", description="toy")
+    assert code == 1
+    assert error_lines(capsys) == [
+        (
+            "albert toy failed: internal error: ValueError: invalid literal for int() with base "
+            "10: 'o'"
+        ),
+        "run with --verbose for the traceback",
+    ]
+    assert run_toy(ConnectionResetError("peer reset")) == 1
+    assert "internal error: ConnectionResetError: peer reset" in error_lines(capsys)[0]
+    with pytest.raises(StageError, match=r"^m\.keras: Unsafe"), naming("m.keras"):
+        raise ValueError("Unsafe `Lambda` layer.")  # a library's known meaning, mapped where raised
 
 
 def test_naming_prefixes_the_path_once():

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import shared_path
 
-from albert.stage import StageError
+from albert.errors import StageError
 from model import evaluate, finetune
 from model.tasks.glue import read_glue
 from tests.fixtures.tasks.tiny_vocab import train_tiny_spm

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-from albert.stage import StageError
+from albert.errors import StageError
 from model.tasks import get_task
 from model.tasks.glue import read_glue
 from model.tasks.race import fill_option, read_race

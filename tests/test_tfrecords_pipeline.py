@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import sentencepiece as spm
 
+from albert.errors import StageError
 from albert.pretraining_example import FEATURE_NAMES
-from albert.stage import StageError
 from albert.tokenization import AlbertTokenizer
 from pipelines import heldout, instances, segmented_corpus, tfrecords
 from pipelines.sentencepiece_trainer import trainer_kwargs

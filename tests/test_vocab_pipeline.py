@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from albert.stage import StageError
+from albert.errors import StageError
 from albert.tokenization import AlbertTokenizer
 from pipelines import vocab
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from albert import fileio
+from albert.fs import join, open_file
 from model.finetune.kind import TaskData, TaskKind, first
 from model.tasks import TaskSpec
 from model.tasks.encode import encode_glue
@@ -68,8 +68,8 @@ class GlueKind(TaskKind):
         return glue_metrics(self.spec.name, predictions, data.dev["labels"]), predictions
 
     def write_predictions(self, directory, data, predictions):
-        path = fileio.join(directory, "predictions.tsv")
-        with fileio.open_file(path, "w") as handle:
+        path = join(directory, "predictions.tsv")
+        with open_file(path, "w") as handle:
             handle.write("index\tprediction\n")
             for example, prediction in zip(data.dev_examples, predictions):
                 handle.write(f"{example.guid}\t{self.prediction_text(prediction)}\n")

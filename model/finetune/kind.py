@@ -11,8 +11,8 @@ from typing import Any
 import keras
 import numpy as np
 
-from albert import fileio
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import join
 from albert.tokenization import AlbertTokenizer
 from model.finetune.config import FinetuneConfig, Hyperparameters
 from model.tasks import TaskSpec
@@ -57,8 +57,8 @@ class TaskKind(ABC):
 
     def paths(self, config: FinetuneConfig) -> tuple[str, str]:
         """(training path, dev path): the config's files, else the task's defaults in data_dir."""
-        train = config.train_file or fileio.join(config.data_dir, self.spec.train_file)
-        dev = config.dev_file or fileio.join(config.data_dir, self.spec.dev_files[0])
+        train = config.train_file or join(config.data_dir, self.spec.train_file)
+        dev = config.dev_file or join(config.data_dir, self.spec.dev_files[0])
         return train, dev
 
     def load(

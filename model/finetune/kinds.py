@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from albert.stage import StageError
+from albert.errors import StageError
 from model.finetune.glue import GlueKind, GlueRegressionKind
 from model.finetune.kind import TaskKind
 from model.finetune.race import RaceKind

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import keras
 
-from albert import fileio
-from albert.stage import StageError, naming
+from albert.errors import StageError, naming
+from albert.fs import exists
 from albert.tokenization import AlbertTokenizer
 from model.backbone import AlbertBackbone
 from model.config import get_preset
@@ -138,7 +138,7 @@ def load_backbone(init: str, tokenizer: AlbertTokenizer, preset: str) -> AlbertB
     checkpoint), or a randomly initialised `preset` when init is 'random'."""
     if init == "random":
         return AlbertBackbone(get_preset(preset, vocab_size=tokenizer.vocab_size), name="albert")
-    if not fileio.exists(init):
+    if not exists(init):
         raise StageError(f"{init}: pretrained model not found")
     with naming(init):  # e.g. Keras refusing an unsafe .keras file
         backbone = load_pretrained(init).backbone

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from albert.stage import StageError
+from albert.errors import StageError
 from albert.tokenization import AlbertTokenizer
 from model.backbone import AlbertBackbone
 from model.finetune.batches import mixture_batches

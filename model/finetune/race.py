@@ -8,7 +8,7 @@ import json
 import keras
 import numpy as np
 
-from albert import fileio
+from albert.fs import join, open_file
 from model.finetune.kind import TaskData, TaskKind, first
 from model.tasks.encode import encode_race
 from model.tasks.metrics import race_accuracy
@@ -44,8 +44,8 @@ class RaceKind(TaskKind):
         return race_accuracy(levels, predictions, data.dev["labels"]), predictions
 
     def write_predictions(self, directory, data, predictions):
-        path = fileio.join(directory, "predictions.jsonl")
-        with fileio.open_file(path, "w") as handle:
+        path = join(directory, "predictions.jsonl")
+        with open_file(path, "w") as handle:
             for example, prediction in zip(data.dev_examples, predictions):
                 answer = ANSWER_LETTERS[int(prediction)]
                 handle.write(json.dumps({"id": example.example_id, "answer": answer}) + "\n")

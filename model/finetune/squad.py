@@ -10,9 +10,9 @@ from typing import Any
 
 import keras
 
-from albert import fileio
+from albert.errors import StageError
+from albert.fs import join, open_file
 from albert.hashing import stable_hash
-from albert.stage import StageError
 from model.finetune.kind import TaskData, TaskKind, first, inputs_of
 from model.tasks import TaskSpec, squad_decode, squad_features
 from model.tasks.metrics import squad_v1_scores, squad_v2_scores
@@ -129,10 +129,10 @@ class SquadKind(TaskKind):
 
     def write_predictions(self, directory, data, predictions):
         decoded, threshold = predictions
-        path = fileio.join(directory, "predictions.json")
-        with fileio.open_file(path, "w") as handle:
+        path = join(directory, "predictions.json")
+        with open_file(path, "w") as handle:
             json.dump(decoded.final(threshold), handle, indent=1, sort_keys=True)
-        with fileio.open_file(fileio.join(directory, self.null_odds_file), "w") as handle:
+        with open_file(join(directory, self.null_odds_file), "w") as handle:
             json.dump(decoded.null_score_diff, handle, indent=1, sort_keys=True)
         return path
 

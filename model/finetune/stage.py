@@ -23,8 +23,10 @@ from dataclasses import asdict
 
 import keras
 
-from albert import fileio
-from albert.stage import StageError, stage_main
+from albert.errors import StageError
+from albert.fs import join, open_file
+from albert.outputs import atomic_output_dir
+from albert.stage import stage_main
 from albert.tokenization import AlbertTokenizer
 from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters
 from model.finetune.kind import TaskData, TaskKind
@@ -70,9 +72,9 @@ def run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None = None)
     evaluation = fit(model, kind, data, hp, config)
     metrics, predictions = kind.score(model, data, hp.batch_size)
     dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
-    with fileio.atomic_output_dir(config.output) as out:
+    with atomic_output_dir(config.output) as out:
         predictions_path = kind.write_predictions(out, data, predictions)
-        model.save(fileio.join(out, "model.keras"))
+        model.save(join(out, "model.keras"))
         results = {
             "task": spec.name,
             "init": init,
@@ -89,7 +91,7 @@ def run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None = None)
             "predictions": predictions_path.replace(out, config.output.rstrip("/")),
             **({"dev_sets": dev_sets} if dev_sets else {}),
         }
-        with fileio.open_file(fileio.join(out, "results.json"), "w") as handle:
+        with open_file(join(out, "results.json"), "w") as handle:
             json.dump(results, handle, indent=2, sort_keys=True, default=str)
     summary = {
         "task": spec.name,
@@ -115,7 +117,7 @@ def score_dev_sets(
         return None
     scores = {spec.dev_names[0]: metrics}
     for name, file in zip(spec.dev_names[1:], spec.dev_files[1:]):
-        other = config.model_copy(update={"dev_file": fileio.join(config.data_dir, file)})
+        other = config.model_copy(update={"dev_file": join(config.data_dir, file)})
         data = kind.load(other, tokenizer, hp, with_train=False)
         scores[name] = kind.score(model, data, hp.batch_size)[0]
     return scores

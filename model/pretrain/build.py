@@ -7,8 +7,8 @@ import logging
 
 import numpy as np
 
-from albert import fileio
-from albert.stage import naming
+from albert.errors import naming
+from albert.fs import exists, join
 from model.pretrain.config import PretrainConfig
 from model.pretrain.identity import vocab_origin
 
@@ -48,7 +48,7 @@ def load_initial_weights(model, path: str) -> None:
     """`--init`: weights only, from one of our checkpoints or anything `load_pretrained` reads."""
     from model.checkpointing import assign_all, load_checkpoint
 
-    if fileio.exists(fileio.join(path, "weights.npz")):
+    if exists(join(path, "weights.npz")):
         load_checkpoint(path, model)
         return
     from model.convert import load_pretrained

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from albert import fileio
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import join
 from model.pretrain.config import PretrainConfig
 
 
@@ -22,7 +22,7 @@ def diverged(config: PretrainConfig, step: int, what: str) -> StageError:
     """The error that stops a run whose loss or weights became non-finite: names the step and what is kept."""
     from model.checkpointing import latest_checkpoint
 
-    last = latest_checkpoint(fileio.join(config.output, "checkpoints"))
+    last = latest_checkpoint(join(config.output, "checkpoints"))
     kept = (
         f"the last finite checkpoint {last.path} (step {last.step}) is kept"
         if last

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import tempfile
 
-from albert import fileio
+from albert.fs import filesystem, join
+from albert.outputs import atomic_output_dir
 from model.distribute import jax_process
 from model.pretrain.config import PretrainConfig
 
@@ -15,15 +16,15 @@ def export_model(model, config: PretrainConfig, spec, heldout: dict) -> dict:
     replace the export of the run's previous end (a resumed run moved forward from it)."""
     from model.exports import write_exports
 
-    export_dir = fileio.join(config.output, "export")
+    export_dir = join(config.output, "export")
     paths = {}
-    with fileio.atomic_output_dir(export_dir, keep_previous=False) as temp:
+    with atomic_output_dir(export_dir, keep_previous=False) as temp:
         with tempfile.TemporaryDirectory() as local:
             keras_path = os.path.join(local, "model.keras")
             model.save(keras_path)
-            fs, target = fileio.filesystem(fileio.join(temp, "model.keras"))
+            fs, target = filesystem(join(temp, "model.keras"))
             fs.put(keras_path, target)
-        paths["keras"] = fileio.join(export_dir, "model.keras")
+        paths["keras"] = join(export_dir, "model.keras")
         names = write_exports(
             model,
             temp,
@@ -33,7 +34,7 @@ def export_model(model, config: PretrainConfig, spec, heldout: dict) -> dict:
             config.spm_model,
             config.data_license,
         )
-        paths.update({kind: fileio.join(export_dir, name) for kind, name in names.items()})
+        paths.update({kind: join(export_dir, name) for kind, name in names.items()})
     return paths
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from albert import fileio
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import join, listing_digest, open_file
 from model.pretrain.config import PretrainConfig
 
 
@@ -27,7 +27,7 @@ def resolve_vocab(config: PretrainConfig, spec) -> tuple[int, str | None]:
     if config.spm_model:
         import sentencepiece as spm
 
-        with fileio.open_file(config.spm_model, "rb") as handle:
+        with open_file(config.spm_model, "rb") as handle:
             proto = handle.read()
         sha = hashlib.sha256(proto).hexdigest()
         size = size or spm.SentencePieceProcessor(model_proto=proto).get_piece_size()
@@ -70,7 +70,7 @@ def data_digest(spec) -> str:
     so data rewritten byte for byte by a re-run of its stage is the same data)."""
     digest = hashlib.sha256(json.dumps(spec.metadata, sort_keys=True).encode())
     for path in spec.files:
-        digest.update(f"{path.rsplit('/', 1)[-1]}\0{fileio.listing_digest(path)}\0".encode())
+        digest.update(f"{path.rsplit('/', 1)[-1]}\0{listing_digest(path)}\0".encode())
     return digest.hexdigest()
 
 
@@ -83,7 +83,7 @@ def training_identity(config: PretrainConfig, spec, vocab_size: int, vocab_sha: 
         "masking": spec.masking,
         "max_seq_length": spec.max_seq_length,
         "data": data_digest(spec),
-        "init": fileio.listing_digest(config.init) if config.init else None,
+        "init": listing_digest(config.init) if config.init else None,
     }
 
 
@@ -95,7 +95,7 @@ def resumable_checkpoint(config: PretrainConfig, identity: dict):
     """
     from model import checkpointing
 
-    latest = checkpointing.latest_checkpoint(fileio.join(config.output, "checkpoints"))
+    latest = checkpointing.latest_checkpoint(join(config.output, "checkpoints"))
     if latest is None:
         return None
     if not config.resume:

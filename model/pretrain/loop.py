@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from albert import fileio
+from albert.errors import StageError
+from albert.fs import join
 from albert.locks import output_lock
-from albert.stage import StageError
+from albert.outputs import remove_leftovers
 from model.pretrain.build import build_training, restore, weights_digest
 from model.pretrain.config import PRECISION_POLICIES, PretrainConfig
 from model.pretrain.export import export_alone
@@ -49,7 +50,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
         if chief:  # the output's lock, held by the chief until the run ends
             held.enter_context(output_lock(config.output))
             for name in ("checkpoints/ckpt-*", "export", "metrics.jsonl"):
-                fileio.remove_leftovers(fileio.join(config.output, name))
+                remove_leftovers(join(config.output, name))
         latest = resumable_checkpoint(config, identity)
         check_same_run(config, latest, process)
         model, optimizer, schedule = build_training(config, spec, strategy, vocab_size, vocab_sha)

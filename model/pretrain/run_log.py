@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import logging
 
-from albert import fileio
+from albert.fs import join, open_file
+from albert.outputs import write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -13,7 +14,7 @@ logger = logging.getLogger(__name__)
 class MetricsLog:
     """metrics.jsonl: one JSON record per line, rewritten whole at each record, never appended.
 
-    Each write goes through `fileio.write_atomic` (a rename on disks, one upload on object stores),
+    Each write goes through `write_atomic` (a rename on disks, one upload on object stores),
     so gs:// keeps every record and a kill leaves the previous complete file. On resume it keeps the
     first `kept` records (those written before the checkpoint being resumed; None: those up to
     `resume_step`), so a resumed run ends with the same records as one never interrupted. A line
@@ -31,7 +32,7 @@ class MetricsLog:
     @staticmethod
     def read(path: str) -> list[str]:
         try:
-            with fileio.open_file(path, "r") as handle:
+            with open_file(path, "r") as handle:
                 lines = [line.strip() for line in handle if line.strip()]
         except FileNotFoundError:
             return []
@@ -52,7 +53,7 @@ class MetricsLog:
 
     def append(self, record: dict) -> None:
         self.lines.append(json.dumps(record, sort_keys=True))
-        fileio.write_atomic(self.path, "".join(line + "\n" for line in self.lines).encode())
+        write_atomic(self.path, "".join(line + "\n" for line in self.lines).encode())
 
 
 class RunLog:
@@ -69,7 +70,7 @@ class RunLog:
         on_metrics,
     ):
         self.enabled, self.on_metrics = enabled, on_metrics
-        self.path = fileio.join(output, "metrics.jsonl")
+        self.path = join(output, "metrics.jsonl")
         self.metrics = None
         self.writer = None
         self.progbar = None
@@ -78,7 +79,7 @@ class RunLog:
         self.metrics = MetricsLog(self.path, kept_records, resume_step)
         from model.tensorboard_events import ScalarWriter
 
-        self.writer = ScalarWriter(fileio.join(output, "tensorboard"))
+        self.writer = ScalarWriter(join(output, "tensorboard"))
         if progress:
             import keras
 

@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 
-from albert import fileio
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import join
 from model.pretrain.config import PretrainConfig
 from model.pretrain.divergence import diverged, weights_finite
 from model.pretrain.run_log import RunLog
@@ -195,7 +195,7 @@ class Trainer:
         }
         if self.chief:
             return checkpointing.save_checkpoint(
-                fileio.join(config.output, "checkpoints"),
+                join(config.output, "checkpoints"),
                 self.step,
                 self.model,
                 self.optimizer,

@@ -8,9 +8,9 @@ from typing import Protocol
 
 import numpy as np
 
-from model.tasks.truncation import Truncation, truncate_pair
 from model.tasks.glue import GlueExample
 from model.tasks.race import RaceExample
+from model.tasks.truncation import Truncation, truncate_pair
 
 
 class IdTokenizer(Protocol):  # albert.tokenization.AlbertTokenizer

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from albert.fileio import open_file
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import open_file
 
 logger = logging.getLogger(__name__)
 

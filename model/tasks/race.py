@@ -12,8 +12,8 @@ import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from albert.fileio import expand, join, open_file
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import expand, join, open_file
 
 LEVELS = ("middle", "high")
 ANSWER_LETTERS = "ABCD"

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import logging
 
-from albert import fileio
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import open_file
 from model.tasks.glue import LABELS, read_glue
 from model.tasks.metrics import glue_metrics, race_accuracy, squad_v1_scores, squad_v2_scores
 from model.tasks.race import ANSWER_LETTERS, read_race
@@ -21,7 +21,7 @@ OFFICIAL_NA_PROB_THRESHOLD = 1.0  # the SQuAD v2.0 evaluation script's --na-prob
 
 
 def read_json(path: str):
-    with fileio.open_file(path, "rb") as handle:
+    with open_file(path, "rb") as handle:
         return json.loads(handle.read().decode("utf-8"))
 
 
@@ -34,7 +34,7 @@ def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
         )
     labels = LABELS[task]
     predicted = {}
-    with fileio.open_file(predictions_path, "r") as handle:
+    with open_file(predictions_path, "r") as handle:
         for line_number, line in enumerate(handle, start=1):
             fields = line.rstrip("\n").split("\t")
             if line_number == 1 and fields[0] == "index":
@@ -96,7 +96,7 @@ def score_race(gold_dir: str, predictions_path: str) -> dict:
     if not examples:
         raise StageError(f"{gold_dir}: no questions to score")
     predicted = {}
-    with fileio.open_file(predictions_path, "r") as handle:
+    with open_file(predictions_path, "r") as handle:
         for line_number, line in enumerate(handle, start=1):
             if line.strip():
                 record = json.loads(line)

@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from albert.fileio import open_file
-from albert.stage import StageError
+from albert.errors import StageError
+from albert.fs import open_file
 
 
 @dataclass(frozen=True)

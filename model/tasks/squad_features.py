@@ -26,6 +26,7 @@ from typing import Protocol
 
 import numpy as np
 
+from albert.errors import ConfigError
 from model.tasks.squad import SquadExample
 
 SPIECE_UNDERLINE = "\u2581"
@@ -189,7 +190,7 @@ def build_features(
     query = query[:max_query_length]
     window = max_seq_length - len(query) - 3
     if window <= 0:
-        raise ValueError(f"max_seq_length {max_seq_length} leaves no room for the context")
+        raise ConfigError(f"max_seq_length {max_seq_length} leaves no room for the context")
     ctx = aligned.context
     spans = window_starts(len(ctx.ids), window, doc_stride)
     features = []

@@ -1,11 +1,14 @@
-"""File access for local paths and URLs (gs://, memory://) through fsspec, and atomic outputs."""
+"""Atomic outputs: a stage's output directory appears whole or not at all, and a finished output
+is never deleted (it is moved aside); single files are replaced in one step.
+
+The top of the `albert/` chain (errors <- fs <- locks <- outputs).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
 import ctypes.util
-import hashlib
 import json
 import logging
 import os
@@ -15,11 +18,13 @@ import shutil
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from typing import IO
+from collections.abc import Iterator
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
+
+from albert.fs import exists_in, expand, filesystem, is_local, makedirs
+from albert.locks import output_lock
 
 logger = logging.getLogger(__name__)
 
@@ -28,82 +33,6 @@ _LIBC = (
     if sys.platform.startswith("linux")
     else None
 )
-
-
-def filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
-    """The fsspec filesystem serving `url` and the path within it."""
-    return fsspec.core.url_to_fs(url)
-
-
-def join(base: str, *parts: str) -> str:
-    """Join path parts with '/' whatever the scheme (os.path.join would break gs:// on Windows)."""
-    return posixpath.join(base.rstrip("/") if base != "/" else base, *parts)
-
-
-def open_file(url: str, mode: str = "rb", **kwargs) -> IO:
-    """Open a local path or URL; compression is inferred from the name ('.bz2', '.gz')."""
-    return fsspec.open(url, mode, compression="infer", **kwargs).open()
-
-
-def exists(url: str) -> bool:
-    """Whether `url` exists; an I/O error is raised, never taken for "absent"."""
-    return _exists(*filesystem(url))
-
-
-def _exists(fs: fsspec.AbstractFileSystem, path: str) -> bool:
-    # fsspec's own exists() answers False on any error: a transient one would read as "nothing
-    # there" (then a resume would start afresh, a commit would nest one output in another).
-    try:
-        fs.info(path)
-    except (FileNotFoundError, NotADirectoryError):  # NotADirectory: a parent is a file
-        return False
-    return True
-
-
-def expand(pattern: str) -> list[str]:
-    """Sorted URLs matching a glob pattern (a plain path matches itself if it exists)."""
-    fs, path = filesystem(pattern)
-    if any(c in path for c in "*?["):
-        matches = fs.glob(path)
-    else:
-        matches = [path] if _exists(fs, path) else []
-    protocol = pattern.split("://", 1)[0] + "://" if "://" in pattern else ""
-    return sorted(protocol + m if protocol and not m.startswith(protocol) else m for m in matches)
-
-
-def expand_files(url: str, directory_patterns: Sequence[str]) -> list[str]:
-    """A directory's files matching any of `directory_patterns` (sorted), else what `url` names."""
-    fs, path = filesystem(url)
-    if fs.isdir(path):
-        return sorted({f for pattern in directory_patterns for f in expand(join(url, pattern))})
-    return expand(url)
-
-
-def listing_digest(url: str) -> str:
-    """sha256 of the names and sizes of the files at `url` (a file or a directory tree; "missing" if absent).
-
-    Timestamps are left out: a file rewritten with the same bytes keeps its digest.
-    """
-    fs, path = filesystem(url)
-    if not _exists(fs, path):
-        return "missing"
-    files = fs.find(path, detail=True, withdirs=False) if fs.isdir(path) else {path: fs.info(path)}
-    entries = sorted(
-        (name[len(path) :].lstrip("/"), info.get("size")) for name, info in files.items()
-    )
-    return hashlib.sha256(json.dumps(entries).encode()).hexdigest()
-
-
-def remove(url: str) -> None:
-    """Delete a file or a directory tree if it exists."""
-    fs, path = filesystem(url)
-    if _exists(fs, path):
-        fs.rm(path, recursive=True)
-
-
-def is_local(url: str) -> bool:
-    """Whether `url` is on a local (or mounted network) disk, where rename and flock work."""
-    return isinstance(filesystem(url)[0], LocalFileSystem)
 
 
 def write_atomic(url: str, data: bytes) -> None:
@@ -116,7 +45,7 @@ def write_atomic(url: str, data: bytes) -> None:
     if not is_local(url):
         fs.pipe(path, data)
         return
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    makedirs(os.path.dirname(os.path.abspath(path)))
     temp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
     try:
         with open(temp, "wb") as handle:
@@ -158,7 +87,7 @@ def remove_leftovers(url: str) -> list[str]:
 
 
 def _exchange(a: str, b: str) -> bool:
-    """Swap two local paths atomically (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
+    """Swap two local paths atomically (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
     rename = getattr(_LIBC, "renameat2", None) if _LIBC is not None else None
     if rename is None:
         return False
@@ -183,7 +112,7 @@ def _commit(
         with contextlib.suppress(FileNotFoundError, OSError):
             os.rename(temp, path)
             return None
-    previous = _data_files(fs, path) if _exists(fs, path) else {}
+    previous = _data_files(fs, path) if exists_in(fs, path) else {}
     if keep_previous and previous:
         if _same_files(fs, path, previous, temp, _data_files(fs, temp)):
             fs.rm(temp, recursive=True)
@@ -203,7 +132,7 @@ def _commit(
         os.rename(temp, path)
         shutil.rmtree(old)
         return None
-    if _exists(fs, path):
+    if exists_in(fs, path):
         old = f"{path}.old-{uuid.uuid4().hex[:8]}"
         _move_tree(fs, path, old)
         _move_tree(fs, temp, path)
@@ -297,8 +226,6 @@ def atomic_output_dir(url: str, lock: bool = True, keep_previous: bool = True) -
     fails at once, naming this one) and temporary folders of killed runs are removed first; pass
     `lock=False` only inside an output whose lock the caller holds.
     """
-    from albert.locks import output_lock
-
     with output_lock(url) if lock else contextlib.nullcontext():
         fs, path = filesystem(url)
         path = path.rstrip("/")
@@ -310,7 +237,7 @@ def atomic_output_dir(url: str, lock: bool = True, keep_previous: bool = True) -
         try:
             yield protocol + temp_path
         except BaseException:
-            if _exists(fs, temp_path):  # object stores have no empty directories
+            if exists_in(fs, temp_path):  # object stores have no empty directories
                 fs.rm(temp_path, recursive=True)
             raise
         moved = _commit(fs, temp_path, path, isinstance(fs, LocalFileSystem), keep_previous)
@@ -343,7 +270,7 @@ def _move_aside(fs: fsspec.AbstractFileSystem, path: str) -> str:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     target = f"{path}.{MOVED_ASIDE_LABEL}-{stamp}"
     suffix = 1
-    while _exists(fs, target):
+    while exists_in(fs, target):
         suffix += 1
         target = f"{path}.{MOVED_ASIDE_LABEL}-{stamp}-{suffix}"
     if isinstance(fs, LocalFileSystem):

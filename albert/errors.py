@@ -1,0 +1,89 @@
+"""What went wrong, in one line: StageError for bad input, and the mapping of any failure to
+`PATH: REASON` and an exit code (2: bad input, configuration or environment; 1: a bug of ours).
+
+The bottom of the `albert/` chain (errors <- fs <- locks <- outputs): it imports nothing of ours.
+Our own checks raise StageError (bad input) or ConfigError (a bad setting); a library error with a
+known meaning is turned into StageError where it is raised (`naming`), or is an OSError that names
+the file the operating system refused (not found, permission denied, disk full ...). Anything else,
+a ValueError from our code included, is an internal error: exit 1, never the user's fault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 1
+
+
+class StageError(RuntimeError):
+    """Bad input or a failed stage; the message names the file or record and the reason."""
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing or invalid; the message names each offending field."""
+
+
+USER_ERRORS: tuple[type[BaseException], ...] = (StageError, ConfigError)
+"""Errors that mean bad input or configuration (exit 2), with an OSError that names its file."""
+
+_BEAM_STEP = re.compile(r"\s*\[while running '[^']*'\]")
+_OUR_ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?(StageError|ConfigError): (.+)$", re.MULTILINE)
+
+
+def _strip_beam_steps(text: str) -> str:
+    return _BEAM_STEP.sub("", text).strip()
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """`error` and the errors it was raised from / during, outermost first."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or (
+            None if current.__suppress_context__ else current.__context__
+        )
+
+
+def describe_error(error: BaseException) -> tuple[str, int]:
+    """(one-line `PATH: REASON`, exit code) of a failure, whatever raised it.
+
+    The innermost StageError/ConfigError wins, whether it is in the exception chain or only in the
+    text of an error a Beam worker sent back; an OSError naming its file is the environment's
+    answer about that file; any other error is internal: its type and its message's first line.
+    """
+    ours = [e for e in _chain(error) if isinstance(e, USER_ERRORS)]
+    text = str(ours[-1] if ours else error)
+    quoted = _OUR_ERROR_LINE.findall(text)
+    if quoted:  # a worker's traceback as text: its last StageError line is the root cause
+        return _strip_beam_steps(quoted[-1][1]), EXIT_USER_ERROR
+    if ours:
+        return _strip_beam_steps(text), EXIT_USER_ERROR
+    if isinstance(error, OSError) and error.filename is not None:
+        reason = error.strerror or _first_line(_strip_beam_steps(str(error)))
+        return f"{error.filename}: {reason}", EXIT_USER_ERROR
+    reason = _first_line(_strip_beam_steps(text)) or "(no message)"
+    return f"internal error: {type(error).__name__}: {reason}", EXIT_INTERNAL_ERROR
+
+
+@contextlib.contextmanager
+def naming(path: str) -> Iterator[None]:
+    """Turn a library's ValueError/OSError while reading `path` into StageError `PATH: REASON`."""
+    try:
+        yield
+    except StageError:
+        raise
+    except (ValueError, OSError) as error:
+        reason = _first_line(str(error)) or type(error).__name__
+        raise StageError(
+            reason if reason.startswith(f"{path}:") else f"{path}: {reason}"
+        ) from error

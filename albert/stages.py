@@ -1,0 +1,132 @@
+"""The stage registry: each stage's name, module, config class, input fields and output marker.
+
+The one place that lists the stages. The `albert` CLI (its subcommands), the Dataflow flex
+template (the stages marked `dataflow`), the Prefect tasks and their caching (input fields, the
+module whose code is the cache key's code version, the output marker) and the tests all read it.
+
+The registry names modules of every layer as strings and imports one only when asked
+(`stage_module`, `config_class`): importing it loads nothing of pipelines/, model/ or flows/
+(tests/test_layering.py states the rule and checks it).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage.
+
+    `module` runs it (`run(config, ...)`, and `main(argv)` for `python -m`); `config` is its config
+    class, in `module` unless `config_module` names another; `input_fields` are the config fields
+    that name its input files (their manifest is part of the cache key); `output_marker` is the
+    file (relative to the output directory) that its finished output always contains; `summary`
+    is its line in `albert --help` (None: not an `albert` subcommand); `dataflow`: it has a
+    Dataflow flex template.
+    """
+
+    module: str
+    config: str
+    input_fields: tuple[str, ...]
+    output_marker: str
+    summary: str | None = None
+    dataflow: bool = False
+    config_module: str | None = None
+
+
+STAGES: dict[str, Stage] = {
+    "segment": Stage(
+        "pipelines.segment",
+        "SegmentConfig",
+        ("input",),
+        "stats.json",
+        "Beam: raw Wikipedia dumps / books / text -> sentence-segmented documents",
+        dataflow=True,
+    ),
+    "vocab": Stage(
+        "pipelines.vocab",
+        "VocabConfig",
+        ("input",),
+        "spiece.model",
+        "Beam: segmented corpus -> SentencePiece vocabulary (ALBERT recipe)",
+        dataflow=True,
+    ),
+    "tfrecords": Stage(
+        "pipelines.tfrecords",
+        "TFRecordsConfig",
+        ("input", "spm_model"),
+        "metadata.json",
+        "Beam: segmented corpus -> masked SOP pretraining TFRecords",
+        dataflow=True,
+    ),
+    "select": Stage(
+        "pipelines.domain_select",
+        "DomainSelectConfig",
+        ("input", "target_samples", "source_samples", "classifier", "spm_model"),
+        "selection.json",
+    ),
+    "pretrain": Stage(
+        "model.pretrain",
+        "PretrainConfig",
+        ("data", "init"),
+        "export/model.keras",
+        "Keras: pretrain ALBERT from TFRecords (LAMB, checkpoints, resume)",
+    ),
+    "finetune": Stage(
+        "flows.finetune",
+        "FinetuneConfig",
+        ("init", "spm_model", "data_dir"),
+        "results.json",
+        "Keras: fine-tune on GLUE / SQuAD / RACE (further pretraining first, if asked)",
+        config_module="model.finetune",
+    ),
+    "heldout": Stage(
+        "model.pretraining_metrics",
+        "HeldOutEvalConfig",
+        ("model", "data"),
+        "metrics.json",
+        config_module="flows.tasks",
+    ),
+}
+"""Stage name (the Prefect task's name) -> Stage."""
+
+OTHER_COMMANDS: dict[str, tuple[str, str]] = {
+    "evaluate": ("model.evaluate", "score predictions or a model"),
+    "run": (
+        "flows.pretrain_pipeline",
+        "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> heldout",
+    ),
+    "ablate": (
+        "flows.ablation",
+        (
+            "Prefect: the paper's ablation tables (objective, sharing, E) over a grid of "
+            "pretraining runs"
+        ),
+    ),
+    "deploy": ("flows.deploy", "Prefect: apply the scheduled domain-adaptive deployment"),
+    "runs": ("albert.runs", "runs gc RUN_DIR: list outputs runs moved aside (--yes removes them)"),
+}
+"""The `albert` subcommands that are not stages: subcommand -> (module with main(argv), summary)."""
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    **{name: (s.module, s.summary) for name, s in STAGES.items() if s.summary is not None},
+    **OTHER_COMMANDS,
+}
+"""Every `albert` subcommand in `albert --help` order: name -> (module with main(argv), summary)."""
+
+DATAFLOW_STAGES: tuple[str, ...] = tuple(name for name, s in STAGES.items() if s.dataflow)
+"""The Beam stages that run on Dataflow through the flex template."""
+
+
+def stage_module(name: str) -> ModuleType:
+    """The module that runs stage `name` (imported now: stage modules load Beam or TensorFlow)."""
+    return importlib.import_module(STAGES[name].module)
+
+
+def config_class(name: str) -> type:
+    """The config class of stage `name`."""
+    stage = STAGES[name]
+    return getattr(importlib.import_module(stage.config_module or stage.module), stage.config)

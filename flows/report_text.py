@@ -1,0 +1,175 @@
+"""The reports' words and tables: numbers, durations and sizes formatted for people, the
+sentences and tables both run reports share, the fine-tuning command and its results table."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+METRIC_NAMES = {  # the official names of the fine-tuning tasks' primary metrics
+    "accuracy": "accuracy",
+    "f1": "F1",
+    "mcc": "Matthews correlation",
+    "pearson": "Pearson correlation",
+    "spearman": "Spearman correlation",
+    "exact": "exact match",
+}
+
+
+def number(value: Any) -> str:
+    """1234 -> '1,234'; 2_525_116 -> '2.53 M'; 0.18234 -> '0.182'; None -> '–'."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 1000:
+        return f"{value / 1e6:.3g} M" if abs(value) >= 10_000_000 else f"{int(value):,}"
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def millions(value: float | None) -> str:
+    return "–" if value is None else f"{value / 1e6:.2f} M"
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def duration(seconds: float | None) -> str:
+    """19.04 -> '19.0 s'; 252 -> '4 min 12 s'."""
+    if seconds is None:
+        return "–"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += [
+        "| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |" for row in rows
+    ]
+    return "\n".join(lines)
+
+
+def link(run_dir: Path, path: Path, text: str | None = None) -> str:
+    relative = path.relative_to(run_dir).as_posix()
+    return f"[{text or relative}]({relative})"
+
+
+def files_text(files: list[str], note: str = "") -> str:
+    """'2 files (`a.txt`, `b.txt`)': how many input files, the first three named, and `note`."""
+    named = ", ".join(f"`{f}`" for f in files[:3]) + (", …" if len(files) > 3 else "")
+    return f"{len(files)} file{'s' if len(files) != 1 else ''} ({named}{note})"
+
+
+def corpus_text(facts: Mapping[str, Any]) -> str:
+    """'97 documents, 18,234 sentences, 594,947 tokens': what the corpus became."""
+    return (
+        f"{number(facts.get('documents'))} documents, {number(facts.get('sentences'))} "
+        f"sentences, {number(facts.get('tokens'))} tokens"
+    )
+
+
+def training_text(facts: Mapping[str, Any]) -> str:
+    """'300 steps × 32 sequences of 128 tokens → `…/model.keras` (Hugging Face: `…/hf`)'."""
+    return (
+        f"{number(facts.get('steps'))} steps × {facts.get('batch_size')} sequences of "
+        f"{facts.get('max_seq_length')} tokens → `{facts['export']}` "
+        f"(Hugging Face: `{facts['export_hf']}`)"
+    )
+
+
+def heldout_line(facts: Mapping[str, Any], unseen: str = "the model never trained on") -> str:
+    """The held-out split: whole documents training never saw (`unseen` says whose), and the stage's
+    note when the corpus has fewer documents than the held-out minimum."""
+    documents = facts.get("heldout_documents")
+    line = (
+        f"**Held out:** {number(documents)} whole document{'' if documents == 1 else 's'} "
+        f"{unseen} ({number(facts.get('heldout_sequences'))} sequences scored)"
+    )
+    return line + (f". **Note:** {facts['heldout_note']}" if facts.get("heldout_note") else "")
+
+
+def time_line(facts: Mapping[str, Any]) -> str:
+    stages = ", ".join(
+        f"{name} {duration(t['seconds'])}{' (cached)' if t['cached'] else ''}"
+        for name, t in facts["stages"].items()
+    )
+    return (
+        f"**Time:** {duration(facts.get('wall_seconds'))} wall, "
+        f"{duration(facts.get('cpu_seconds'))} CPU — {stages}"
+    )
+
+
+def kept_lines(facts: Mapping[str, Any]) -> list[str]:
+    return [
+        f"**Kept:** the previous `{name}` output (other inputs or parameters) was moved aside to "
+        f"`{path}`, not deleted."
+        for name, path in (facts.get("moved_aside") or {}).items()
+    ]
+
+
+def next_block(what: str, command: str) -> str:
+    return f"**Next:** {what}:\n\n```bash\n{command}\n```"
+
+
+def piece_baseline_text(baseline: Mapping[str, Any]) -> str:
+    return (
+        f"{number(baseline.get('masked_lm_accuracy'))} (always the most frequent piece, "
+        f"`{baseline.get('piece', '?')}`)"
+    )
+
+
+def finetune_command(
+    model: str,
+    spm_model: str,
+    run_dir: str,
+    task: str = "sst2",
+    data_dir: str = "../shared/data/glue/SST-2",
+) -> str:
+    """`albert finetune` of `model` on a task, written to RUN_DIR/finetune-TASK."""
+    return " ".join(
+        [
+            "albert finetune",
+            "--task",
+            task,
+            "--data-dir",
+            shlex.quote(data_dir),
+            "--init",
+            shlex.quote(model),
+            "--spm-model",
+            shlex.quote(spm_model),
+            "--output",
+            shlex.quote(f"{run_dir}/finetune-{task}"),
+        ]
+    )
+
+
+def downstream_table(results: list[Mapping[str, Any]]) -> str:
+    """Pretrained vs randomly initialised twin, per task, under the metric's official name."""
+    rows = []
+    for result in results:
+        metric = result["metric"]
+        pretrained, random = result["pretrained"].get(metric), result["random"].get(metric)
+        gain = (
+            pretrained - random
+            if isinstance(pretrained, float) and isinstance(random, float)
+            else None
+        )
+        rows.append(
+            (
+                result["task"],
+                METRIC_NAMES.get(metric, metric),
+                f"**{number(pretrained)}**",
+                number(random),
+                f"{gain:+.3f}" if gain is not None else "–",
+                number(result.get("steps")),
+            )
+        )
+    return "**Downstream (dev set, same budget and seed):**\n\n" + table(
+        rows, ("task", "metric", "pretrained", "random init", "gain", "fine-tuning steps")
+    )
