@@ -6,6 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 PYTEST_ARGS ?= -n 2 --dist loadfile
 ARGS ?=
+LINTED := albert pipelines model flows infra tests benchmarks
 
 .PHONY: run test test-tf test-jax browser bench lint clean
 
@@ -44,8 +45,10 @@ test-jax:
 bench: $(VENV)/.installed-test
 	@for script in benchmarks/*.py; do echo "== $$script" >&2; $(PY) $$script || exit 1; done
 
+## make lint: ruff's rules (line length 100 included) and its formatting, as CI checks them
 lint: $(VENV)/.installed-test
-	$(PY) -m ruff check albert pipelines model flows infra tests benchmarks
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -16,7 +16,10 @@ from albert.stages import COMMANDS
 def usage() -> str:
     width = max(map(len, COMMANDS))
     rows = "\n".join(f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items())
-    return f"usage: albert COMMAND [flags]   (albert COMMAND --help for its flags)\n\ncommands:\n{rows}\n"
+    return (
+        "usage: albert COMMAND [flags]   (albert COMMAND --help for its "
+        f"flags)\n\ncommands:\n{rows}\n"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

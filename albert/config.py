@@ -46,7 +46,8 @@ CommaList = BeforeValidator(_split_commas)
 
 class StageConfig(BaseModel):
     """Base of every stage config: unknown fields are errors, values are validated on assignment,
-    and float fields reject inf and NaN (a non-finite learning rate or probability is never meant)."""
+    and float fields reject inf and NaN (a non-finite learning rate or probability is never
+    meant)."""
 
     model_config = ConfigDict(
         extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False
@@ -133,7 +134,8 @@ def _unwrap_optional(annotation: Any) -> Any:
 
 
 def add_config_arguments(parser: argparse.ArgumentParser, cls: type[StageConfig]) -> None:
-    """Add `--config FILE` and one flag per field of `cls` (list fields repeat, bools are --x/--no-x)."""
+    """Add `--config FILE` and one flag per field of `cls` (list fields repeat, bools are
+    --x/--no-x)."""
     parser.add_argument("--config", help="YAML file of field values; flags override it")
     for name, field in cls.model_fields.items():
         flag = "--" + name.replace("_", "-")

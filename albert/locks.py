@@ -68,7 +68,8 @@ def describe(holder: dict[str, Any]) -> str:
 
 
 def holder_is_dead(holder: dict[str, Any], now: float | None = None) -> bool:
-    """A lock's holder is gone: a dead (or since reused) pid on this host, or a heartbeat too old."""
+    """A lock's holder is gone: a dead (or since reused) pid on this host, or a heartbeat too
+    old."""
     if holder.get("host") == socket.gethostname():
         if (
             holder.get("pid") == os.getpid()
@@ -180,7 +181,8 @@ def _read_object(fs, path: str) -> dict[str, Any] | None:
 
 @contextlib.contextmanager
 def output_lock(output: str) -> Iterator[None]:
-    """Hold `<output>.lock` while writing `output`; OutputBusyError (naming the holder) if a live run has it."""
+    """Hold `<output>.lock` while writing `output`; OutputBusyError (naming the holder) if a live
+    run has it."""
     url = lock_url(output)
     me = threading.get_ident()
     with _held_guard:

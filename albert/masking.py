@@ -1,20 +1,22 @@
 """Whole-word n-gram masking for the masked-LM objective, as google-research/albert defines it.
 
-Pure NumPy, no TensorFlow or Beam: `pipelines.tfrecords` uses it for static masks and `model.pretrain`
-for dynamic masking at training time. All randomness comes from the `numpy.random.Generator` passed in.
+Pure NumPy, no TensorFlow or Beam: `pipelines.tfrecords` uses it for static masks and
+`model.pretrain` for dynamic masking at training time. All randomness comes from the
+`numpy.random.Generator` passed in.
 
 The reference's semantics (`create_masked_lm_predictions`):
 - a word is a piece that starts a word (`is_start_piece`) followed by the pieces that do not;
 - the budget is `min(max_predictions_per_seq, max(1, round(num_tokens * masked_lm_prob)))`, where
   `num_tokens` counts [CLS] and [SEP] (every non-padding id);
-- candidate n-grams start at each word in random order; n in 1..ngram is drawn with p proportional to
-  1/n (`favor_shorter_ngram`; reversed otherwise), shortened while it would exceed the budget, and
-  skipped if it still does or if it overlaps an n-gram already chosen;
+- candidate n-grams start at each word in random order; n in 1..ngram is drawn with p proportional
+  to 1/n (`favor_shorter_ngram`; reversed otherwise), shortened while it would exceed the budget,
+  and skipped if it still does or if it overlaps an n-gram already chosen;
 - each chosen piece becomes [MASK] 80%, itself 10%, a random piece 10%; positions are sorted.
 
-Deliberate differences: special tokens ([CLS], [SEP], padding, [MASK]) are never masked and words never
-run across them (the reference lets the first piece of segment B join the last word of A); random
-replacements are never control symbols (the reference can draw <pad>, [CLS], [SEP] or [MASK]).
+Deliberate differences: special tokens ([CLS], [SEP], padding, [MASK]) are never masked and words
+never run across them (the reference lets the first piece of segment B join the last word of A);
+random replacements are never control symbols (the reference can draw <pad>, [CLS], [SEP] or
+[MASK]).
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ _START_CHARS_OK = frozenset(string.ascii_lowercase) | _PUNCTUATION
 def is_start_piece(piece: str) -> bool:
     """The reference's `_is_start_piece_sp`: does this SentencePiece piece start a word?
 
-    True if it starts with '▁' or '<', is one ASCII punctuation character, or has a character that is
-    neither an ASCII letter nor ASCII punctuation (digits, accented or non-Latin characters).
+    True if it starts with '▁' or '<', is one ASCII punctuation character, or has a character that
+    is neither an ASCII letter nor ASCII punctuation (digits, accented or non-Latin characters).
     """
     return (
         piece.startswith((SPIECE_UNDERLINE, "<"))
@@ -52,7 +54,8 @@ def start_piece_table(pieces: list[str]) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class MaskingOptions:
-    """How to mask. `replacement_ids` are the ids a random replacement is drawn from (no controls)."""
+    """How to mask. `replacement_ids` are the ids a random replacement is drawn from (no
+    controls)."""
 
     replacement_ids: np.ndarray
     masked_lm_prob: float = 0.15
@@ -95,7 +98,8 @@ def num_to_predict(num_tokens: int, options: MaskingOptions) -> int:
 
 
 def word_spans(is_word_start: np.ndarray, maskable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(starts, ends) of the whole words among maskable pieces; a word never crosses a special token."""
+    """(starts, ends) of the whole words among maskable pieces; a word never crosses a special
+    token."""
     previous_maskable = np.concatenate(([False], maskable[:-1]))
     starts_mask = maskable & (is_word_start | ~previous_maskable)
     starts = np.flatnonzero(starts_mask)
@@ -146,8 +150,8 @@ def mask_instance(
     """Mask one sequence (padding allowed) by whole-word n-gram masking.
 
     `ids`: int array [T]; `is_word_start`: bool array [T] (the `token_boundary` feature).
-    `ngram_counts` (int array of length `options.ngram + 1`), if given, is incremented at the number of
-    words of each chosen n-gram.
+    `ngram_counts` (int array of length `options.ngram + 1`), if given, is incremented at the number
+    of words of each chosen n-gram.
     """
     ids = np.asarray(ids)
     maskable = np.ones(len(ids), dtype=bool)
@@ -202,8 +206,10 @@ def mask_tokens(
     ngram: int = 3,
     favor_shorter_ngram: bool = True,
 ) -> Masked:
-    """`mask_instance` for an ALBERT vocabulary (ids 0-4 = <pad> <unk> [CLS] [SEP] [MASK], the rest normal
-    pieces): the trainer's entry point for dynamic masking of a record's input_ids and token_boundary."""
+    """`mask_instance` for an ALBERT vocabulary (ids 0-4 = <pad> <unk> [CLS] [SEP] [MASK], the rest
+    normal
+    pieces): the trainer's entry point for dynamic masking of a record's input_ids and
+    token_boundary."""
     options = albert_options(
         vocab_size, max_predictions_per_seq, masked_lm_prob, ngram, favor_shorter_ngram
     )

@@ -1,4 +1,5 @@
-"""The pretraining TFRecord format, exactly google-research/albert's, shared by the writer and the trainer.
+"""The pretraining TFRecord format, exactly google-research/albert's, shared by the writer and the
+trainer.
 
 Features of each `tf.train.Example` (padding 0):
   input_ids, input_mask, segment_ids, token_boundary: int64 x max_seq_length
@@ -6,9 +7,10 @@ Features of each `tf.train.Example` (padding 0):
   masked_lm_weights: float x max_predictions_per_seq
   next_sentence_labels: int64 x 1 (SOP: 1 = swapped; NSP: 1 = random B)
 
-`encode_example` writes the protobuf wire format directly with NumPy (several times faster than building
-`tf.train.Example` objects); `decode_example` reads any serialized `tf.train.Example` with the protobuf
-runtime (no TensorFlow: the JAX input and the shard check use it). Tests check both against TensorFlow.
+`encode_example` writes the protobuf wire format directly with NumPy (several times faster than
+building `tf.train.Example` objects); `decode_example` reads any serialized `tf.train.Example` with
+the protobuf runtime (no TensorFlow: the JAX input and the shard check use it). Tests check both
+against TensorFlow.
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ def encode_varints(values: np.ndarray) -> bytes:
 
 @functools.lru_cache(maxsize=4096)
 def _entry_header(name: str, list_tag: int, size: int) -> bytes:
-    # map<string, Feature> entry: key (1), value (2) = Feature{int64_list (3) | float_list (2)} of `size` bytes
+    # map<string, Feature> entry: key (1), value (2) = Feature{int64_list (3) | float_list (2)} of
+    # `size` bytes
     list_header = bytes((0x0A,)) + varint(size)
     feature_header = bytes((list_tag,)) + varint(len(list_header) + size)
     key = length_delimited(1, name.encode())
@@ -207,8 +210,8 @@ def _example_class():
 
 
 def decode_example(serialized: bytes, names=None) -> dict[str, np.ndarray]:
-    """The features of a serialized `tf.train.Example` (all, or those of `names` it has): int64 lists as
-    int64 arrays, float lists as float32, bytes lists as lists of bytes. Raises
+    """The features of a serialized `tf.train.Example` (all, or those of `names` it has): int64
+    lists as int64 arrays, float lists as float32, bytes lists as lists of bytes. Raises
     google.protobuf.message.DecodeError on bad bytes."""
     features = _example_class().FromString(serialized).features.feature
     decoded = {}

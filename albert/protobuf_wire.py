@@ -15,5 +15,6 @@ def varint(value: int) -> bytes:
 
 
 def length_delimited(number: int, payload: bytes) -> bytes:
-    """Field `number` with wire type 2 (bytes, string or an embedded message): key, length, payload."""
+    """Field `number` with wire type 2 (bytes, string or an embedded message): key, length,
+    payload."""
     return varint(number << 3 | 2) + varint(len(payload)) + payload

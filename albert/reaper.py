@@ -29,7 +29,8 @@ _watchdog: subprocess.Popen | None = None
 
 
 def watch() -> None:
-    """Start the watchdog of this process (once per process; a no-op where psutil cannot see processes)."""
+    """Start the watchdog of this process (once per process; a no-op where psutil cannot see
+    processes)."""
     global _watchdog
     if _watchdog is not None and _watchdog.poll() is None:
         return
@@ -85,7 +86,8 @@ def _alive(process: psutil.Process) -> bool:
 
 
 def stop(processes: list[psutil.Process]) -> list[int]:
-    """SIGTERM `processes`, SIGKILL those alive after the grace period; the pids that were stopped."""
+    """SIGTERM `processes`, SIGKILL those alive after the grace period; the pids that were
+    stopped."""
     running = [p for p in processes if _alive(p)]
     for process in running:
         try:

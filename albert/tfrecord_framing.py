@@ -1,5 +1,6 @@
 """TFRecord framing without TensorFlow: each record is its length (uint64), the masked CRC32C of the
-length, the data, and the masked CRC32C of the data. The pipelines write it, the trainer checks it."""
+length, the data, and the masked CRC32C of the data. The pipelines write it, the trainer checks
+it."""
 
 from __future__ import annotations
 

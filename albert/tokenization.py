@@ -1,6 +1,8 @@
-"""The one ALBERT tokenizer every stage and the model use: SentencePiece with ALBERT's preprocessing.
+"""The one ALBERT tokenizer every stage and the model use: SentencePiece with ALBERT's
+preprocessing.
 
-Special ids are fixed by the vocabulary recipe: `<pad>`=0, `<unk>`=1, `[CLS]`=2, `[SEP]`=3, `[MASK]`=4.
+Special ids are fixed by the vocabulary recipe: `<pad>`=0, `<unk>`=1, `[CLS]`=2, `[SEP]`=3,
+`[MASK]`=4.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]"
 
 
 def preprocess_text(text: str, lower: bool = True, keep_accents: bool = False) -> str:
-    """google-research/albert's `preprocess_text`: collapse whitespace, strip accents (NFKD, then drop
-    combining marks), lowercase. Like the reference (and unlike Hugging Face's slow tokenizer and
+    """google-research/albert's `preprocess_text`: collapse whitespace, strip accents (NFKD, then
+    drop combining marks), lowercase. Like the reference (and unlike Hugging Face's slow tokenizer
+    and
     XLNet), quotes are left as they are: `` and '' are not mapped to "."""
     text = " ".join(text.strip().split())
     if not keep_accents and not text.isascii():  # NFKD changes no ASCII text
@@ -31,7 +34,8 @@ def preprocess_text(text: str, lower: bool = True, keep_accents: bool = False) -
 
 
 def split_digit_comma_pieces(sp: spm.SentencePieceProcessor, pieces: list[str]) -> list[str]:
-    """The reference's rule: a piece ending in digit + ',' is re-encoded without the comma, then ','."""
+    """The reference's rule: a piece ending in digit + ',' is re-encoded without the comma, then
+    ','."""
     result: list[str] = []
     for piece in pieces:
         if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
@@ -67,7 +71,8 @@ def model_sha256(model_file: str) -> str:
 
 
 class AlbertTokenizer:
-    """SentencePiece tokenization with ALBERT's preprocessing, as the reference and Hugging Face do it."""
+    """SentencePiece tokenization with ALBERT's preprocessing, as the reference and Hugging Face
+    do it."""
 
     def __init__(self, model_file: str, do_lower_case: bool = True, keep_accents: bool = False):
         self.model_file = model_file
@@ -82,8 +87,10 @@ class AlbertTokenizer:
             setattr(self, f"{name}_id", self.sp.piece_to_id(piece))
         if (self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id) != (0, 1, 2, 3, 4):
             raise StageError(
-                f"{model_file}: not an ALBERT vocabulary: expected <pad>, <unk>, [CLS], [SEP], [MASK] "
-                f"at ids 0-4, got {[self.sp.id_to_piece(i) for i in range(min(5, self.vocab_size))]}"
+                f"{model_file}: not an ALBERT vocabulary: expected <pad>, <unk>, [CLS], [SEP], "
+                "[MASK] "
+                "at ids 0-4, got "
+                f"{[self.sp.id_to_piece(i) for i in range(min(5, self.vocab_size))]}"
             )
 
     @property
@@ -113,7 +120,8 @@ class AlbertTokenizer:
         return self.sp.id_to_piece(piece_id)
 
     def is_control(self, piece_id: int) -> bool:
-        """True for control and unknown symbols (never masked, never drawn as random replacements)."""
+        """True for control and unknown symbols (never masked, never drawn as random
+        replacements)."""
         return self.sp.is_control(piece_id) or self.sp.is_unknown(piece_id)
 
     def decode(self, ids: list[int]) -> str:
@@ -180,11 +188,12 @@ def _python_whitespace_class() -> str:
 
 
 class InGraphAlbertTokenizer:
-    """`AlbertTokenizer` as TensorFlow ops: the same preprocessing, SentencePiece ids and digit-comma rule.
+    """`AlbertTokenizer` as TensorFlow ops: the same preprocessing, SentencePiece ids and
+    digit-comma rule.
 
-    `tokenize(texts)` maps a string tensor of shape [N] to a RaggedTensor of int32 ids [N, None] equal
-    to `[AlbertTokenizer.encode(t) for t in texts]`. The digit-comma rule depends only on the piece, so
-    it is a precomputed id -> ids table applied with a ragged gather. Needs tensorflow and
+    `tokenize(texts)` maps a string tensor of shape [N] to a RaggedTensor of int32 ids [N, None]
+    equal to `[AlbertTokenizer.encode(t) for t in texts]`. The digit-comma rule depends only on the
+    piece, so it is a precomputed id -> ids table applied with a ragged gather. Needs tensorflow and
     tensorflow-text (imported here only, so the Python path never loads TensorFlow).
     """
 
@@ -212,7 +221,8 @@ class InGraphAlbertTokenizer:
         self._combining = _re2_class(_combining_ranges()) + "+"
 
     def preprocess(self, texts):
-        """ALBERT's preprocessing of a string tensor, equal to `preprocess_text` element by element."""
+        """ALBERT's preprocessing of a string tensor, equal to `preprocess_text` element by
+        element."""
         tf, tf_text = self._tf, self._tf_text
         texts = tf.strings.regex_replace(texts, self._whitespace, " ")
         texts = tf.strings.regex_replace(texts, "^ | $", "")

@@ -1,5 +1,5 @@
-"""Our tokenizer for other tools: a Hugging Face fast tokenizer (`tokenizer.json` and its configs) and
-a SentencePiece model whose own normalizer does ALBERT's preprocessing (for keras-hub).
+"""Our tokenizer for other tools: a Hugging Face fast tokenizer (`tokenizer.json` and its configs)
+and a SentencePiece model whose own normalizer does ALBERT's preprocessing (for keras-hub).
 
 Both give `AlbertTokenizer.encode`'s ids except where the tools cannot express our rules (listed in
 docs/vocab.md): the digit-comma rule is approximated by never choosing the pieces it re-splits (what
@@ -121,7 +121,8 @@ def write_hf_tokenizer(
     tokenizer: AlbertTokenizer, directory: str, model_max_length: int | None = None
 ) -> None:
     """Write `tokenizer.json`, `tokenizer_config.json`, `special_tokens_map.json` and `spiece.model`
-    into `directory` (created if needed), so `AutoTokenizer.from_pretrained(directory)` loads them."""
+    into `directory` (created if needed), so `AutoTokenizer.from_pretrained(directory)` loads
+    them."""
     makedirs(directory)
     # The generic fast class: transformers' AlbertTokenizer would rebuild its own normalizer (``
     # and '' to ", StripAccents) instead of using tokenizer.json's.
@@ -175,9 +176,9 @@ def sentencepiece_with_preprocessing(tokenizer: AlbertTokenizer) -> bytes:
     """The vocabulary as a SentencePiece model that gives `tokenizer.encode`'s ids on raw text.
 
     Its normalizer (a charsmap compiled by SentencePiece from `_normalization_rules`) does ALBERT's
-    preprocessing, so tools that run SentencePiece on raw text (keras-hub, tensorflow-text) lowercase
-    and strip accents as we do; pieces the digit-comma rule re-splits are marked UNUSED, so
-    SentencePiece never chooses them. Pieces, ids and scores are unchanged.
+    preprocessing, so tools that run SentencePiece on raw text (keras-hub, tensorflow-text)
+    lowercase and strip accents as we do; pieces the digit-comma rule re-splits are marked UNUSED,
+    so SentencePiece never chooses them. Pieces, ids and scores are unchanged.
     """
     return _compile_with_preprocessing(
         tokenizer.model_proto, tokenizer.do_lower_case, tokenizer.keep_accents

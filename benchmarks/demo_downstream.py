@@ -1,12 +1,13 @@
 """What the demo model gains downstream: fine-tune a finished run's model and a randomly initialised
 twin (same preset, budget and seed) on GLUE tasks from ../shared/data, for several seeds.
 
-    python benchmarks/demo_downstream.py [--run-dir runs/enwiki-sample] [--tasks sst2,mrpc] [--seeds 1,2]
+    python benchmarks/demo_downstream.py [--run-dir runs/enwiki-sample] [--tasks sst2,mrpc] [--seeds
+    1,2]
         [--train-steps 300] [--learning-rate 0.001] [--max-seq-length 128]
 
 The same comparison `albert run --downstream TASK=DIR` makes for one seed. Prints ONE JSON line:
-{task: {metric, pretrained: [per seed], random: [per seed], gain: mean pretrained - random}}, plus the
-budget and the seconds taken.
+{task: {metric, pretrained: [per seed], random: [per seed], gain: mean pretrained - random}}, plus
+the budget and the seconds taken.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """Pretraining throughput on CPU, side by side in one run: our Keras training step on the TensorFlow
-backend (XLA off, the CPU default, and on), on the JAX backend (always jit-compiled), and Hugging Face
-`AlbertForPreTraining` (torch).
+backend (XLA off, the CPU default, and on), on the JAX backend (always jit-compiled), and Hugging
+Face `AlbertForPreTraining` (torch).
 
 For each (preset, sequence length) every implementation runs the same architecture on the same batch
 (random ids, 20 masked positions per sequence as the reference's data) for full training steps:
 forward, masked-LM + SOP loss, backward, optimizer update (ours: the paper's LAMB, the trainer's own
 step functions; Hugging Face: torch AdamW, it ships no LAMB). Hugging Face's head scores every
-position (its API), ours only the masked positions (as google-research/albert). Each measurement runs
+position (its API), ours only the masked positions (as google-research/albert). Each measurement
+runs
 in its own process (a Keras backend is chosen per process), one after another. Prints ONE JSON line:
 the CPU model and vector extensions, sequences/s and tokens/s per implementation, JAX against
 TensorFlow and ours against Hugging Face as ratios.
@@ -68,7 +69,8 @@ def timed(step, warmup: int, seconds: float, min_steps: int) -> float:
 def ours(
     implementation: str, preset: str, batch: dict, warmup: int, seconds: float, min_steps: int
 ) -> float:
-    """Steps/s of the trainer's step on this process's Keras backend (tf_train_step or jax_train_step)."""
+    """Steps/s of the trainer's step on this process's Keras backend (tf_train_step or
+    jax_train_step)."""
     import keras
 
     from model.config import get_preset
@@ -180,7 +182,8 @@ def measure_in_subprocess(implementation: str, preset: str, seq: int, args) -> f
 
 
 def row_ratios(rates: dict) -> dict:
-    """JAX against each TensorFlow mode and against the faster one; each of ours against Hugging Face."""
+    """JAX against each TensorFlow mode and against the faster one; each of ours against Hugging
+    Face."""
     ratios = {}
     tf_modes = [rates[k] for k in ("tf", "tf-xla") if k in rates]
     if "jax" in rates:

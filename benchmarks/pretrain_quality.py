@@ -3,11 +3,12 @@
     python benchmarks/pretrain_quality.py [--workdir DIR] [--steps 9000] [--batch-size 32] ...
 
 Segments ../shared/data's books and Wikipedia sample with pipelines.segment, writes static-masking
-TFRecords (seq 128, `--dupe-factor 20`: every pass re-chunks the documents and re-draws the swaps, so the
-run sees no SOP pair twice) with the reference's sp16k vocabulary, and trains `python -m model.pretrain
---preset albert-tiny --jit-compile` in a fresh process. The held-out split of that data is whole
-documents the training never reads (`--heldout-fraction` of them, by a stable hash of their text); the
-trained model is also scored on another corpus altogether: the 48 articles of SQuAD dev v1.1
+TFRecords (seq 128, `--dupe-factor 20`: every pass re-chunks the documents and re-draws the swaps,
+so the run sees no SOP pair twice) with the reference's sp16k vocabulary, and trains `python -m
+model.pretrain --preset albert-tiny --jit-compile` in a fresh process. The held-out split of that
+data is whole documents the training never reads (`--heldout-fraction` of them, by a stable hash of
+their text); the trained model is also scored on another corpus altogether: the 48 articles of SQuAD
+dev v1.1
 (Wikipedia), put through the same two stages with every document held out. Prints ONE JSON line:
 - `heldout_curve`: {step: [masked-LM accuracy, SOP accuracy]} on the held-out documents;
 - `heldout`, `train`, `unseen_documents`: the final metrics on the held-out documents, the last
@@ -28,7 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-# benchmarks/tfrecords.py: this script's folder is first on sys.path (an installed package is named `benchmarks`)
+# benchmarks/tfrecords.py: this script's folder is first on sys.path (an installed package is named
+# `benchmarks`)
 from tfrecords import SHARED, segmented_corpus
 
 SPM_MODEL = SHARED / "reference" / "sp16k.model"

@@ -1,4 +1,5 @@
-"""Per-core figures behind infra/README.md's scale plan, and the plan they give. Prints one JSON line.
+"""Per-core figures behind infra/README.md's scale plan, and the plan they give. Prints one JSON
+line.
 
 Measured here (one process, CPU seconds, on ../shared/data: the Wikipedia sample and the books),
 reusing the other benchmarks' set-up:
@@ -31,18 +32,22 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 ASSUMPTIONS = {
     "price_date": "list prices as of 2025, us-central1, on-demand, USD; check current prices",
     "corpus_words": 3.3e9,
-    "wikipedia_dump_xml_gb": 95,  # enwiki pages-articles, uncompressed XML (~22 GB .bz2): every byte read  # English Wikipedia ~2.5B + BookCorpus ~0.8B (BERT paper)
+    # enwiki pages-articles, uncompressed XML (~22 GB .bz2): every byte read  # English Wikipedia
+    # ~2.5B + BookCorpus ~0.8B (BERT paper)
+    "wikipedia_dump_xml_gb": 95,
     "dataflow_vcpu_hour": 0.056,  # Dataflow batch vCPU-hour
     "dataflow_gb_hour": 0.003557,  # Dataflow batch memory GB-hour
     "dataflow_pd_gb_hour": 0.000054,  # standard persistent disk GB-hour
     "dataflow_shuffle_gb": 0.011,  # Dataflow Shuffle, per GB processed
     "gcs_gb_month": 0.020,  # Cloud Storage standard
     "n1_standard_4": {"vcpu": 4, "memory_gb": 15, "disk_gb": 250},
-    "core_efficiency_on_dataflow": 0.8,  # Beam/Dataflow overhead over the measured per-document work
+    # Beam/Dataflow overhead over the measured per-document work
+    "core_efficiency_on_dataflow": 0.8,
     "sample_sentences": 10_000_000,  # pipelines.vocab default
     "dupe_factor": 40,
     "train_tokens": 125_000 * 4096 * 512,
-    "model_flops_utilisation": 0.35,  # assumed MFU of the XLA-compiled Keras step (not measured here)
+    # assumed MFU of the XLA-compiled Keras step (not measured here)
+    "model_flops_utilisation": 0.35,
     "peak_bf16_tflops_per_chip": {"tpu_v3": 123, "tpu_v4": 275, "a100": 312, "h100": 989},
     "price_per_chip_hour": {"tpu_v3": 2.00, "tpu_v4": 3.22, "a100": 5.03, "h100": 11.06},
     "models": {
@@ -155,8 +160,9 @@ def training_plan(a: dict) -> dict:
     plan = {}
     for name, shape in a["models"].items():
         layers, hidden, seq = shape["layers"], shape["hidden"], 512
-        # forward+backward FLOPs per token: 6 x (matmul parameters of the shared layer, applied L times)
-        # + 6 x L x T x H for attention scores (Kaplan et al. 2020); embeddings/heads are negligible.
+        # forward+backward FLOPs per token: 6 x (matmul parameters of the shared layer, applied L
+        # times) + 6 x L x T x H for attention scores (Kaplan et al. 2020); embeddings/heads are
+        # negligible.
         flops_per_token = 6 * layers * 12 * hidden**2 + 6 * layers * seq * hidden
         total = flops_per_token * a["train_tokens"]
         rows = {}

@@ -1,15 +1,15 @@
 """Segment on awkward real inputs, this checkout side by side with a baseline checkout of the code.
 
 Two corpora built from the shared Gutenberg books:
-- `long_line`: 50 MB of book text on ONE line (and, for reference, the same text in 600-character lines
-  with a blank line every 50 lines): the segment job's peak RSS.
+- `long_line`: 50 MB of book text on ONE line (and, for reference, the same text in 600-character
+  lines with a blank line every 50 lines): the segment job's peak RSS.
 - `domain`: the prose books rearranged as a domain corpus (tests/segment_testdata.numbered_chapters:
   chapters of 25 paragraphs separated by blank lines, hard-wrapped at 72 characters, an inline
   verse/clause number after every sentence end): documents out, the format `auto` chose, the median
   sentence length and the share of sentences cut at max_sentence_chars.
 Each case runs `python -m pipelines.segment` in a fresh process from this checkout and, with
-`--baseline DIR` (e.g. an older commit unpacked with `git archive COMMIT | tar -x -C DIR`), from that
-one too. Prints one JSON line. Run: python benchmarks/segment_inputs.py [--baseline DIR]
+`--baseline DIR` (e.g. an older commit unpacked with `git archive COMMIT | tar -x -C DIR`), from
+that one too. Prints one JSON line. Run: python benchmarks/segment_inputs.py [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ def build_inputs(folder: Path) -> dict[str, Path]:
 
 
 def run_segment(code: Path, source: Path, output: Path, *flags: str) -> dict:
-    """`python -m pipelines.segment` from checkout `code`: wall seconds, peak RSS, stats, log lines."""
+    """`python -m pipelines.segment` from checkout `code`: wall seconds, peak RSS, stats, log
+    lines."""
     env = dict(os.environ, PYTHONPATH=str(code))
     start = time.perf_counter()
     process = subprocess.Popen(

@@ -38,7 +38,8 @@ def generate(
     preds: int = 20,
     vocab: int = 30000,
 ) -> list[str]:
-    """Random full-length instances in the pipeline's own format until about `megabytes` are written."""
+    """Random full-length instances in the pipeline's own format until about `megabytes` are
+    written."""
     rng = np.random.default_rng(0)
     files = [str(directory / f"train-{i:05d}-of-{shards:05d}.tfrecord") for i in range(shards)]
     writers = [tf.io.TFRecordWriter(f) for f in files]

@@ -1,10 +1,12 @@
 """Benchmark pipelines.vocab on the shared books + Wikipedia; prints one JSON line of figures.
 
-- time, peak RSS, held-out unk rate and pieces per word of 8k and 30k vocabularies (one job process each);
-- the Beam job's overhead over SentencePiece's trainer called directly on the same sample (the sample
-  is rebuilt with the job's pure functions, written to a file, and trained on with the same options),
-  in wall time and in CPU time (the job process's, less its interpreter start and imports); each is
-  the best of --repeats runs, alternating job and direct, since the machine is shared;
+- time, peak RSS, held-out unk rate and pieces per word of 8k and 30k vocabularies (one job process
+  each);
+- the Beam job's overhead over SentencePiece's trainer called directly on the same sample (the
+  sample is rebuilt with the job's pure functions, written to a file, and trained on with the same
+  options), in wall time and in CPU time (the job process's, less its interpreter start and
+  imports); each is the best of --repeats runs, alternating job and direct, since the machine is
+  shared;
 - peak RSS at 1x and 4x the corpus (4 copies of every shard) with a sample smaller than the corpus.
 
 Usage: python benchmarks/vocab.py [--corpus SEGMENTED_DIR] [--threads N]
@@ -112,7 +114,8 @@ def job_sample(corpus: Path, config: vocab.VocabConfig) -> list[str]:
 def direct_training(
     sample_file: Path, vocab_size: int, threads: int, prefix: Path
 ) -> tuple[float, float]:
-    """Wall and CPU seconds of SentencePiece's trainer on the sample file, with the job's options."""
+    """Wall and CPU seconds of SentencePiece's trainer on the sample file, with the job's
+    options."""
     start, cpu_start = time.perf_counter(), time.process_time()
     spm.SentencePieceTrainer.train(
         **trainer_kwargs(

@@ -1,18 +1,20 @@
-"""`albert ablate`: the paper's ablation tables (Lan et al. 2020, Tables 3-5) from one command, as a Prefect flow.
+"""`albert ablate`: the paper's ablation tables (Lan et al. 2020, Tables 3-5) from one command, as a
+Prefect flow.
 
 segment and vocab run once; tfrecords once per objective (`tfrecords-sop`, `tfrecords-nsp`: the same
 documents, seed and shard split, so the same held-out documents); then one pretraining run per grid
 cell and seed (`cells/<cell>/pretrain`), each a cached, resumable `pretrain` task as in
 flows.pretrain_pipeline, one at a time in this process (Keras and TensorFlow state is per process);
-then every trained model is scored on three held-out sets: masked-LM (on the SOP data), SOP pairs and
-NSP pairs, so each model is also scored on the objective it was not trained on (Table 5). The run ends
-with RUN_DIR/ablation.md, ablation.csv and plots (flows.ablation_report).
+then every trained model is scored on three held-out sets: masked-LM (on the SOP data), SOP pairs
+and NSP pairs, so each model is also scored on the objective it was not trained on (Table 5). The
+run ends with RUN_DIR/ablation.md, ablation.csv and plots (flows.ablation_report).
 
 The grid varies one axis at a time from the baseline (the first value of each axis), as the paper's
 tables do: `--objective sop,nsp --sharing all,ffn` trains sop/all (the baseline), nsp/all and
 sop/ffn, each with `--seeds` seeds. Adding a value to an axis trains only the new cells; every other
 cell comes from Prefect's cache. `--parallel N` trains N cells at once, each in its own process
-(Prefect's ProcessPoolTaskRunner); on a cluster, run the flow on a work pool with one GPU per worker.
+(Prefect's ProcessPoolTaskRunner); on a cluster, run the flow on a work pool with one GPU per
+worker.
 """
 
 from __future__ import annotations
@@ -241,7 +243,8 @@ def ablation(config: AblationConfig, beam_args: list[str] | None = None) -> dict
 
 
 def run(config: AblationConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
-    """Validate the grid's configs, run the flow (cells in parallel processes with --parallel > 1)."""
+    """Validate the grid's configs, run the flow (cells in parallel processes with --parallel >
+    1)."""
     data_configs(config)
     for cell in grid(config):
         cell_configs(config, cell)  # bad values fail here, before Prefect starts
@@ -252,7 +255,8 @@ def run(config: AblationConfig, beam_args: Sequence[str] | None = None) -> dict[
         )
     summary = flow_run(config, list(beam_args or []))
     print(
-        f"run directory: {Path(config.run_dir).resolve() if '://' not in config.run_dir else config.run_dir}"
+        "run directory: "
+        f"{Path(config.run_dir).resolve() if '://' not in config.run_dir else config.run_dir}"
     )
     print(f"ablation tables: {summary['report']}")
     return summary

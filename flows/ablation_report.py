@@ -44,9 +44,11 @@ CSV_COLUMNS = (
     "cached",
 )
 PAPER = {
-    "objective": "paper (ALBERT-base, 125k steps of 4,096): NSP-trained scores 52.0 on SOP, SOP-trained 78.9 on NSP "
+    "objective": "paper (ALBERT-base, 125k steps of 4,096): NSP-trained scores 52.0 on SOP, "
+    "SOP-trained 78.9 on NSP "
     "and 86.5 on SOP",
-    "sharing": "paper (ALBERT-base, E=128): all-shared costs 1.5 points (Avg) against not-shared; sharing attention "
+    "sharing": "paper (ALBERT-base, E=128): all-shared costs 1.5 points (Avg) against not-shared; "
+    "sharing attention "
     "costs nothing (+0.1), most of the drop comes from sharing the FFN",
     "embedding_size": "paper (ALBERT-base, all-shared): E=128 is the best of 64, 128, 256, 768",
 }
@@ -147,7 +149,11 @@ def direction(axis: str, rows: Sequence[Mapping[str, Any]]) -> str:
         return _verdict(
             [
                 (
-                    "NSP training does not solve SOP (SOP acc of the SOP-trained model above the NSP-trained one)",
+                    (
+                        "NSP training does not solve SOP (SOP acc of the SOP-trained model above "
+                        "the "
+                        "NSP-trained one)"
+                    ),
                     *_compare(sop, nsp, "sop_accuracy"),
                 ),
                 (
@@ -251,8 +257,10 @@ def write_ablation_report(
         "# ALBERT ablations",
         "",
         (
-            f"Preset `{config.preset}`, {steps} steps of {config.batch_size} sequences of {config.max_seq_length} "
-            f"tokens, {config.seeds} seed(s) per variant; held-out scores on documents no model trained on. "
+            f"Preset `{config.preset}`, {steps} steps of {config.batch_size} sequences of "
+            f"{config.max_seq_length} "
+            f"tokens, {config.seeds} seed(s) per variant; held-out scores on documents no model "
+            "trained on. "
             "Per-cell figures: `ablation.csv` and `cells/<cell>/heldout-{sop,nsp}/metrics.json`."
         ),
         "",

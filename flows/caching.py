@@ -1,4 +1,5 @@
-"""Cross-run cache keys for the flows' stage tasks: input manifest + stage parameters + code version.
+"""Cross-run cache keys for the flows' stage tasks: input manifest + stage parameters + code
+version.
 
 A stage is skipped when the files it reads, its typed config and the source code of the modules it
 runs (its module and everything it imports from our packages, lazily imported modules included)
@@ -70,7 +71,8 @@ def _remote_entries(url: str) -> Iterable[tuple[str, Any]]:
 
 
 def manifest(url: str) -> dict[str, Any]:
-    """Names and identities (size + content hash or mtime) of the files at `url` (file, dir or glob)."""
+    """Names and identities (size + content hash or mtime) of the files at `url` (file, dir or
+    glob)."""
     matches = expand(url) if any(c in url for c in "*?[") else [url]
     entries: dict[str, Any] = {}
     for match in matches:
@@ -92,7 +94,8 @@ OUR_PACKAGES = ("albert", "pipelines", "model", "flows")
 
 
 def _module_file(name: str) -> Path | None:
-    """The source file of module `name` in our packages (None for other modules), found without importing it."""
+    """The source file of module `name` in our packages (None for other modules), found without
+    importing it."""
     top, *rest = name.split(".")
     if top not in OUR_PACKAGES:
         return None
@@ -107,7 +110,8 @@ def _module_file(name: str) -> Path | None:
 
 
 def _imported_names(path: Path, module: str) -> set[str]:
-    """Every module name `path` imports, at the top or inside functions (`from a import b` gives a and a.b)."""
+    """Every module name `path` imports, at the top or inside functions (`from a import b` gives
+    a and a.b)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
@@ -124,7 +128,8 @@ def _imported_names(path: Path, module: str) -> set[str]:
 
 
 def module_closure(modules: Iterable[str]) -> dict[str, Path]:
-    """`modules` and every module of our packages they import, transitively (parent packages too)."""
+    """`modules` and every module of our packages they import, transitively (parent packages
+    too)."""
     found: dict[str, Path] = {}
     pending = list(modules)
     while pending:
@@ -218,5 +223,6 @@ def output_key(output: str) -> str | None:
 
 
 def mark_output(output: str, key: str) -> None:
-    """Record in `output` that it is the output of the stage run `key` (written after it finished)."""
+    """Record in `output` that it is the output of the stage run `key` (written after it
+    finished)."""
     write_atomic(join(output, STAGE_KEY_FILE), (key + "\n").encode())

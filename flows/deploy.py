@@ -86,7 +86,8 @@ def _apply_all(args: argparse.Namespace, _: None) -> int:
     for deployment in load_deployments(Path(args.file)):
         deployment_id = apply(deployment, Path(args.source))
         print(
-            f"applied deployment {deployment['name']} ({deployment_id}) to work pool {deployment['work_pool']['name']}"
+            f"applied deployment {deployment['name']} ({deployment_id}) to work pool "
+            f"{deployment['work_pool']['name']}"
         )
     return 0
 

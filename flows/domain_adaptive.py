@@ -3,12 +3,12 @@ tfrecords (the base vocabulary) -> held-out metrics of the base -> further pretr
 metrics again.
 
 The base is an earlier run directory of flows.pretrain_pipeline (its pretrain/export/model.keras and
-vocab/spiece.model) or an imported model (.keras, Hugging Face dir, TF1 checkpoint) with --spm-model.
-Before/after figures are held-out in-domain masked-LM accuracy and perplexity (on whole documents
-of the new corpus that further pretraining never sees: pipelines.tfrecords' held-out split), beside
-the unigram baseline. The run ends with RUN_DIR/report.md + report.html + plots
-(flows.domain_report: a headline block, then one section per stage) and a Prefect markdown
-artifact, and prints the before -> after scores. Stages are cached and retried as in
+vocab/spiece.model) or an imported model (.keras, Hugging Face dir, TF1 checkpoint) with
+--spm-model. Before/after figures are held-out in-domain masked-LM accuracy and perplexity (on whole
+documents of the new corpus that further pretraining never sees: pipelines.tfrecords' held-out
+split), beside the unigram baseline. The run ends with RUN_DIR/report.md + report.html + plots
+(flows.domain_report: a headline block, then one section per stage) and a Prefect markdown artifact,
+and prints the before -> after scores. Stages are cached and retried as in
 flows.pretrain_pipeline. The deployment in prefect.yaml runs this flow on a cron schedule
 (`albert deploy` applies it).
 """
@@ -62,7 +62,8 @@ class DomainAdaptiveConfig(RunConfig):
     steps: int = Field(200, gt=0, description="further pretraining steps")
     select: JsonDict | None = Field(
         None,
-        description="optional domain-classifier data selection before tfrecords: DomainSelectConfig fields "
+        description="optional domain-classifier data selection before tfrecords: "
+        "DomainSelectConfig fields "
         "(target_samples + source_samples, or classifier; top_k or threshold)",
     )
 
@@ -144,7 +145,8 @@ def domain_facts(
 def domain_adaptive(
     config: DomainAdaptiveConfig, beam_args: list[str] | None = None
 ) -> dict[str, Any]:
-    """segment -> [select] -> tfrecords -> heldout (base) -> pretrain -> heldout (adapted), then the report."""
+    """segment -> [select] -> tfrecords -> heldout (base) -> pretrain -> heldout (adapted), then
+    the report."""
 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)

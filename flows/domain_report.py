@@ -87,7 +87,8 @@ def headline(facts: Mapping[str, Any]) -> str:
     """The block a person reads first: in, out, before → after beside the baseline, time, next."""
     lines = [
         (
-            f"**In:** the base model `{facts['base']}` (its {number(facts.get('vocab_size'))}-piece "
+            f"**In:** the base model `{facts['base']}` (its "
+            f"{number(facts.get('vocab_size'))}-piece "
             f"vocabulary `{facts['base_spm']}`) and the new-domain corpus: {facts['inputs']} → "
             f"{corpus_text(facts)}"
         ),

@@ -1,4 +1,5 @@
-"""End-to-end ALBERT pretraining as a Prefect flow: segment -> vocab -> tfrecords -> pretrain -> heldout.
+"""End-to-end ALBERT pretraining as a Prefect flow: segment -> vocab -> tfrecords -> pretrain ->
+heldout.
 
 Each stage is a Prefect task that calls the stage's library `run` function and writes its own
 directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, heldout);
@@ -11,8 +12,8 @@ config, code version): re-running with nothing changed skips every stage, changi
 re-runs that stage and the ones after it. Transient failures are retried.
 
 With no --input, the corpus is the demo corpus shipped with the package (a real Wikipedia dump
-sample, see flows.default_corpus), so `make run` works offline on a fresh machine. With no Prefect server
-configured, the flow runs against Prefect's temporary local server.
+sample, see flows.default_corpus), so `make run` works offline on a fresh machine. With no Prefect
+server configured, the flow runs against Prefect's temporary local server.
 """
 
 from __future__ import annotations
@@ -50,19 +51,22 @@ from model.tasks import get_task
 
 
 class PretrainPipelineConfig(RunConfig):
-    """Parameters of the end-to-end flow; per-stage dicts set any other field of a stage's config."""
+    """Parameters of the end-to-end flow; per-stage dicts set any other field of a stage's
+    config."""
 
     input: list[str] = Field(
         default_factory=list,
-        description="raw corpus files or globs (Wikipedia dumps, books, text); default: the demo corpus "
+        description="raw corpus files or globs (Wikipedia dumps, books, text); default: the demo "
+        "corpus "
         "shipped with the package (flows/demo_corpus)",
     )
     run_dir: str = Field(
         "runs/enwiki-sample",
         description="run directory (local or gs://); one subdirectory per stage",
     )
-    # The demo's budget (docs/flows.md, "The demo learns"): 32k sequences of 64 tokens that never repeat
-    # a sentence-order pair (dupe factor 10), XLA at batch 32, LAMB at 0.004: about 5 min on 2 cores.
+    # The demo's budget (docs/flows.md, "The demo learns"): 32k sequences of 64 tokens that never
+    # repeat a sentence-order pair (dupe factor 10), XLA at batch 32, LAMB at 0.004: about 5 min on
+    # 2 cores.
     max_seq_length: int = Field(
         64, gt=8, description=RunConfig.model_fields["max_seq_length"].description
     )
@@ -80,7 +84,8 @@ class PretrainPipelineConfig(RunConfig):
     )
     downstream: list[str] = Field(
         default_factory=list,
-        description="TASK=DIR (any task `albert finetune` knows): fine-tune the pretrained model and a randomly "
+        description="TASK=DIR (any task `albert finetune` knows): fine-tune the pretrained model "
+        "and a randomly "
         "initialised twin with the same budget and seed, side by side in the report",
     )
     finetune: JsonDict = Field(
@@ -115,8 +120,10 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
 
 
 def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
-    """Per `--downstream TASK=DIR`: fine-tuning of the pretrained model and of a randomly initialised
-    twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and finetune-TASK-random."""
+    """Per `--downstream TASK=DIR`: fine-tuning of the pretrained model and of a randomly
+    initialised
+    twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and
+    finetune-TASK-random."""
     from model.finetune import FinetuneConfig, parse_task_dir  # heavy: loads TensorFlow
 
     configs: dict[str, StageConfig] = {}
@@ -143,7 +150,8 @@ def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]
 def downstream_results(
     configs: dict[str, StageConfig], outcomes: dict[str, tasks.StageOutcome]
 ) -> list[dict]:
-    """[{task, metric, pretrained, random, steps, …}] from the fine-tuning outcomes, for the report."""
+    """[{task, metric, pretrained, random, steps, …}] from the fine-tuning outcomes, for the
+    report."""
 
     results = []
     for name, stage_config in configs.items():
@@ -174,7 +182,8 @@ def run_facts(
     baseline: dict,
     downstream: list[dict],
 ) -> dict[str, Any]:
-    """What the report says, from the stages' returned summaries (a cached stage returns its cached one)."""
+    """What the report says, from the stages' returned summaries (a cached stage returns its
+    cached one)."""
     files = config.input or [Path(path).name for path in default_corpus()]
     facts = training_facts(config, outcomes)
     return {
@@ -197,7 +206,8 @@ def run_facts(
 def pretrain_pipeline(
     config: PretrainPipelineConfig, beam_args: list[str] | None = None
 ) -> dict[str, Any]:
-    """segment -> vocab -> tfrecords -> pretrain -> heldout [-> fine-tune pretrained and random twins],
+    """segment -> vocab -> tfrecords -> pretrain -> heldout [-> fine-tune pretrained and random
+    twins],
     then the report; returns the summary."""
 
     start, cpu_start = time.monotonic(), cpu_seconds()

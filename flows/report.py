@@ -100,7 +100,8 @@ def plot_distribution(
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """The records of a metrics.jsonl file (one JSON object per line); empty if it does not exist."""
+    """The records of a metrics.jsonl file (one JSON object per line); empty if it does not
+    exist."""
     if not path.exists():
         return []
     return [
@@ -213,9 +214,14 @@ class TrainingProgress:
         )
 
 
-HTML_STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-table{border-collapse:collapse;margin:.5rem 0}th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}
-th{background:#f3f3f3}img{max-width:100%}code,pre{background:#f6f6f6}pre{padding:.6rem;overflow-x:auto}"""
+HTML_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;"
+    "padding:0 1rem;color:#222}\n"
+    "table{border-collapse:collapse;margin:.5rem 0}"
+    "th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}\n"
+    "th{background:#f3f3f3}img{max-width:100%}code,pre{background:#f6f6f6}"
+    "pre{padding:.6rem;overflow-x:auto}"
+)
 
 
 def render_html(markdown_text: str, title: str) -> str:
@@ -223,7 +229,8 @@ def render_html(markdown_text: str, title: str) -> str:
 
     body = markdown.markdown(markdown_text, extensions=["tables", "fenced_code"])
     return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        '<!DOCTYPE html>\n<html lang="en"><head><meta '
+        f'charset="utf-8"><title>{html.escape(title)}</title>'
         f"<style>{HTML_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
     )
 

@@ -27,7 +27,8 @@ from albert.fs import join, remove
 
 
 class PlainJsonSerializer(Serializer):
-    """Task results as plain JSON: no pickle and, unlike Prefect's "json", no class looked up by name."""
+    """Task results as plain JSON: no pickle and, unlike Prefect's "json", no class looked up by
+    name."""
 
     type: Literal["albert-json"] = "albert-json"
 

@@ -34,7 +34,8 @@ class RunConfig(StageConfig):
     run_dir: str = Field(description="run directory (local or gs://); one subdirectory per stage")
     results: str | None = Field(
         None,
-        description="where Prefect persists task results and cache records (default: RUN_DIR/.prefect)",
+        description="where Prefect persists task results and cache records (default: "
+        "RUN_DIR/.prefect)",
     )
     preset: str = Field("albert-tiny", description="model preset (model.config.get_preset)")
     max_seq_length: int = Field(
@@ -125,7 +126,8 @@ class RunConfig(StageConfig):
         return config
 
     def pretrain_config(self, spm_model: str, **values: Any) -> StageConfig:
-        """PretrainConfig on this run's TFRecords, the budget's schedule, `values` and the overrides."""
+        """PretrainConfig on this run's TFRecords, the budget's schedule, `values` and the
+        overrides."""
         from model.pretrain import PretrainConfig  # heavy: loads TensorFlow
 
         defaults: dict[str, Any] = {
@@ -168,7 +170,8 @@ class RunConfig(StageConfig):
 
 
 def max_predictions(max_seq_length: int) -> int:
-    """Masked-LM predictions per instance at the reference's rate: 20 per 128 tokens (10 at 64, 80 at 512)."""
+    """Masked-LM predictions per instance at the reference's rate: 20 per 128 tokens (10 at 64,
+    80 at 512)."""
     return max(1, round(max_seq_length * 20 / 128))
 
 
@@ -194,7 +197,8 @@ def run_plan(
 
 
 def stage_summary(outcomes: dict[str, tasks.StageOutcome]) -> dict[str, dict[str, Any]]:
-    """Per stage: cached or not, seconds, and where a previous output was moved aside (if it was)."""
+    """Per stage: cached or not, seconds, and where a previous output was moved aside (if it
+    was)."""
     return {
         name: {
             "cached": o.cached,

@@ -180,7 +180,8 @@ def refuse_unsafe_record(stage: Task[..., Any], config: StageConfig, storage: An
 
 @dataclass
 class StageOutcome:
-    """What the flow learns from one stage: its summary, whether it came from the cache, its time."""
+    """What the flow learns from one stage: its summary, whether it came from the cache, its
+    time."""
 
     name: str
     result: dict

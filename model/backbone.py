@@ -1,4 +1,5 @@
-"""`AlbertBackbone`: embeddings + encoder + tanh pooler on `[CLS]` (Hugging Face's `AlbertModel`)."""
+"""`AlbertBackbone`: embeddings + encoder + tanh pooler on `[CLS]` (Hugging Face's
+`AlbertModel`)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,8 @@ def unigram_baseline(
     evaluation scores when `heldout_batches` and `batch_size` match it), with the counts learned
     from the first `train_batches` training batches of epoch 0.
 
-    Returns {masked_lm_accuracy, sop_accuracy, piece_id, train_masked_tokens, heldout_masked_tokens}.
+    Returns {masked_lm_accuracy, sop_accuracy, piece_id, train_masked_tokens,
+    heldout_masked_tokens}.
     """
     spec = pretrain_records.inspect_data(data)
     counts = np.zeros(0, np.int64)

@@ -1,11 +1,13 @@
 """Training checkpoints: atomic, the last K kept, enough state for an exact resume.
 
-A checkpoint is a directory `ckpt-<step:09d>/` holding `weights.npz` (every model weight, the dropout seed states and every
-optimizer variable — slots, iteration count — each keyed by its variable path, so a model whose
-variables are created in another order still restores each array into its own variable) and `state.json` (step, data
-position, seed and whatever else the trainer records). It is written to a temporary sibling and
-renamed into place (`albert.outputs.atomic_output_dir`), so a run killed mid-write leaves either the
-previous checkpoints or a complete new one, never a half-written one. Works on local paths and gs://.
+A checkpoint is a directory `ckpt-<step:09d>/` holding `weights.npz` (every model weight, the
+dropout seed states and every optimizer variable — slots, iteration count — each keyed by its
+variable path, so a model whose variables are created in another order still restores each array
+into its own variable) and `state.json` (step, data position, seed and whatever else the trainer
+records). It is written to a temporary sibling and renamed into place
+(`albert.outputs.atomic_output_dir`), so a run killed mid-write leaves either the
+previous checkpoints or a complete new one, never a half-written one. Works on local paths and
+gs://.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ class Checkpoint:
 
 
 def list_checkpoints(directory: str) -> list[Checkpoint]:
-    """Complete checkpoints in `directory`, oldest first (temporary write directories are ignored)."""
+    """Complete checkpoints in `directory`, oldest first (temporary write directories are
+    ignored)."""
     if not exists(directory):
         return []
     fs, path = filesystem(directory)
@@ -156,7 +159,8 @@ def _positional(keys) -> bool:
 def restore(
     variables, arrays: dict[str, np.ndarray], what: str, owner_prefix: bool = False
 ) -> None:
-    """Assign `arrays` (keyed by variable path) to `variables`; StageError naming the first mismatch."""
+    """Assign `arrays` (keyed by variable path) to `variables`; StageError naming the first
+    mismatch."""
     variables = list(variables)
     if arrays and _positional(arrays):
         assign_all(variables, [arrays[k] for k in sorted(arrays)], what)
@@ -169,12 +173,14 @@ def restore(
             )
         if tuple(variable.shape) != tuple(arrays[key].shape):
             raise StageError(
-                f"{what}: {key} has shape {tuple(variable.shape)}, checkpoint has {tuple(arrays[key].shape)}"
+                f"{what}: {key} has shape {tuple(variable.shape)}, checkpoint has "
+                f"{tuple(arrays[key].shape)}"
             )
     extra = sorted(set(arrays) - set(keys))
     if extra:
         raise StageError(
-            f"{what}: the checkpoint's {extra[0]} {tuple(arrays[extra[0]].shape)} is not in the model"
+            f"{what}: the checkpoint's {extra[0]} {tuple(arrays[extra[0]].shape)} is not in the "
+            "model"
             f"{f' (and {len(extra) - 1} more)' if len(extra) > 1 else ''}"
         )
     for key, variable in zip(keys, variables):
@@ -191,7 +197,8 @@ def assign_all(variables, arrays: list[np.ndarray], what: str) -> None:
     for variable, array in zip(variables, arrays):
         if tuple(variable.shape) != tuple(array.shape):
             raise StageError(
-                f"{what}: {getattr(variable, 'path', variable.name)} has shape {tuple(variable.shape)}, "
+                f"{what}: {getattr(variable, 'path', variable.name)} has shape "
+                f"{tuple(variable.shape)}, "
                 f"checkpoint has {tuple(array.shape)}"
             )
         variable.assign(array)

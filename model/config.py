@@ -8,7 +8,8 @@ dense, output dense, LayerNorm_1). A block that is *shared* takes its parameters
 `(g(l), inner)`; a block that is *not shared* from slot `(l, inner)`:
 
 * `all`       - both blocks shared within a group (the ALBERT default; with one group every layer
-                reuses the same parameters; this is exactly Hugging Face's / google-research's model);
+                reuses the same parameters; this is exactly Hugging Face's / google-research's
+                model);
 * `attention` - attention shared, feed-forward per layer;
 * `ffn`       - feed-forward shared, attention per layer;
 * `none`      - every layer has its own parameters (BERT; equivalent to `all` with groups = layers).

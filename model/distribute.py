@@ -263,7 +263,8 @@ def live_processes(count: int) -> list[int] | None:
 def meet_other_processes() -> bool:
     """In a multi-process JAX job, wait (bounded) until every process has finished training; False,
     with one logged line, if they did not come. Process 0 calls it when its training is done (also
-    a flow's, which goes on to evaluate) so that the other processes may leave (`leave_jax_cluster`)."""
+    a flow's, which goes on to evaluate) so that the other processes may leave
+    (`leave_jax_cluster`)."""
     index, count = jax_process()
     if count == 1:
         return True

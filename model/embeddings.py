@@ -1,4 +1,5 @@
-"""Factorised ALBERT embeddings: word (V x E) + position + token type, then LayerNorm and dropout."""
+"""Factorised ALBERT embeddings: word (V x E) + position + token type, then LayerNorm and
+dropout."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The ALBERT encoder: E->H projection, then L layers whose blocks are shared per `config.sharing`."""
+"""The ALBERT encoder: E->H projection, then L layers whose blocks are shared per
+`config.sharing`."""
 
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 
 The same batches, in the same order, as the tf.data input (`model.pretrain_data`) from the same data
 and seed: the epoch order of `model.pretrain_records` (shards permuted, Grain's round-robin
-`InterleaveIterDataset` over our CRC-checking TFRecord reader, windows permuted), records decoded with
-`albert.pretraining_example.decode_example` and, with dynamic masking, masked a batch at a time by
-the same `DynamicMasker` (record i of epoch e with the generator [seed, e, i]) inside the Grain map,
-in this process or in `workers` processes (Grain's `mp_prefetch`).
+`InterleaveIterDataset` over our CRC-checking TFRecord reader, windows permuted), records decoded
+with `albert.pretraining_example.decode_example` and, with dynamic masking, masked a batch at a time
+by the same `DynamicMasker` (record i of epoch e with the generator [seed, e, i]) inside the Grain
+map, in this process or in `workers` processes (Grain's `mp_prefetch`).
 
 Resume: the data position is `(epoch, batch index)`, kept in every checkpoint; `train_batches`
 rebuilds epoch `epoch` and starts `skip_batches` in (the skipped records are read and permuted, not
@@ -39,7 +39,8 @@ PREFETCH_BATCHES = 2  # batches a background thread prepares ahead of the traini
 
 
 class _ShardRecords(grain.IterDataset):
-    """(path, index, serialized record) of one TFRecord shard; with a modulus, only the records whose
+    """(path, index, serialized record) of one TFRecord shard; with a modulus, only the records
+    whose
     index is a multiple of it (keep_heldout) or only the others."""
 
     def __init__(self, path: str, modulus: int = 0, keep_heldout: bool = False):
@@ -51,7 +52,8 @@ class _ShardRecords(grain.IterDataset):
 
 
 class _ShardIterator(grain.DatasetIterator):
-    """State: how many records of the shard were read (set_state reopens the file and reads past them)."""
+    """State: how many records of the shard were read (set_state reopens the file and reads past
+    them)."""
 
     def __init__(self, shard: _ShardRecords):
         super().__init__()
@@ -77,7 +79,8 @@ class _ShardIterator(grain.DatasetIterator):
 
 
 class _Unwindow(grain.experimental.FlatMapTransform):
-    """A window of records -> its records permuted by `window_permutation`, each with its index in the
+    """A window of records -> its records permuted by `window_permutation`, each with its index in
+    the
     epoch; records before `skip` are dropped."""
 
     def __init__(self, seed: int, epoch: int, window: int, skip: int):
@@ -272,8 +275,9 @@ def train_batches(
     workers: int = 0,
     length_buckets: int = 0,
 ) -> grain.IterDataset:
-    """One epoch of training batches (dicts of numpy arrays, drop_remainder), starting `skip_batches`
-    into the epoch: `model.pretrain_data.train_dataset`'s batches (with the loss denominators).
+    """One epoch of training batches (dicts of numpy arrays, drop_remainder), starting
+    `skip_batches` into the epoch: `model.pretrain_data.train_dataset`'s batches (with the loss
+    denominators).
 
     `workers`: processes that decode and mask the batches (Grain's `mp_prefetch`, batch k in worker
     k mod n); 0 prepares them in a thread of this process. The batches and their order are the same

@@ -33,7 +33,8 @@ def is_excluded(variable_path: str, patterns: tuple[str, ...] = DEFAULT_EXCLUDE)
 
 @keras.saving.register_keras_serializable(package="albert")
 class Lamb(keras.optimizers.Optimizer):
-    """Layer-wise adaptive moments (You et al. 2019) exactly as ALBERT's reference implementation."""
+    """Layer-wise adaptive moments (You et al. 2019) exactly as ALBERT's reference
+    implementation."""
 
     def __init__(
         self,

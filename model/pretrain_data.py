@@ -1,6 +1,6 @@
 """tf.data input for pretraining (the TensorFlow backend): the TFRecord shards, read in the epoch
-order `model.pretrain_records` defines (shards permuted, interleaved round-robin, windows permuted, all
-from `(seed, epoch)`), parsed, batched, (optionally) masked on the fly a batch at a time. The
+order `model.pretrain_records` defines (shards permuted, interleaved round-robin, windows permuted,
+all from `(seed, epoch)`), parsed, batched, (optionally) masked on the fly a batch at a time. The
 JAX backend reads the same batches in the same order through Grain (`model.grain_input`) without
 TensorFlow.
 
@@ -62,7 +62,8 @@ def parse_fn(seq_len: int, preds: int):
 
 def _records(files: list[str], modulus: int, keep_heldout: bool, cycle_length: int):
     """The records of `files` in that order, interleaved round-robin over `cycle_length` open files
-    (the order `model.pretrain_records` defines); with a modulus, keep only the held-out (or only the
+    (the order `model.pretrain_records` defines); with a modulus, keep only the held-out (or only
+    the
     training) records."""
     records = tf.data.Dataset.from_tensor_slices(files).interleave(
         lambda f: tf.data.TFRecordDataset(f, compression_type=_compression(files[0])),
@@ -80,7 +81,8 @@ def _records(files: list[str], modulus: int, keep_heldout: bool, cycle_length: i
 
 
 def _window_shuffle(records, seed: int, epoch: int, window: int):
-    """Each run of `window` consecutive records permuted by `window_permutation(seed, epoch, w, size)`."""
+    """Each run of `window` consecutive records permuted by `window_permutation(seed, epoch, w,
+    size)`."""
 
     def permute(index, block):
         order = tf.numpy_function(
@@ -178,7 +180,8 @@ def train_dataset(
 
 
 def with_denominators(dataset: tf.data.Dataset, batch_size: int) -> tf.data.Dataset:
-    """Add the global loss denominators (masked-token weight, sequences) to every example of a batch,
+    """Add the global loss denominators (masked-token weight, sequences) to every example of a
+    batch,
     so that each replica and micro-batch normalises by the whole batch's totals."""
 
     def add(batch):
@@ -194,7 +197,8 @@ def with_denominators(dataset: tf.data.Dataset, batch_size: int) -> tf.data.Data
 def heldout_dataset(
     spec: DataSpec, batch_size: int, *, seed: int = 0, eval_every: int = 20, max_batches=None
 ):
-    """The held-out records in file order, batched (the last partial batch kept), masked as epoch 0."""
+    """The held-out records in file order, batched (the last partial batch kept), masked as epoch
+    0."""
     _, files, modulus = split_files(spec, eval_every)
     batches = _batches(spec, _records(files, modulus, True, 1), seed, 0, batch_size)
     if max_batches:

@@ -1,6 +1,8 @@
-"""Which input feeds pretraining: Grain (`model.grain_input`) on the JAX backend, which never imports
-TensorFlow, and tf.data (`model.pretrain_data`) on the TensorFlow backend. Both give the same batches
-in the same order (`model.pretrain_records` defines it), so `--input` is not part of a run's identity."""
+"""Which input feeds pretraining: Grain (`model.grain_input`) on the JAX backend, which never
+imports TensorFlow, and tf.data (`model.pretrain_data`) on the TensorFlow backend. Both give the
+same batches
+in the same order (`model.pretrain_records` defines it), so `--input` is not part of a run's
+identity."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from albert.errors import StageError
 
 
 def uses_grain(choice: str) -> bool:
-    """`auto`: Grain on the JAX backend, tf.data on TensorFlow. Grain feeds only the JAX training step."""
+    """`auto`: Grain on the JAX backend, tf.data on TensorFlow. Grain feeds only the JAX training
+    step."""
     import keras
 
     backend = keras.config.backend()
@@ -36,8 +39,8 @@ def input_workers(requested: int | None, on_accelerator: bool) -> int:
 
 
 def train_batches(spec, batch_size: int, choice: str = "auto", **options):
-    """One epoch of training batches with the loss denominators: a Grain IterDataset of numpy dicts or a
-    tf.data.Dataset. `options`: epoch, seed, skip_batches, shuffle_buffer, workers (see
+    """One epoch of training batches with the loss denominators: a Grain IterDataset of numpy dicts
+    or a tf.data.Dataset. `options`: epoch, seed, skip_batches, shuffle_buffer, workers (see
     `train_dataset`)."""
     if uses_grain(choice):
         from model import grain_input

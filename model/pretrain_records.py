@@ -1,14 +1,16 @@
 """The pretraining shards without TensorFlow: what they hold (metadata.json + the first record), the
-up-front check (framing, CRCs, token ids), the train/held-out split, the epoch's record order and the
-dynamic masking of a batch. Both inputs use these: tf.data (`model.pretrain_data`, the TensorFlow
-backend) and Grain (`model.grain_input`, the JAX backend, which never imports TensorFlow).
+up-front check (framing, CRCs, token ids), the train/held-out split, the epoch's record order and
+the dynamic masking of a batch. Both inputs use these: tf.data (`model.pretrain_data`, the
+TensorFlow backend) and Grain (`model.grain_input`, the JAX backend, which never imports
+TensorFlow).
 
 The order of an epoch `e` (seed `s`), the same in both inputs:
   1. the training shards in the order `shard_order(n, s, e)` (a NumPy permutation): `epoch_files`;
   2. their records interleaved round-robin, one at a time, over `cycle_length` open shards: when a
      shard ends its slot is skipped and refilled with the next shard when the cycle comes back to it
      (tf.data's `interleave` with block_length 1, and Grain's `InterleaveIterDataset`);
-  3. with a single shard and no named held-out shards, every `eval_every`-th record left out (held out);
+  3. with a single shard and no named held-out shards, every `eval_every`-th record left out (held
+     out);
   4. consecutive windows of `window` records, each permuted by `window_permutation(s, e, w, size)`.
 Record `i` of the epoch is masked (dynamic masking) with the generator `[s, e, i]`.
 """
@@ -66,7 +68,8 @@ def shard_files(data: str) -> list[str]:
 
 
 def decode_record(path: str, index: int, record: bytes, names=None) -> dict[str, np.ndarray]:
-    """`decode_example`, with a StageError naming the file and record when the bytes are no tf.Example."""
+    """`decode_example`, with a StageError naming the file and record when the bytes are no
+    tf.Example."""
     try:
         return decode_example(record, names)
     except DecodeError as error:
@@ -105,7 +108,8 @@ def inspect_data(data: str) -> DataSpec:
         expected_seq = metadata.get("max_seq_length")
         if expected_seq is not None and int(expected_seq) != seq_len:
             raise StageError(
-                f"{files[0]}: input_ids has length {seq_len} but {metadata_path} says max_seq_length={expected_seq}"
+                f"{files[0]}: input_ids has length {seq_len} but {metadata_path} says "
+                f"max_seq_length={expected_seq}"
             )
         expected_preds = metadata.get("max_predictions_per_seq")
         if expected_preds is not None and preds and int(expected_preds) != preds:
@@ -122,7 +126,8 @@ def inspect_data(data: str) -> DataSpec:
         for name, declared in listed.items() if isinstance(listed, dict) else ():
             if declared.get("shape") and len(features[name]) != declared["shape"][0]:
                 raise StageError(
-                    f"{files[0]}: feature {name} has length {len(features[name])}, {metadata_path} says "
+                    f"{files[0]}: feature {name} has length {len(features[name])}, {metadata_path} "
+                    "says "
                     f"{declared['shape'][0]}"
                 )
         preds = int(expected_preds or preds)
@@ -176,7 +181,8 @@ def check_compatible(
         )
     if spec.max_seq_length > max_position_embeddings:
         raise StageError(
-            f"data has max_seq_length={spec.max_seq_length} > the model's max_position_embeddings={max_position_embeddings}"
+            f"data has max_seq_length={spec.max_seq_length} > the model's "
+            f"max_position_embeddings={max_position_embeddings}"
         )
 
 
@@ -187,7 +193,8 @@ _ID_FEATURES = ("input_ids", "masked_lm_ids")
 
 
 def check_ids(path: str, index: int, record: bytes, vocab_size: int) -> None:
-    """Record `index` of `path` is a tf.Example whose token ids (input_ids, masked_lm_ids) lie in [0, vocab_size)."""
+    """Record `index` of `path` is a tf.Example whose token ids (input_ids, masked_lm_ids) lie in
+    [0, vocab_size)."""
     features = decode_record(path, index, record, _ID_FEATURES)
     for name in _ID_FEATURES:
         values = features.get(name)
@@ -226,7 +233,8 @@ def check_shards(files: list[str], vocab_size: int) -> dict[str, int]:
 
 
 def check_heldout_not_empty(spec: DataSpec, counts: dict[str, int], eval_every: int = 20) -> None:
-    """Held-out metrics of no records would read as a perfect score: an empty held-out split is an error."""
+    """Held-out metrics of no records would read as a perfect score: an empty held-out split is
+    an error."""
     _, heldout, _ = split_files(spec, eval_every)
     if not sum(counts.get(path, 0) for path in heldout):
         raise StageError(
@@ -263,14 +271,16 @@ def training_files(spec: DataSpec, eval_every: int = 20) -> tuple[list[str], int
 
 
 def shard_order(num_files: int, seed: int, epoch: int) -> np.ndarray:
-    """The order in which epoch `epoch` opens the training shards: a permutation of range(num_files)."""
+    """The order in which epoch `epoch` opens the training shards: a permutation of
+    range(num_files)."""
     return np.random.default_rng(derive_seed(seed, epoch)).permutation(num_files)
 
 
 def epoch_files(
     spec: DataSpec, seed: int, epoch: int, eval_every: int = 20
 ) -> tuple[list[str], int]:
-    """(the training shards in the order epoch `epoch` opens them, record modulus of `training_files`)."""
+    """(the training shards in the order epoch `epoch` opens them, record modulus of
+    `training_files`)."""
     files, modulus = training_files(spec, eval_every)
     return [files[i] for i in shard_order(len(files), seed, epoch)], modulus
 

@@ -66,7 +66,8 @@ def pretraining_loss(outputs: dict, batch: dict, mlm_denominator, sop_denominato
 
 
 def metrics_from_sums(sums) -> dict:
-    """Means from summed statistics: masked_lm_{loss,accuracy}, perplexity, sop_{loss,accuracy}, loss."""
+    """Means from summed statistics: masked_lm_{loss,accuracy}, perplexity, sop_{loss,accuracy},
+    loss."""
     s = dict(zip(SUM_NAMES, (float(x) for x in np.asarray(sums, dtype=np.float64))))
     mlm_weight, sop_count = max(s["mlm_weight"], 1e-9), max(s["sop_count"], 1e-9)
     mlm_loss = s["mlm_loss_sum"] / mlm_weight
@@ -133,8 +134,8 @@ def evaluate_pretraining(
     model_or_path, data_dir: str, batch_size: int = 64, max_batches: int | None = None
 ) -> dict:
     """Held-out masked-LM and SOP metrics of a model (or a path `load_pretrained` accepts) on the
-    held-out split of `data_dir` (pretrain_records.split_files: the held-out documents' shard named in
-    metadata.json, else the last shard, or every 20th record of a single shard).
+    held-out split of `data_dir` (pretrain_records.split_files: the held-out documents' shard named
+    in metadata.json, else the last shard, or every 20th record of a single shard).
 
     Returns dict(masked_lm_accuracy, masked_lm_loss, perplexity, sop_accuracy, sop_loss, loss).
     """

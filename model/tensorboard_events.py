@@ -1,5 +1,6 @@
-"""TensorBoard scalars without TensorFlow: an `events.out.tfevents.*` file of `Event` protobufs (wall
-time, step, `Summary.Value{tag, simple_value}`) in TFRecord framing, which TensorBoard reads as scalars.
+"""TensorBoard scalars without TensorFlow: an `events.out.tfevents.*` file of `Event` protobufs
+(wall time, step, `Summary.Value{tag, simple_value}`) in TFRecord framing, which TensorBoard reads
+as scalars.
 
 The file is rewritten whole through `write_atomic` at every write (as metrics.jsonl is), so it
 works the same on local disks and object stores and a kill leaves the previous complete file.
@@ -41,7 +42,8 @@ def encode_event(
 
 
 class ScalarWriter:
-    """Writes scalars to a new events file in `directory` (one file per writer, as tf.summary does)."""
+    """Writes scalars to a new events file in `directory` (one file per writer, as tf.summary
+    does)."""
 
     def __init__(self, directory: str):
         name = f"events.out.tfevents.{int(time.time())}.{socket.gethostname()}.{os.getpid()}.v2"

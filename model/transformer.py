@@ -78,8 +78,8 @@ def length_attention(q, k, v, lengths, scale: float):
 
 
 def fused_attention_pays() -> bool:
-    """False on JAX on CPU, where XLA compiles `jax.nn.dot_product_attention` (what the fused Keras op
-    calls there) about 30% slower, forward + backward, than the explicit einsum + softmax (at 512
+    """False on JAX on CPU, where XLA compiles `jax.nn.dot_product_attention` (what the fused Keras
+    op calls there) about 30% slower, forward + backward, than the explicit einsum + softmax (at 512
     tokens: 89 against 62 ms a layer); Keras' TensorFlow backend runs the explicit form itself."""
     if keras.config.backend() != "jax":
         return True

@@ -1,11 +1,11 @@
-"""Dataflow flex templates of the Beam stages: their metadata (one parameter per config field) and the
-launcher's mapping of template parameters to the stage's own flags.
+"""Dataflow flex templates of the Beam stages: their metadata (one parameter per config field) and
+the launcher's mapping of template parameters to the stage's own flags.
 
 The image's launcher (`infra/dataflow/flex_main.py`) calls `main`: it runs the stage named by
 $ALBERT_STAGE with Dataflow's `--field_name=value` parameters turned into the stage CLI's
 `--field-name` flags, the remaining flags going to Beam, exactly as `python -m pipelines.<stage>`
-would take them. `python -m pipelines.flex_template DIR` rewrites `DIR/<stage>-metadata.json` from the
-stage configs (run it with `infra/dataflow` after a config gains or loses a field).
+would take them. `python -m pipelines.flex_template DIR` rewrites `DIR/<stage>-metadata.json` from
+the stage configs (run it with `infra/dataflow` after a config gains or loses a field).
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def flex_argv(stage: str, argv: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The flex-template launcher: run the Beam stage named by $ALBERT_STAGE with the template's parameters."""
+    """The flex-template launcher: run the Beam stage named by $ALBERT_STAGE with the template's
+    parameters."""
     stage = os.environ.get("ALBERT_STAGE", "")
     if stage not in DATAFLOW_STAGES:
         print(

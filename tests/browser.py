@@ -1,8 +1,8 @@
 """A real headless browser (Debian's `chromium`) for report tests: load a page, read what it loaded.
 
 `image_widths(page)` opens the HTML file in headless chromium (file://, images resolved relative to
-it) and returns (src, naturalWidth) of every <img> once the page has loaded: 0 means it did not load.
-Tests skip with a reason where chromium is absent (`make test` installs it when run as root).
+it) and returns (src, naturalWidth) of every <img> once the page has loaded: 0 means it did not
+load. Tests skip with a reason where chromium is absent (`make test` installs it when run as root).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 PROBE = """<script>window.addEventListener("load", () => document.body.setAttribute("data-images",
-  JSON.stringify([...document.images].map(i => [i.getAttribute("src"), i.naturalWidth]))));</script>"""
+  JSON.stringify([...document.images].map(i => [i.getAttribute("src"), i.naturalWidth]))));</script>"""  # noqa: E501
 
 
 def chromium() -> str:

@@ -1,6 +1,6 @@
-"""Offline cloud for the tests: a loopback-only network guard, a stand-in GCE metadata server, a local
-GCS emulator (with the objects.move route it lacks), Dataflow dry-run options, and parsing of the
-job specs' `python -m MODULE ...` commands with the stage's real flags.
+"""Offline cloud for the tests: a loopback-only network guard, a stand-in GCE metadata server, a
+local GCS emulator (with the objects.move route it lacks), Dataflow dry-run options, and parsing of
+the job specs' `python -m MODULE ...` commands with the stage's real flags.
 
 Used by `tests/test_infra_*.py` and the tests that run a stage on `gs://`; nothing here runs in
 production (the flex-template launcher's code is `pipelines.flex_template`).
@@ -84,7 +84,8 @@ def free_port() -> int:
 
 
 class _MetadataHandler(http.server.BaseHTTPRequestHandler):
-    """The GCE metadata server's credential endpoints, offline: a dummy token for a dummy account."""
+    """The GCE metadata server's credential endpoints, offline: a dummy token for a dummy
+    account."""
 
     def do_GET(self):
         path = self.path
@@ -173,7 +174,8 @@ def emulator_environment(host: str) -> dict[str, str]:
 
 
 def _move_object(request, response, storage) -> None:
-    """GCS objects.move (`POST .../o/SRC/moveTo/o/DEST`), which gcsfs's mv uses and the emulator lacks.
+    """GCS objects.move (`POST .../o/SRC/moveTo/o/DEST`), which gcsfs's mv uses and the emulator
+    lacks.
 
     Without it the emulator answers 501, which gcsfs retries with back-off (~30 s) before copying.
     """
@@ -251,13 +253,15 @@ def dataflow_dry_run_args(bucket: str = "bucket", *extra: str) -> list[str]:
         f"--temp_location=gs://{bucket}/tmp",
         f"--staging_location=gs://{bucket}/staging",
         "--sdk_location=container",
-        "--no_save_main_session",  # Beam 2.77 defaults it on with cloudpickle; ours must not need it
+        # Beam 2.77 defaults it on with cloudpickle; ours must not need it
+        "--no_save_main_session",
         *extra,
     ]
 
 
 def pipeline_dofns(pipeline) -> dict[str, Any]:
-    """Every user function of a built pipeline (DoFns, CombineFns, Map/FlatMap callables) by label."""
+    """Every user function of a built pipeline (DoFns, CombineFns, Map/FlatMap callables) by
+    label."""
     from apache_beam.pipeline import PipelineVisitor
     from apache_beam.transforms.core import CombinePerKey, ParDo
 

@@ -1,6 +1,8 @@
-"""Small synthetic pretraining TFRecords in the reference's exact feature format (for model.pretrain tests).
+"""Small synthetic pretraining TFRecords in the reference's exact feature format (for model.pretrain
+tests).
 
-The SOP label is learnable: label 1 (swapped) sequences start segment A with token 7, label 0 with 6.
+The SOP label is learnable: label 1 (swapped) sequences start segment A with token 7, label 0 with
+6.
 """
 
 import json

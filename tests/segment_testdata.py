@@ -25,8 +25,8 @@ def numbered_chapters(
 ) -> str:
     """A domain-style corpus from a book's own paragraphs: `chapters` documents separated by blank
     lines, each a run of hard-wrapped paragraphs (no blank line between them) whose sentences carry
-    inline verse/clause numbers, as in legal and religious text ("… was approved. 12 The committee …").
-    Uses the first chapters * paragraphs_per_chapter of `source_paragraphs(book)`.
+    inline verse/clause numbers, as in legal and religious text ("… was approved. 12 The committee
+    …"). Uses the first chapters * paragraphs_per_chapter of `source_paragraphs(book)`.
     """
     paragraphs = source_paragraphs(book)
     documents = []

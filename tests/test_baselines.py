@@ -1,4 +1,5 @@
-"""model.baselines: the majority predictions the held-out figures are read against, checked by hand."""
+"""model.baselines: the majority predictions the held-out figures are read against, checked by
+hand."""
 
 import numpy as np
 import tensorflow as tf

@@ -1,4 +1,5 @@
-"""Domain-classifier data selection: train on labelled samples, score with Beam RunInference, select."""
+"""Domain-classifier data selection: train on labelled samples, score with Beam RunInference,
+select."""
 
 from __future__ import annotations
 
@@ -77,7 +78,8 @@ def test_top_k_selects_the_target_domain_deterministically(corpus, tmp_path):
         "part-1.txt",
     }
     assert json.loads((tmp_path / "sel" / "selection.json").read_text())["selected"] == 4
-    # the saved classifier, two workers, threshold selection: the same documents, byte-identical shards
+    # the saved classifier, two workers, threshold selection: the same documents, byte-identical
+    # shards
     again = DomainSelectConfig(
         input=str(root / "corpus"),
         output=str(tmp_path / "sel2"),

@@ -159,17 +159,28 @@ def test_an_unknown_albert_command_is_one_line(capsys):
         (
             [sys.executable, "-m", "pipelines.segment", "--config"],
             "input: !!python/name:os.system\n",
-            "python -m pipelines.segment failed: {path}: line 1, column 8: the tag !!python/name:os",
+            (
+                "python -m pipelines.segment failed: {path}: line 1, column 8: "
+                "the tag !!python/name:os"
+            ),
         ),
         (
             ["albert", "vocab", "--config"],
             "input: [a, b\n",
-            "albert vocab failed: {path}: line 2, column 1: expected ',' or ']', but got '<stream end>'",
+            (
+                "albert vocab failed: {path}: line 2, column 1: expected ',' or ']', but got "
+                "'<stream "
+                "end>'"
+            ),
         ),
         (
             [sys.executable, "-m", "model.pretrain", "--batch-size", "0", "--config"],
             "data: d\noutput: o\n",
-            "python -m model.pretrain failed: PretrainConfig.batch_size: Input should be greater than 0",
+            (
+                "python -m model.pretrain failed: PretrainConfig.batch_size: Input should be "
+                "greater "
+                "than 0"
+            ),
         ),
     ],
     ids=["python -m pipelines.segment", "albert vocab", "python -m model.pretrain"],

@@ -1,4 +1,5 @@
-"""Small fine-tuning runs end to end (tiny vocabulary, albert-nano, a few steps) and their scoring."""
+"""Small fine-tuning runs end to end (tiny vocabulary, albert-nano, a few steps) and their
+scoring."""
 
 from __future__ import annotations
 
@@ -118,7 +119,8 @@ def test_mnli_is_scored_on_matched_and_mismatched_dev_sets(spm_model, tmp_path):
 
 
 def squad_v2_fixture(path, questions=40):
-    """v2-format articles from the tiny corpus's vocabulary: answerable and unanswerable questions."""
+    """v2-format articles from the tiny corpus's vocabulary: answerable and unanswerable
+    questions."""
     articles = []
     for index in range(questions):
         subject, verb, obj = (

@@ -1,5 +1,6 @@
 """`albert ablate`: the grid, the tables' arithmetic, and a nano grid end to end under Prefect
-(second run fully cached, an added cell the only one trained, tables equal to the per-cell files)."""
+(second run fully cached, an added cell the only one trained, tables equal to the per-cell
+files)."""
 
 from __future__ import annotations
 

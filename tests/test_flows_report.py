@@ -12,7 +12,8 @@ from flows.report import render_html
 from flows.report_text import downstream_table, duration, number
 from flows.run_report import run_report_markdown
 
-SUMMARIES = {  # what segment, vocab and tfrecords return (= their stats.json, vocab_stats.json, metadata.json)
+# what segment, vocab and tfrecords return (= their stats.json, vocab_stats.json, metadata.json)
+SUMMARIES = {
     "segment": {
         "files_read": 1,
         "documents_in": 206,

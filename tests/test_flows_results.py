@@ -61,7 +61,8 @@ def test_result_record_check_accepts_plain_json_only(tmp_path: Path) -> None:
 
 
 def test_prefects_own_cache_check_never_unpickles(tmp_path: Path) -> None:
-    """Prefect's ResultStore.exists/read deserialize a record; through our storage nothing is loaded."""
+    """Prefect's ResultStore.exists/read deserialize a record; through our storage nothing is
+    loaded."""
     from prefect.results import ResultStore
 
     marker = tmp_path / "pwned"

@@ -83,15 +83,16 @@ def test_cli_lists_every_stage():
 
 
 def test_cli_reports_a_missing_stage_module_as_one_line(monkeypatch, capfd):
-    """A command whose module is missing is a bug, reported like any other failure (no special case)."""
+    """A command whose module is missing is a bug, reported like any other failure (no special
+    case)."""
     monkeypatch.setitem(
         cli.COMMANDS, "gone", ("pipelines.no_such_stage", "a stage that does not exist")
     )
     assert cli.main(["gone"]) not in (0, 2)
     err = capfd.readouterr().err
     assert (
-        "albert gone failed: internal error: ModuleNotFoundError: No module named 'pipelines.no_such_stage'"
-        in err
+        "albert gone failed: internal error: ModuleNotFoundError: No module named "
+        "'pipelines.no_such_stage'" in err
     )
     assert "Traceback" not in err
 

@@ -105,7 +105,8 @@ def test_every_user_function_pickles_without_main_session(stage, offline_gcs):
 
 
 def test_setup_file_route_builds_our_sdist_offline(offline_gcs, tmp_path):
-    """--setup_file=pyproject.toml (Beam 2.77): the sdist is built locally (no isolation, no index)."""
+    """--setup_file=pyproject.toml (Beam 2.77): the sdist is built locally (no isolation, no
+    index)."""
     pytest.importorskip(
         "build", reason="the setup_file route needs `build` (pip install build==1.3.0)"
     )

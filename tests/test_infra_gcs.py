@@ -142,7 +142,8 @@ def test_stages_read_and_write_gs(gcs_pipeline_outputs):
 
 
 def test_records_from_gs_feed_the_training_input_pipeline(gcs_pipeline_outputs, tmp_path):
-    """The records written to gs:// parse with the features training expects (local copy; see module doc)."""
+    """The records written to gs:// parse with the features training expects (local copy; see
+    module doc)."""
 
     from albert.tokenization import AlbertTokenizer
 

@@ -223,7 +223,8 @@ def test_work_pool_template_is_a_valid_base_job_template(name):
 
 
 def test_vertex_pool_keeps_prefect_gcp_structure_and_asks_for_gpus():
-    """Same job_configuration and variables as prefect-gcp 0.6.22's default (only defaults differ)."""
+    """Same job_configuration and variables as prefect-gcp 0.6.22's default (only defaults
+    differ)."""
     ours = load_pool("vertex-ai-gpu-pool.json")
     upstream = json.loads(
         (
@@ -263,7 +264,8 @@ def test_readme_documents_each_work_pool_command():
     readme = (harness.INFRA_DIR / "README.md").read_text()
     for name, pool_type in POOLS.items():
         assert re.search(
-            rf"prefect work-pool create \S+ --type {pool_type}\s+\\?\s*--base-job-template infra/prefect/{name}",
+            rf"prefect work-pool create \S+ --type {pool_type}\s+\\?\s*--base-job-template "
+            rf"infra/prefect/{name}",
             readme,
         ), name
 

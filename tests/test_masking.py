@@ -1,4 +1,5 @@
-"""albert.masking: whole-word n-gram masking, its statistics and its agreement with the reference."""
+"""albert.masking: whole-word n-gram masking, its statistics and its agreement with the
+reference."""
 
 from __future__ import annotations
 
@@ -136,7 +137,8 @@ def test_statistics_over_many_512_token_instances():
     histogram, replaced, mean_predictions = _statistics()
     assert mean_predictions == pytest.approx(20, abs=0.1)
     np.testing.assert_allclose(replaced, [0.8, 0.1, 0.1], atol=0.01)
-    # n drawn with p = [0.545, 0.273, 0.182]; overlaps and the budget shorten some n-grams (as the reference)
+    # n drawn with p = [0.545, 0.273, 0.182]; overlaps and the budget shorten some n-grams (as the
+    # reference)
     np.testing.assert_allclose(histogram, [6 / 11, 3 / 11, 2 / 11], atol=0.06)
 
 
@@ -156,7 +158,8 @@ def test_ngram_distribution_with_few_overlaps():
 def reference_ngram_histogram(
     starts: list[bool], budget: int, rng: random.Random, ngram=3
 ) -> list[int]:
-    """The reference's selection loop, restated over word-start flags, counting chosen n-gram lengths."""
+    """The reference's selection loop, restated over word-start flags, counting chosen n-gram
+    lengths."""
     words: list[list[int]] = []
     for index, start in enumerate(starts):
         if words and not start:

@@ -1,4 +1,5 @@
-"""Checkpoint interop: Hugging Face parity (import and export), TF1 checkpoints, dispatch, errors."""
+"""Checkpoint interop: Hugging Face parity (import and export), TF1 checkpoints, dispatch,
+errors."""
 
 from __future__ import annotations
 

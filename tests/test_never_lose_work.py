@@ -1,5 +1,6 @@
 """Never lose a user's work: resume instead of restart, one writer per output, atomic commits,
-metrics logs that survive kills and object stores, retried Beam bundles (real files, real training)."""
+metrics logs that survive kills and object stores, retried Beam bundles (real files, real
+training)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""model.checkpointing: atomic checkpoints, the last K kept, weights and optimizer slots restored."""
+"""model.checkpointing: atomic checkpoints, the last K kept, weights and optimizer slots
+restored."""
 
 import numpy as np
 import pytest
@@ -83,7 +84,8 @@ def test_mismatched_shapes_name_the_variable(tmp_path):
 
 @pytest.mark.keras
 def test_arrays_follow_variable_paths_not_creation_order(tmp_path):
-    """Same-shaped variables (like Q, K, V kernels) created in another order still get their own arrays."""
+    """Same-shaped variables (like Q, K, V kernels) created in another order still get their own
+    arrays."""
     model, optimizer = _model_and_optimizer(0, order=("dense", "norm"))
     path = checkpointing.save_checkpoint(str(tmp_path), 1, model, optimizer, {}, keep=1)
     reordered, reordered_optimizer = _model_and_optimizer(1, order=("norm", "dense"))

@@ -1,4 +1,5 @@
-"""model.pretrain_data: metadata checks with clear errors, deterministic per-epoch order, exact skip, held-out split."""
+"""model.pretrain_data: metadata checks with clear errors, deterministic per-epoch order, exact
+skip, held-out split."""
 
 import json
 import re

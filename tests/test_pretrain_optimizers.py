@@ -1,4 +1,5 @@
-"""The paper's LAMB against a step computed by hand, AdamW's exclusions, and the warmup+decay schedule."""
+"""The paper's LAMB against a step computed by hand, AdamW's exclusions, and the warmup+decay
+schedule."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""model.pretrain end to end on a tiny model: outputs, learning, gradient accumulation, --init, the CLI."""
+"""model.pretrain end to end on a tiny model: outputs, learning, gradient accumulation, --init,
+the CLI."""
 
 import json
 

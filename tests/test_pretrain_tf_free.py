@@ -49,9 +49,13 @@ from model.baselines import unigram_baseline
 config = PretrainConfig(**json.loads(sys.argv[1]))
 result = run(config)
 baseline = unigram_baseline(config.data, batch_size=config.batch_size)
-print(json.dumps({"weights": result["weights_sha256"], "heldout": result["heldout"], "steps": result["steps"],
-                  "baseline": baseline["masked_lm_accuracy"],
-                  "tensorflow": sorted(name for name in sys.modules if name.startswith("tensorflow"))}))
+print(json.dumps({
+    "weights": result["weights_sha256"],
+    "heldout": result["heldout"],
+    "steps": result["steps"],
+    "baseline": baseline["masked_lm_accuracy"],
+    "tensorflow": sorted(name for name in sys.modules if name.startswith("tensorflow")),
+}))
 """
 )
 
@@ -97,8 +101,11 @@ from model.finetune import FinetuneConfig, run
 config = FinetuneConfig(**json.loads(sys.argv[1]))
 summary = run(config)
 results = json.load(open(config.output + "/results.json"))
-print(json.dumps({"dev": summary["dev"], "multitask": results["multitask"]["tasks"],
-                  "tensorflow": sorted(name for name in sys.modules if name.startswith("tensorflow"))}))
+print(json.dumps({
+    "dev": summary["dev"],
+    "multitask": results["multitask"]["tasks"],
+    "tensorflow": sorted(name for name in sys.modules if name.startswith("tensorflow")),
+}))
 """
 )
 
@@ -113,7 +120,10 @@ def write_glue(directory: Path, rows: int, regression: bool) -> str:
     for split, offset in (("train", 0), ("dev", rows)):
         chosen = [lines[(offset + i) % len(lines)] for i in range(rows)]
         if regression:
-            header = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore"
+            header = (
+                "index\tgenre\tfilename\tyear\told_index\t"
+                "source1\tsource2\tsentence1\tsentence2\tscore"
+            )
             body = [
                 f"{i}\tg\tf\t2012\t{i}\ts\ts\t{a}\t{lines[-1 - i]}\t{i % 5}.0"
                 for i, a in enumerate(chosen)

@@ -1,4 +1,5 @@
-"""albert.pretraining_example: the hand-written tf.train.Example encoder against TensorFlow's parser."""
+"""albert.pretraining_example: the hand-written tf.train.Example encoder against TensorFlow's
+parser."""
 
 from __future__ import annotations
 

@@ -37,7 +37,8 @@ def test_sentence_splitter_handles_abbreviations_and_counts_cuts():
     counts = Counts()
     splitter = text_cleaning.SentenceSplitter(max_sentence_chars=40)
     sentences = splitter.split(
-        "Mr. Smith went to Washington. He said hello! Then he walked all the way along the river to the sea.",
+        "Mr. Smith went to Washington. He said hello! Then he walked all the way along the river "
+        "to the sea.",
         counts,
     )
     assert sentences[:2] == ["Mr. Smith went to Washington.", "He said hello!"]
@@ -191,7 +192,10 @@ def test_an_over_long_line_is_read_in_bounded_pieces_and_counted(monkeypatch):
         ),
         # not numbering: a number after "No."/"vol."/"p.", or followed by a lower-case word
         (
-            "See No. 5 Squadron and vol. 2 The Return, p. 12 Table. He was born in 1990. 3 children survived.",
+            (
+                "See No. 5 Squadron and vol. 2 The Return, p. 12 Table. He was born in 1990. 3 "
+                "children survived."
+            ),
             [
                 "See No. 5 Squadron and vol. 2 The Return, p. 12 Table.",
                 "He was born in 1990. 3 children survived.",
@@ -208,7 +212,8 @@ def test_sentences_are_split_before_inline_numbering(paragraph, sentences):
 
 
 def test_domain_text_with_numbered_clauses_is_read_as_documents_and_split(caplog):
-    """Real paragraphs (Persuasion) as a domain corpus: 6 chapters separated by blank lines, hard-wrapped
+    """Real paragraphs (Persuasion) as a domain corpus: 6 chapters separated by blank lines,
+    hard-wrapped
     lines, an inline number after every sentence end."""
     import statistics
 
@@ -220,7 +225,8 @@ def test_domain_text_with_numbered_clauses_is_read_as_documents_and_split(caplog
     with caplog.at_level("INFO", logger="pipelines.input_formats"):
         documents, counts = read_all("domain.txt", corpus.encode())
     assert re.search(
-        r"domain.txt: read as blank-line separated documents \(hard-wrapped lines in blank-line blocks of "
+        r"domain.txt: read as blank-line separated documents \(hard-wrapped lines in blank-line "
+        r"blocks of "
         r"[\d,]+ characters on average in the first 64 KB: too long for a book's paragraphs\)",
         caplog.text,
     )

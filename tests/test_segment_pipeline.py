@@ -96,7 +96,8 @@ def test_same_output_bytes_whatever_the_number_of_workers(tmp_path):
         )
         results.append((stats, outputs(out)))
     assert results[0] == results[1]
-    # articles.xml: 3 (min 10 chars keeps the stub), notes: 3, testcorpus: 8 of 9 (one too short), books: 2
+    # articles.xml: 3 (min 10 chars keeps the stub), notes: 3, testcorpus: 8 of 9 (one too short),
+    # books: 2
     assert results[0][0]["documents_out"] == 3 + 3 + 8 + 2
 
 
@@ -191,7 +192,8 @@ def test_config_rejects_an_unknown_fallback_encoding():
 
 
 def test_gs_input_and_output_with_a_bad_file(tmp_path):
-    """On an object store (GCS emulator): skip reports the bad file; fail names it and writes nothing."""
+    """On an object store (GCS emulator): skip reports the bad file; fail names it and writes
+    nothing."""
     import cloud_harness as harness
 
     with harness.loopback_only(), harness.gcs_emulator("bucket"), harness.offline_metadata_server():
@@ -210,7 +212,8 @@ def test_gs_input_and_output_with_a_bad_file(tmp_path):
         assert stats["bad_files"] == [
             {
                 "file": "gs://bucket/in/bad.txt",
-                "reason": "line 1: not UTF-8 (byte 0xff at column 1); set fallback_encoding to read such files",
+                "reason": "line 1: not UTF-8 (byte 0xff at column 1); set fallback_encoding to "
+                "read such files",
             }
         ]
         assert sorted(fs.ls("bucket/corpus")) == [
@@ -246,14 +249,18 @@ def test_every_file_skipped_or_no_document_left_is_an_error(tmp_path):
     with pytest.raises(
         StageError,
         match=(
-            rf"^every input file was skipped as bad \(2 of 2\), e.g. {folder / 'a.txt'}: line 1: not UTF-8"
+            rf"^every input file was skipped as bad \(2 of 2\), e.g. {folder / 'a.txt'}: line 1: "
+            r"not UTF-8"
         ),
     ):
         run(tmp_path, [str(folder)], on_error="skip")
     (folder / "a.txt").write_text("Too short.\n")
     with pytest.raises(
         StageError,
-        match=r"^no document left: 1 read from 1 file\(s\), all skipped \(bad_file 1, too_short 1\)",
+        match=(
+            r"^no document left: 1 read from 1 file\(s\), "
+            r"all skipped \(bad_file 1, too_short 1\)"
+        ),
     ):
         run(tmp_path, [str(folder)], on_error="skip")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]

@@ -101,7 +101,8 @@ def test_multistream_dump_parts_are_read_as_one_stream():
 
 
 def test_localized_namespace_links_are_dropped_using_the_dumps_own_names():
-    """bgwiki.xml: Bulgarian <namespaces> and the opening of Vazov's "Под игото" (1894, public domain)."""
+    """bgwiki.xml: Bulgarian <namespaces> and the opening of Vazov's "Под игото" (1894, public
+    domain)."""
     counts: dict[str, int] = {}
     with open(FIXTURES / "bgwiki.xml", "rb") as stream:
         documents = list(
@@ -116,23 +117,31 @@ def test_localized_namespace_links_are_dropped_using_the_dumps_own_names():
     assert input_formats.raw_paragraphs(documents[0]) == [
         "„Под игото“ е роман от Иван Вазов.",
         (
-            "Тая прохладна майска вечер чорбаджи Марко, гологлав, по халат, вечеряше с челядта си на двора. "
+            "Тая прохладна майска вечер чорбаджи Марко, гологлав, по халат, вечеряше с челядта си "
+            "на двора. "
             "Трапезата беше сложена, по обичаят, под асмата, между чешмата и розовия храст."
         ),
     ]
 
 
 def test_german_names_and_the_local_image_alias():
-    """The opening of the Grimms' "Der Froschkönig" (1857, public domain) with German namespace links."""
+    """The opening of the Grimms' "Der Froschkönig" (1857, public domain) with German namespace
+    links."""
     site = wikipedia.SiteInfo("de", {6: "Datei", 14: "Kategorie", 10: "Vorlage", 4: "Wikipedia"})
     text = (
         "[[Datei:Froschkönig.jpg|mini|Illustration]]\n"
-        "In den alten Zeiten, wo das Wünschen noch geholfen hat, lebte ein [[König]], dessen Töchter waren alle "
-        "schön.\n[[Bild:Grimm.jpg|Die Brüder Grimm]]\n[[ kategorie : Märchen]]\n[[Wikipedia:Lesenswert|lesenswert]]\n"
+        "In den alten Zeiten, wo das Wünschen noch geholfen hat, lebte ein [[König]], dessen "
+        "Töchter waren alle "
+        "schön.\n[[Bild:Grimm.jpg|Die Brüder Grimm]]\n[[ kategorie : "
+        "Märchen]]\n[[Wikipedia:Lesenswert|lesenswert]]\n"
         "[[Image:Frog.jpg|frog]]\n[[en:The Frog Prince]]"
     )
     assert wikitext.wikitext_to_paragraphs(site.canonical_links(text)) == [
-        "In den alten Zeiten, wo das Wünschen noch geholfen hat, lebte ein König, dessen Töchter waren alle schön."
+        (
+            "In den alten Zeiten, wo das Wünschen noch geholfen hat, lebte ein König, dessen "
+            "Töchter "
+            "waren alle schön."
+        )
     ]
     # an English dump has no "Bild" alias: there it is an ordinary (article) link
     assert wikipedia.SiteInfo("en").canonical_links("[[Bild:X]]") == "[[Bild:X]]"

@@ -92,7 +92,8 @@ def test_sentence_length_histogram_and_the_long_median_warning():
     )
     assert segment_stats.sentence_length_warnings(long) == [
         (
-            "the median sentence is 300-499 characters long (typical prose: 60-200): sentences were probably "
+            "the median sentence is 300-499 characters long (typical prose: 60-200): sentences "
+            "were probably "
             "not split; check the input format and the text"
         )
     ]

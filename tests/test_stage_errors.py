@@ -1,4 +1,5 @@
-"""Every failure reaches the user as one line `PROG failed: PATH: REASON`; tracebacks only with --verbose."""
+"""Every failure reaches the user as one line `PROG failed: PATH: REASON`; tracebacks only with
+--verbose."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ Traceback (most recent call last):
   File "apache_beam/runners/common.py", line 1623, in apache_beam.runners.common.DoFnRunner._reraise_augmented
 albert.errors.StageError: /data/b.jsonl: line 2: bad JSON record (Expecting value: line 1 column 1 (char 0)) \
 [while running 'Read/ParDo(ReadFiles)']
-"""
+"""  # noqa: E501
 
 
 class ToyConfig(StageConfig):

@@ -1,4 +1,5 @@
-"""Fine-tuning and scoring refuse empty data up front; partial SQuAD predictions are reported as such."""
+"""Fine-tuning and scoring refuse empty data up front; partial SQuAD predictions are reported as
+such."""
 
 from __future__ import annotations
 

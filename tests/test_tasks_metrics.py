@@ -1,4 +1,5 @@
-"""Metrics against SciPy and hand-computed values, SQuAD scoring against hand-worked official cases."""
+"""Metrics against SciPy and hand-computed values, SQuAD scoring against hand-worked official
+cases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""GLUE, SQuAD and RACE readers on their real layouts (shared data) and tiny exact-layout fixtures."""
+"""GLUE, SQuAD and RACE readers on their real layouts (shared data) and tiny exact-layout
+fixtures."""
 
 from __future__ import annotations
 

@@ -74,7 +74,8 @@ def test_windows_and_max_context():
     assert sf.window_starts(10, 4, 2) == [(0, 4), (2, 4), (4, 4), (6, 4)]
     assert sf.window_starts(3, 4, 2) == [(0, 3)]
     spans = sf.window_starts(10, 4, 2)
-    # piece 3 sits in windows 0 (right edge), 1 (inner), 2 (left edge): window 1 has the most context
+    # piece 3 sits in windows 0 (right edge), 1 (inner), 2 (left edge): window 1 has the most
+    # context
     assert [sf.max_context(spans, i, 3) for i in range(4)] == [False, True, False, False]
     assert sum(sf.max_context(spans, i, p) for p in range(10) for i in range(4)) == 10
 

@@ -1,4 +1,5 @@
-"""model.tensorboard_events writes event files TensorFlow's own Event parser reads back as scalars."""
+"""model.tensorboard_events writes event files TensorFlow's own Event parser reads back as
+scalars."""
 
 from __future__ import annotations
 

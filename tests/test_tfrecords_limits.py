@@ -1,4 +1,5 @@
-"""pipelines.tfrecords: impossible masking settings are refused, a sequence length that cuts most of the text warns."""
+"""pipelines.tfrecords: impossible masking settings are refused, a sequence length that cuts most
+of the text warns."""
 
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ def test_truncation_counts_what_instances_drop_and_warns_only_about_a_chosen_len
     assert tfrecords_metadata.truncation_note(config, cut) == (
         logging.WARNING,
         (
-            "corpus: --max-seq-length 8 dropped 75% of the corpus's tokens (1,500 of 2,000 over 2 pass(es)): "
+            "corpus: --max-seq-length 8 dropped 75% of the corpus's tokens (1,500 of 2,000 over 2 "
+            "pass(es)): "
             "text beyond 5 pieces per instance is truncated; raise --max-seq-length"
         ),
     )

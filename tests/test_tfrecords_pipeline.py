@@ -1,4 +1,5 @@
-"""pipelines.tfrecords end to end on a small corpus: format, statistics, round trip, determinism, errors."""
+"""pipelines.tfrecords end to end on a small corpus: format, statistics, round trip, determinism,
+errors."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ from pipelines import heldout, instances, segmented_corpus, tfrecords
 from pipelines.sentencepiece_trainer import trainer_kwargs
 
 VOCABULARY = (
-    "the of and to in a is that for it as was with be by on not he i this are or his from at which but "
-    "have an they you were her she there been one all we their has would when if so no will can more other "
-    "into river mountain garden letter window morning evening winter summer question answer number captain "
+    "the of and to in a is that for it as was with be by on not he i this are or his from at which "
+    "but "
+    "have an they you were her she there been one all we their has would when if so no will can "
+    "more other "
+    "into river mountain garden letter window morning evening winter summer question answer number "
+    "captain "
     "café naïve résumé 1,000 2,500 3,14 zürich"
 )
 WORDS = VOCABULARY.split()

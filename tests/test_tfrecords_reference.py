@@ -1,6 +1,7 @@
 """Format and statistics against google-research/albert's own output (../shared/data/reference).
 
-The reference is not reproducible (unseeded NumPy RNG), so we compare format and statistics, not bytes.
+The reference is not reproducible (unseeded NumPy RNG), so we compare format and statistics, not
+bytes.
 """
 
 from __future__ import annotations
@@ -106,7 +107,8 @@ def test_statistics_close_to_the_reference(ours):
 
 
 def test_token_boundary_is_the_references(ours):
-    """token_boundary is a function of the piece: ours and the reference's agree on every shared piece."""
+    """token_boundary is a function of the piece: ours and the reference's agree on every shared
+    piece."""
     _, reference = read_all([shared_path("reference", "ref_seq128.tfrecord")])
     _, records = read_all(sorted(ours.glob("*.tfrecord")))
 

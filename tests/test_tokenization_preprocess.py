@@ -1,4 +1,5 @@
-"""ALBERT's text preprocessing: the fast path equals the reference's character-by-character definition."""
+"""ALBERT's text preprocessing: the fast path equals the reference's character-by-character
+definition."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ TEXTS = [
 
 
 def reference_preprocess(text: str, lower: bool, keep_accents: bool) -> str:
-    """google-research/albert's tokenization.preprocess_text (Python 3), which leaves `` and '' as they
+    """google-research/albert's tokenization.preprocess_text (Python 3), which leaves `` and '' as
+    they
     are, plus our `keep_accents` switch (the reference always strips accents)."""
     outputs = " ".join(text.strip().split())
     if not keep_accents:

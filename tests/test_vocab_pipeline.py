@@ -66,7 +66,8 @@ def synthetic_sentences(count: int, seed: int = 0) -> list[str]:
 def write_segmented(
     directory: Path, sentences: list[str], shards: int, per_document: int = 7
 ) -> Path:
-    """The pipelines.segment format: shards of one sentence a line, a blank line after each document."""
+    """The pipelines.segment format: shards of one sentence a line, a blank line after each
+    document."""
     directory.mkdir(parents=True)
     for shard in range(shards):
         lines = []

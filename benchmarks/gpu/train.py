@@ -1,8 +1,9 @@
 """GPU pretraining throughput and MFU on the JAX backend, on generated data (no TensorFlow needed).
 
 For each preset x sequence length, one subprocess builds our `AlbertPretrainingModel` in bf16
-(Keras `mixed_bfloat16`), compiles the training step the trainer uses (`model.pretrain.jax_train_step`:
-forward, masked-LM + SOP loss, backward, LAMB update) and times it on a generated batch (random ids,
+(Keras `mixed_bfloat16`), compiles the training step the trainer uses
+(`model.pretrain.jax_train_step`: forward, masked-LM + SOP loss, backward, LAMB update) and times it
+on a generated batch (random ids,
 20 masked positions per sequence, as the reference's data). Prints ONE JSON line with, per row:
 sequences/s, tokens/s, peak device memory, whether attention compiled to cuDNN's fused (flash)
 kernel, model FLOPs per token and MFU against the device's dense bf16 peak.
@@ -42,7 +43,8 @@ DENSE_BF16_PEAK_TFLOPS = {
 
 
 def flops_per_token(cfg, seq: int, predictions: int = PREDICTIONS) -> dict:
-    """Model FLOPs per token of one training step (forward + backward) and the applied parameters."""
+    """Model FLOPs per token of one training step (forward + backward) and the applied
+    parameters."""
     h, e, f, v, layers = (
         cfg.hidden_size,
         cfg.embedding_size,

@@ -5,7 +5,8 @@ GPU machine and install it offline there:
 
     python benchmarks/gpu/wheelhouse.py --output .whl [--python-version 3.12]
     # on the GPU machine, with jax[cuda] already installed:
-    pip install --no-index --no-deps --target /tmp/site .whl/*.whl && PYTHONPATH=/tmp/site python benchmarks/gpu/train.py
+    pip install --no-index --no-deps --target /tmp/site .whl/*.whl && PYTHONPATH=/tmp/site python
+    benchmarks/gpu/train.py
 
 The wheelhouse holds Keras and what it imports beyond JAX and NumPy, pydantic + PyYAML + fsspec
 (our configs and file I/O), SentencePiece (tokenization), Grain with protobuf and CRC32C (the
@@ -46,8 +47,8 @@ PACKAGES = (
     "PyYAML",
     "fsspec",
     "sentencepiece",
-    # The TF-free input (model.grain_input): Grain and what it imports, our TFRecord reader's CRC32C and
-    # the protobuf runtime of albert.pretraining_example.decode_example.
+    # The TF-free input (model.grain_input): Grain and what it imports, our TFRecord reader's CRC32C
+    # and the protobuf runtime of albert.pretraining_example.decode_example.
     "grain",
     "array_record",
     "etils",

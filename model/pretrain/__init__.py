@@ -1,8 +1,9 @@
-"""Pretrain ALBERT from TFRecord shards: the paper's LAMB, warmup + polynomial decay, mixed precision,
-multi-device / multi-worker, gradient accumulation, atomic checkpoints and an exact resume.
+"""Pretrain ALBERT from TFRecord shards: the paper's LAMB, warmup + polynomial decay, mixed
+precision, multi-device / multi-worker, gradient accumulation, atomic checkpoints and an exact
+resume.
 
-    python -m model.pretrain --data DIR --preset albert-base --output DIR [--steps N] [--batch-size B]
-    KERAS_BACKEND=jax python -m model.pretrain ... --coordinator HOST:PORT --num-processes N \
+    python -m model.pretrain --data DIR --preset albert-base --output DIR [--steps N] [--batch-size
+    B] KERAS_BACKEND=jax python -m model.pretrain ... --coordinator HOST:PORT --num-processes N \
         --process-id I    (on each of N hosts; docs/pretrain.md "Several hosts")
 
 Writes OUTPUT/checkpoints/ckpt-*/ (the last K), OUTPUT/metrics.jsonl, OUTPUT/tensorboard/,
@@ -10,10 +11,11 @@ OUTPUT/export/model.keras and OUTPUT/export/hf/. Re-running with the same OUTPUT
 newest checkpoint: weights, optimizer slots, step, learning-rate position and data position.
 """
 
-# The package, one role a module: config (PretrainConfig), build (model, optimizer, --init), identity
-# (what a checkpoint must share to be resumed), tf_step / jax_step (the backends' training steps),
-# batches, trainer (the training position and what advances it), run_log (metrics.jsonl, TensorBoard,
-# progress), divergence, export, loop (`run`). Every public name is importable from `model.pretrain`.
+# The package, one role a module: config (PretrainConfig), build (model, optimizer, --init),
+# identity (what a checkpoint must share to be resumed), tf_step / jax_step (the backends' training
+# steps), batches, trainer (the training position and what advances it), run_log (metrics.jsonl,
+# TensorBoard, progress), divergence, export, loop (`run`). Every public name is importable from
+# `model.pretrain`.
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The model, its optimizer and schedule, `--init`'s initial weights, and the trained weights' digest."""
+"""The model, its optimizer and schedule, `--init`'s initial weights, and the trained weights'
+digest."""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ def weights_digest(model) -> str:
 
 
 def build_training(config: PretrainConfig, spec, strategy, vocab_size: int, vocab_sha: str | None):
-    """(model, optimizer, schedule), built in `strategy`'s scope, the model checked against the data."""
+    """(model, optimizer, schedule), built in `strategy`'s scope, the model checked against the
+    data."""
     import contextlib
 
     from model import pretrain_records
@@ -92,7 +94,8 @@ def build_training(config: PretrainConfig, spec, strategy, vocab_size: int, voca
 
 
 def restore(config: PretrainConfig, latest, model, optimizer) -> dict:
-    """The training position to start from: `latest` checkpoint's (loaded), else step 0 (from --init)."""
+    """The training position to start from: `latest` checkpoint's (loaded), else step 0 (from
+    --init)."""
     from model import checkpointing
 
     if latest is not None:

@@ -30,7 +30,8 @@ class PretrainConfig(StageConfig):
     )
     architecture: JsonDict = Field(
         default_factory=dict,
-        description='AlbertConfig fields over the preset, e.g. {"sharing": "ffn", "embedding_size": 64}',
+        description='AlbertConfig fields over the preset, e.g. {"sharing": "ffn", '
+        '"embedding_size": 64}',
     )
     vocab_size: int | None = Field(
         None, gt=0, description="vocabulary size; default from the data's metadata.json"
@@ -56,7 +57,8 @@ class PretrainConfig(StageConfig):
     )
     jit_compile: bool | None = Field(
         None,
-        description="XLA-compile the training step (default: on with a GPU/TPU, off on CPU, where it pays off only at batch 32+)",
+        description="XLA-compile the training step (default: on with a GPU/TPU, off on CPU, where "
+        "it pays off only at batch 32+)",
     )
     init: str | None = Field(
         None, description="weights only: a checkpoint dir, .keras, HF dir or TF1 checkpoint"
@@ -73,7 +75,8 @@ class PretrainConfig(StageConfig):
     )
     input: Literal["auto", "tf.data", "grain"] = Field(
         "auto",
-        description="training input: auto = Grain on the JAX backend (no TensorFlow), tf.data on TensorFlow; "
+        description="training input: auto = Grain on the JAX backend (no TensorFlow), tf.data on "
+        "TensorFlow; "
         "both give the same batches",
     )
     input_workers: int | None = Field(

@@ -19,7 +19,8 @@ def weights_finite(model) -> bool:
 
 
 def diverged(config: PretrainConfig, step: int, what: str) -> StageError:
-    """The error that stops a run whose loss or weights became non-finite: names the step and what is kept."""
+    """The error that stops a run whose loss or weights became non-finite: names the step and
+    what is kept."""
     from model.checkpointing import latest_checkpoint
 
     last = latest_checkpoint(join(config.output, "checkpoints"))

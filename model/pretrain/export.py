@@ -1,4 +1,5 @@
-"""The end-of-run export: export/model.keras, export/hf and export/keras_hub, committed atomically."""
+"""The end-of-run export: export/model.keras, export/hf and export/keras_hub, committed
+atomically."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def export_model(model, config: PretrainConfig, spec, heldout: dict) -> dict:
 
 def export_alone(model, config: PretrainConfig, spec, heldout: dict) -> dict:
     """`export_model`, run by process 0 alone. Of several JAX processes, it exports a copy of the
-    trained weights on this process's devices, built with no distribution set: an operation on arrays
+    trained weights on this process's devices, built with no distribution set: an operation on
+    arrays
     that span the other processes would wait for them forever."""
     if jax_process()[1] == 1:
         return export_model(model, config, spec, heldout)

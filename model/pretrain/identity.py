@@ -1,4 +1,5 @@
-"""A training run's identity: what a checkpoint in OUTPUT must share with this run to be resumed by it."""
+"""A training run's identity: what a checkpoint in OUTPUT must share with this run to be resumed
+by it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from model.pretrain.config import PretrainConfig
 
 
 def data_spec(config: PretrainConfig):
-    """The training data's description (`pretrain_records.inspect_data`), masking as --masking says."""
+    """The training data's description (`pretrain_records.inspect_data`), masking as --masking
+    says."""
     from model import pretrain_records
 
     spec = pretrain_records.inspect_data(config.data)
@@ -21,7 +23,8 @@ def data_spec(config: PretrainConfig):
 
 
 def resolve_vocab(config: PretrainConfig, spec) -> tuple[int, str | None]:
-    """(vocabulary size, sha256 of --spm-model or None): from the flags, else the data's metadata.json."""
+    """(vocabulary size, sha256 of --spm-model or None): from the flags, else the data's
+    metadata.json."""
     sha = None
     size = config.vocab_size
     if config.spm_model:
@@ -47,7 +50,8 @@ def vocab_origin(config: PretrainConfig) -> str:
 
 
 class IncompatibleOutputError(StageError):
-    """OUTPUT holds the checkpoints of another training run: continuing them would not be this run."""
+    """OUTPUT holds the checkpoints of another training run: continuing them would not be this
+    run."""
 
 
 IDENTITY_FIELDS = (
@@ -60,9 +64,9 @@ IDENTITY_FIELDS = (
     "shuffle_buffer",
     "length_buckets",
 )
-"""Settings whose change makes a checkpoint another run's (with the vocabulary, the data and --init).
-Everything else (steps, the learning-rate schedule, logging, evaluation, checkpointing, the code)
-may change between a run and its resume: the run continues from its newest checkpoint."""
+"""Settings whose change makes a checkpoint another run's (with the vocabulary, the data and
+--init). Everything else (steps, the learning-rate schedule, logging, evaluation, checkpointing,
+the code) may change between a run and its resume: the run continues from its newest checkpoint."""
 
 
 def data_digest(spec) -> str:
@@ -75,7 +79,8 @@ def data_digest(spec) -> str:
 
 
 def training_identity(config: PretrainConfig, spec, vocab_size: int, vocab_sha: str | None) -> dict:
-    """What a checkpoint must share with this run to be resumed by it (recorded in every checkpoint)."""
+    """What a checkpoint must share with this run to be resumed by it (recorded in every
+    checkpoint)."""
     return {
         **{name: getattr(config, name) for name in IDENTITY_FIELDS},
         "vocab_size": vocab_size,
@@ -100,7 +105,8 @@ def resumable_checkpoint(config: PretrainConfig, identity: dict):
         return None
     if not config.resume:
         raise IncompatibleOutputError(
-            f"{config.output} holds a checkpoint at step {latest.step} and resume is off: use a new --output"
+            f"{config.output} holds a checkpoint at step {latest.step} and resume is off: use a "
+            "new --output"
         )
     saved = checkpointing.read_state(latest.path)
     recorded = saved.get("identity") or {
@@ -112,12 +118,14 @@ def resumable_checkpoint(config: PretrainConfig, identity: dict):
             f"{name} {_short(recorded[name])} -> {_short(identity[name])}" for name in changed
         )
         raise IncompatibleOutputError(
-            f"{config.output} holds the checkpoints of another training run ({what}): use a new --output "
+            f"{config.output} holds the checkpoints of another training run ({what}): use a new "
+            "--output "
             f"(the flows move the old output aside)"
         )
     if latest.step > config.steps:
         raise StageError(
-            f"{config.output}: its newest checkpoint is at step {latest.step}, past --steps {config.steps}; "
+            f"{config.output}: its newest checkpoint is at step {latest.step}, past --steps "
+            f"{config.steps}; "
             f"pass --steps {latest.step} or more to continue it, or use a new --output"
         )
     return latest

@@ -9,7 +9,8 @@ from model.pretrain_records import MLM_DENOMINATOR_EPSILON
 
 
 class JaxState:
-    """The JAX training state (trainable, non-trainable, optimizer values) outside the Keras variables.
+    """The JAX training state (trainable, non-trainable, optimizer values) outside the Keras
+    variables.
 
     The step donates these buffers (XLA updates them in place), so the state never shares a buffer
     with a Keras variable: it starts from copies and `sync_to_keras` assigns copies.

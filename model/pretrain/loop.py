@@ -1,4 +1,5 @@
-"""`run`: one pretraining run, from the data and OUTPUT's newest checkpoint to the final checkpoint and export."""
+"""`run`: one pretraining run, from the data and OUTPUT's newest checkpoint to the final
+checkpoint and export."""
 
 from __future__ import annotations
 
@@ -163,15 +164,16 @@ def check_same_run(config: PretrainConfig, latest, process: tuple[int, int]) -> 
 def select_devices(config: PretrainConfig, backend: str):
     """(tf.distribute strategy, JAX distribution, replicas) for this backend and the hardware found.
 
-    On TensorFlow this comes before any TensorFlow op: MultiWorkerMirroredStrategy must configure the
-    runtime first.
+    On TensorFlow this comes before any TensorFlow op: MultiWorkerMirroredStrategy must configure
+    the runtime first.
     """
     from model import distribute
 
     if backend == "jax":
         if config.precision == "float16":
             raise StageError(
-                "--precision float16 (loss scaling) needs the TensorFlow backend; use bfloat16 on JAX"
+                "--precision float16 (loss scaling) needs the TensorFlow backend; use bfloat16 on "
+                "JAX"
             )
         distribution = distribute.jax_data_parallel()
         return (
@@ -185,7 +187,8 @@ def select_devices(config: PretrainConfig, backend: str):
 
 @contextlib.contextmanager
 def keras_settings(config: PretrainConfig, backend: str, distribution):
-    """Keras' dtype policy per --precision and the JAX distribution for the run; restored after it."""
+    """Keras' dtype policy per --precision and the JAX distribution for the run; restored after
+    it."""
     import keras
 
     previous_policy = keras.config.dtype_policy()
@@ -211,7 +214,8 @@ def check_batch_size(config: PretrainConfig, replicas: int) -> None:
 def training_engine(
     config: PretrainConfig, backend: str, model, optimizer, strategy, distribution, replicas: int
 ):
-    """The backend's training step, weight sync and batch iterator (`TfTraining` or `JaxTraining`)."""
+    """The backend's training step, weight sync and batch iterator (`TfTraining` or
+    `JaxTraining`)."""
     if backend == "jax":
         from model.pretrain.jax_step import JaxTraining
 
@@ -235,8 +239,9 @@ def on_accelerator(config: PretrainConfig) -> bool:
 
 
 def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: int, process=(0, 1)):
-    """The training batches of `epoch` from its `batch_in_epoch`-th on, with the global loss denominators
-    (Grain or tf.data, as --input and the backend say: `model.pretrain_input`); with several
+    """The training batches of `epoch` from its `batch_in_epoch`-th on, with the global loss
+    denominators (Grain or tf.data, as --input and the backend say: `model.pretrain_input`); with
+    several
     processes, this process's rows of each batch (Grain; `process` is (index, count))."""
     from model import pretrain_input
 

@@ -1,4 +1,5 @@
-"""The run's records: metrics.jsonl (rewritten whole, atomically), TensorBoard scalars, the progress bar."""
+"""The run's records: metrics.jsonl (rewritten whole, atomically), TensorBoard scalars, the
+progress bar."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ class MetricsLog:
 
 
 class RunLog:
-    """metrics.jsonl (MetricsLog) + TensorBoard scalars + progress bar + the caller's `on_metrics` (chief only)."""
+    """metrics.jsonl (MetricsLog) + TensorBoard scalars + progress bar + the caller's
+    `on_metrics` (chief only)."""
 
     def __init__(
         self,

@@ -72,7 +72,8 @@ def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bo
 
 
 class TfTraining:
-    """The TensorFlow backend as the loop uses it: `step(batch)` -> sums, `sync()`, `batches(dataset)`."""
+    """The TensorFlow backend as the loop uses it: `step(batch)` -> sums, `sync()`,
+    `batches(dataset)`."""
 
     def __init__(self, model, optimizer, config, strategy, replicas: int):
         import tensorflow as tf

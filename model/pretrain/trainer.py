@@ -49,7 +49,8 @@ class Trainer:
             state["epoch"],
             state["batch_in_epoch"],
         )
-        # the training-metric window in progress (restored on resume: records match an uninterrupted run)
+        # the training-metric window in progress (restored on resume: records match an uninterrupted
+        # run)
         self.window = np.asarray(state.get("log_window", np.zeros(len(SUM_NAMES))), np.float64)
         self.window_steps = int(state.get("window_steps", 0))
         self.window_start, self.timed_steps = time.perf_counter(), 0
@@ -110,7 +111,8 @@ class Trainer:
             self.batch_tokens += mask.size
 
     def train_step(self, batch) -> None:
-        """One optimizer update, then the training record, evaluation and checkpoint that fall due."""
+        """One optimizer update, then the training record, evaluation and checkpoint that fall
+        due."""
         config = self.config
         sums = np.asarray(self.engine.step(batch), np.float64)
         self.step, self.batch_in_epoch, self.window_steps = (
@@ -132,7 +134,8 @@ class Trainer:
             self.window_start = time.perf_counter()
 
     def record_training(self) -> None:
-        """The training record of the window since the last one (metrics, learning rate, throughput)."""
+        """The training record of the window since the last one (metrics, learning rate,
+        throughput)."""
         from model.pretraining_metrics import metrics_from_sums
 
         elapsed = time.perf_counter() - self.window_start
@@ -157,7 +160,8 @@ class Trainer:
         self.window_steps = self.timed_steps = 0
 
     def heldout_metrics(self) -> dict:
-        """Metrics on --eval-batches held-out batches (always the same ones); diverged if not finite."""
+        """Metrics on --eval-batches held-out batches (always the same ones); diverged if not
+        finite."""
         from model import pretrain_input
         from model.pretraining_metrics import eval_step_fn, evaluate_batches
 
@@ -174,7 +178,8 @@ class Trainer:
         return metrics
 
     def save(self) -> str | None:
-        """A checkpoint of the weights, optimizer and position (the chief's path; None elsewhere)."""
+        """A checkpoint of the weights, optimizer and position (the chief's path; None
+        elsewhere)."""
         from model import checkpointing
 
         config = self.config
