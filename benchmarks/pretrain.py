@@ -71,10 +71,14 @@ def ours(
 ) -> float:
     """Steps/s of the trainer's step on this process's Keras backend (tf_train_step or
     jax_train_step)."""
-    import keras
+    import keras  # heavy: Keras loads its backend (chosen per process/run first)
 
-    from model.config import get_preset
+    from model.config import get_preset  # heavy: loads Keras (the backend is chosen first)
+
+    # heavy: loads Keras (the backend is chosen first)
     from model.optimizers import WarmupPolynomialDecay, build_optimizer
+
+    # heavy: loads Keras (the backend is chosen first)
     from model.pretraining_model import AlbertPretrainingModel
 
     keras.utils.set_random_seed(0)
@@ -82,6 +86,7 @@ def ours(
     optimizer = build_optimizer("lamb", WarmupPolynomialDecay(1e-4, 10, 10_000))
     optimizer.build(model.trainable_variables)
     if implementation == "jax":
+        # heavy: loads Keras (the backend is chosen first)
         from model.pretrain.jax_step import JaxState, jax_train_step
 
         step_fn, _ = jax_train_step(model, optimizer, 1)
@@ -92,9 +97,9 @@ def ours(
             np.asarray(sums)
 
         return timed(step, warmup, seconds, min_steps)
-    import tensorflow as tf
+    import tensorflow as tf  # heavy: TensorFlow, only this path
 
-    from model.pretrain import tf_train_step
+    from model.pretrain import tf_train_step  # heavy: loads Keras (the backend is chosen first)
 
     step_fn = tf_train_step(
         model, optimizer, tf.distribute.get_strategy(), 1, implementation == "tf-xla"
@@ -104,10 +109,12 @@ def ours(
 
 
 def huggingface(preset: str, batch: dict, warmup: int, seconds: float, min_steps: int) -> float:
-    import torch
-    import transformers
+    import torch  # optional: the test extra, only the Hugging Face side
+    import transformers  # optional: the test extra, only the Hugging Face side
 
-    from model.config import get_preset
+    from model.config import get_preset  # heavy: loads Keras (the backend is chosen first)
+
+    # heavy: loads Keras (the backend is chosen first)
     from model.convert_hf import config_to_huggingface
 
     torch.manual_seed(0)
@@ -148,7 +155,7 @@ def measure(
     """Sequences/s of one implementation, measured in this process."""
     batch = make_batch(batch_size, seq, 30000)
     if implementation == "hf":
-        import torch
+        import torch  # optional: the test extra, only the Hugging Face side
 
         torch.set_num_threads(os.cpu_count() or 1)
         return huggingface(preset, batch, 2, seconds, min_steps) * batch_size

@@ -69,7 +69,7 @@ def segment_per_core() -> dict:
 def vocab_per_core(workdir: Path, corpus: Path) -> dict:
     import tfrecords as tfrecords_benchmark  # benchmarks/tfrecords.py
 
-    from pipelines.vocab import VocabConfig, prepare_sentence
+    from pipelines.vocab import VocabConfig, prepare_sentence  # heavy: Beam
 
     config = VocabConfig(input=str(corpus), output="unused")
     lines = [
@@ -105,9 +105,9 @@ def vocab_per_core(workdir: Path, corpus: Path) -> dict:
 
 
 def tfrecords_per_core(corpus: Path, model: str) -> dict:
-    from pipelines.instances import InstanceWriter
-    from pipelines.segmented_corpus import read_documents
-    from pipelines.tfrecords_config import TFRecordsConfig
+    from pipelines.instances import InstanceWriter  # heavy: Beam
+    from pipelines.segmented_corpus import read_documents  # heavy: Beam
+    from pipelines.tfrecords_config import TFRecordsConfig  # heavy: Beam
 
     writer = InstanceWriter(
         TFRecordsConfig(input=str(corpus), spm_model=model, output="unused", dupe_factor=1)
@@ -184,7 +184,7 @@ def main() -> None:
         "--workdir", help="cache of the segmented corpus and vocabulary (default: a temp dir)"
     )
     args = parser.parse_args()
-    import tfrecords as tfrecords_benchmark
+    import tfrecords as tfrecords_benchmark  # heavy: Beam
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="scale-plan-"))
     workdir.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,7 @@ SHARED = ROOT.parent / "shared" / "data"
 
 
 def segment_shared_corpus(output: Path) -> float:
-    from pipelines import segment
+    from pipelines import segment  # heavy: Beam
 
     start = time.perf_counter()
     segment.run(

@@ -72,10 +72,10 @@ def peak_tflops(device_kind: str) -> float | None:
 
 def measure(preset: str, seq: int, batch: int, steps: int, warmup: int, precision: str) -> dict:
     """One row: build, compile and time the training step in this process."""
-    import jax
-    import keras
+    import jax  # heavy: JAX, only this path
+    import keras  # heavy: Keras loads its backend (chosen per process/run first)
 
-    from model.pretrain import (
+    from model.pretrain import (  # heavy: loads Keras (the backend is chosen first)
         JaxState,
         PretrainConfig,
         build_model,
@@ -208,8 +208,8 @@ def main() -> int:
                 print(done.stderr[-3000:], file=sys.stderr)
             else:
                 rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    import jax
-    import keras
+    import jax  # heavy: JAX, only this path
+    import keras  # heavy: Keras loads its backend (chosen per process/run first)
 
     print(
         json.dumps(
