@@ -71,9 +71,8 @@ def holder_is_dead(holder: dict[str, Any], now: float | None = None) -> bool:
     """A lock's holder is gone: a dead (or since reused) pid on this host, or a heartbeat too
     old."""
     if holder.get("host") == socket.gethostname():
-        if (
-            holder.get("pid") == os.getpid()
-        ):  # ours, unless this process holds it now (a failed release)
+        # ours, unless this process holds it now (a failed release)
+        if holder.get("pid") == os.getpid():
             return holder.get("token") not in _tokens
         try:
             process = psutil.Process(int(holder["pid"]))
@@ -154,9 +153,8 @@ def _object_store_lock(output: str, url: str) -> Iterator[None]:
 
     def beat() -> None:
         while not stop.wait(HEARTBEAT_SECONDS):
-            with contextlib.suppress(
-                Exception
-            ):  # a missed beat only ages the lock; the next one renews it
+            # a missed beat only ages the lock; the next one renews it
+            with contextlib.suppress(Exception):
                 fs.pipe(path, json.dumps(dict(me, heartbeat=time.time())).encode())
 
     thread = threading.Thread(target=beat, name=f"lock-heartbeat {output}", daemon=True)

@@ -16,6 +16,7 @@ import hashlib
 import importlib.util
 import json
 import logging
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,9 +48,8 @@ def _local_entries(root: Path) -> Iterable[tuple[str, Any]]:
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
     for path in files:
         name = "." if path == root else path.relative_to(root).as_posix()
-        if (
-            ".tmp-" in name or name.rsplit("/", 1)[-1] in _NOT_DATA
-        ):  # unfinished outputs, bookkeeping
+        # unfinished outputs, bookkeeping
+        if ".tmp-" in name or name.rsplit("/", 1)[-1] in _NOT_DATA:
             continue
         stat = path.stat()
         if stat.st_size <= SMALL_FILE_BYTES:
@@ -109,12 +109,20 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
+# CPython 3.11 keeps ast's recursion depth per interpreter, not per thread: two threads parsing at
+# once (Prefect runs tasks in threads) can fail with "AST constructor recursion depth mismatch"
+# (python/cpython#106905). One parse at a time.
+_PARSE_LOCK = threading.Lock()
+
+
 def _imported_names(path: Path, module: str) -> set[str]:
     """Every module name `path` imports, at the top or inside functions (`from a import b` gives
     a and a.b)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+    with _PARSE_LOCK:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -135,9 +143,8 @@ def module_closure(modules: Iterable[str]) -> dict[str, Path]:
     while pending:
         name = pending.pop()
         parts = name.split(".")
-        for depth in range(
-            1, len(parts) + 1
-        ):  # importing a.b.c runs a/__init__ and a/b/__init__ too
+        # importing a.b.c runs a/__init__ and a/b/__init__ too
+        for depth in range(1, len(parts) + 1):
             prefix = ".".join(parts[:depth])
             path = _module_file(prefix)
             if path is None or prefix in found:

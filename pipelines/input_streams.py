@@ -85,9 +85,8 @@ def bounded_lines(stream: IO[bytes], max_bytes: int, inc: Counter) -> Iterator[b
             yield line
             continue
         following = reader.peek(2)[:2]
-        if (
-            not following or following.startswith(b"\n") or following == b"\r\n"
-        ):  # ends just at the bound
+        # ends just at the bound
+        if not following or following.startswith(b"\n") or following == b"\r\n":
             yield line + reader.readline(2)
             continue
         cut = line.rfind(b" ") + 1 or _whole_characters(line)
@@ -99,9 +98,8 @@ def bounded_lines(stream: IO[bytes], max_bytes: int, inc: Counter) -> Iterator[b
 def _whole_characters(data: bytes) -> int:
     """The length of `data` without a UTF-8 character cut off at its end."""
     start = max(len(data) - 4, 0)
-    while (
-        start < len(data) and data[start] & 0xC0 == 0x80
-    ):  # continuation bytes of an earlier character
+    # continuation bytes of an earlier character
+    while start < len(data) and data[start] & 0xC0 == 0x80:
         start += 1
     try:
         data[start:].decode("utf-8")

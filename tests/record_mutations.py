@@ -182,9 +182,8 @@ def mutations(genuine: bytes, marker: Path) -> st.SearchStrategy[bytes]:
                 where = doc if level in ("top", "value") else doc.setdefault("metadata", {})
                 if isinstance(where, dict):
                     where["serializer"] = draw(named)
-            elif (
-                op == "attack"
-            ):  # a serializer and a payload it loads, at the top, in metadata, both
+            # a serializer and a payload it loads, at the top, in metadata, both
+            elif op == "attack":
                 (entry, payload), metadata = draw(matched), doc.get("metadata")
                 if level in ("top", "serializer") or not isinstance(metadata, dict):
                     doc["serializer"] = (
@@ -205,9 +204,8 @@ def mutations(genuine: bytes, marker: Path) -> st.SearchStrategy[bytes]:
                 else:
                     doc["result" if "result" in doc else "data"] = payload
                     value = None
-        if (
-            value is not None and doc.get("result") == record["result"]
-        ):  # the value as our serializer writes it
+        # the value as our serializer writes it
+        if value is not None and doc.get("result") == record["result"]:
             doc["result"] = json.dumps(value, sort_keys=True)
         data = _emit(
             doc, duplicates, value_level=value if isinstance(value, dict) else None

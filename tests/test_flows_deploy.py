@@ -166,10 +166,11 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
             json.loads((domain / "tfrecords" / "metadata.json").read_text())["counts"]["documents"]
             == 25
         )
+        # the base and the adapted model, same data
         for before_after in (
             "heldout-before",
             "heldout-after",
-        ):  # the base and the adapted model, same data
+        ):
             assert (
                 0 < json.loads((domain / before_after / "metrics.json").read_text())["perplexity"]
             )

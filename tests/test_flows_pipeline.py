@@ -122,9 +122,8 @@ def test_pipeline_cached_rerun_and_transient_retry(
         assert 0 <= first["baseline"]["masked_lm_accuracy"] <= 1  # the unigram baseline beside it
         report = Path(first["report"]).read_text()
         assert "held-out score" in report and "whole documents the model never trained on" in report
-        if shutil.which(
-            "chromium"
-        ):  # tests/test_flows_report.py skips with the reason where it is absent
+        # tests/test_flows_report.py skips with the reason where it is absent
+        if shutil.which("chromium"):
             assert all(width > 0 for _, width in image_widths(tmp_path / "run" / "report.html"))
 
         second = pretrain_pipeline(config)

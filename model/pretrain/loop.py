@@ -79,9 +79,8 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             trainer.train_epoch(engine.batches(dataset))
 
         heldout = trainer.heldout_metrics()
-        if (
-            latest is not None and latest.step == trainer.step
-        ):  # finished before: its records and checkpoint stand
+        # finished before: its records and checkpoint stand
+        if latest is not None and latest.step == trainer.step:
             final_checkpoint = latest.path
         else:  # the final record first, so that the final checkpoint counts it
             log.record({"step": trainer.step, "split": "heldout", **heldout})
