@@ -218,7 +218,13 @@ def pretrain_pipeline(
             tasks.pretrain,
             "pretrain",
             join("export", "model.keras"),
-            {"on_metrics": TrainingProgress("albert-pretrain", configs["pretrain"].steps)},
+            {
+                "on_metrics": TrainingProgress(
+                    "albert-pretrain",
+                    configs["pretrain"].steps,
+                    total_seconds=configs["pretrain"].budget_seconds,
+                )
+            },
         ),
         (tasks.heldout, "heldout", "metrics.json", {}),
         *[(tasks.finetune.with_options(name=name), name, "results.json", {}) for name in extra],

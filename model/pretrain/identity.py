@@ -83,6 +83,8 @@ def training_identity(config: PretrainConfig, spec, vocab_size: int, vocab_sha: 
         "max_seq_length": spec.max_seq_length,
         "data": data_digest(spec),
         "init": fileio.listing_digest(config.init) if config.init else None,
+        # the optimizer's variables differ: a budget's learning rate is one of them
+        "schedule": "time-budget" if config.time_budget is not None else "steps",
     }
 
 
@@ -114,7 +116,7 @@ def resumable_checkpoint(config: PretrainConfig, identity: dict):
             f"{config.output} holds the checkpoints of another training run ({what}): use a new --output "
             f"(the flows move the old output aside)"
         )
-    if latest.step > config.steps:
+    if config.time_budget is None and latest.step > config.steps:
         raise StageError(
             f"{config.output}: its newest checkpoint is at step {latest.step}, past --steps {config.steps}; "
             f"pass --steps {latest.step} or more to continue it, or use a new --output"
