@@ -18,8 +18,9 @@ AlbertForPreTraining trained on the same batches from the same start.
   accuracy at `--eval-points` points (the first `--eval-batches` x 64 held-out sequences: documents
   never trained on), training seconds to each point (evaluations excluded), each side's wall time.
 
-Prints one JSON line per row (side, seed) and a last line comparing them; writes the curves'
-plot to WORKDIR/learning_parity.png.
+Prints one JSON line per row (side, seed) and a last line comparing them
+(`learning_parity_report.py`, which also rereads a log); plots the curves to
+WORKDIR/learning_parity.png.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ sys.path.insert(1, str(REPO / "benchmarks"))
 
 from machine import cpu_model  # noqa: E402
 from pretrain_quality import tfrecords  # noqa: E402
+from learning_parity_report import KEYS, compare, plot  # noqa: E402
 from tfrecords import segmented_corpus  # noqa: E402
 
 from albert.pretraining_example import decode_example  # noqa: E402
@@ -242,9 +244,6 @@ def train_ours(side: str, init: Path, data: Path, seed: int, args, workdir: Path
     return {"train": train, "heldout": points, "wall_seconds": wall}
 
 
-KEYS = ("masked_lm_accuracy", "masked_lm_loss", "sop_accuracy")
-
-
 def row_line(side: str, seed: int, run: dict) -> dict:
     return {
         "side": side,
@@ -257,71 +256,6 @@ def row_line(side: str, seed: int, run: dict) -> dict:
         ],
         "train_loss": {r["step"]: round(r["loss"], 4) for r in run["train"]},
     }
-
-
-def compare(rows: list[dict], args) -> dict:
-    """Per side against Hugging Face: held-out gaps against the HF seed spread, the first 200
-    steps' training-loss gap, and training seconds to HF's final masked-LM accuracy."""
-    hf = [r for r in rows if r["side"] == "hf"]
-    summary = {}
-    for side in sorted({r["side"] for r in rows} - {"hf"}):
-        ours = [r for r in rows if r["side"] == side]
-        gaps, within = {}, True
-        for key in KEYS:
-            per_point = []
-            for i in range(len(hf[0]["heldout"])):
-                theirs = [r["heldout"][i][key] for r in hf]
-                mine = np.mean([r["heldout"][i][key] for r in ours])
-                spread = max(theirs) - min(theirs)
-                better = mine >= min(theirs) if key.endswith("accuracy") else mine <= max(theirs)
-                within &= bool(better or abs(mine - np.mean(theirs)) <= spread)
-                per_point.append(round(float(mine - np.mean(theirs)), 4))
-            gaps[key] = per_point
-        early = [
-            abs(o["train_loss"][s] / h["train_loss"][s] - 1)
-            for o, h in zip(ours, hf)
-            for s in o["train_loss"]
-            if s <= 200
-        ]
-        target = np.mean([r["heldout"][-1]["masked_lm_accuracy"] for r in hf])
-        reached = [
-            next(
-                (p["train_seconds"] for p in r["heldout"] if p["masked_lm_accuracy"] >= target),
-                None,
-            )
-            for r in ours
-        ]
-        hf_seconds = np.mean([r["heldout"][-1]["train_seconds"] for r in hf])
-        summary[side] = {
-            "heldout_gap_vs_hf_mean": gaps,
-            "within_hf_seed_spread_or_better": within,
-            "max_train_loss_gap_first_200_steps": round(max(early), 4) if early else None,
-            "train_seconds_to_hf_final_mlm_acc": reached,
-            "hf_train_seconds": round(float(hf_seconds), 1),
-            "speed_ratio": [round(float(hf_seconds / s), 2) if s else None for s in reached],
-            "mean_wall_seconds": round(float(np.mean([r["wall_seconds"] for r in ours])), 1),
-        }
-    return summary
-
-
-def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(1, 3, figsize=(15, 4))
-    for r in rows:
-        label = f"{r['side']} seed {r['seed']}"
-        steps = [int(s) for s in r["train_loss"]]
-        axes[0].plot(steps, list(r["train_loss"].values()), label=label, lw=0.8)
-        for axis, key in zip(axes[1:], ("masked_lm_accuracy", "sop_accuracy")):
-            axis.plot([p["step"] for p in r["heldout"]], [p[key] for p in r["heldout"]], "o-")
-            axis.set_title(f"held-out {key}")
-    axes[0].set_title("training loss")
-    axes[0].legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
 
 
 def main(argv=None) -> None:
@@ -354,7 +288,7 @@ def main(argv=None) -> None:
             rows.append(row_line(side, seed, run))
             print(json.dumps(rows[-1]), flush=True)
     plot(rows, workdir / "learning_parity.png")
-    print(json.dumps({"summary": compare(rows, args)}), flush=True)
+    print(json.dumps({"summary": compare(rows)}), flush=True)
 
 
 def check_order(spec, train_file: str, args) -> None:
