@@ -221,7 +221,13 @@ def pretrain_pipeline(
         (
             tasks.pretrain,
             "pretrain",
-            {"on_metrics": TrainingProgress("albert-pretrain", configs["pretrain"].steps)},
+            {
+                "on_metrics": TrainingProgress(
+                    "albert-pretrain",
+                    configs["pretrain"].steps,
+                    total_seconds=configs["pretrain"].budget_seconds,
+                )
+            },
         ),
         (tasks.heldout, "heldout", {}),
         *[(tasks.finetune.with_options(name=name), name, {}) for name in extra],

@@ -183,14 +183,21 @@ def publish_report(
 class TrainingProgress:
     """An `on_metrics` callback that shows training in Prefect: a progress artifact and a table.
 
-    Updates are throttled to one every `interval` seconds (and always at the last step).
+    Updates are throttled to one every `interval` seconds (and always at the last step). With
+    `total_seconds` (a time budget) the progress is the records' training_seconds against it.
     """
 
-    def __init__(self, key: str, total_steps: int, interval: float = 5.0) -> None:
+    def __init__(
+        self,
+        key: str,
+        total_steps: int,
+        interval: float = 5.0,
+        total_seconds: float | None = None,
+    ) -> None:
 
         self.key = _slug(key)
         self.total_steps = max(1, total_steps)
-        self.interval = interval
+        self.interval, self.total_seconds = interval, total_seconds
         self.rows: list[dict[str, Any]] = []
         self._last_update = 0.0
         self._progress_id = create_progress_artifact(
@@ -206,9 +213,10 @@ class TrainingProgress:
         if now - self._last_update < self.interval and step < self.total_steps:
             return
         self._last_update = now
-        update_progress_artifact(
-            self._progress_id, progress=min(100.0, 100.0 * step / self.total_steps)
-        )
+        done = step / self.total_steps
+        if self.total_seconds:
+            done = row.get("training_seconds", 0.0) / self.total_seconds
+        update_progress_artifact(self._progress_id, progress=min(100.0, 100.0 * done))
         create_table_artifact(
             table=self.rows[-20:], key=f"{self.key}-metrics", description="latest training metrics"
         )

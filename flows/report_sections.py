@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.report import plot_curves, plot_distribution, read_metrics
-from flows.report_text import duration, link, millions, number, percent, table
+from flows.report_text import budget_note, duration, link, millions, number, percent, table
 
 STAGE_TITLES = {
     "segment": "Segment: raw text to sentences",
@@ -144,7 +144,13 @@ def pretrain_section(run_dir: Path, facts: Mapping[str, Any], plots: Path) -> st
     train = next((r for r in reversed(records) if r.get("split", "train") == "train"), {})
     rows = [
         ("model", f"{facts['preset']}, {millions(facts.get('parameters'))} parameters"),
-        ("steps × batch", f"{number(facts.get('steps'))} × {facts.get('batch_size')} sequences"),
+        (
+            "steps × batch",
+            (
+                f"{number(facts.get('steps'))}{budget_note(facts)} × {facts.get('batch_size')} "
+                "sequences"
+            ),
+        ),
         ("throughput", f"{number(facts.get('sequences_per_second'))} sequences/s"),
         (
             "last training batches: masked-LM / SOP accuracy",

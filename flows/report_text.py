@@ -74,10 +74,16 @@ def corpus_text(facts: Mapping[str, Any]) -> str:
     )
 
 
+def budget_note(facts: Mapping[str, Any]) -> str:
+    """' (time budget 10m)' when the run pretrained under --time-budget, else ''."""
+    return f" (time budget {facts['time_budget']})" if facts.get("time_budget") else ""
+
+
 def training_text(facts: Mapping[str, Any]) -> str:
     """'300 steps × 32 sequences of 128 tokens → `…/model.keras` (Hugging Face: `…/hf`)'."""
     return (
-        f"{number(facts.get('steps'))} steps × {facts.get('batch_size')} sequences of "
+        f"{number(facts.get('steps'))} steps{budget_note(facts)} × {facts.get('batch_size')} "
+        "sequences of "
         f"{facts.get('max_seq_length')} tokens → `{facts['export']}` "
         f"(Hugging Face: `{facts['export_hf']}`)"
     )

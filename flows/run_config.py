@@ -17,7 +17,7 @@ from typing import Any
 
 import sentencepiece
 from prefect.tasks import Task
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from albert.config import JsonDict, StageConfig, build_config
 from albert.errors import StageError
@@ -55,6 +55,11 @@ class RunConfig(StageConfig):
     heldout_min_documents: int = Field(8, ge=0, description="hold out at least this many documents")
     seed: int = Field(12345, description="seed of every random choice in the run")
     steps: int = Field(300, gt=0, description="pretraining steps")
+    time_budget: str | None = Field(
+        None,
+        description="pretrain for this much wall-clock time instead of --steps (e.g. 2h, 45m): "
+        "the learning rate decays to 0 at the budget (model.pretrain --time-budget)",
+    )
     batch_size: int = Field(32, gt=0, description="pretraining batch size")
     learning_rate: float | None = Field(
         None, gt=0, description="peak learning rate (default: the stage's)"
@@ -85,6 +90,12 @@ class RunConfig(StageConfig):
     data_wait_seconds: float = Field(
         86400, gt=0, description="process > 0: how long to wait for process 0's finished TFRecords"
     )
+
+    @model_validator(mode="after")
+    def _steps_or_budget(self):
+        if self.time_budget is not None and "steps" in self.model_fields_set:
+            raise ValueError("give --steps or --time-budget, not both")
+        return self
 
     def stage_dir(self, stage: str) -> str:
         return join(self.run_dir, stage)
@@ -150,6 +161,9 @@ class RunConfig(StageConfig):
             defaults["learning_rate"] = self.learning_rate
         if self.input_workers is not None:
             defaults["input_workers"] = self.input_workers
+        if self.time_budget is not None:  # the budget replaces the steps; the warmup stays
+            del defaults["steps"]
+            defaults["time_budget"] = self.time_budget
         return build_config(PretrainConfig, {**defaults, **values, **self.pretrain})
 
     def trained_model(self) -> str:
@@ -249,6 +263,7 @@ def training_facts(config: RunConfig, outcomes: dict[str, tasks.StageOutcome]) -
             else None
         ),
         "steps": pretrain_result.get("steps", config.steps),
+        "time_budget": config.time_budget,
         "batch_size": config.batch_size,
         "max_seq_length": config.max_seq_length,
         "sequences_per_second": pretrain_result.get("sequences_per_second"),

@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 RUN_FIELDS = (
     "preset",
     "steps",
+    "time_budget",
     "batch_size",
     "learning_rate",
     "warmup_steps",
@@ -82,9 +83,14 @@ def model_card(
         "(masked-LM and sentence-order heads included), the SentencePiece vocabulary and a fast "
         "tokenizer that reproduces the tokenization the model was trained with."
     )
+    length = (
+        f"--time-budget {run['time_budget']}"
+        if run.get("time_budget")
+        else f"--steps {run.get('steps')}"
+    )
     command = (
         f"python -m model.pretrain --data {run.get('data')} --preset {preset} "
-        f"--steps {run.get('steps')} --batch-size {run.get('batch_size')}"
+        f"{length} --batch-size {run.get('batch_size')}"
     )
     records = (
         f"- TFRecords: `{run.get('data')}`, {len(data.get('files', []))} files, "

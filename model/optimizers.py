@@ -108,6 +108,34 @@ class Lamb(keras.optimizers.Optimizer):
 
 
 @keras.saving.register_keras_serializable(package="albert")
+class AdamW(keras.optimizers.AdamW):
+    """Keras' AdamW with ε added to the bias-corrected √v̂, as torch.optim.AdamW (Hugging Face's)
+    and Loshchilov & Hutter's algorithm do:
+
+        w <- w - lr * m̂ / (√v̂ + ε),   m̂ = m / (1 - β1^t),   v̂ = v / (1 - β2^t)
+
+    Keras adds ε to √v before the correction (Kingma & Ba's "ε-hat"): an ε 1/√(1 - β2^t) times
+    larger (32x at step 1, 3x at step 500 with β2 0.999), which damps the early updates of weights
+    with small gradients, such as the embedding rows of rare pieces. Weight decay is Keras'
+    (decoupled, lr x weight_decay x w, before the update), as torch's.
+    """
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        lr, gradient = ops.cast(learning_rate, dtype), ops.cast(gradient, dtype)
+        step = ops.cast(self.iterations + 1, dtype)
+        beta_1_power = ops.power(ops.cast(self.beta_1, dtype), step)
+        beta_2_power = ops.power(ops.cast(self.beta_2, dtype), step)
+        index = self._get_variable_index(variable)
+        m, v = self._momentums[index], self._velocities[index]
+        self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
+        self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
+        denominator = ops.add(ops.sqrt(ops.divide(v, 1 - beta_2_power)), self.epsilon)
+        update = ops.divide(ops.divide(m, 1 - beta_1_power), denominator)
+        self.assign_sub(variable, ops.multiply(update, lr))
+
+
+@keras.saving.register_keras_serializable(package="albert")
 class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
     """The reference's schedule: lr * step/warmup during warmup, else polynomial decay to `end`.
 
@@ -154,12 +182,13 @@ def build_optimizer(
     beta_2: float = 0.999,
     epsilon: float = 1e-6,
 ) -> keras.optimizers.Optimizer:
-    """LAMB (the paper's) or AdamW with LayerNorm/bias excluded from weight decay."""
+    """LAMB (the paper's) or AdamW (torch's ε placement) with LayerNorm/bias excluded from weight
+    decay."""
     clip = clipnorm if clipnorm and clipnorm > 0 else None
     if name == "lamb":
         return Lamb(schedule, beta_1, beta_2, epsilon, weight_decay, global_clipnorm=clip)
     if name == "adamw":
-        optimizer = keras.optimizers.AdamW(
+        optimizer = AdamW(
             schedule,
             weight_decay=weight_decay,
             beta_1=beta_1,

@@ -21,7 +21,7 @@ from keras import ops
 
 from model.config import AlbertConfig
 from model.finetune.config import Hyperparameters
-from model.optimizers import DEFAULT_EXCLUDE, WarmupPolynomialDecay
+from model.optimizers import DEFAULT_EXCLUDE, AdamW, WarmupPolynomialDecay
 
 
 def layer_depths(config: AlbertConfig, variable_paths: Sequence[str]) -> dict[str, int]:
@@ -53,8 +53,9 @@ def layerwise_multipliers(
 
 
 @keras.saving.register_keras_serializable(package="albert")
-class LayerwiseAdamW(keras.optimizers.AdamW):
-    """AdamW whose learning rate for a variable is multiplied by `multipliers[variable.path]`."""
+class LayerwiseAdamW(AdamW):
+    """AdamW (torch's ε placement, `model.optimizers.AdamW`) whose learning rate for a variable is
+    multiplied by `multipliers[variable.path]`."""
 
     def __init__(self, multipliers: dict[str, float] | None = None, **kwargs):
         super().__init__(**kwargs)

@@ -30,15 +30,22 @@ def build_model(config: PretrainConfig, vocab_size: int):
 
 
 def build_training_optimizer(config: PretrainConfig):
+    """(optimizer, step schedule); under --time-budget the schedule is None and the optimizer's
+    learning rate a variable the trainer sets before each step."""
     import keras
 
     from model.optimizers import WarmupPolynomialDecay, build_optimizer
 
-    schedule = WarmupPolynomialDecay(
-        config.learning_rate, config.warmup_steps, config.steps, power=config.decay_power
-    )
+    schedule = None
+    if config.budget_seconds is None:
+        schedule = WarmupPolynomialDecay(
+            config.learning_rate, config.warmup_steps, config.steps, power=config.decay_power
+        )
     optimizer = build_optimizer(
-        config.optimizer, schedule, weight_decay=config.weight_decay, clipnorm=config.clipnorm
+        config.optimizer,
+        schedule or float(config.learning_rate),
+        weight_decay=config.weight_decay,
+        clipnorm=config.clipnorm,
     )
     if config.precision == "float16":
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer)

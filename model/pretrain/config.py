@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from albert.config import JsonDict, StageConfig
+from model.pretrain.time_budget import parse_duration
 
 PRECISION_POLICIES = {
     "float32": "float32",
@@ -40,6 +41,11 @@ class PretrainConfig(StageConfig):
         None, description="SentencePiece model; its hash must match the data's"
     )
     steps: int = Field(125_000, gt=0, description="training steps (optimizer updates)")
+    time_budget: str | None = Field(
+        None,
+        description="train for this much wall-clock time instead of --steps (e.g. 2h, 45m, 90s): "
+        "warmup, then decay to 0 at the budget, where the run stops",
+    )
     batch_size: int = Field(4096, gt=0, description="global batch size (sequences per update)")
     learning_rate: float = Field(0.00176, gt=0, description="peak learning rate")
     warmup_steps: int = Field(3125, ge=0, description="linear warmup steps")
@@ -126,3 +132,21 @@ class PretrainConfig(StageConfig):
         None, description="licence of the training text, for the model card"
     )
     progress: bool = Field(True, description="show a progress bar with steps/s and ETA")
+
+    @field_validator("time_budget")
+    @classmethod
+    def _parse_time_budget(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_duration(value)
+        return value
+
+    @model_validator(mode="after")
+    def _steps_or_budget(self):
+        if self.time_budget is not None and "steps" in self.model_fields_set:
+            raise ValueError("give --steps or --time-budget, not both")
+        return self
+
+    @property
+    def budget_seconds(self) -> float | None:
+        """--time-budget in seconds (None: the run trains for --steps)."""
+        return parse_duration(self.time_budget) if self.time_budget is not None else None

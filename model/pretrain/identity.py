@@ -89,6 +89,8 @@ def training_identity(config: PretrainConfig, spec, vocab_size: int, vocab_sha: 
         "max_seq_length": spec.max_seq_length,
         "data": data_digest(spec),
         "init": listing_digest(config.init) if config.init else None,
+        # the optimizer's variables differ: a budget's learning rate is one of them
+        "schedule": "time-budget" if config.time_budget is not None else "steps",
     }
 
 
@@ -122,7 +124,7 @@ def resumable_checkpoint(config: PretrainConfig, identity: dict):
             "--output "
             f"(the flows move the old output aside)"
         )
-    if latest.step > config.steps:
+    if config.time_budget is None and latest.step > config.steps:
         raise StageError(
             f"{config.output}: its newest checkpoint is at step {latest.step}, past --steps "
             f"{config.steps}; "

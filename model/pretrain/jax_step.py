@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from model.pretrain.batches import micro_batches
 from model.pretrain_records import MLM_DENOMINATOR_EPSILON
 
@@ -121,6 +123,7 @@ class JaxTraining:
 
     def __init__(self, model, optimizer, config, distribution):
         self.state = JaxState(model, optimizer)
+        self.optimizer = optimizer
         self._step, self._place = jax_train_step(
             model, optimizer, config.gradient_accumulation, distribution
         )
@@ -128,6 +131,22 @@ class JaxTraining:
     def step(self, batch):
         self.state.values, sums = self._step(self.state.values, self._place(batch))
         return sums
+
+    def set_learning_rate(self, value: float) -> None:
+        """The next steps' learning rate: the optimizer's learning-rate value in the state, replaced
+        with one of the same dtype and placement (the compiled step takes it as an argument)."""
+        import jax  # heavy: only the JAX backend needs it
+
+        rate = self.optimizer.learning_rate  # a variable: built with a float learning rate
+        index = next(i for i, v in enumerate(self.optimizer.variables) if v is rate)
+        trainable, non_trainable, optimizer_values = self.state.values
+        old = optimizer_values[index]
+        optimizer_values = list(optimizer_values)
+        value = np.asarray(value, old.dtype)  # placed as `old` was: else the step compiles again
+        optimizer_values[index] = (
+            jax.device_put(value, old.sharding) if old.committed else jax.numpy.asarray(value)
+        )
+        self.state.values = (trainable, non_trainable, optimizer_values)
 
     def sync(self) -> None:
         """Copy the training state into the Keras variables (before evaluating or saving)."""

@@ -20,14 +20,20 @@ from model.pretrain.identity import (
     training_identity,
 )
 from model.pretrain.run_log import RunLog
+from model.pretrain.time_budget import TrainingClock
 from model.pretrain.trainer import Trainer
 
 
-def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None) -> dict:
+def run(
+    config: PretrainConfig,
+    on_metrics: Callable[[dict], None] | None = None,
+    clock: Callable[[], float] | None = None,
+) -> dict:
     """Train per `config`; return final training and held-out metrics, paths and throughput.
 
     `on_metrics` (optional) receives every record written to metrics.jsonl (e.g. for progress
-    artifacts in a Prefect flow).
+    artifacts in a Prefect flow); `clock` (optional, seconds) times --time-budget instead of
+    time.monotonic.
     """
     import keras
 
@@ -61,7 +67,7 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
         state = restore(config, latest, model, optimizer)
         log = RunLog(
             config.output,
-            config.steps,
+            config.steps if config.budget_seconds is None else None,
             state.get("records"),
             state["step"],
             chief,
@@ -72,9 +78,19 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             config, backend, model, optimizer, strategy, distribution, replicas
         )
         trainer = Trainer(
-            config, spec, model, optimizer, schedule, engine, log, identity, chief, state
+            config,
+            spec,
+            model,
+            optimizer,
+            schedule,
+            engine,
+            log,
+            identity,
+            chief,
+            state,
+            TrainingClock(state.get("training_seconds", 0.0), clock),
         )
-        while trainer.step < config.steps:
+        while not trainer.finished():
             dataset = training_dataset(config, spec, trainer.epoch, trainer.batch_in_epoch, process)
             trainer.train_epoch(engine.batches(dataset))
 
@@ -87,10 +103,19 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             final_checkpoint = trainer.save()
         return {
             "steps": trainer.step,
+            **(
+                {"time_budget": config.time_budget, **trainer.budget_record()}
+                if config.time_budget
+                else {}
+            ),
             "train": trainer.train_metrics,
             "heldout": heldout,
             "checkpoint": final_checkpoint,
-            "export": export_alone(model, config, spec, heldout) if config.export and chief else {},
+            "export": (
+                export_alone(model, trained(config, trainer.step), spec, heldout)
+                if config.export and chief
+                else {}
+            ),
             "metrics": log.path if chief else None,
             "backend": backend,
             "replicas": replicas,
@@ -98,6 +123,11 @@ def run(config: PretrainConfig, on_metrics: Callable[[dict], None] | None = None
             **trainer.loop_figures,
             "weights_sha256": weights_digest(model),
         }
+
+
+def trained(config: PretrainConfig, steps: int) -> PretrainConfig:
+    """`config` as the model card states it: under --time-budget, the steps the budget allowed."""
+    return config if config.time_budget is None else config.model_copy(update={"steps": steps})
 
 
 def join_cluster(config: PretrainConfig, backend: str) -> None:
@@ -120,9 +150,15 @@ def join_cluster(config: PretrainConfig, backend: str) -> None:
 
 
 def check_input(config: PretrainConfig, process: tuple[int, int]) -> None:
-    """Several JAX processes each read their rows of every batch, which the Grain input provides."""
+    """Several JAX processes each read their rows of every batch, which the Grain input provides;
+    they train for --steps (each has its own clock)."""
     from model.pretrain_input import uses_grain
 
+    if process[1] > 1 and config.time_budget is not None:
+        raise StageError(
+            f"--time-budget runs in one process: {process[1]} processes would each keep their own "
+            f"clock; use --steps"
+        )
     if process[1] > 1 and not uses_grain(config.input):
         raise StageError(
             f"--input {config.input} feeds one process; {process[1]} processes read "

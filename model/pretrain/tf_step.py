@@ -82,7 +82,11 @@ class TfTraining:
         if jit is None:
             jit = bool(config.tpu or tf.config.list_physical_devices("GPU"))
         self.step = tf_train_step(model, optimizer, strategy, config.gradient_accumulation, jit)
-        self.strategy, self.replicas = strategy, replicas
+        self.strategy, self.replicas, self.optimizer = strategy, replicas, optimizer
+
+    def set_learning_rate(self, value: float) -> None:
+        """The next steps' learning rate (an optimizer variable the compiled step reads)."""
+        self.optimizer.learning_rate = value
 
     def sync(self) -> None:
         """Nothing to do: the steps update the Keras variables themselves."""

@@ -12,13 +12,16 @@ from albert.fs import join
 from model.pretrain.config import PretrainConfig
 from model.pretrain.divergence import diverged, weights_finite
 from model.pretrain.run_log import RunLog
+from model.pretrain.time_budget import TrainingClock, budget_learning_rate
 
 
 class Trainer:
     """Trains `model` from the position `state` (a checkpoint's, or step 0) with a backend's steps.
 
     `engine` is the backend's `TfTraining` or `JaxTraining`; `log` records on the chief only; only
-    the chief writes checkpoints.
+    the chief writes checkpoints. `schedule` is the step schedule, or None under --time-budget: then
+    each step's learning rate follows the training time (`clock`, counting on from the time the
+    checkpoint recorded) and reaches the optimizer through `engine.set_learning_rate`.
     """
 
     def __init__(
@@ -33,6 +36,7 @@ class Trainer:
         identity: dict,
         chief: bool,
         state: dict,
+        clock: TrainingClock,
     ):
         from model.pretraining_metrics import SUM_NAMES
 
@@ -58,6 +62,14 @@ class Trainer:
         self.loop_time, self.input_wait, self.real_tokens, self.batch_tokens = 0.0, 0.0, 0, 0
         self.train_metrics: dict = {}
         self.eval_step = None
+        self.clock = clock
+        self.learning_rate = None  # the rate of the last step under --time-budget
+
+    def finished(self) -> bool:
+        """True once --steps are done, or under --time-budget once the budget is spent."""
+        if self.config.budget_seconds is None:
+            return self.step >= self.config.steps
+        return self.clock.elapsed() >= self.config.budget_seconds
 
     @property
     def sequences_per_second(self) -> float | None:
@@ -79,23 +91,28 @@ class Trainer:
         }
 
     def train_epoch(self, batches) -> None:
-        """Train on `batches` (the rest of the current epoch) until they or --steps run out."""
+        """Train on `batches` (the rest of the current epoch) until they, --steps or the time budget
+        run out."""
         config, seen, iterator = self.config, 0, iter(batches)
+        if self.clock.started is None:
+            self.clock.start()
         start = time.perf_counter()
-        while self.step < config.steps:
+        while True:
             asked = time.perf_counter()
             batch = next(iterator, None)
             if batch is None:
                 break
             if seen:
                 self.count_loop_batch(batch, time.perf_counter() - asked)
-            self.train_step(batch)
+            last = self.train_step(batch)
             seen += 1
             if seen == 1:
                 start = time.perf_counter()
+            if last:
+                break
         if seen > 1:
             self.loop_time += time.perf_counter() - start
-        if self.step < config.steps:
+        if not self.finished():
             if seen == 0 and self.batch_in_epoch == 0:
                 raise StageError(
                     f"{config.data}: fewer training records than one batch of {config.batch_size}"
@@ -110,10 +127,20 @@ class Trainer:
             self.real_tokens += int(mask.sum())
             self.batch_tokens += mask.size
 
-    def train_step(self, batch) -> None:
-        """One optimizer update, then the training record, evaluation and checkpoint that fall
-        due."""
+    def train_step(self, batch) -> bool:
+        """One optimizer update, then the training record, evaluation and checkpoint that fall due;
+        True when it was the last (--steps done or the budget spent)."""
         config = self.config
+        if config.budget_seconds is not None:
+            self.learning_rate = budget_learning_rate(
+                config.learning_rate,
+                config.warmup_steps,
+                config.budget_seconds,
+                self.step,
+                self.clock.elapsed(),
+                config.decay_power,
+            )
+            self.engine.set_learning_rate(self.learning_rate)
         sums = np.asarray(self.engine.step(batch), np.float64)
         self.step, self.batch_in_epoch, self.window_steps = (
             self.step + 1,
@@ -124,14 +151,16 @@ class Trainer:
         if not np.isfinite(sums).all():
             raise diverged(config, self.step, "training loss")
         self.window += sums
-        if self.step % config.log_every == 0 or self.step == config.steps:
+        last = self.finished()
+        if self.step % config.log_every == 0 or last:
             self.record_training()
-        if config.eval_every and self.step % config.eval_every == 0 and self.step < config.steps:
+        if config.eval_every and self.step % config.eval_every == 0 and not last:
             self.log.record({"step": self.step, "split": "heldout", **self.heldout_metrics()})
-        if self.step % config.checkpoint_every == 0 and self.step < config.steps:
+        if self.step % config.checkpoint_every == 0 and not last:
             self.save()
         if self.timed_steps == 0:
             self.window_start = time.perf_counter()
+        return last
 
     def record_training(self) -> None:
         """The training record of the window since the last one (metrics, learning rate,
@@ -150,14 +179,23 @@ class Trainer:
                 "step": self.step,
                 "split": "train",
                 **self.train_metrics,
-                "learning_rate": float(self.schedule(self.step - 1)),
+                "learning_rate": float(
+                    self.schedule(self.step - 1) if self.schedule else self.learning_rate
+                ),
                 "steps_per_second": steps_per_second,
                 "sequences_per_second": steps_per_second * self.config.batch_size,
+                **self.budget_record(),
             }
         )
         self.log.progress(self.step, self.train_metrics, steps_per_second)
         self.window[:] = 0
         self.window_steps = self.timed_steps = 0
+
+    def budget_record(self) -> dict:
+        """The training time spent so far, for records and checkpoints under --time-budget."""
+        if self.config.budget_seconds is None:
+            return {}
+        return {"training_seconds": self.clock.elapsed()}
 
     def heldout_metrics(self) -> dict:
         """Metrics on --eval-batches held-out batches (always the same ones); diverged if not
@@ -197,6 +235,7 @@ class Trainer:
             "records": len(self.log),
             "log_window": self.window.tolist(),
             "window_steps": self.window_steps,
+            **self.budget_record(),
         }
         if self.chief:
             return checkpointing.save_checkpoint(

@@ -1,0 +1,227 @@
+"""Fine-tuning side by side: `python -m model.finetune` against a Hugging Face torch loop on
+AlbertForSequenceClassification loaded from the same export, GLUE SST-2, MRPC, CoLA and STS-B.
+
+    python benchmarks/finetune_parity.py --checkpoint RUN/checkpoints/ckpt-N --preset albert-tiny \
+        [--steps 100] [--seeds 1 2] [--tasks sst2 mrpc cola stsb] [--max-dev-examples 500]
+
+The checkpoint (of `model.pretrain`, e.g. benchmarks/learning_parity.py's) is exported once with
+`export_huggingface` and our tokenizer.json; both sides start from that export. Both use each task's
+Table 14 learning rate, batch size, warmup (cut to the steps) and head dropout as our CLI resolves
+them (read back from its results.json), `--max-seq-length` (CPU: 128), AdamW (ε 1e-6, weight
+decay 0.01 off LayerNorm and biases), clipping 1.0, float32, one dev evaluation at the end.
+Hugging Face's side is the loop its `Trainer` runs (torch AdamW, `get_linear_schedule_with_warmup`),
+written out: `Trainer` needs the `accelerate` package, which this environment does not install.
+
+Prints one JSON line per (task, seed) with each side's dev metric under its official name and wall
+time, and a last line with the means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(1, str(REPO / "benchmarks"))
+
+from machine import cpu_model
+
+GLUE = REPO.parent / "shared" / "data" / "glue"
+SPM_MODEL = REPO.parent / "shared" / "data" / "reference" / "sp16k.model"
+# task: (directory, official metric, its key in our results, text columns, label column, header)
+TASKS = {
+    "sst2": ("SST-2", "accuracy", "accuracy", (0,), 1, True),
+    "mrpc": ("MRPC", "f1", "f1", (3, 4), 0, True),
+    "cola": ("CoLA", "matthews_corrcoef", "mcc", (3,), 1, False),
+    "stsb": ("STS-B", "pearson", "pearson", (7, 8), 9, True),
+}
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", required=True, help="a model.pretrain checkpoint dir")
+    parser.add_argument("--preset", default="albert-tiny")
+    parser.add_argument("--workdir", default="/tmp/albert-finetune-parity")
+    parser.add_argument("--steps", type=int, default=100, help="training steps (both sides)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
+    parser.add_argument("--max-dev-examples", type=int, default=None)
+    parser.add_argument(
+        "--max-seq-length", type=int, default=128, help="both sides (Table 14's: 0 = as the task)"
+    )
+    return parser.parse_args(argv)
+
+
+def export(checkpoint: Path, preset: str, target: Path) -> Path:
+    """The checkpoint as a Hugging Face directory with our tokenizer (every side's start)."""
+    from albert.tokenization import AlbertTokenizer
+    from albert.tokenizer_export import write_hf_tokenizer
+    from model.checkpointing import load_checkpoint
+    from model.convert_hf import export_huggingface
+    from model.pretrain import PretrainConfig, build_model
+
+    if not target.exists():
+        model = build_model(PretrainConfig(data="-", output="-", preset=preset), 16000)
+        load_checkpoint(str(checkpoint), model)
+        export_huggingface(model, str(target))
+        write_hf_tokenizer(
+            AlbertTokenizer(str(SPM_MODEL)), str(target), model.config.max_position_embeddings
+        )
+    return target
+
+
+def ours(task: str, init: Path, seed: int, args, workdir: Path) -> dict:
+    output = workdir / f"ours-{task}-{seed}"
+    subprocess.run(["rm", "-rf", str(output)], check=True)
+    command = [
+        sys.executable, "-m", "model.finetune", "--task", task, "--init", str(init),
+        "--spm-model", str(SPM_MODEL), "--data-dir", str(GLUE / TASKS[task][0]),
+        "--output", str(output), "--train-steps", str(args.steps),
+        "--eval-every", str(args.steps), "--seed", str(seed),
+    ]  # fmt: skip
+    if args.max_dev_examples:
+        command += ["--max-dev-examples", str(args.max_dev_examples)]
+    if args.max_seq_length:
+        command += ["--max-seq-length", str(args.max_seq_length)]
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    subprocess.run(command, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    return {"results": json.loads((output / "results.json").read_text()), "wall_seconds": wall}
+
+
+def rows(path: Path, task: str, limit: int | None = None) -> tuple[list[tuple], list[float]]:
+    _, _, _, columns, label, header = TASKS[task]
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        lines = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    lines = [line for line in lines[1 if header else 0 :] if len(line) > max(*columns, label)]
+    lines = lines[:limit] if limit else lines
+    return [tuple(line[c] for c in columns) for line in lines], [
+        float(line[label]) for line in lines
+    ]
+
+
+def hyperparameters(results: dict) -> dict:
+    """The learning rate, batch size, warmup, sequence length and head dropout our CLI used."""
+    names = ("learning_rate", "batch_size", "warmup_steps", "max_seq_length", "classifier_dropout")
+    return {name: results["hyperparameters"][name] for name in names}
+
+
+def huggingface(task: str, init: Path, seed: int, hp: dict, args) -> dict:
+    """What transformers' Trainer does with these arguments, on AlbertForSequenceClassification."""
+    import torch
+    from transformers import (
+        AlbertForSequenceClassification,
+        AutoTokenizer,
+        get_linear_schedule_with_warmup,
+    )
+
+    start = time.perf_counter()
+    torch.manual_seed(seed)
+    regression = task == "stsb"
+    model = AlbertForSequenceClassification.from_pretrained(
+        init,
+        num_labels=1 if regression else 2,
+        classifier_dropout_prob=hp["classifier_dropout"],
+        dtype=torch.float32,
+    )
+    tokenizer = AutoTokenizer.from_pretrained(init)
+    texts, labels = rows(GLUE / TASKS[task][0] / "train.tsv", task)
+    dev_texts, dev_labels = rows(GLUE / TASKS[task][0] / "dev.tsv", task, args.max_dev_examples)
+
+    def encode(pairs):
+        return tokenizer(
+            *zip(*pairs), truncation=True, max_length=hp["max_seq_length"],
+            padding="max_length", return_tensors="pt",
+        )  # fmt: skip
+
+    decay = [p for n, p in model.named_parameters() if not ("bias" in n or "LayerNorm" in n)]
+    rest = [p for n, p in model.named_parameters() if "bias" in n or "LayerNorm" in n]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.01}, {"params": rest, "weight_decay": 0.0}],
+        lr=hp["learning_rate"], eps=1e-6,
+    )  # fmt: skip
+    scheduler = get_linear_schedule_with_warmup(
+        optimizer, min(hp["warmup_steps"], args.steps), args.steps
+    )
+    order = np.random.default_rng(seed).permutation(len(texts))
+    model.train()
+    for step in range(args.steps):
+        chosen = order[(np.arange(hp["batch_size"]) + step * hp["batch_size"]) % len(order)]
+        inputs = encode([texts[i] for i in chosen])
+        target = torch.tensor([labels[i] for i in chosen])
+        output = model(**inputs, labels=target if regression else target.long())
+        optimizer.zero_grad()
+        output.loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+    model.eval()
+    predictions = []
+    with torch.no_grad():
+        for first in range(0, len(dev_texts), 64):
+            logits = model(**encode(dev_texts[first : first + 64])).logits
+            predictions.append(logits[:, 0] if regression else logits.argmax(-1))
+    predicted = torch.cat(predictions).numpy()
+    return {
+        "metric": metric(task, predicted, np.asarray(dev_labels)),
+        "wall_seconds": time.perf_counter() - start,
+    }
+
+
+def metric(task: str, predicted: np.ndarray, labels: np.ndarray) -> float:
+    from scipy.stats import pearsonr
+    from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
+
+    if task == "stsb":
+        return float(pearsonr(predicted, labels)[0])
+    if task == "cola":
+        return float(matthews_corrcoef(labels, predicted))
+    if task == "mrpc":
+        return float(f1_score(labels, predicted))
+    return float(accuracy_score(labels, predicted))
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    init = export(Path(args.checkpoint), args.preset, workdir / "export-hf")
+    print(json.dumps({"cpu": cpu_model(), "load": os.getloadavg()[0], "args": vars(args)}))
+    lines = []
+    for task in args.tasks:
+        name, key = TASKS[task][1], TASKS[task][2]
+        for seed in args.seeds:
+            mine = ours(task, init, seed, args, workdir)
+            theirs = huggingface(task, init, seed, hyperparameters(mine["results"]), args)
+            lines.append(
+                {
+                    "task": task, "seed": seed, "metric": name, "steps": args.steps,
+                    "ours": round(float(mine["results"]["dev"][key]), 4),
+                    "hf": round(theirs["metric"], 4),
+                    "ours_wall_seconds": round(mine["wall_seconds"], 1),
+                    "hf_wall_seconds": round(theirs["wall_seconds"], 1),
+                }
+            )  # fmt: skip
+            print(json.dumps(lines[-1]), flush=True)
+    means = {
+        task: {
+            side: round(float(np.mean([line[side] for line in lines if line["task"] == task])), 4)
+            for side in ("ours", "hf", "ours_wall_seconds", "hf_wall_seconds")
+        }
+        for task in args.tasks
+    }
+    print(json.dumps({"means": means}))
+
+
+if __name__ == "__main__":
+    main()
