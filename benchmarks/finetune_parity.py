@@ -63,11 +63,11 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def export(checkpoint: Path, preset: str, target: Path) -> Path:
     """The checkpoint as a Hugging Face directory with our tokenizer (every side's start)."""
-    from albert.tokenization import AlbertTokenizer
-    from albert.tokenizer_export import write_hf_tokenizer
-    from model.checkpointing import load_checkpoint
-    from model.convert_hf import export_huggingface
-    from model.pretrain import PretrainConfig, build_model
+    from albert.tokenization import AlbertTokenizer  # deferred: after the backend is set
+    from albert.tokenizer_export import write_hf_tokenizer  # deferred: after the backend is set
+    from model.checkpointing import load_checkpoint  # heavy: Keras (backend set first)
+    from model.convert_hf import export_huggingface  # heavy: Keras (backend set first)
+    from model.pretrain import PretrainConfig, build_model  # heavy: Keras (backend set first)
 
     if not target.exists():
         model = build_model(PretrainConfig(data="-", output="-", preset=preset), 16000)
@@ -118,8 +118,8 @@ def hyperparameters(results: dict) -> dict:
 
 def huggingface(task: str, init: Path, seed: int, hp: dict, args) -> dict:
     """What transformers' Trainer does with these arguments, on AlbertForSequenceClassification."""
-    import torch
-    from transformers import (
+    import torch  # optional: the Hugging Face side
+    from transformers import (  # optional: the Hugging Face side
         AlbertForSequenceClassification,
         AutoTokenizer,
         get_linear_schedule_with_warmup,
@@ -179,7 +179,9 @@ def huggingface(task: str, init: Path, seed: int, hp: dict, args) -> dict:
 
 
 def metric(task: str, predicted: np.ndarray, labels: np.ndarray) -> float:
-    from scipy.stats import pearsonr
+    from scipy.stats import pearsonr  # heavy: SciPy, scikit-learn
+
+    # heavy: SciPy, scikit-learn
     from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
     if task == "stsb":

@@ -81,8 +81,8 @@ def schedule(step: int, args) -> float:
 
 def initial_export(workdir: Path, args, seed: int, vocab_size: int) -> Path:
     """Per seed: our model built untrained and exported for Hugging Face (every side's start)."""
-    from model.convert_hf import export_huggingface
-    from model.pretrain import PretrainConfig, build_model
+    from model.convert_hf import export_huggingface  # heavy: Keras (backend set first)
+    from model.pretrain import PretrainConfig, build_model  # heavy: Keras (backend set first)
 
     target = workdir / f"init-{args.preset}-{seed}"
     if not target.exists():
@@ -118,7 +118,7 @@ def hf_batches(train_file: str, seed: int, args):
 
 def torch_inputs(batch: dict[str, np.ndarray]) -> dict:
     """AlbertForPreTraining's arguments: labels -100 off the masked positions (weight 0 too)."""
-    import torch
+    import torch  # optional: the Hugging Face side
 
     labels = np.full(batch["input_ids"].shape, -100, np.int64)
     rows, columns = np.nonzero(batch["masked_lm_weights"] > 0)
@@ -136,7 +136,7 @@ def torch_inputs(batch: dict[str, np.ndarray]) -> dict:
 
 def metric_sums(output, inputs) -> np.ndarray:
     """`model.pretraining_metrics.SUM_NAMES` of one batch from Hugging Face's logits."""
-    import torch
+    import torch  # optional: the Hugging Face side
 
     labels, sop = inputs["labels"], inputs["sentence_order_label"]
     masked = labels != -100
@@ -155,11 +155,11 @@ def metric_sums(output, inputs) -> np.ndarray:
 
 def train_hf(init: Path, data: Path, seed: int, args, eval_steps: list[int]) -> dict:
     """AlbertForPreTraining from `init`, trained with torch AdamW on our batches."""
-    import torch
-    from transformers import AlbertForPreTraining
+    import torch  # optional: the Hugging Face side
+    from transformers import AlbertForPreTraining  # optional: the Hugging Face side
 
-    from model.optimizers import is_excluded
-    from model.pretraining_metrics import metrics_from_sums
+    from model.optimizers import is_excluded  # heavy: Keras (backend set first)
+    from model.pretraining_metrics import metrics_from_sums  # heavy: Keras (backend set first)
 
     torch.manual_seed(seed)
     model = AlbertForPreTraining.from_pretrained(init, dtype=torch.float32)
@@ -293,7 +293,7 @@ def main(argv=None) -> None:
 
 def check_order(spec, train_file: str, args) -> None:
     """The reader's first batch is our input's first batch (Grain, seed 1), record for record."""
-    from model import grain_input
+    from model import grain_input  # heavy: Keras (backend set first)
 
     seed = args.seeds[0]
     ours = next(iter(grain_input.train_batches(spec, args.batch_size, epoch=0, seed=seed,

@@ -61,10 +61,10 @@ def compare(rows: list[dict]) -> dict:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
+    import matplotlib  # optional: the plot only
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional: the plot only
 
     figure, axes = plt.subplots(1, 3, figsize=(15, 4))
     for r in rows:

@@ -12,6 +12,7 @@ on disk is still the one that result describes.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -109,10 +110,22 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
-# CPython 3.11 keeps ast's recursion depth per interpreter, not per thread: two threads parsing at
-# once (Prefect runs tasks in threads) can fail with "AST constructor recursion depth mismatch"
-# (python/cpython#106905). One parse at a time.
+# CPython before 3.11.8 keeps the AST constructor's recursion depth in one state per interpreter:
+# another thread building an AST meanwhile (Prefect's threads, a library's `inspect`/`ast` use) can
+# make a parse fail with "AST constructor recursion depth mismatch" (python/cpython#106905). Ours
+# parse one at a time, and a parse that met another thread's is repeated.
 _PARSE_LOCK = threading.Lock()
+_PARSE_ATTEMPTS = 5
+
+
+def parse_module(path: Path) -> ast.Module:
+    """`path`'s AST (see _PARSE_LOCK for why a SystemError is retried)."""
+    source = path.read_bytes()
+    for _ in range(_PARSE_ATTEMPTS - 1):
+        with contextlib.suppress(SystemError), _PARSE_LOCK:
+            return ast.parse(source, filename=str(path))
+    with _PARSE_LOCK:
+        return ast.parse(source, filename=str(path))
 
 
 def _imported_names(path: Path, module: str) -> set[str]:
@@ -120,9 +133,7 @@ def _imported_names(path: Path, module: str) -> set[str]:
     a and a.b)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names: set[str] = set()
-    with _PARSE_LOCK:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    for node in ast.walk(tree):
+    for node in ast.walk(parse_module(path)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

@@ -14,7 +14,7 @@ from albert.errors import StageError
 def uses_grain(choice: str) -> bool:
     """`auto`: Grain on the JAX backend, tf.data on TensorFlow. Grain feeds only the JAX training
     step."""
-    import keras
+    import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     backend = keras.config.backend()
     if choice == "grain" and backend != "jax":
@@ -43,11 +43,13 @@ def train_batches(spec, batch_size: int, choice: str = "auto", **options):
     or a tf.data.Dataset. `options`: epoch, seed, skip_batches, shuffle_buffer, workers (see
     `train_dataset`)."""
     if uses_grain(choice):
+        # heavy: loads jax, grain; this module stays importable without it
         from model import grain_input
 
         return grain_input.train_batches(spec, batch_size, **options)
     if options.get("length_buckets"):
         raise StageError("--length-buckets needs the Grain input (the JAX backend)")
+    # heavy: loads keras, tensorflow; this module stays importable without it
     from model import pretrain_data
 
     return pretrain_data.with_denominators(
@@ -58,9 +60,11 @@ def train_batches(spec, batch_size: int, choice: str = "auto", **options):
 def heldout_batches(spec, batch_size: int, choice: str = "auto", **options):
     """The held-out batches as dicts of numpy arrays. `options`: seed, eval_every, max_batches."""
     if uses_grain(choice):
+        # heavy: loads jax, grain; this module stays importable without it
         from model import grain_input
 
         return grain_input.heldout_batches(spec, batch_size, **options)
+    # heavy: loads keras, tensorflow; this module stays importable without it
     from model import pretrain_data
 
     return pretrain_data.heldout_dataset(spec, batch_size, **options).as_numpy_iterator()

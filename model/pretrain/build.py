@@ -3,6 +3,7 @@ digest."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 
@@ -10,6 +11,9 @@ import numpy as np
 
 from albert.errors import naming
 from albert.fs import exists, join
+from model import checkpointing, pretrain_records
+from model.checkpointing import assign_all, load_checkpoint
+from model.config import get_preset
 from model.pretrain.config import PretrainConfig
 from model.pretrain.identity import vocab_origin
 
@@ -17,9 +21,9 @@ logger = logging.getLogger(__name__)
 
 
 def build_model(config: PretrainConfig, vocab_size: int):
-    import keras
+    import keras  # heavy: Keras loads its backend; this module stays importable without it
 
-    from model.config import get_preset
+    # heavy: loads keras, tensorflow; this module stays importable without it
     from model.pretraining_model import AlbertPretrainingModel
 
     keras.utils.set_random_seed(config.seed)
@@ -32,8 +36,9 @@ def build_model(config: PretrainConfig, vocab_size: int):
 def build_training_optimizer(config: PretrainConfig):
     """(optimizer, step schedule); under --time-budget the schedule is None and the optimizer's
     learning rate a variable the trainer sets before each step."""
-    import keras
+    import keras  # heavy: Keras loads its backend; this module stays importable without it
 
+    # heavy: loads keras, tensorflow; this module stays importable without it
     from model.optimizers import WarmupPolynomialDecay, build_optimizer
 
     schedule = None
@@ -54,11 +59,11 @@ def build_training_optimizer(config: PretrainConfig):
 
 def load_initial_weights(model, path: str) -> None:
     """`--init`: weights only, from one of our checkpoints or anything `load_pretrained` reads."""
-    from model.checkpointing import assign_all, load_checkpoint
 
     if exists(join(path, "weights.npz")):
         load_checkpoint(path, model)
         return
+    # heavy: loads keras, tensorflow; this module stays importable without it
     from model.convert import load_pretrained
 
     with naming(path):  # e.g. Keras refusing an unsafe .keras file
@@ -81,9 +86,6 @@ def weights_digest(model) -> str:
 def build_training(config: PretrainConfig, spec, strategy, vocab_size: int, vocab_sha: str | None):
     """(model, optimizer, schedule), built in `strategy`'s scope, the model checked against the
     data."""
-    import contextlib
-
-    from model import pretrain_records
 
     with strategy.scope() if strategy is not None else contextlib.nullcontext():
         model = build_model(config, vocab_size)
@@ -103,7 +105,6 @@ def build_training(config: PretrainConfig, spec, strategy, vocab_size: int, voca
 def restore(config: PretrainConfig, latest, model, optimizer) -> dict:
     """The training position to start from: `latest` checkpoint's (loaded), else step 0 (from
     --init)."""
-    from model import checkpointing
 
     if latest is not None:
         state = checkpointing.load_checkpoint(latest.path, model, optimizer)

@@ -6,6 +6,7 @@ import numpy as np
 
 from albert.errors import StageError
 from albert.fs import join
+from model.checkpointing import latest_checkpoint
 from model.pretrain.config import PretrainConfig
 
 
@@ -21,7 +22,6 @@ def weights_finite(model) -> bool:
 def diverged(config: PretrainConfig, step: int, what: str) -> StageError:
     """The error that stops a run whose loss or weights became non-finite: names the step and
     what is kept."""
-    from model.checkpointing import latest_checkpoint
 
     last = latest_checkpoint(join(config.output, "checkpoints"))
     kept = (

@@ -9,12 +9,14 @@ import tempfile
 from albert.fs import filesystem, join
 from albert.outputs import atomic_output_dir
 from model.distribute import jax_process
+from model.pretrain.build import build_model
 from model.pretrain.config import PretrainConfig
 
 
 def export_model(model, config: PretrainConfig, spec, heldout: dict) -> dict:
     """export/model.keras, export/hf (Hugging Face) and export/keras_hub, written atomically; they
     replace the export of the run's previous end (a resumed run moved forward from it)."""
+    # heavy: loads keras, tensorflow; this module stays importable without it
     from model.exports import write_exports
 
     export_dir = join(config.output, "export")
@@ -46,9 +48,7 @@ def export_alone(model, config: PretrainConfig, spec, heldout: dict) -> dict:
     that span the other processes would wait for them forever."""
     if jax_process()[1] == 1:
         return export_model(model, config, spec, heldout)
-    import keras
-
-    from model.pretrain.build import build_model
+    import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     distribution = keras.distribution.distribution()
     keras.distribution.set_distribution(None)

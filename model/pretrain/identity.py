@@ -6,15 +6,17 @@ from __future__ import annotations
 import hashlib
 import json
 
+import sentencepiece as spm
+
 from albert.errors import StageError
 from albert.fs import join, listing_digest, open_file
+from model import checkpointing, pretrain_records
 from model.pretrain.config import PretrainConfig
 
 
 def data_spec(config: PretrainConfig):
     """The training data's description (`pretrain_records.inspect_data`), masking as --masking
     says."""
-    from model import pretrain_records
 
     spec = pretrain_records.inspect_data(config.data)
     if config.masking != "auto":
@@ -28,8 +30,6 @@ def resolve_vocab(config: PretrainConfig, spec) -> tuple[int, str | None]:
     sha = None
     size = config.vocab_size
     if config.spm_model:
-        import sentencepiece as spm
-
         with open_file(config.spm_model, "rb") as handle:
             proto = handle.read()
         sha = hashlib.sha256(proto).hexdigest()
@@ -100,7 +100,6 @@ def resumable_checkpoint(config: PretrainConfig, identity: dict):
     IncompatibleOutputError when OUTPUT's checkpoints belong to another run (or resume is off);
     StageError when they are already past --steps.
     """
-    from model import checkpointing
 
     latest = checkpointing.latest_checkpoint(join(config.output, "checkpoints"))
     if latest is None:

@@ -7,6 +7,7 @@ import functools
 import numpy as np
 
 from model.pretrain.batches import micro_batches
+from model.pretrain_input import numpy_batches
 from model.pretrain_records import MLM_DENOMINATOR_EPSILON
 
 
@@ -40,8 +41,8 @@ class JaxState:
 
 
 def _copies(tree):
-    import jax
-    import jax.numpy as jnp
+    import jax  # heavy: JAX, only this path
+    import jax.numpy as jnp  # heavy: JAX, only this path
 
     return jax.tree_util.tree_map(jnp.copy, tree)
 
@@ -58,10 +59,13 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
     turns this process's rows (numpy) into the global batch, sharded over the distribution's
     devices.
     """
-    import jax
-    import jax.numpy as jnp
+    import jax  # heavy: JAX, only this path
+    import jax.numpy as jnp  # heavy: JAX, only this path
 
+    # heavy: loads keras, tensorflow; this module stays importable without it
     from model.pretraining_metrics import pretraining_loss
+
+    # heavy: loads keras, tensorflow; this module stays importable without it
     from model.pretraining_model import model_inputs
 
     def loss_fn(trainable, non_trainable, batch, denominators):
@@ -153,6 +157,5 @@ class JaxTraining:
         self.state.sync_to_keras()
 
     def batches(self, dataset):
-        from model.pretrain_input import numpy_batches
 
         return numpy_batches(dataset)

@@ -4,12 +4,16 @@ checkpoint and export."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Callable
+
+import numpy as np
 
 from albert.errors import StageError
 from albert.fs import join
 from albert.locks import output_lock
 from albert.outputs import remove_leftovers
+from model import distribute, pretrain_input, pretrain_records
 from model.pretrain.build import build_training, restore, weights_digest
 from model.pretrain.config import PRECISION_POLICIES, PretrainConfig
 from model.pretrain.export import export_alone
@@ -19,9 +23,12 @@ from model.pretrain.identity import (
     resumable_checkpoint,
     training_identity,
 )
+from model.pretrain.jax_step import JaxTraining
 from model.pretrain.run_log import RunLog
+from model.pretrain.tf_step import TfTraining
 from model.pretrain.time_budget import TrainingClock
 from model.pretrain.trainer import Trainer
+from model.pretrain_input import uses_grain
 
 
 def run(
@@ -35,9 +42,7 @@ def run(
     artifacts in a Prefect flow); `clock` (optional, seconds) times --time-budget instead of
     time.monotonic.
     """
-    import keras
-
-    from model import distribute, pretrain_records
+    import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     backend = keras.config.backend()
     join_cluster(config, backend)
@@ -133,7 +138,6 @@ def trained(config: PretrainConfig, steps: int) -> PretrainConfig:
 def join_cluster(config: PretrainConfig, backend: str) -> None:
     """On JAX, join the multi-process job the flags (or TF_CONFIG, or JAX's cluster detection)
     describe, before anything touches a device; the flags on TensorFlow are a StageError."""
-    from model import distribute
 
     flags = (config.coordinator, config.num_processes, config.process_id)
     if backend != "jax":
@@ -152,7 +156,6 @@ def join_cluster(config: PretrainConfig, backend: str) -> None:
 def check_input(config: PretrainConfig, process: tuple[int, int]) -> None:
     """Several JAX processes each read their rows of every batch, which the Grain input provides;
     they train for --steps (each has its own clock)."""
-    from model.pretrain_input import uses_grain
 
     if process[1] > 1 and config.time_budget is not None:
         raise StageError(
@@ -171,10 +174,8 @@ def check_same_run(config: PretrainConfig, latest, process: tuple[int, int]) -> 
     checkpoint (--output must be one location all hosts see); else StageError, one line."""
     if process[1] == 1:
         return
-    import hashlib
 
-    import numpy as np
-    from jax.experimental import multihost_utils
+    from jax.experimental import multihost_utils  # heavy: JAX, only this path
 
     settings = config.model_dump_json(exclude={"process_id"}).encode()
     digest = int.from_bytes(hashlib.sha256(settings).digest()[:7], "big")
@@ -202,7 +203,6 @@ def select_devices(config: PretrainConfig, backend: str):
     On TensorFlow this comes before any TensorFlow op: MultiWorkerMirroredStrategy must configure
     the runtime first.
     """
-    from model import distribute
 
     if backend == "jax":
         if config.precision == "float16":
@@ -224,7 +224,7 @@ def select_devices(config: PretrainConfig, backend: str):
 def keras_settings(config: PretrainConfig, backend: str, distribution):
     """Keras' dtype policy per --precision and the JAX distribution for the run; restored after
     it."""
-    import keras
+    import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     previous_policy = keras.config.dtype_policy()
     keras.config.set_dtype_policy(PRECISION_POLICIES[config.precision])
@@ -252,10 +252,7 @@ def training_engine(
     """The backend's training step, weight sync and batch iterator (`TfTraining` or
     `JaxTraining`)."""
     if backend == "jax":
-        from model.pretrain.jax_step import JaxTraining
-
         return JaxTraining(model, optimizer, config, distribution)
-    from model.pretrain.tf_step import TfTraining
 
     return TfTraining(model, optimizer, config, strategy, replicas)
 
@@ -278,7 +275,6 @@ def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: i
     denominators (Grain or tf.data, as --input and the backend say: `model.pretrain_input`); with
     several
     processes, this process's rows of each batch (Grain; `process` is (index, count))."""
-    from model import pretrain_input
 
     return pretrain_input.train_batches(
         spec,

@@ -8,6 +8,7 @@ import logging
 
 from albert.fs import join, open_file
 from albert.outputs import write_atomic
+from model.tensorboard_events import ScalarWriter
 
 logger = logging.getLogger(__name__)
 
@@ -79,11 +80,10 @@ class RunLog:
         if not enabled:
             return
         self.metrics = MetricsLog(self.path, kept_records, resume_step)
-        from model.tensorboard_events import ScalarWriter
 
         self.writer = ScalarWriter(join(output, "tensorboard"))
         if progress:
-            import keras
+            import keras  # heavy: Keras loads its backend; this module stays importable without it
 
             self.progbar = keras.utils.Progbar(
                 total_steps, stateful_metrics=["loss", "mlm_acc", "sop_acc", "steps/s"]

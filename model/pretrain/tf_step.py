@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from model import distribute
 from model.pretrain.batches import micro_batches
 
 
@@ -13,9 +14,12 @@ def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bo
     the replica gradients are summed across devices and workers, clipped by global norm and applied
     once (cross-replica), so every replica and worker holds identical weights.
     """
-    import tensorflow as tf
+    import tensorflow as tf  # heavy: TensorFlow, only this path
 
+    # heavy: loads keras, tensorflow; this module stays importable without it
     from model.pretraining_metrics import pretraining_loss
+
+    # heavy: loads keras, tensorflow; this module stays importable without it
     from model.pretraining_model import model_inputs
 
     variables = model.trainable_variables
@@ -76,7 +80,7 @@ class TfTraining:
     `batches(dataset)`."""
 
     def __init__(self, model, optimizer, config, strategy, replicas: int):
-        import tensorflow as tf
+        import tensorflow as tf  # heavy: TensorFlow, only this path
 
         jit = config.jit_compile
         if jit is None:
@@ -93,9 +97,7 @@ class TfTraining:
 
     def batches(self, dataset):
         """`dataset`'s batches, distributed over the replicas and workers when there are several."""
-        import tensorflow as tf
-
-        from model import distribute
+        import tensorflow as tf  # heavy: TensorFlow, only this path
 
         if self.replicas == 1 and not distribute.cluster_size():
             return iter(dataset)

@@ -9,6 +9,7 @@ import numpy as np
 
 from albert.errors import StageError
 from albert.fs import join
+from model import checkpointing, pretrain_input
 from model.pretrain.config import PretrainConfig
 from model.pretrain.divergence import diverged, weights_finite
 from model.pretrain.run_log import RunLog
@@ -38,6 +39,7 @@ class Trainer:
         state: dict,
         clock: TrainingClock,
     ):
+        # heavy: loads keras, tensorflow; this module stays importable without it
         from model.pretraining_metrics import SUM_NAMES
 
         self.config, self.spec, self.model, self.optimizer, self.schedule = (
@@ -165,6 +167,7 @@ class Trainer:
     def record_training(self) -> None:
         """The training record of the window since the last one (metrics, learning rate,
         throughput)."""
+        # heavy: loads keras, tensorflow; this module stays importable without it
         from model.pretraining_metrics import metrics_from_sums
 
         elapsed = time.perf_counter() - self.window_start
@@ -200,7 +203,7 @@ class Trainer:
     def heldout_metrics(self) -> dict:
         """Metrics on --eval-batches held-out batches (always the same ones); diverged if not
         finite."""
-        from model import pretrain_input
+        # heavy: loads keras, tensorflow; this module stays importable without it
         from model.pretraining_metrics import eval_step_fn, evaluate_batches
 
         config = self.config
@@ -218,7 +221,6 @@ class Trainer:
     def save(self) -> str | None:
         """A checkpoint of the weights, optimizer and position (the chief's path; None
         elsewhere)."""
-        from model import checkpointing
 
         config = self.config
         self.engine.sync()
