@@ -1,8 +1,7 @@
 """Files at local paths and URLs (gs://, memory://) through fsspec: find, open, list, create.
 
 The second link of the `albert/` chain (errors <- fs <- locks <- outputs). An I/O error is raised,
-never taken for "absent".
-"""
+never taken for "absent"."""
 
 from __future__ import annotations
 

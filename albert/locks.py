@@ -6,8 +6,7 @@ for the error a second writer gets. Object stores have no locks: there the lock 
 only if absent (a conditional write), carries a heartbeat that the holder refreshes, and counts as
 stale once its heartbeat is older than `STALE_SECONDS` (or at once when its holder is a dead process
 on this host). A lock is re-entrant within one thread: a stage may lock an output that the task
-calling it already holds.
-"""
+calling it already holds."""
 
 from __future__ import annotations
 

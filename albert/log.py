@@ -28,8 +28,7 @@ drivers`). Warnings and errors (W..., E..., F...) never match."""
 def _no_library_tracebacks(record: logging.LogRecord) -> bool:
     """Drop a library's log record that carries a traceback (Beam logs a failing DoFn's and a
     worker's, Prefect a failed run's): the failure itself is raised and reported in one line;
-    --verbose shows
-    them all (and Prefect's own UI keeps its copy)."""
+    --verbose shows them all (and Prefect's own UI keeps its copy)."""
     if not record.name.startswith(_LIBRARIES):
         return True
     return not (

@@ -16,8 +16,7 @@ The reference's semantics (`create_masked_lm_predictions`):
 Deliberate differences: special tokens ([CLS], [SEP], padding, [MASK]) are never masked and words
 never run across them (the reference lets the first piece of segment B join the last word of A);
 random replacements are never control symbols (the reference can draw <pad>, [CLS], [SEP] or
-[MASK]).
-"""
+[MASK])."""
 
 from __future__ import annotations
 
@@ -151,8 +150,7 @@ def mask_instance(
 
     `ids`: int array [T]; `is_word_start`: bool array [T] (the `token_boundary` feature).
     `ngram_counts` (int array of length `options.ngram + 1`), if given, is incremented at the number
-    of words of each chosen n-gram.
-    """
+    of words of each chosen n-gram."""
     ids = np.asarray(ids)
     maskable = np.ones(len(ids), dtype=bool)
     for special in options.special_ids:
@@ -207,8 +205,7 @@ def mask_tokens(
     favor_shorter_ngram: bool = True,
 ) -> Masked:
     """`mask_instance` for an ALBERT vocabulary (ids 0-4 = <pad> <unk> [CLS] [SEP] [MASK], the rest
-    normal
-    pieces): the trainer's entry point for dynamic masking of a record's input_ids and
+    normal pieces): the trainer's entry point for dynamic masking of a record's input_ids and
     token_boundary."""
     options = albert_options(
         vocab_size, max_predictions_per_seq, masked_lm_prob, ngram, favor_shorter_ngram

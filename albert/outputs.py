@@ -106,8 +106,7 @@ def _commit(
     local disks by one atomic exchange (or, where the kernel lacks it, two renames: the old output
     moves to `<path>.old-<id>`, the new one in), so a reader sees the old or the new output, never a
     mix. Object stores have no rename: the old output is moved first, then the new one copied in, so
-    no listing ever mixes them.
-    """
+    no listing ever mixes them."""
     if local and not os.path.exists(path):
         with contextlib.suppress(FileNotFoundError, OSError):
             os.rename(temp, path)

@@ -10,8 +10,7 @@ Features of each `tf.train.Example` (padding 0):
 `encode_example` writes the protobuf wire format directly with NumPy (several times faster than
 building `tf.train.Example` objects); `decode_example` reads any serialized `tf.train.Example` with
 the protobuf runtime (no TensorFlow: the JAX input and the shard check use it). Tests check both
-against TensorFlow.
-"""
+against TensorFlow."""
 
 from __future__ import annotations
 

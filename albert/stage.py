@@ -4,8 +4,7 @@ Every failure reaches the user as one line, `PROG failed: PATH: REASON` or, for 
 `PROG failed: FIELD: REASON` (exit code 2 for bad input, a bad flag or configuration, 1 for an
 internal error); the traceback is shown only with `--verbose`. Errors Beam re-raises from a worker
 (a long remote traceback ending in `[while running 'step']`) are reduced to the innermost
-StageError's `PATH: REASON`.
-"""
+StageError's `PATH: REASON`."""
 
 from __future__ import annotations
 

@@ -25,8 +25,7 @@ class Stage:
     that name its input files (their manifest is part of the cache key); `output_marker` is the
     file (relative to the output directory) that its finished output always contains; `summary`
     is its line in `albert --help` (None: not an `albert` subcommand); `dataflow`: it has a
-    Dataflow flex template.
-    """
+    Dataflow flex template."""
 
     module: str
     config: str

@@ -2,8 +2,7 @@
 preprocessing.
 
 Special ids are fixed by the vocabulary recipe: `<pad>`=0, `<unk>`=1, `[CLS]`=2, `[SEP]`=3,
-`[MASK]`=4.
-"""
+`[MASK]`=4."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]"
 def preprocess_text(text: str, lower: bool = True, keep_accents: bool = False) -> str:
     """google-research/albert's `preprocess_text`: collapse whitespace, strip accents (NFKD, then
     drop combining marks), lowercase. Like the reference (and unlike Hugging Face's slow tokenizer
-    and
-    XLNet), quotes are left as they are: `` and '' are not mapped to "."""
+    and XLNet), quotes are left as they are: `` and '' are not mapped to "."""
     text = " ".join(text.strip().split())
     if not keep_accents and not text.isascii():  # NFKD changes no ASCII text
         text = _combining_marks().sub("", unicodedata.normalize("NFKD", text))

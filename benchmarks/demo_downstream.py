@@ -7,8 +7,7 @@ twin (same preset, budget and seed) on GLUE tasks from ../shared/data, for sever
 
 The same comparison `albert run --downstream TASK=DIR` makes for one seed. Prints ONE JSON line:
 {task: {metric, pretrained: [per seed], random: [per seed], gain: mean pretrained - random}}, plus
-the budget and the seconds taken.
-"""
+the budget and the seconds taken."""
 
 from __future__ import annotations
 

@@ -26,8 +26,7 @@ Scenarios (all on the real stages, shared books as the corpus):
 
 Prints one JSON line: faults injected, survived, bytes lost, per scenario details, the CPU model.
 The scenarios live in benchmarks/fault_kills.py (kills, two writers) and benchmarks/fault_io.py
-(I/O errors, stored records).
-"""
+(I/O errors, stored records)."""
 
 from __future__ import annotations
 

@@ -13,8 +13,7 @@ Hugging Face's side is the loop its `Trainer` runs (torch AdamW, `get_linear_sch
 written out: `Trainer` needs the `accelerate` package, which this environment does not install.
 
 Prints one JSON line per (task, seed) with each side's dev metric under its official name and wall
-time, and a last line with the means.
-"""
+time, and a last line with the means. """
 
 from __future__ import annotations
 

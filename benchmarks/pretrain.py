@@ -7,9 +7,8 @@ For each (preset, sequence length) every implementation runs the same architectu
 forward, masked-LM + SOP loss, backward, optimizer update (ours: the paper's LAMB, the trainer's own
 step functions; Hugging Face: torch AdamW, it ships no LAMB). Hugging Face's head scores every
 position (its API), ours only the masked positions (as google-research/albert). Each measurement
-runs
-in its own process (a Keras backend is chosen per process), one after another. Prints ONE JSON line:
-the CPU model and vector extensions, sequences/s and tokens/s per implementation, JAX against
+runs in its own process (a Keras backend is chosen per process), one after another. Prints ONE JSON
+line: the CPU model and vector extensions, sequences/s and tokens/s per implementation, JAX against
 TensorFlow and ours against Hugging Face as ratios.
 
     python benchmarks/pretrain.py [--presets albert-tiny,albert-base] [--seqs 128,512] [--batch 8]

@@ -8,8 +8,8 @@ so the run sees no SOP pair twice) with the reference's sp16k vocabulary, and tr
 model.pretrain --preset albert-tiny --jit-compile` in a fresh process. The held-out split of that
 data is whole documents the training never reads (`--heldout-fraction` of them, by a stable hash of
 their text); the trained model is also scored on another corpus altogether: the 48 articles of SQuAD
-dev v1.1
-(Wikipedia), put through the same two stages with every document held out. Prints ONE JSON line:
+dev v1.1 (Wikipedia), put through the same two stages with every document held out. Prints ONE JSON
+line:
 - `heldout_curve`: {step: [masked-LM accuracy, SOP accuracy]} on the held-out documents;
 - `heldout`, `train`, `unseen_documents`: the final metrics on the held-out documents, the last
   training batches, and the SQuAD articles;

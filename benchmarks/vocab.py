@@ -11,8 +11,7 @@
 
 Usage: python benchmarks/vocab.py [--corpus SEGMENTED_DIR] [--threads N]
 Without --corpus the shared books and Wikipedia sample are segmented with pipelines.segment first.
-Timings on a shared machine are noisy.
-"""
+Timings on a shared machine are noisy."""
 
 from __future__ import annotations
 

@@ -14,8 +14,7 @@ tables do: `--objective sop,nsp --sharing all,ffn` trains sop/all (the baseline)
 sop/ffn, each with `--seeds` seeds. Adding a value to an axis trains only the new cells; every other
 cell comes from Prefect's cache. `--parallel N` trains N cells at once, each in its own process
 (Prefect's ProcessPoolTaskRunner); on a cluster, run the flow on a work pool with one GPU per
-worker.
-"""
+worker."""
 
 from __future__ import annotations
 

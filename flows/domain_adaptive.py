@@ -10,8 +10,7 @@ split), beside the unigram baseline. The run ends with RUN_DIR/report.md + repor
 (flows.domain_report: a headline block, then one section per stage) and a Prefect markdown artifact,
 and prints the before -> after scores. Stages are cached and retried as in
 flows.pretrain_pipeline. The deployment in prefect.yaml runs this flow on a cron schedule
-(`albert deploy` applies it).
-"""
+(`albert deploy` applies it)."""
 
 from __future__ import annotations
 

@@ -121,8 +121,7 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
 
 def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     """Per `--downstream TASK=DIR`: fine-tuning of the pretrained model and of a randomly
-    initialised
-    twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and
+    initialised twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and
     finetune-TASK-random."""
     from model.finetune import FinetuneConfig, parse_task_dir  # heavy: loads TensorFlow
 
@@ -207,8 +206,7 @@ def pretrain_pipeline(
     config: PretrainPipelineConfig, beam_args: list[str] | None = None
 ) -> dict[str, Any]:
     """segment -> vocab -> tfrecords -> pretrain -> heldout [-> fine-tune pretrained and random
-    twins],
-    then the report; returns the summary."""
+    twins], then the report; returns the summary."""
 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)

@@ -6,8 +6,7 @@ reads records through parses it strictly (`check_result_record`: exact keys, no 
 serializer, a JSON object as the value) and gives Prefect a record rebuilt from the parsed plain
 values, so whatever else the file holds (another serializer, a pickle, an old record format) never
 reaches a deserializer that can build objects. A record that fails the check is refused with a
-StageError (`UnsafeResultError`).
-"""
+StageError (`UnsafeResultError`)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ metadata: the contents of their stats.json, vocab_stats.json and metadata.json, 
 downstream fine-tuning results into curated tables — human labels and units, formatted numbers,
 links to the full JSON files instead of option dumps — and readable plots (flows.report draws
 them). The sections come from flows.report_sections, the shared sentences and tables from
-flows.report_text.
-"""
+flows.report_text."""
 
 from __future__ import annotations
 

@@ -10,8 +10,7 @@ when a task runs, so that importing the flows does not load TensorFlow or Beam.
 
 Results are persisted as plain JSON only, in storage that reads back nothing else
 (`flows.result_storage`); a stored record a stage would reuse is checked before the task runs
-(`refuse_unsafe_record`).
-"""
+(`refuse_unsafe_record`)."""
 
 from __future__ import annotations
 

@@ -7,8 +7,7 @@ into its own variable) and `state.json` (step, data position, seed and whatever 
 records). It is written to a temporary sibling and renamed into place
 (`albert.outputs.atomic_output_dir`), so a run killed mid-write leaves either the
 previous checkpoints or a complete new one, never a half-written one. Works on local paths and
-gs://.
-"""
+gs://."""
 
 from __future__ import annotations
 

@@ -47,8 +47,7 @@ def export_keras_hub(
     With `spm_model`, the preset's tokenizer and classifier preprocessor hold the vocabulary with
     ALBERT's preprocessing compiled into its SentencePiece normalizer (`albert.tokenizer_export`),
     so keras-hub's `AlbertTokenizer`, which runs SentencePiece on raw text, lowercases and strips
-    accents as our tokenizer does.
-    """
+    accents as our tokenizer does."""
     keras_hub_compatible(model.config)
     import keras_hub  # heavy: only the keras-hub export needs it
 

@@ -12,8 +12,7 @@ unanswered when its null odds exceed `--threshold`, the official script's `--na-
 default 1.0 applies when it is not given; with `--model` the threshold `model.finetune` tuned on its
 held-out training articles is used), RACE `predictions.jsonl`
 (`{"id": "middle/13-0", "answer": "A"}`). With `--model` (a `model.finetune` output directory),
-the model predicts the gold file first.
-"""
+the model predicts the gold file first. """
 
 from __future__ import annotations
 

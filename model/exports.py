@@ -61,8 +61,7 @@ def model_card(
 
     `run`: the pretraining settings (`PretrainConfig` fields, see RUN_FIELDS, plus `data`);
     `data`: the TFRecords' metadata.json (counts, options, files); `heldout`: the final held-out
-    metrics of `model.pretrain`.
-    """
+    metrics of `model.pretrain`."""
     counts = data.get("counts", {})
     options = data.get("options", {})
     parameters = parameter_counts(model_config)

@@ -40,8 +40,7 @@ PREFETCH_BATCHES = 2  # batches a background thread prepares ahead of the traini
 
 class _ShardRecords(grain.IterDataset):
     """(path, index, serialized record) of one TFRecord shard; with a modulus, only the records
-    whose
-    index is a multiple of it (keep_heldout) or only the others."""
+    whose index is a multiple of it (keep_heldout) or only the others."""
 
     def __init__(self, path: str, modulus: int = 0, keep_heldout: bool = False):
         super().__init__()
@@ -80,8 +79,7 @@ class _ShardIterator(grain.DatasetIterator):
 
 class _Unwindow(grain.experimental.FlatMapTransform):
     """A window of records -> its records permuted by `window_permutation`, each with its index in
-    the
-    epoch; records before `skip` are dropped."""
+    the epoch; records before `skip` are dropped."""
 
     def __init__(self, seed: int, epoch: int, window: int, skip: int):
         self.seed, self.epoch, self.max_fan_out, self.skip = seed, epoch, window, skip
@@ -289,8 +287,7 @@ def train_batches(
     `process` (index i, count n) of a multi-process job: every process reads the same global batches
     of `batch_size` records but decodes and returns only its rows, i*b to (i+1)*b with
     b = batch_size / n, without denominators (those are the global batch's: the JAX step computes
-    them).
-    """
+    them)."""
     index, count = process
     rows = batch_size // count
     ordered, modulus = epoch_files(spec, seed, epoch, eval_every)

@@ -6,8 +6,7 @@ TensorFlow.
 
 Data position is `(epoch, batch index)`: epoch `e` depends on `(seed, e)` only, so a resumed run
 rebuilds the same epoch and skips to the batch where it stopped — the exact batches an uninterrupted
-run would have seen.
-"""
+run would have seen."""
 
 from __future__ import annotations
 
@@ -63,8 +62,7 @@ def parse_fn(seq_len: int, preds: int):
 def _records(files: list[str], modulus: int, keep_heldout: bool, cycle_length: int):
     """The records of `files` in that order, interleaved round-robin over `cycle_length` open files
     (the order `model.pretrain_records` defines); with a modulus, keep only the held-out (or only
-    the
-    training) records."""
+    the training) records."""
     records = tf.data.Dataset.from_tensor_slices(files).interleave(
         lambda f: tf.data.TFRecordDataset(f, compression_type=_compression(files[0])),
         cycle_length=min(cycle_length, len(files)),
@@ -181,8 +179,7 @@ def train_dataset(
 
 def with_denominators(dataset: tf.data.Dataset, batch_size: int) -> tf.data.Dataset:
     """Add the global loss denominators (masked-token weight, sequences) to every example of a
-    batch,
-    so that each replica and micro-batch normalises by the whole batch's totals."""
+    batch, so that each replica and micro-batch normalises by the whole batch's totals."""
 
     def add(batch):
         batch = dict(batch)

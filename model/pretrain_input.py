@@ -1,8 +1,7 @@
 """Which input feeds pretraining: Grain (`model.grain_input`) on the JAX backend, which never
 imports TensorFlow, and tf.data (`model.pretrain_data`) on the TensorFlow backend. Both give the
-same batches
-in the same order (`model.pretrain_records` defines it), so `--input` is not part of a run's
-identity."""
+same batches in the same order (`model.pretrain_records` defines it), so `--input` is not part of a
+run's identity."""
 
 from __future__ import annotations
 

@@ -118,8 +118,7 @@ def decoded_lines(
     """Lines of a byte stream decoded as UTF-8 (or `fallback_encoding`, counted), without newlines.
 
     Lines longer than `max_line_bytes` are cut into pieces (see `bounded_lines`); None keeps them
-    whole.
-    """
+    whole."""
     lines = (
         io.BufferedReader(stream, 1 << 20)
         if max_line_bytes is None

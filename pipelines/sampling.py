@@ -7,8 +7,7 @@ worker count. The held-out slice is the lowest keys; the training sample the nex
 keys (`sample_bounds` leaves a margin; `keep_smallest_keys` cuts to the exact size).
 Identical sentences share a key, so they are all in or all out together: each sentence still appears
 in the sample with probability proportional to its count, and the held-out slice never shares a
-sentence with the training sample.
-"""
+sentence with the training sample."""
 
 from __future__ import annotations
 
@@ -42,8 +41,7 @@ def sample_bounds(total: int, sample_sentences: int, heldout_sentences: int) -> 
 
     At most 5% of the corpus is held out. The candidate range has a margin of several standard
     deviations so that it holds at least `sample_sentences` keys; `keep_smallest_keys` then cuts it
-    exactly.
-    """
+    exactly."""
     if total <= 0:
         return SampleBounds(0, 0)
     heldout = min(heldout_sentences, total // 20)

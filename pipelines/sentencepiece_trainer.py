@@ -3,8 +3,7 @@
 The recipe (google-research/albert's README): a unigram model, ids 0-4 = <pad> <unk> [CLS] [SEP]
 [MASK], no BOS/EOS, ALBERT's user-defined symbols. `trainer_kwargs` gives it as keyword arguments
 of `SentencePieceTrainer.train`; the vocabulary stage, its benchmarks and the tests' small
-vocabularies all start from it.
-"""
+vocabularies all start from it."""
 
 from __future__ import annotations
 

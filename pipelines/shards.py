@@ -4,8 +4,7 @@ Each element is (sort_key, payload). Its shard is a hash of the sort key; each s
 written in (sort_key, payload) order. Sorting is an external merge sort, so memory stays bounded
 whatever the output size, on the in-process runner too: each bundle spills sorted runs of at most
 `run_bytes` to temporary files, only the run paths are grouped by shard, and each shard is written
-by merging its runs.
-"""
+by merging its runs."""
 
 from __future__ import annotations
 

@@ -51,11 +51,10 @@ class MergeSorted(beam.PTransform):
 
     Applied to one PCollection of pairs or to a tuple of them (merged together, never flattened).
     `group_bytes`: the key prefix that picks the partition (pairs sharing it are reduced together;
-    None: the whole key).
-    `run_dir`: where run files live until their partition is merged (on the output's filesystem, so
-    that every worker sees them). `counts`: the list `reduce`'s counts (namespace `namespace`) join.
-    `side_inputs`: keyword side inputs passed on to `reduce` (the main input they wait for is only
-    the run paths, so nothing large is held while they are computed).
+    None: the whole key). `run_dir`: where run files live until their partition is merged (on the
+    output's filesystem, so that every worker sees them). `counts`: the list `reduce`'s counts
+    (namespace `namespace`) join. `side_inputs`: keyword side inputs passed on to `reduce` (the main
+    input they wait for is only the run paths, so nothing large is held while they are computed).
     """
 
     def __init__(

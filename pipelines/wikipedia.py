@@ -4,8 +4,7 @@
 any dump size; each page carries the dump's `SiteInfo` (its language and `<namespaces>` list), whose
 `canonical_links` rewrites localized namespace prefixes (`[[Категория:…]]`, `[[Datei:…]]`) to
 MediaWiki's canonical names, which are valid on every wiki. A page's wikitext becomes prose in
-pipelines.wikitext.
-"""
+pipelines.wikitext."""
 
 from __future__ import annotations
 
@@ -132,8 +131,7 @@ def iter_pages(stream: IO[bytes]) -> Iterator[Page]:
 
     Every page carries the dump's SiteInfo (read from `<siteinfo>`, which precedes the pages).
     Raises `xml.etree.ElementTree.ParseError` on malformed XML (and whatever the byte stream raises,
-    e.g. EOFError for a truncated bz2).
-    """
+    e.g. EOFError for a truncated bz2)."""
     context = ET.iterparse(stream, events=("start", "end"))
     _, root = next(context)
     if _local(root.tag) != "mediawiki":

@@ -6,8 +6,7 @@ other non-prose tags, renders a few inline templates that carry words ({{convert
 category and interlanguage links, headings, list items and reference-like sections;
 mwparserfromhell then reduces the remaining markup (links, bold/italics, inline tags, entities) to
 text. Localized namespace prefixes of links are made canonical before (pipelines.wikipedia's
-SiteInfo.canonical_links).
-"""
+SiteInfo.canonical_links)."""
 
 from __future__ import annotations
 

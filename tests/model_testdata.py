@@ -7,8 +7,8 @@ import numpy as np
 
 def padded_inputs(vocab: int, length: int, seed: int = 0) -> dict[str, np.ndarray]:
     """Three sequences of `length` random ids (int32): one full, one padded from 3/5 of its length,
-    one
-    after 3 tokens; the second segment starts at `length // 2 - 1`; padding has id and segment 0."""
+    one after 3 tokens; the second segment starts at `length // 2 - 1`; padding has id and segment
+    0."""
     rng = np.random.default_rng(seed)
     ids = rng.integers(5, vocab, (3, length)).astype("int32")
     mask = np.ones_like(ids)

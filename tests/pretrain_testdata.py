@@ -2,8 +2,7 @@
 tests).
 
 The SOP label is learnable: label 1 (swapped) sequences start segment A with token 7, label 0 with
-6.
-"""
+6."""
 
 import json
 from pathlib import Path

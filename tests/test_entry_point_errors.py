@@ -4,8 +4,7 @@ The entry points are found in the code: each module of albert/, pipelines/, mode
 `if __name__ == "__main__":` block calls its `main` (`python -m MODULE`), and each subcommand in
 `albert.cli.COMMANDS` (`albert NAME`). The flags an entry point is tried with are read from its own
 `--help`. The entry points are called in-process (`main(argv)`); a few subprocesses prove that the
-real commands print the same one line.
-"""
+real commands print the same one line."""
 
 from __future__ import annotations
 

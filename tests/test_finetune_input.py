@@ -1,7 +1,6 @@
 """Fine-tuning batches (tf.data on TensorFlow, Grain on JAX): every example once an epoch,
-reshuffled
-each epoch, the same for the same seed, and a multi-task mixture in proportion to the tasks'
-sizes."""
+reshuffled each epoch, the same for the same seed, and a multi-task mixture in proportion to the
+tasks' sizes."""
 
 from __future__ import annotations
 

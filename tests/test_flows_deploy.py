@@ -1,6 +1,5 @@
 """A real `prefect server start` on 127.0.0.1: `albert deploy` applies prefect.yaml, a process
-worker
-picks up a triggered run of the domain-adaptive flow and completes it."""
+worker picks up a triggered run of the domain-adaptive flow and completes it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """model.grain_input (JAX, no TensorFlow) and model.pretrain_data (tf.data) give the same batches in
-the
-same order from the same data and seed: the epoch order defined once in model.pretrain_records."""
+the same order from the same data and seed: the epoch order defined once in
+model.pretrain_records."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The exports other tools load: a keras-hub preset (backbone equal to ours on this backend, for
 every sharing layout keras-hub represents; the classifier and the tokenizer load) and the
-pretraining
-export set (Hugging Face weights + fast tokenizer + model card, keras-hub preset)."""
+pretraining export set (Hugging Face weights + fast tokenizer + model card, keras-hub preset)."""
 
 from __future__ import annotations
 

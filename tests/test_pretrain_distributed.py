@@ -1,6 +1,5 @@
 """model.pretrain as real processes: SIGKILL mid-run then exact resume, two workers on 127.0.0.1,
-and
-the JAX backend's keras.distribution data parallelism over two (virtual) CPU devices."""
+and the JAX backend's keras.distribution data parallelism over two (virtual) CPU devices."""
 
 import json
 import os

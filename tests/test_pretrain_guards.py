@@ -1,6 +1,5 @@
 """Pretraining never measures nothing or diverges silently: shards checked up front (framing, CRCs,
-ids),
-empty held-out data is an error, non-finite settings are refused and a diverging run stops."""
+ids), empty held-out data is an error, non-finite settings are refused and a diverging run stops."""
 
 from __future__ import annotations
 

@@ -213,8 +213,7 @@ def test_sentences_are_split_before_inline_numbering(paragraph, sentences):
 
 def test_domain_text_with_numbered_clauses_is_read_as_documents_and_split(caplog):
     """Real paragraphs (Persuasion) as a domain corpus: 6 chapters separated by blank lines,
-    hard-wrapped
-    lines, an inline number after every sentence end."""
+    hard-wrapped lines, an inline number after every sentence end."""
     import statistics
 
     from conftest import shared_path

@@ -1,8 +1,7 @@
 """Format and statistics against google-research/albert's own output (../shared/data/reference).
 
 The reference is not reproducible (unseeded NumPy RNG), so we compare format and statistics, not
-bytes.
-"""
+bytes."""
 
 from __future__ import annotations
 

@@ -99,8 +99,7 @@ def trained_on_real_text(tmp_path_factory) -> tuple[str, list[str]]:
     """A 2,000-piece vocabulary our job trains on real text, and a quarter of that text.
 
     The segmented corpus: the reference corpus (one sentence a line already) and a book split into
-    lines.
-    """
+    lines."""
     root = tmp_path_factory.mktemp("real")
     (root / "corpus").mkdir()
     shutil.copy(

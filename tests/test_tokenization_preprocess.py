@@ -22,8 +22,7 @@ TEXTS = [
 
 def reference_preprocess(text: str, lower: bool, keep_accents: bool) -> str:
     """google-research/albert's tokenization.preprocess_text (Python 3), which leaves `` and '' as
-    they
-    are, plus our `keep_accents` switch (the reference always strips accents)."""
+    they are, plus our `keep_accents` switch (the reference always strips accents)."""
     outputs = " ".join(text.strip().split())
     if not keep_accents:
         outputs = unicodedata.normalize("NFKD", outputs)

@@ -1,7 +1,6 @@
 """Lines of real text from the shared corpora, for tokenizer parity: every non-blank line of the
 books (raw, hard-wrapped), SQuAD v1.1 dev contexts and questions, and the GLUE sentences of SST-2,
-MRPC,
-STS-B and CoLA (train and dev). Yields (source, text) in a fixed order."""
+MRPC, STS-B and CoLA (train and dev). Yields (source, text) in a fixed order."""
 
 from __future__ import annotations
 

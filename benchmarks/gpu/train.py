@@ -3,10 +3,9 @@
 For each preset x sequence length, one subprocess builds our `AlbertPretrainingModel` in bf16
 (Keras `mixed_bfloat16`), compiles the training step the trainer uses
 (`model.pretrain.jax_train_step`: forward, masked-LM + SOP loss, backward, LAMB update) and times it
-on a generated batch (random ids,
-20 masked positions per sequence, as the reference's data). Prints ONE JSON line with, per row:
-sequences/s, tokens/s, peak device memory, whether attention compiled to cuDNN's fused (flash)
-kernel, model FLOPs per token and MFU against the device's dense bf16 peak.
+on a generated batch (random ids, 20 masked positions per sequence, as the reference's data). Prints
+ONE JSON line with, per row: sequences/s, tokens/s, peak device memory, whether attention compiled
+to cuDNN's fused (flash) kernel, model FLOPs per token and MFU against the device's dense bf16 peak.
 
     python benchmarks/gpu/train.py [--presets albert-base,albert-large] [--seqs 128,512]
                                    [--batch-tokens 65536] [--steps 20] [--peak-tflops 989]

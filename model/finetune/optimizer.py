@@ -8,8 +8,7 @@ shared block is at depth 1; the embeddings (and E->H projection) sit one below t
 set. With all layers shared this is head / encoder / embeddings at lr, lr*xi, lr*xi^2. The decay
 scales each variable's *learning rate*, not its gradient: Adam is invariant to gradient scale.
 Decoupled weight decay keeps the base rate. A lower learning rate against catastrophic forgetting
-is `--learning-rate` (the paper: 2e-5).
-"""
+is `--learning-rate` (the paper: 2e-5)."""
 
 from __future__ import annotations
 

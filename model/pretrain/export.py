@@ -44,8 +44,7 @@ def export_model(model, config: PretrainConfig, spec, heldout: dict) -> dict:
 def export_alone(model, config: PretrainConfig, spec, heldout: dict) -> dict:
     """`export_model`, run by process 0 alone. Of several JAX processes, it exports a copy of the
     trained weights on this process's devices, built with no distribution set: an operation on
-    arrays
-    that span the other processes would wait for them forever."""
+    arrays that span the other processes would wait for them forever."""
     if jax_process()[1] == 1:
         return export_model(model, config, spec, heldout)
     import keras  # heavy: Keras loads its backend; this module stays importable without it

@@ -57,8 +57,7 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
     The step normalises the loss by the global batch's masked-token weight and sequence count, which
     it computes itself: with several processes each one holds only its rows of the batch. `place`
     turns this process's rows (numpy) into the global batch, sharded over the distribution's
-    devices.
-    """
+    devices."""
     import jax  # heavy: JAX, only this path
     import jax.numpy as jnp  # heavy: JAX, only this path
 

@@ -40,8 +40,7 @@ def run(
 
     `on_metrics` (optional) receives every record written to metrics.jsonl (e.g. for progress
     artifacts in a Prefect flow); `clock` (optional, seconds) times --time-budget instead of
-    time.monotonic.
-    """
+    time.monotonic."""
     import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     backend = keras.config.backend()
@@ -201,8 +200,7 @@ def select_devices(config: PretrainConfig, backend: str):
     """(tf.distribute strategy, JAX distribution, replicas) for this backend and the hardware found.
 
     On TensorFlow this comes before any TensorFlow op: MultiWorkerMirroredStrategy must configure
-    the runtime first.
-    """
+    the runtime first."""
 
     if backend == "jax":
         if config.precision == "float16":
@@ -273,8 +271,7 @@ def on_accelerator(config: PretrainConfig) -> bool:
 def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: int, process=(0, 1)):
     """The training batches of `epoch` from its `batch_in_epoch`-th on, with the global loss
     denominators (Grain or tf.data, as --input and the backend say: `model.pretrain_input`); with
-    several
-    processes, this process's rows of each batch (Grain; `process` is (index, count))."""
+    several processes, this process's rows of each batch (Grain; `process` is (index, count))."""
 
     return pretrain_input.train_batches(
         spec,

@@ -4,8 +4,7 @@ Each task has its own columns: CoLA has no header, MRPC's header starts with a U
 score is the last of ten columns, MNLI has matched and mismatched dev files. Rows are split on tabs
 with no quoting, as GLUE's own reader does. A malformed row (too few columns, an unknown label, an
 unparsable score) raises `StageError` naming the file and line, or with `on_error="skip"` is counted
-under `skipped_<reason>` and left out.
-"""
+under `skipped_<reason>` and left out."""
 
 from __future__ import annotations
 
@@ -127,8 +126,7 @@ def read_glue(
     """Stream the examples of one GLUE TSV file.
 
     `split` selects the layout (test files have no label column). `counts`, if given, receives
-    `read` and `skipped_<reason>` totals.
-    """
+    `read` and `skipped_<reason>` totals."""
     layout = layout_for(task, split)
     counts = counts if counts is not None else {}
     with open_file(path, "rb") as handle:
