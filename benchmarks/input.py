@@ -2,8 +2,9 @@
 (`model.pretrain_data`, the TensorFlow backend) with 0, 1 and 2 input workers (`--input-workers`:
 Grain worker processes, tf.data map threads; 0 = prepared in the training process), static and
 dynamic masking, over generated full-length shards (20 predictions); the batches of every row are
-checked equal. sequences/s are the steady rate after the first batch (`first_batch_s` apart:
-worker processes start once an epoch). Then the masker alone (`albert.masking.mask_tokens` per
+checked equal. sequences/s are the steady rate from the first batch to the last; once an epoch,
+`first_batch_s` (worker processes start and read the first window) and `end_of_epoch_s` (they shut
+down) are apart from it. Then the masker alone (`albert.masking.mask_tokens` per
 record against `albert.batch_masking.mask_batch`), and with `--real DIR`, what `--length-buckets`
 saves on real shards in padding tokens per batch. One JSON line per row, with the CPU model and
 load.
@@ -44,18 +45,22 @@ def emit(row: dict) -> None:
     )
 
 
-def epoch(batches) -> tuple[float, int, list, int, float]:
-    """(seconds, batches, the first two batches' input_ids, padding tokens, seconds to the first
-    batch: starting worker processes, filling the first window) of one pass."""
-    start, count, first, padding, to_first = time.perf_counter(), 0, [], 0, 0.0
+def epoch(batches) -> tuple[float, int, list, int, float, float]:
+    """(seconds from the first batch to the last, batches, the first two batches' input_ids, padding
+    tokens, seconds to the first batch: starting worker processes, filling the first window, and
+    seconds from the last batch to the epoch's end: worker processes shutting down) of one pass."""
+    start, count, first, padding = time.perf_counter(), 0, [], 0
+    first_at = last_at = start
     for batch in batches:
+        last_at = time.perf_counter()
         if count < 2:
             first.append(batch["input_ids"].copy())
         if count == 0:
-            to_first = time.perf_counter() - start
+            first_at = last_at
         padding += int(batch["input_mask"].size - batch["input_mask"].sum())
         count += 1
-    return time.perf_counter() - start, count, first, padding, to_first
+    end = time.perf_counter()
+    return last_at - first_at, count, first, padding, first_at - start, end - last_at
 
 
 def write_metadata(directory: Path, seq: int, masking_kind: str) -> pretrain_records.DataSpec:
@@ -79,12 +84,11 @@ def input_rows(spec, seq: int, masking_kind: str, batch: int) -> None:
             else:
                 dataset = pretrain_data.train_dataset(spec, batch, workers=workers, **options)
                 batches = dataset.as_numpy_iterator()
-            seconds, count, first, _, to_first = epoch(batches)
+            seconds, count, first, _, to_first, to_end = epoch(batches)
             reference = reference or (count, first)
             assert count == reference[0] and all(
                 np.array_equal(a, b) for a, b in zip(first, reference[1])
             ), (name, workers)
-            seconds = seconds - to_first  # the steady rate: without the start (see first_batch_s)
             seconds_at[name, workers] = seconds
             row = {
                 "row": "input",
@@ -94,6 +98,7 @@ def input_rows(spec, seq: int, masking_kind: str, batch: int) -> None:
                 "workers": workers,
                 "sequences": count * batch,
                 "first_batch_s": round(to_first, 2),
+                "end_of_epoch_s": round(to_end, 2),
                 "seq_per_s": round((count - 1) * batch / seconds, 1),
             }
             if workers == 2:
@@ -166,9 +171,9 @@ def bucket_row(data: str, batch: int, buckets: int) -> None:
     row = {"row": "length_buckets", "data": data, "seq": spec.max_seq_length, "batch": batch}
     for label, value in (("none", 0), (str(buckets), buckets)):
         batches = grain_input.train_batches(spec, batch, epoch=0, seed=1, length_buckets=value)
-        seconds, count, _, padding, _ = epoch(batches)
+        seconds, count, _, padding, *_ = epoch(batches)
         row[f"padding_per_batch_{label}"] = round(padding / count, 1)
-        row[f"seq_per_s_{label}"] = round(count * batch / seconds, 1)
+        row[f"seq_per_s_{label}"] = round((count - 1) * batch / seconds, 1)
     row["padding_saved_per_batch"] = round(
         row["padding_per_batch_none"] - row[f"padding_per_batch_{buckets}"], 1
     )

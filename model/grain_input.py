@@ -1,11 +1,11 @@
 """Grain input for pretraining on the JAX backend: never imports TensorFlow.
 
 The same batches, in the same order, as the tf.data input (`model.pretrain_data`) from the same data
-and seed: the epoch order of `model.pretrain_records` (shards permuted, Grain's round-robin
-`InterleaveIterDataset` over our CRC-checking TFRecord reader, windows permuted), records decoded
-with `albert.pretraining_example.decode_example` and, with dynamic masking, masked a batch at a time
-by the same `DynamicMasker` (record i of epoch e with the generator [seed, e, i]) inside the Grain
-map, in this process or in `workers` processes (Grain's `mp_prefetch`).
+and seed: the epoch order of `model.pretrain_records` (shards permuted, interleaved round-robin from
+our CRC-checking TFRecord reader, windows permuted) as `model.epoch_order` generates it, records
+decoded with `albert.pretraining_example.decode_example` and, with dynamic masking, masked a batch
+at a time by the same `DynamicMasker` (record i of epoch e with the generator [seed, e, i]) inside
+the Grain map, in this process or in `workers` processes (Grain's `mp_prefetch`).
 
 Resume: the data position is `(epoch, batch index)`, kept in every checkpoint; `train_batches`
 rebuilds epoch `epoch` and starts `skip_batches` in (the skipped records are read and permuted, not
@@ -14,6 +14,7 @@ decoded or masked). Grain's own iterator state is not saved: (epoch, batch) dete
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import grain
@@ -22,75 +23,61 @@ from absl import flags
 
 from albert.errors import StageError
 from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
-from albert.tfrecord_framing import tfrecord_records
+from model import epoch_order
 from model.pretrain_records import (
     MLM_DENOMINATOR_EPSILON,
     DataSpec,
     DynamicMasker,
     decode_record,
     epoch_files,
-    length_bucket,
     length_bucket_edges,
     split_files,
-    window_permutation,
 )
 
 PREFETCH_BATCHES = 2  # batches a background thread prepares ahead of the training step
 
 
-class _ShardRecords(grain.IterDataset):
-    """(path, index, serialized record) of one TFRecord shard; with a modulus, only the records
-    whose index is a multiple of it (keep_heldout) or only the others."""
+class _Batches(grain.IterDataset):
+    """Source: the batches `make()` generates (a partial of a `model.epoch_order` function, so that
+    Grain can send it to worker processes), the first `skip` left out. Grain's `mp_prefetch` slices
+    it (`set_slice`): worker i of n keeps batches i, i + n, ... (every worker reads the whole epoch;
+    reading is cheap, decoding and masking are not) and Grain interleaves them back in order."""
 
-    def __init__(self, path: str, modulus: int = 0, keep_heldout: bool = False):
+    def __init__(self, make: functools.partial, skip: int = 0):
         super().__init__()
-        self.path, self.modulus, self.keep_heldout = path, modulus, keep_heldout
+        self.make, self.skip, self.start, self.step = make, skip, 0, 1
+
+    def set_slice(self, sl: slice, sequential_slice: bool = False) -> None:
+        self.start, self.step = sl.start or 0, sl.step or 1
 
     def __iter__(self):
-        return _ShardIterator(self)
+        return _BatchIterator(self)
 
 
-class _ShardIterator(grain.DatasetIterator):
-    """State: how many records of the shard were read (set_state reopens the file and reads past
-    them)."""
+class _BatchIterator(grain.DatasetIterator):
+    """State: how many batches (after the skipped ones) were generated; set_state regenerates the
+    epoch up to there."""
 
-    def __init__(self, shard: _ShardRecords):
+    def __init__(self, dataset: _Batches):
         super().__init__()
-        self.shard = shard
-        self.set_state({"next_index": 0})
+        self.dataset = dataset
+        self.set_state({"generated": 0})
 
     def __next__(self):
-        modulus = self.shard.modulus
-        for index, record in self.records:
-            self.next_index = index + 1
-            if not modulus or (index % modulus == 0) == self.shard.keep_heldout:
-                return self.shard.path, index, record
+        start, step = self.dataset.start, self.dataset.step
+        for batch in self.batches:
+            self.generated += 1
+            if (self.generated - 1) % step == start:
+                return batch
         raise StopIteration
 
     def get_state(self):
-        return {"next_index": self.next_index}
+        return {"generated": self.generated}
 
     def set_state(self, state):
-        self.next_index = state["next_index"]
-        self.records = itertools.islice(
-            enumerate(tfrecord_records(self.shard.path)), self.next_index, None
-        )
-
-
-class _Unwindow(grain.experimental.FlatMapTransform):
-    """A window of records -> its records permuted by `window_permutation`, each with its index in
-    the epoch; records before `skip` are dropped."""
-
-    def __init__(self, seed: int, epoch: int, window: int, skip: int):
-        self.seed, self.epoch, self.max_fan_out, self.skip = seed, epoch, window, skip
-
-    def flat_map(self, indexed_window):
-        number, records = indexed_window
-        first = number * self.max_fan_out
-        if first + len(records) <= self.skip:
-            return []
-        order = window_permutation(self.seed, self.epoch, number, len(records))
-        return [(first + k, records[i]) for k, i in enumerate(order) if first + k >= self.skip]
+        self.generated = state["generated"]
+        skip = self.dataset.skip + self.generated
+        self.batches = itertools.islice(self.dataset.make(), skip, None)
 
 
 class _Decode:
@@ -146,108 +133,6 @@ class _DecodeRows(grain.transforms.Map):
         return batch
 
 
-class LengthBatch(list):
-    """A batch of records of one length bin (`--length-buckets`): decoded, its sequence features
-    are cut to the bin's `edge` tokens."""
-
-    def __init__(self, records, edge: int):
-        super().__init__(records)
-        self.edge = edge
-
-
-class _LengthBatches(grain.IterDataset):
-    """Batches of `size` records of the same length bin (`length_bucket_edges`), in the order
-    they fill up as the epoch's records stream past (NVIDIA LDDL's binning); the first `skip`
-    batches are dropped (resume) and the epoch's partly filled bins at its end are not trained
-    on."""
-
-    def __init__(self, parent, size: int, edges: list[int], skip: int):
-        super().__init__(parent)
-        self.size, self.edges, self.skip = size, edges, skip
-
-    def __iter__(self):
-        return _LengthBatchIterator(self)
-
-
-class _LengthBatchIterator(grain.DatasetIterator):
-    """State: the parent's and the partly filled bins (enough for Grain's prefetch to ask; resume
-    rebuilds the epoch from (epoch, batch) instead)."""
-
-    def __init__(self, dataset: _LengthBatches):
-        super().__init__(dataset._parent.__iter__())
-        self.dataset, self.emitted = dataset, 0
-        self.bins: list[list] = [[] for _ in dataset.edges]
-
-    def __next__(self):
-        edges, size = self.dataset.edges, self.dataset.size
-        while True:
-            _, (path, index, record) = element = next(self._parent)
-            mask = decode_record(path, index, record, ("input_mask",))["input_mask"]
-            bucket = length_bucket(int(np.count_nonzero(mask)), edges)
-            chosen = self.bins[bucket]
-            chosen.append(element)
-            if len(chosen) == size:
-                batch = LengthBatch(chosen, edges[bucket])
-                chosen.clear()
-                self.emitted += 1
-                if self.emitted > self.dataset.skip:
-                    return batch
-
-    def get_state(self):
-        return {"parent": self._parent.get_state(), "emitted": self.emitted}
-
-    def set_state(self, state):
-        raise NotImplementedError("resume rebuilds the epoch from (epoch, batch)")
-
-
-class _EveryNthBatch(grain.IterDataset):
-    """The parent's elements `start`, `start + step`, ...: Grain's `mp_prefetch` slices it
-    (`set_slice`) so that worker i of n decodes and masks batches i, i + n, ..., and interleaves the
-    workers' batches back in order. Every worker reads all records (reading is cheap; decoding and
-    masking are not)."""
-
-    def __init__(self, parent: grain.IterDataset):
-        super().__init__(parent)
-        self.start, self.step = 0, 1
-
-    def set_slice(self, sl: slice, sequential_slice: bool = False) -> None:
-        self.start, self.step = sl.start or 0, sl.step or 1
-
-    def __iter__(self):
-        return _EveryNthIterator(self)
-
-
-class _EveryNthIterator(grain.DatasetIterator):
-    """State: the parent's, and how many of its elements were read."""
-
-    def __init__(self, dataset: _EveryNthBatch):
-        super().__init__(dataset._parent.__iter__())
-        self.start, self.step, self.read = dataset.start, dataset.step, 0
-
-    def __next__(self):
-        while True:
-            element = next(self._parent)
-            self.read += 1
-            if (self.read - 1) % self.step == self.start:
-                return element
-
-    def get_state(self):
-        return {"parent": self._parent.get_state(), "read": self.read}
-
-    def set_state(self, state):
-        self._parent.set_state(state["parent"])
-        self.read = state["read"]
-
-
-def _records(
-    files: list[str], modulus: int, keep_heldout: bool, cycle_length: int
-) -> grain.IterDataset:
-    shards = [_ShardRecords(path, modulus, keep_heldout) for path in files]
-    return grain.experimental.InterleaveIterDataset(
-        shards, cycle_length=min(cycle_length, len(files))
-    )
-
-
 def with_denominators(batch: dict) -> dict:
     """The global loss denominators (masked-token weight, sequences) on every example of a batch, as
     `model.pretrain` adds them to tf.data batches."""
@@ -282,7 +167,7 @@ def train_batches(
     for any number.
 
     `length_buckets` k > 0: each batch holds records of one of k length bins and is cut to the bin's
-    longest length (`_LengthBatches`); `skip_batches` then counts these batches.
+    longest length (`epoch_order.length_binned`); `skip_batches` then counts these batches.
 
     `process` (index i, count n) of a multi-process job: every process reads the same global batches
     of `batch_size` records but decodes and returns only its rows, i*b to (i+1)*b with
@@ -291,18 +176,19 @@ def train_batches(
     index, count = process
     rows = batch_size // count
     ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
-    windows = _records(ordered, modulus, False, cycle_length).batch(shuffle_buffer, batch_fn=list)
-    skip_records = 0 if length_buckets else skip_batches * batch_size
-    records = grain.experimental.FlatMapIterDataset(
-        windows.map_with_index(lambda number, window: (number, window)),
-        _Unwindow(seed, epoch, shuffle_buffer, skip_records),
+    edges = length_bucket_edges(spec.max_seq_length, length_buckets) if length_buckets else None
+    make = functools.partial(
+        epoch_order.training_batches,
+        ordered,
+        modulus,
+        cycle_length,
+        seed,
+        epoch,
+        shuffle_buffer,
+        batch_size,
+        edges,
     )
-    if length_buckets:
-        edges = length_bucket_edges(spec.max_seq_length, length_buckets)
-        records = _LengthBatches(records, batch_size, edges, skip_batches)
-    else:
-        records = records.batch(batch_size, drop_remainder=True, batch_fn=list)
-    batches = _EveryNthBatch(records).map(
+    batches = _Batches(make, skip_batches).map(
         _DecodeRows(spec, seed, epoch, slice(index * rows, (index + 1) * rows))
     )
     if denominators and count == 1:
@@ -325,10 +211,8 @@ def heldout_batches(
     """The held-out records in file order, batched (the last partial batch kept), masked as epoch 0:
     `model.pretrain_data.heldout_dataset`'s batches."""
     _, files, modulus = split_files(spec, eval_every)
-    records = _records(files, modulus, True, 1).map_with_index(
-        lambda position, record: (position, record)
-    )
-    batches = records.batch(batch_size, batch_fn=list).map(_DecodeRows(spec, seed, 0))
+    make = functools.partial(epoch_order.heldout_batches, files, modulus, batch_size)
+    batches = _Batches(make).map(_DecodeRows(spec, seed, 0))
     if max_batches:
         batches = grain.experimental.LimitIterDataset(batches, count=max_batches)
     return batches

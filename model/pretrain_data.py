@@ -44,8 +44,9 @@ def _compression(path: str) -> str:
     return "GZIP" if path.endswith(".gz") else ""
 
 
-def parse_fn(seq_len: int, preds: int):
-    """tf.Example -> dict of int32/float32 tensors (the reference's feature spec)."""
+def parse_fn(seq_len: int, preds: int, batched: bool = False):
+    """tf.Example (a batch of them, `batched`) -> dict of int32/float32 tensors (the reference's
+    feature spec)."""
     spec = {name: tf.io.FixedLenFeature([seq_len], tf.int64) for name in INT_FEATURES_SEQ}
     spec["next_sentence_labels"] = tf.io.FixedLenFeature([1], tf.int64)
     if preds:
@@ -53,7 +54,7 @@ def parse_fn(seq_len: int, preds: int):
         spec["masked_lm_weights"] = tf.io.FixedLenFeature([preds], tf.float32)
 
     def parse(serialized):
-        parsed = tf.io.parse_single_example(serialized, spec)
+        parsed = (tf.io.parse_example if batched else tf.io.parse_single_example)(serialized, spec)
         return {k: v if v.dtype == tf.float32 else tf.cast(v, tf.int32) for k, v in parsed.items()}
 
     return parse
@@ -130,14 +131,16 @@ def _batches(
     first `skip` records are dropped before parsing (masking still counts them: record i of the
     epoch keeps its generator)."""
     parse = parse_fn(
-        spec.max_seq_length, 0 if spec.masking == "dynamic" else spec.max_predictions_per_seq
+        spec.max_seq_length,
+        0 if spec.masking == "dynamic" else spec.max_predictions_per_seq,
+        batched=True,
     )
     indexed = records.enumerate()
     if skip:
         indexed = indexed.skip(skip)
-    batches = indexed.map(
+    batches = indexed.batch(batch_size, drop_remainder=drop_remainder).map(
         lambda i, r: (i, parse(r)), num_parallel_calls=workers, deterministic=True
-    ).batch(batch_size, drop_remainder=drop_remainder)
+    )
     if spec.masking == "dynamic":
         return batches.map(
             dynamic_masker(spec, seed, epoch), num_parallel_calls=workers, deterministic=True
