@@ -78,6 +78,7 @@ def further_pretrain(config: FinetuneConfig, data: TaskData, hp: Hyperparameters
             checkpoint_every=config.further_pretrain_steps,
             progress=False,
             jit_compile=False,
+            input_workers=config.input_workers,
         )
     )
     return {

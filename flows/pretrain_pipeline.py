@@ -134,6 +134,7 @@ def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]
             "spm_model": join(config.stage_dir("vocab"), "spiece.model"),
             "preset": config.preset,
             "seed": config.seed,
+            "input_workers": config.input_workers,
             **config.finetune,
         }
         for name, init in (

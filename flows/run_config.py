@@ -68,7 +68,10 @@ class RunConfig(StageConfig):
         50, gt=0, description="held-out batches to score (default: all)"
     )
     input_workers: int | None = Field(
-        None, ge=0, description="pretrain's --input-workers (default: the stage's)"
+        None,
+        ge=0,
+        description="--input-workers of pretrain and of the --downstream fine-tunes (default: the "
+        "stages')",
     )
     segment: JsonDict = Field(
         default_factory=dict, description="other SegmentConfig fields (YAML or JSON)"

@@ -5,8 +5,6 @@ run's identity."""
 
 from __future__ import annotations
 
-import os
-
 from albert.errors import StageError
 
 
@@ -21,20 +19,6 @@ def uses_grain(choice: str) -> bool:
             f"--input grain needs the JAX backend (KERAS_BACKEND=jax); this run uses {backend}"
         )
     return choice == "grain" or (choice == "auto" and backend == "jax")
-
-
-def available_cores() -> int:
-    """The CPU cores this process may run on (its affinity where the OS says, else all)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
-def input_workers(requested: int | None, on_accelerator: bool) -> int:
-    """`--input-workers`: as asked; by default every core this process may use when the step runs on
-    an accelerator, and 0 (batches prepared by a thread of the training process) on CPU, whose
-    cores the training step needs itself."""
-    if requested is not None:
-        return requested
-    return available_cores() if on_accelerator else 0
 
 
 def train_batches(spec, batch_size: int, choice: str = "auto", **options):

@@ -110,6 +110,13 @@ class FinetuneConfig(StageConfig):
         description="SQuAD v2: share of training articles held out to tune the null threshold",
     )
     verbose_fit: int = Field(0, ge=0, le=2, description="Keras fit verbosity")
+    input_workers: int | None = Field(
+        None,
+        ge=0,
+        description="processes that tokenize and encode the examples; 0 = the training process; "
+        "default: every core with an accelerator, 0 on CPU. The features and batches are the same "
+        "for any number",
+    )
 
 
 def hyperparameters(config: FinetuneConfig, spec: TaskSpec) -> Hyperparameters:

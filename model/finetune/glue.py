@@ -8,10 +8,9 @@ import keras
 import numpy as np
 
 from albert.fs import join, open_file
-from model.finetune.kind import TaskData, TaskKind, first
+from model.finetune.kind import TaskKind
 from model.tasks import TaskSpec
-from model.tasks.encode import encode_glue
-from model.tasks.glue import LABELS, read_glue
+from model.tasks.glue import LABELS
 from model.tasks.metrics import glue_metrics
 from model.tasks.scoring import score_glue
 
@@ -24,33 +23,8 @@ class GlueKind(TaskKind):
         super().__init__(spec)
         self.labels = LABELS[spec.name]
 
-    def read(self, config, tokenizer, hp, with_train, threshold):
-        counts = {"train": {}, "dev": {}}
-        train_path, dev_path = self.paths(config)
-        name, on_error = self.spec.name, config.on_error
-        train = (
-            first(
-                list(read_glue(name, train_path, "train", on_error, counts["train"])),
-                config.max_train_examples,
-            )
-            if with_train
-            else []
-        )
-        dev_split = dev_path.rsplit("/", 1)[-1].split(".")[0]
-        dev_examples = first(
-            list(read_glue(name, dev_path, dev_split, on_error, counts["dev"])),
-            config.max_dev_examples,
-        )
-
-        def encode(examples):
-            return encode_glue(
-                tokenizer, examples, hp.max_seq_length, config.truncation, config.head_tokens
-            )
-
-        texts = [[e.text_a, e.text_b] for e in train]
-        return TaskData(
-            train_path, dev_path, encode(train), encode(dev_examples), dev_examples, texts, counts
-        )
+    def texts(self, examples):
+        return [[e.text_a, e.text_b] for e in examples]
 
     def loss(self):
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True)

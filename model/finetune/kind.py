@@ -14,8 +14,11 @@ import numpy as np
 from albert.errors import StageError
 from albert.fs import join
 from albert.tokenization import AlbertTokenizer
+from model import cores
 from model.finetune.config import FinetuneConfig, Hyperparameters
 from model.tasks import TaskSpec
+from model.tasks.parallel_encoding import encode_split
+from model.tasks.splits import SplitSettings, read_examples
 
 MODEL_INPUTS = ("input_ids", "segment_ids", "input_mask")
 
@@ -40,9 +43,45 @@ def inputs_of(arrays: dict) -> dict[str, np.ndarray]:
     return {k: arrays[k] for k in MODEL_INPUTS}
 
 
-def first(examples: list, limit: int | None) -> list:
-    """The first `limit` examples (all when `limit` is None)."""
-    return examples[:limit] if limit else examples
+def split_settings(
+    config: FinetuneConfig,
+    hp: Hyperparameters,
+    path: str,
+    training: bool,
+    holdout_cut: int = 0,
+) -> SplitSettings:
+    """The settings of the training split or the dev split in `path` (a dev file's name without
+    extension names its GLUE layout: dev, dev_matched ...)."""
+    return SplitSettings(
+        task=config.task,
+        path=path,
+        split="train" if training else path.rsplit("/", 1)[-1].split(".")[0],
+        spm_model=config.spm_model,
+        max_seq_length=hp.max_seq_length,
+        limit=config.max_train_examples if training else config.max_dev_examples,
+        on_error=config.on_error,
+        truncation=config.truncation,
+        head_tokens=config.head_tokens,
+        doc_stride=config.doc_stride,
+        max_query_length=config.max_query_length,
+        holdout_seed=config.seed,
+        holdout_cut=holdout_cut,
+    )
+
+
+def encoded(
+    settings: SplitSettings,
+    tokenizer: AlbertTokenizer,
+    examples: list,
+    config: FinetuneConfig,
+    counts: dict,
+) -> dict[str, np.ndarray]:
+    """`model.tasks.splits.encode` of `examples` in `config.input_workers` processes (resolved
+    by `TaskKind.load`), its counts added to `counts`."""
+    arrays, added = encode_split(settings, tokenizer, examples, config.input_workers)
+    for key, value in added.items():
+        counts[key] = counts.get(key, 0) + value
+    return arrays
 
 
 class TaskKind(ABC):
@@ -71,7 +110,10 @@ class TaskKind(ABC):
     ) -> TaskData:
         """Read and encode the task's data; `with_train=False` reads only the dev data (scoring a
         fine-tuned model; a SQuAD v2 null threshold is then `threshold`). No training or dev
-        examples is a StageError naming the file, raised before any training."""
+        examples is a StageError naming the file, raised before any training. The examples are
+        encoded in `--input-workers` processes (`model.cores.input_workers`)."""
+        workers = cores.input_workers(config.input_workers, cores.on_accelerator())
+        config = config.model_copy(update={"input_workers": workers})
         data = self.read(config, tokenizer, hp, with_train, threshold)
         if with_train:
             self.require_examples(data, data.train_path, "train", len(data.train["input_ids"]))
@@ -94,7 +136,6 @@ class TaskKind(ABC):
     def predict(self, model: keras.Model, data: TaskData, batch_size: int):
         return model.predict(inputs_of(data.dev), batch_size=batch_size, verbose=0)
 
-    @abstractmethod
     def read(
         self,
         config: FinetuneConfig,
@@ -103,7 +144,26 @@ class TaskKind(ABC):
         with_train: bool,
         threshold: float | None,
     ) -> TaskData:
-        """The task's data, unchecked (see `load`)."""
+        """The task's data, unchecked (see `load`): every example of a split encoded."""
+        counts = {"train": {}, "dev": {}}
+        train_path, dev_path = self.paths(config)
+        train = split_settings(config, hp, train_path, True)
+        dev = split_settings(config, hp, dev_path, False)
+        train_examples = read_examples(train, counts["train"]) if with_train else []
+        dev_examples = read_examples(dev, counts["dev"])
+        return TaskData(
+            train_path,
+            dev_path,
+            encoded(train, tokenizer, train_examples, config, counts["train"]),
+            encoded(dev, tokenizer, dev_examples, config, counts["dev"]),
+            dev_examples,
+            self.texts(train_examples),
+            counts,
+        )
+
+    @abstractmethod
+    def texts(self, examples: list) -> list[list[str]]:
+        """The training text of `examples`, a list of lines per document (`TaskData`)."""
 
     @abstractmethod
     def loss(self) -> Any:

@@ -9,31 +9,17 @@ import keras
 import numpy as np
 
 from albert.fs import join, open_file
-from model.finetune.kind import TaskData, TaskKind, first
-from model.tasks.encode import encode_race
+from model.finetune.kind import TaskKind
 from model.tasks.metrics import race_accuracy
-from model.tasks.race import ANSWER_LETTERS, read_race
+from model.tasks.race import ANSWER_LETTERS
 from model.tasks.scoring import score_race
 
 
 class RaceKind(TaskKind):
     empty_reason = "it holds no questions"
 
-    def read(self, config, tokenizer, hp, with_train, threshold):
-        train_path, dev_path = self.paths(config)
-        train = first(list(read_race(train_path)), config.max_train_examples) if with_train else []
-        dev_examples = first(list(read_race(dev_path)), config.max_dev_examples)
-
-        def encode(examples):
-            return encode_race(
-                tokenizer, examples, hp.max_seq_length, config.truncation, config.head_tokens
-            )
-
-        texts = [e.article.split("\n") for e in {e.article: e for e in train}.values()]
-        counts = {"train": {}, "dev": {}}
-        return TaskData(
-            train_path, dev_path, encode(train), encode(dev_examples), dev_examples, texts, counts
-        )
+    def texts(self, examples):
+        return [e.article.split("\n") for e in {e.article: e for e in examples}.values()]
 
     def loss(self):
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True)

@@ -12,12 +12,12 @@ import keras
 
 from albert.errors import StageError
 from albert.fs import join, open_file
-from albert.hashing import stable_hash
-from model.finetune.kind import TaskData, TaskKind, first, inputs_of
+from model.finetune.kind import TaskData, TaskKind, encoded, inputs_of, split_settings
 from model.tasks import TaskSpec, squad_decode, squad_features
 from model.tasks.metrics import squad_v1_scores, squad_v2_scores
 from model.tasks.scoring import score_squad
-from model.tasks.squad import gold_of, read_squad
+from model.tasks.splits import encoded_examples, held_out, read_examples
+from model.tasks.squad import gold_of
 
 
 @dataclass
@@ -53,55 +53,46 @@ class SquadKind(TaskKind):
             "doc_stride": config.doc_stride,
             "max_query_length": config.max_query_length,
         }
-        examples = (
-            first(list(read_squad(train_path, counts["train"])), config.max_train_examples)
-            if with_train
-            else []
-        )
-        holdout = []
-        if self.v2:  # articles held out of training to tune the null threshold on
-            cut = int(config.threshold_holdout * 10_000)
-
-            def held(e):
-                return stable_hash(f"{config.seed}:{e.title or e.qas_id}".encode()) % 10_000 < cut
-
-            holdout = [e for e in examples if held(e)]
-            examples = [e for e in examples if not held(e)]
-        texts = [[context] for context in dict.fromkeys(e.context for e in examples)]
-        _, train_features = squad_features.prepare(
-            tokenizer, examples, True, counts=counts["train"], **window
-        )
-        train = squad_features.features_to_arrays(train_features)
+        # v2: articles held out of training to tune the null threshold on
+        cut = int(config.threshold_holdout * 10_000) if self.v2 else 0
+        settings = split_settings(config, hp, train_path, True, holdout_cut=cut)
+        examples = read_examples(settings, counts["train"]) if with_train else []
+        holdout = [e for e in examples if held_out(settings, e)]
+        examples = encoded_examples(settings, examples)
+        train = encoded(settings, tokenizer, examples, config, counts["train"])
         train["labels"] = {
             "start_logits": train.pop("start_positions"),
             "end_logits": train.pop("end_positions"),
         }
-        dev_examples = first(list(read_squad(dev_path, counts["dev"])), config.max_dev_examples)
+        dev_examples = read_examples(split_settings(config, hp, dev_path, False), counts["dev"])
         dev_aligned, dev_features = squad_features.prepare(
             tokenizer, dev_examples, False, counts=counts["dev"], **window
         )
-        held_out = None
+        holdout_data = None
         if holdout:
             counts["holdout"] = {}
             aligned, features = squad_features.prepare(
                 tokenizer, holdout, False, counts=counts["holdout"], **window
             )
-            held_out = (holdout, aligned, features, squad_features.features_to_arrays(features))
+            holdout_data = (holdout, aligned, features, squad_features.features_to_arrays(features))
         return SquadData(
             train_path,
             dev_path,
             train,
             squad_features.features_to_arrays(dev_features),
             dev_examples,
-            texts,
+            self.texts(examples),
             counts,
             dev_aligned,
             dev_features,
-            held_out,
+            holdout_data,
             threshold,
             config.n_best_size,
             config.max_answer_length,
         )
+
+    def texts(self, examples):
+        return [[context] for context in dict.fromkeys(e.context for e in examples)]
 
     def loss(self):
         sce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)

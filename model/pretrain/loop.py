@@ -13,7 +13,7 @@ from albert.errors import StageError
 from albert.fs import join
 from albert.locks import output_lock
 from albert.outputs import remove_leftovers
-from model import distribute, pretrain_input, pretrain_records
+from model import cores, distribute, pretrain_input, pretrain_records
 from model.pretrain.build import build_training, restore, weights_digest
 from model.pretrain.config import PRECISION_POLICIES, PretrainConfig
 from model.pretrain.export import export_alone
@@ -255,19 +255,6 @@ def training_engine(
     return TfTraining(model, optimizer, config, strategy, replicas)
 
 
-def on_accelerator(config: PretrainConfig) -> bool:
-    """Does the training step run on a GPU or TPU (of the Keras backend this run uses)?"""
-    import keras  # heavy: loaded when training
-
-    if keras.config.backend() == "jax":
-        import jax  # heavy: only the JAX backend needs it
-
-        return jax.default_backend() != "cpu"
-    import tensorflow as tf  # heavy: only the TensorFlow backend needs it
-
-    return bool(config.tpu or tf.config.list_physical_devices("GPU"))
-
-
 def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: int, process=(0, 1)):
     """The training batches of `epoch` from its `batch_in_epoch`-th on, with the global loss
     denominators (Grain or tf.data, as --input and the backend say: `model.pretrain_input`); with
@@ -281,7 +268,7 @@ def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: i
         seed=config.seed,
         skip_batches=batch_in_epoch,
         shuffle_buffer=config.shuffle_buffer,
-        workers=pretrain_input.input_workers(config.input_workers, on_accelerator(config)),
+        workers=cores.input_workers(config.input_workers, cores.on_accelerator(bool(config.tpu))),
         **({"length_buckets": config.length_buckets} if config.length_buckets else {}),
         **({"process": process} if process[1] > 1 else {}),
     )

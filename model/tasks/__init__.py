@@ -1,4 +1,5 @@
-"""Fine-tuning tasks: readers for GLUE, SQuAD and RACE, their official metrics, and SQuAD features.
+"""Fine-tuning tasks: readers for GLUE, SQuAD and RACE, their official metrics, SQuAD features, and
+a split's encoding (`splits`), in worker processes too (`parallel_encoding`).
 
 `TASKS` describes every task the fine-tuning CLI knows: its kind (how examples become model inputs
 and which head is used), its files in the task's data directory, its metrics and the metric that

@@ -1,0 +1,104 @@
+"""A task split's examples and their encoding, from plain settings (`SplitSettings`): what
+fine-tuning encodes, in its own process or in worker processes (`model.tasks.parallel_encoding`).
+Only the light readers and encoders: a worker imports no Keras."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from albert.hashing import stable_hash
+from albert.tokenization import AlbertTokenizer
+from model.tasks import get_task, squad_features
+from model.tasks.encode import encode_glue, encode_race
+from model.tasks.glue import read_glue
+from model.tasks.race import read_race
+from model.tasks.squad import SquadExample, read_squad
+
+
+@dataclass(frozen=True)
+class SplitSettings:
+    """One split of a task and how to encode it; only str, int and None fields (a worker gets them
+    as JSON). `holdout_cut` > 0 (SQuAD v2 training): the articles whose `stable_hash` with
+    `holdout_seed` falls below it out of 10,000 are held out, not encoded."""
+
+    task: str
+    path: str
+    split: str
+    spm_model: str
+    max_seq_length: int
+    limit: int | None = None
+    on_error: str = "fail"
+    truncation: str = "head"
+    head_tokens: int = 128
+    doc_stride: int = 128
+    max_query_length: int = 64
+    holdout_seed: int = 0
+    holdout_cut: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> SplitSettings:
+        return cls(**json.loads(text))
+
+
+def read_examples(settings: SplitSettings, counts: dict | None = None) -> list:
+    """The split's first `limit` examples (all when None); `counts` receives the reader's
+    totals."""
+    spec, counts = get_task(settings.task), counts if counts is not None else {}
+    if spec.kind == "span":
+        examples = read_squad(settings.path, counts)
+    elif spec.kind == "multiple_choice":
+        examples = read_race(settings.path)
+    else:
+        examples = read_glue(spec.name, settings.path, settings.split, settings.on_error, counts)
+    examples = list(examples)
+    return examples[: settings.limit] if settings.limit else examples
+
+
+def held_out(settings: SplitSettings, example: SquadExample) -> bool:
+    """Whether the example's article is held out (see `SplitSettings`)."""
+    if not settings.holdout_cut:
+        return False
+    key = f"{settings.holdout_seed}:{example.title or example.qas_id}".encode()
+    return stable_hash(key) % 10_000 < settings.holdout_cut
+
+
+def encoded_examples(settings: SplitSettings, examples: list) -> list:
+    """The examples `encode` is given: all but the held-out ones."""
+    return [e for e in examples if not held_out(settings, e)]
+
+
+def cut_keys(settings: SplitSettings, examples: list) -> list:
+    """Where the examples may be cut into chunks: between two of different keys. A SQuAD
+    paragraph's questions share its tokenized context, so a chunk never splits them."""
+    if get_task(settings.task).kind == "span":
+        return [e.context for e in examples]
+    return list(range(len(examples)))
+
+
+def encode(
+    settings: SplitSettings, tokenizer: AlbertTokenizer, examples: list, counts: dict
+) -> dict[str, np.ndarray]:
+    """The examples' model inputs and labels (`labels`; SQuAD: `start_positions`,
+    `end_positions`), int32/float32 arrays with one row per example (SQuAD: per window); `counts`
+    receives the SQuAD alignment totals."""
+    kind = get_task(settings.task).kind
+    length, truncation = settings.max_seq_length, settings.truncation
+    if kind == "span":
+        _, features = squad_features.prepare(
+            tokenizer,
+            examples,
+            True,
+            max_seq_length=length,
+            doc_stride=settings.doc_stride,
+            max_query_length=settings.max_query_length,
+            counts=counts,
+        )
+        return squad_features.features_to_arrays(features)
+    encoder = encode_race if kind == "multiple_choice" else encode_glue
+    return encoder(tokenizer, examples, length, truncation, settings.head_tokens)
