@@ -2,7 +2,8 @@
 wall-clock budget, on the same data, preset, batch, seed and warmup.
 
     python benchmarks/time_budget.py --data DIR [--budget 10m] [--preset albert-tiny]
-        [--batch-size 32] [--warmup-steps 250] [--eval-batches 50] [--workdir DIR]
+        [--batch-size 32] [--learning-rate LR] [--warmup-steps 250] [--eval-batches 50]
+        [--workdir DIR]
 
 1. `budget`: `python -m model.pretrain --time-budget B`, the learning rate decaying to zero at
    the budget; it reaches N steps.
@@ -83,6 +84,7 @@ def main() -> None:
     parser.add_argument("--budget", default="10m")
     parser.add_argument("--preset", default="albert-tiny")
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--learning-rate", type=float, default=None, help="default: the trainer's")
     parser.add_argument("--warmup-steps", type=int, default=250)
     parser.add_argument("--eval-batches", type=int, default=50)
     parser.add_argument("--seed", type=int, default=12345)
@@ -95,6 +97,8 @@ def main() -> None:
         *("--eval-batches", str(args.eval_batches), "--seed", str(args.seed)),
         *("--checkpoint-every", "100000", "--log-every", "100"),
     ]
+    if args.learning_rate is not None:
+        common += ["--learning-rate", str(args.learning_rate)]
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(dir=args.workdir) as work:
         work = Path(work)
@@ -127,6 +131,7 @@ def main() -> None:
                 "budget": args.budget,
                 "preset": args.preset,
                 "batch_size": args.batch_size,
+                "learning_rate": args.learning_rate,
                 "steps_the_budget_allowed": allowed,
                 **runs,
                 "budget_minus_best_step_run_mlm_accuracy": round(
