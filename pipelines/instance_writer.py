@@ -63,30 +63,12 @@ def instance_sort_key(seed: int, doc_key: bytes, dupe: int, index: int) -> bytes
     )
 
 
-def mask_instances(
-    created: Sequence[Instance],
-    boundaries: Sequence[np.ndarray],
-    generators: Sequence[np.random.Generator],
-    options: masking.MaskingOptions,
-    ngram_counts: np.ndarray | None = None,
-) -> list[masking.Masked]:
-    """`masking.mask_instance(created[i].input_ids, boundaries[i], generators[i], options)` of
-    every instance, by one `mask_batch` call over the instances padded to a common length."""
-    if not created:
-        return []
-    lengths = [len(instance.input_ids) for instance in created]
-    ids = np.zeros((len(created), max(lengths)), np.int64)
-    is_word_start = np.zeros(ids.shape, bool)
-    for row, (instance, boundary) in enumerate(zip(created, boundaries)):
-        ids[row, : lengths[row]] = instance.input_ids
-        is_word_start[row, : lengths[row]] = boundary
-    batch = mask_batch(ids, is_word_start, generators, options, ngram_counts)
-    return [
-        masking.Masked(
-            batch.masked_ids[row, :length], batch.positions[row, :count], batch.labels[row, :count]
-        )
-        for row, (length, count) in enumerate(zip(lengths, batch.counts.tolist()))
-    ]
+def padded_rows(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The arrays as the rows of one int64 [B, longest] array, zero-padded, and their lengths."""
+    lengths = np.array([len(array) for array in arrays], dtype=np.int64)
+    rows = np.zeros((len(arrays), int(lengths.max(initial=0))), dtype=np.int64)
+    rows[np.arange(rows.shape[1]) < lengths[:, None]] = np.concatenate(arrays) if arrays else []
+    return rows, lengths
 
 
 class InstanceWriter:
@@ -123,7 +105,7 @@ class InstanceWriter:
         """(sort key, serialized example) of every instance of the given document passes, in order.
         Static masks: up to `MASK_BATCH_ROWS` instances, of one or many documents, at a time by one
         `mask_batch` call (the bytes do not depend on how passes are grouped)."""
-        pending: list[tuple[bytes, Instance, np.ndarray, np.random.Generator | None]] = []
+        pending: list[tuple[bytes, Instance, np.random.Generator | None]] = []
         for doc_key, document, dupe, random_document in passes:
             doc_hash = stable_hash(doc_key)
             created = create_instances(
@@ -142,40 +124,48 @@ class InstanceWriter:
                 generator = None
                 if self.config.masking == "static":
                     generator = masking_rng(self.config.seed, doc_hash, dupe, index)
-                pending.append((key, instance, self.start_table[instance.input_ids], generator))
+                pending.append((key, instance, generator))
                 if len(pending) == MASK_BATCH_ROWS:
                     yield from self._serialize(pending)
                     pending = []
         yield from self._serialize(pending)
 
     def _serialize(self, pending) -> Iterator[tuple[bytes, bytes]]:
-        """Mask (static) and serialize (sort key, instance, boundary, masking generator) rows."""
+        """(sort key, example) of (sort key, instance, masking generator) rows: static masks by one
+        `mask_batch` call, all rows serialized at once."""
         config = self.config
-        keys, created, boundaries, generators = zip(*pending) if pending else ((),) * 4
+        keys, created, generators = zip(*pending) if pending else ((), (), ())
+        ids, lengths = padded_rows([instance.input_ids for instance in created])
+        segment_ids, _ = padded_rows([instance.segment_ids for instance in created])
+        boundary = self.start_table[ids] & (np.arange(ids.shape[1]) < lengths[:, None])
         ngram_counts = np.zeros(config.ngram + 1, dtype=np.int64)
-        if config.masking == "static":
-            masked = mask_instances(created, boundaries, generators, self.options, ngram_counts)
+        if config.masking == "static" and created:
+            ids, positions, labels, counts = mask_batch(
+                ids, boundary, generators, self.options, ngram_counts
+            )
         else:
-            empty = np.zeros(0, np.int64)
-            masked = [masking.Masked(instance.input_ids, empty, empty) for instance in created]
-        for key, instance, boundary, (masked_ids, positions, labels) in zip(
-            keys, created, boundaries, masked
-        ):
-            example = features.encode_example(
-                masked_ids,
-                instance.segment_ids,
+            positions = labels = np.zeros((len(created), 0), dtype=np.int64)
+            counts = np.zeros(len(created), dtype=np.int64)
+        sentence_labels = [instance.label for instance in created]
+        yield from zip(
+            keys,
+            features.encode_examples(
+                ids,
+                segment_ids,
                 boundary,
                 positions,
                 labels,
-                instance.label,
+                lengths,
+                counts,
+                sentence_labels,
                 config.max_seq_length,
                 config.max_predictions_per_seq,
-            )
-            yield key, example
+            ),
+        )
         self.inc("instances", len(created))
-        self.inc("tokens", sum(len(instance.input_ids) for instance in created))
-        self.inc("masked_tokens", sum(len(m.positions) for m in masked))
-        self.inc("label_1", sum(instance.label for instance in created))
+        self.inc("tokens", int(lengths.sum()))
+        self.inc("masked_tokens", int(counts.sum()))
+        self.inc("label_1", sum(sentence_labels))
         for n in range(1, config.ngram + 1):
             if ngram_counts[n]:
                 self.inc(f"masked_ngrams_{n}", int(ngram_counts[n]))
