@@ -72,7 +72,8 @@ def padded_rows(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 class InstanceWriter:
-    """One document's work for the TFRecords stage: tokenize, build instances, mask, serialize.
+    """The TFRecords stage's work on documents: tokenize (one at a time), build instances, mask
+    and serialize (many documents' instances together).
 
     Thread-safe. Counts go to `inc` (documents, sentences, tokens, instances, masked tokens and
     n-grams ...)."""
