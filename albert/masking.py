@@ -1,8 +1,9 @@
 """Whole-word n-gram masking for the masked-LM objective, as google-research/albert defines it.
 
-Pure NumPy, no TensorFlow or Beam: `pipelines.tfrecords` uses it for static masks and
-`model.pretrain` for dynamic masking at training time. All randomness comes from the
-`numpy.random.Generator` passed in.
+Pure NumPy, no TensorFlow or Beam: the contract of one record's masks, which
+`albert.batch_masking.mask_batch` gives record by record for the static masks of
+`pipelines.tfrecords` and for dynamic masking at training time (`model.pretrain`). All randomness
+comes from the `numpy.random.Generator` passed in.
 
 The reference's semantics (`create_masked_lm_predictions`):
 - a word is a piece that starts a word (`is_start_piece`) followed by the pieces that do not;

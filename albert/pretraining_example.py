@@ -7,10 +7,10 @@ Features of each `tf.train.Example` (padding 0):
   masked_lm_weights: float x max_predictions_per_seq
   next_sentence_labels: int64 x 1 (SOP: 1 = swapped; NSP: 1 = random B)
 
-`encode_example` writes the protobuf wire format directly with NumPy (several times faster than
-building `tf.train.Example` objects); `decode_example` reads any serialized `tf.train.Example` with
-the protobuf runtime (no TensorFlow: the JAX input and the shard check use it). Tests check both
-against TensorFlow."""
+`encode_example` (one instance) and `encode_examples` (a batch at once) write the protobuf wire
+format directly with NumPy (several times faster than building `tf.train.Example` objects);
+`decode_example` reads any serialized `tf.train.Example` with the protobuf runtime (no TensorFlow:
+the JAX input and the shard check use it). Tests check both against TensorFlow."""
 
 from __future__ import annotations
 
@@ -100,13 +100,81 @@ def _entry(name: str, list_tag: int, packed: bytes) -> bytes:
     return _entry_header(name, list_tag, len(packed)) + packed
 
 
-def _pad(values, length: int) -> np.ndarray:
-    padded = np.zeros(length, dtype=np.int64)
-    values = np.asarray(values, dtype=np.int64)
-    if len(values) > length:
-        raise ValueError(f"{len(values)} values do not fit in {length}")
-    padded[: len(values)] = values
-    return padded
+def _fit(rows: np.ndarray, counts: np.ndarray, length: int) -> np.ndarray:
+    """int64 [B, length]: each row's first `counts[b]` values, zero-padded (beyond them `rows` must
+    hold zeros)."""
+    if counts.max(initial=0) > length:
+        raise ValueError(f"{int(counts.max())} values do not fit in {length}")
+    fitted = np.zeros((len(rows), length), dtype=np.int64)
+    width = min(rows.shape[1], length)
+    fitted[:, :width] = rows[:, :width]
+    return fitted
+
+
+def _row_bytes(rows: np.ndarray, dtype) -> list[bytes]:
+    """Each row's values as `dtype`, raw (packed varints of values below 128 for uint8)."""
+    return [row.tobytes() for row in rows.astype(dtype)]
+
+
+def _row_varints(rows: np.ndarray) -> list[bytes]:
+    """`encode_varints` of each row of a non-negative int64 [B, N] array, in one table lookup."""
+    if rows.size == 0 or rows.max() >= _TABLE_SIZE:
+        return [encode_varints(row) for row in rows]
+    present = _TABLE_PRESENT[rows]  # [B, N, 3]
+    flat = _TABLE_BYTES[rows][present].tobytes()
+    ends = np.cumsum(np.count_nonzero(present, axis=(1, 2))).tolist()
+    return [flat[start:end] for start, end in zip([0, *ends[:-1]], ends)]
+
+
+def encode_examples(
+    input_ids: np.ndarray,
+    segment_ids: np.ndarray,
+    token_boundary: np.ndarray,
+    masked_lm_positions: np.ndarray,
+    masked_lm_ids: np.ndarray,
+    num_tokens: np.ndarray,
+    num_masked: np.ndarray,
+    labels: np.ndarray,
+    max_seq_length: int,
+    max_predictions_per_seq: int,
+) -> list[bytes]:
+    """Serialized `tf.train.Example`s of a batch: row `b` of the [B, T] arrays holds `num_tokens[b]`
+    tokens, of the [B, P] arrays `num_masked[b]` predictions, zeros after them (padded here to
+    `max_seq_length` and `max_predictions_per_seq`); `labels` [B]. Row `b`'s bytes are
+    `encode_example` of its unpadded values; the varints of the whole batch are encoded at once."""
+    num_tokens, num_masked = np.asarray(num_tokens), np.asarray(num_masked)
+    seq = np.arange(max_seq_length) < num_tokens[:, None]
+    predicted = np.arange(max_predictions_per_seq) < num_masked[:, None]
+    columns = (
+        ("input_ids", 0x1A, _row_varints(_fit(input_ids, num_tokens, max_seq_length))),
+        ("input_mask", 0x1A, _row_bytes(seq, np.uint8)),
+        ("segment_ids", 0x1A, _row_bytes(_fit(segment_ids, num_tokens, max_seq_length), np.uint8)),
+        (
+            "token_boundary",
+            0x1A,
+            _row_bytes(_fit(token_boundary, num_tokens, max_seq_length), np.uint8),
+        ),
+        (
+            "masked_lm_positions",
+            0x1A,
+            _row_varints(_fit(masked_lm_positions, num_masked, max_predictions_per_seq)),
+        ),
+        (
+            "masked_lm_ids",
+            0x1A,
+            _row_varints(_fit(masked_lm_ids, num_masked, max_predictions_per_seq)),
+        ),
+        ("masked_lm_weights", 0x12, _row_bytes(predicted, "<f4")),
+        ("next_sentence_labels", 0x1A, [varint(label) for label in np.asarray(labels).tolist()]),
+    )
+    return [
+        length_delimited(1, b"".join(_entry(name, tag, rows[b]) for name, tag, rows in columns))
+        for b in range(len(num_tokens))
+    ]
+
+
+def _one_row(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64).reshape(1, -1)
 
 
 def encode_example(
@@ -120,28 +188,18 @@ def encode_example(
     max_predictions_per_seq: int,
 ) -> bytes:
     """A serialized `tf.train.Example` of one instance (unpadded inputs; padded here with 0)."""
-    num_tokens, num_masked = len(input_ids), len(masked_lm_positions)
-    mask = np.zeros(max_seq_length, dtype=np.uint8)
-    mask[:num_tokens] = 1
-    weights = np.zeros(max_predictions_per_seq, dtype="<f4")
-    weights[:num_masked] = 1.0
-    entries = [
-        _entry("input_ids", 0x1A, encode_varints(_pad(input_ids, max_seq_length))),
-        _entry("input_mask", 0x1A, mask.tobytes()),
-        _entry("segment_ids", 0x1A, _pad(segment_ids, max_seq_length).astype(np.uint8).tobytes()),
-        _entry(
-            "token_boundary", 0x1A, _pad(token_boundary, max_seq_length).astype(np.uint8).tobytes()
-        ),
-        _entry(
-            "masked_lm_positions",
-            0x1A,
-            encode_varints(_pad(masked_lm_positions, max_predictions_per_seq)),
-        ),
-        _entry("masked_lm_ids", 0x1A, encode_varints(_pad(masked_lm_ids, max_predictions_per_seq))),
-        _entry("masked_lm_weights", 0x12, weights.tobytes()),
-        _entry("next_sentence_labels", 0x1A, varint(int(label))),
-    ]
-    return length_delimited(1, b"".join(entries))
+    return encode_examples(
+        _one_row(input_ids),
+        _one_row(segment_ids),
+        _one_row(token_boundary),
+        _one_row(masked_lm_positions),
+        _one_row(masked_lm_ids),
+        [len(input_ids)],
+        [len(masked_lm_positions)],
+        [label],
+        max_seq_length,
+        max_predictions_per_seq,
+    )[0]
 
 
 # --------------------------------------------------------------------------------------------

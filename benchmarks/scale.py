@@ -24,7 +24,9 @@ side by side with `pipelines.tfrecords` on one worker, on the same samples (the 
 of the smallest corpus's segmented shards, same vocabulary, dupe 1, 512 tokens): MB per CPU second
 of each, their marginal rate (start-up left out) and the ratios. The reference imports
 tensorflow_hub only for TF-Hub vocabularies; where that is not installed a blank stand-in module is
-put on its path. Prints ONE JSON line (progress on stderr).
+put on its path. Its copy decodes the bytes pieces of its digit-comma rule (`PY3_DIGIT_COMMA_FIX`),
+without which it stops on a vocabulary with a piece such as "87,". Prints ONE JSON line (progress
+on stderr).
 """
 
 from __future__ import annotations
@@ -50,6 +52,12 @@ SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", REPO.parent / "shared" / "dat
 WIKI = SHARED / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 FILES_PER_CORPUS = 16
 SAMPLE_MB = 3
+# The reference's digit-comma rule re-encodes a piece such as "87," from bytes; SentencePiece 0.2
+# then returns bytes pieces, on which is_start_piece fails under Python 3: decoded (as in Python 2).
+PY3_DIGIT_COMMA_FIX = (
+    "new_pieces.extend(cur_pieces)",
+    "new_pieces.extend(printable_text(p) for p in cur_pieces)",
+)
 
 
 def sentence_pool(workdir: Path) -> list[str]:
@@ -209,6 +217,8 @@ def reference_side_by_side(workdir: Path, reference: Path, name: str) -> dict:
     (package / "albert").mkdir(parents=True)
     for file in ("__init__.py", "create_pretraining_data.py", "tokenization.py"):
         shutil.copy(reference / file, package / "albert" / file)
+    tokenization = package / "albert" / "tokenization.py"  # the copy, never the checkout
+    tokenization.write_text(tokenization.read_text().replace(*PY3_DIGIT_COMMA_FIX))
     try:
         import tensorflow_hub  # noqa: F401  # optional: only whether it is installed matters
     except ImportError:

@@ -17,6 +17,7 @@ utilisation). Usage: python benchmarks/scale_plan.py [--workdir DIR]
 from __future__ import annotations
 
 import argparse
+import collections
 import glob
 import json
 import os
@@ -105,22 +106,25 @@ def vocab_per_core(workdir: Path, corpus: Path) -> dict:
 
 
 def tfrecords_per_core(corpus: Path, model: str) -> dict:
-    from pipelines.instances import InstanceWriter  # heavy: Beam
+    from pipelines.instance_writer import DocumentPass, InstanceWriter  # heavy: Beam
     from pipelines.segmented_corpus import read_documents  # heavy: Beam
     from pipelines.tfrecords_config import TFRecordsConfig  # heavy: Beam
 
+    counts: collections.Counter = collections.Counter()
     writer = InstanceWriter(
-        TFRecordsConfig(input=str(corpus), spm_model=model, output="unused", dupe_factor=1)
+        TFRecordsConfig(input=str(corpus), spm_model=model, output="unused", dupe_factor=1),
+        lambda name, amount=1: counts.update({name: amount}),
     )
     files = sorted(glob.glob(str(corpus / "*.txt")))
-    start, tokens, count, size = time.process_time(), 0, 0, 0
-    for path in files:
-        for key, lines in read_documents(path):
-            sentences = writer.encode(lines)
-            tokens += sum(len(s) for s in sentences)
-            for _, example in writer.examples(key, sentences, 0):
-                count, size = count + 1, size + len(example)
+    start, count, size = time.process_time(), 0, 0
+    for _, example in writer.examples(  # all documents' instances masked together, in batches
+        DocumentPass(key, writer.encode(lines), 0)
+        for path in files
+        for key, lines in read_documents(path)
+    ):
+        count, size = count + 1, size + len(example)
     seconds = time.process_time() - start
+    tokens = counts["document_tokens"]
     text_mb = sum(os.path.getsize(f) for f in files) / 1e6
     return {
         "text_mb": round(text_mb, 2),

@@ -33,6 +33,7 @@ whether the one-file run's shards are byte-identical to a one-worker run's.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import glob
 import hashlib
@@ -51,7 +52,7 @@ import sentencepiece as spm
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from pipelines import segment
-from pipelines.instances import InstanceWriter
+from pipelines.instance_writer import DocumentPass, InstanceWriter
 from pipelines.segmented_corpus import read_documents
 from pipelines.sentencepiece_trainer import trainer_kwargs
 from pipelines.tfrecords_config import TFRecordsConfig
@@ -248,19 +249,22 @@ def spread_check(workdir: Path, corpus: Path, model: Path) -> dict:
 
 def core_throughput(corpus: Path, model: Path) -> tuple[float, float]:
     """MB and tokens per CPU second of the per-document work alone, in this process."""
+    counts: collections.Counter = collections.Counter()
     writer = InstanceWriter(
-        TFRecordsConfig(input=str(corpus), spm_model=str(model), output="unused", dupe_factor=1)
+        TFRecordsConfig(input=str(corpus), spm_model=str(model), output="unused", dupe_factor=1),
+        lambda name, amount=1: counts.update({name: amount}),
     )
     files = sorted(glob.glob(str(corpus / "*.txt")))
-    start, tokens = time.process_time(), 0
-    for path in files:
-        for key, lines in read_documents(path):
-            sentences = writer.encode(lines)
-            tokens += sum(len(s) for s in sentences)
-            for _ in writer.examples(key, sentences, 0):
-                pass
+    start = time.process_time()
+    for _ in writer.examples(  # all documents' instances masked MASK_BATCH_ROWS at a time
+        DocumentPass(key, writer.encode(lines), 0)
+        for path in files
+        for key, lines in read_documents(path)
+    ):
+        pass
     seconds = time.process_time() - start
-    return sum(os.path.getsize(f) for f in files) / 1e6 / seconds, tokens / seconds
+    mb = sum(os.path.getsize(f) for f in files) / 1e6
+    return mb / seconds, counts["document_tokens"] / seconds
 
 
 def main() -> None:

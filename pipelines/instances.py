@@ -2,9 +2,8 @@
 google-research/albert.
 
 Pure functions over token-id arrays; all randomness comes from the `numpy.random.Generator` passed
-in. `InstanceWriter` does one document's whole work for the TFRecords stage (tokenize, build
-instances, mask, serialize), seeded from (seed, document key, pass), so the output does not depend
-on workers.
+in. `pipelines.instance_writer.InstanceWriter` does one document's whole work for the TFRecords
+stage (tokenize, build instances, mask, serialize).
 
 Per document (the reference's `create_instances_from_document`): the target length is
 `max_seq_length - 3`, or with probability `short_seq_prob` a random length in
@@ -30,12 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from albert import masking
-from albert import pretraining_example as features
-from albert.hashing import stable_hash
-from albert.tokenization import AlbertTokenizer
 from pipelines.runner import Counter
-from pipelines.tfrecords_config import TFRecordsConfig
 
 Objective = Literal["sop", "nsp"]
 RandomDocument = Callable[[np.random.Generator], Sequence[np.ndarray]]
@@ -51,8 +45,8 @@ class Instance:
     label: int
 
 
-def _noop(name: str, amount: int = 1) -> None:
-    pass
+def uncounted(name: str, amount: int = 1) -> None:
+    """A Counter that counts nothing."""
 
 
 def encode_sentences(tokenizer, lines: Sequence[str]) -> list[np.ndarray]:
@@ -158,7 +152,7 @@ def create_instances(
     random_document: RandomDocument | None = None,
     cls_id: int = 2,
     sep_id: int = 3,
-    inc: Counter = _noop,
+    inc: Counter = uncounted,
 ) -> Iterator[Instance]:
     """The instances of one document (its sentences as id arrays)."""
     if objective == "nsp" and random_document is None:
@@ -216,101 +210,3 @@ def _nsp_pair(chunk, a_end, target, rng, random_document):
                 break
         return tokens_a, np.concatenate(pieces), 1
     return tokens_a, np.concatenate(chunk[a_end:]), 0
-
-
-def document_rng(seed: int, doc_hash: int, dupe: int) -> np.random.Generator:
-    """The generator of every random choice for one document in one dupe pass."""
-    return np.random.Generator(np.random.PCG64([seed, doc_hash, dupe]))
-
-
-def instance_sort_key(seed: int, doc_key: bytes, dupe: int, index: int) -> bytes:
-    """A stable pseudo-random key: shuffles instances globally across and within shards."""
-    return (
-        stable_hash(b"%d\x00%s\x00%d\x00%d" % (seed, doc_key, dupe, index)).to_bytes(8, "big")
-        + doc_key
-    )
-
-
-class InstanceWriter:
-    """One document's work for the TFRecords stage: tokenize, build instances, mask, serialize.
-
-    No Beam here; thread-safe. Counts go to `inc` (documents, sentences, tokens, instances, masked
-    tokens and n-grams ...)."""
-
-    def __init__(self, config: TFRecordsConfig, inc: Counter = _noop):
-        self.config, self.inc = config, inc
-        self.tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
-        vocab = self.tokenizer.sp.id_to_piece(list(range(self.tokenizer.vocab_size)))
-        self.start_table = masking.start_piece_table(vocab)
-        self.start_table[[self.tokenizer.cls_id, self.tokenizer.sep_id]] = True
-        self.options = masking.MaskingOptions.for_vocabulary(
-            self.tokenizer.vocab_size,
-            self.tokenizer.is_control,
-            masked_lm_prob=config.masked_lm_prob,
-            max_predictions_per_seq=config.max_predictions_per_seq,
-            ngram=config.ngram,
-            favor_shorter_ngram=config.favor_shorter_ngram,
-            mask_id=self.tokenizer.mask_id,
-        )
-
-    def encode(self, lines: list[str]) -> list[np.ndarray]:
-        """The token ids of a document's sentences (sentences with none dropped), counted."""
-        sentences = encode_sentences(self.tokenizer, lines)
-        self.inc("documents")
-        self.inc("sentences", len(sentences))
-        self.inc("document_tokens", sum(len(s) for s in sentences))
-        return sentences
-
-    def examples(
-        self,
-        doc_key: bytes,
-        document: Sequence[np.ndarray],
-        dupe: int,
-        random_document: RandomDocument | None = None,
-    ) -> Iterator[tuple[bytes, bytes]]:
-        """(sort key, serialized example) of every instance of one document in one dupe pass."""
-        config = self.config
-        rng = document_rng(config.seed, stable_hash(doc_key), dupe)
-        created = create_instances(
-            document,
-            rng,
-            max_seq_length=config.max_seq_length,
-            short_seq_prob=config.short_seq_prob,
-            objective=config.objective,
-            random_document=random_document,
-            cls_id=self.tokenizer.cls_id,
-            sep_id=self.tokenizer.sep_id,
-            inc=self.inc,
-        )
-        ngram_counts = np.zeros(config.ngram + 1, dtype=np.int64)
-        num_instances = num_tokens = num_masked = num_label_1 = 0
-        for index, instance in enumerate(created):
-            boundary = self.start_table[instance.input_ids]
-            if config.masking == "static":
-                masked_ids, positions, labels = masking.mask_instance(
-                    instance.input_ids, boundary, rng, self.options, ngram_counts
-                )
-            else:
-                masked_ids, positions, labels = instance.input_ids, (), ()
-            example = features.encode_example(
-                masked_ids,
-                instance.segment_ids,
-                boundary,
-                positions,
-                labels,
-                instance.label,
-                config.max_seq_length,
-                config.max_predictions_per_seq,
-            )
-            num_instances += 1
-            num_tokens += len(instance.input_ids)
-            num_masked += len(positions)
-            num_label_1 += instance.label
-            yield instance_sort_key(config.seed, doc_key, dupe, index), example
-        self.inc("instances", num_instances)
-        self.inc("tokens", num_tokens)
-        self.inc("masked_tokens", num_masked)
-        self.inc("label_1", num_label_1)
-        for n in range(1, config.ngram + 1):
-            if ngram_counts[n]:
-                self.inc(f"masked_ngrams_{n}", int(ngram_counts[n]))

@@ -2,9 +2,10 @@
 
 Reads the segmented corpus format (one sentence per line, a blank line between documents) and
 writes `OUTPUT/data-0000i-of-0000N.tfrecord` in google-research/albert's format plus
-`OUTPUT/metadata.json`. Deterministic: every random choice is seeded from (seed, document key, dupe
-index), so the output is byte-identical for any runner and worker count; instances are shuffled
-across shards by a hash.
+`OUTPUT/metadata.json`. Deterministic: instance creation is seeded from (seed, document key, dupe
+index), each instance's static masks from (seed, document key, dupe index, instance index)
+(pipelines.instance_writer), so the output is byte-identical for any runner, worker count and
+batching; instances are shuffled across shards by a hash.
 
 Held-out documents: whole documents, chosen by a stable hash of their text (independent of the
 seed, so every run on the same corpus holds out the same documents), go to
@@ -14,8 +15,9 @@ files (pipelines.tfrecords_metadata).
 
 Pipeline: files -> documents (key, text) -> their hashes -> the held-out cutoff; documents spread
 over workers through sorted spill files, split into training and held-out by the cutoff -> per
-split, SOP: instances of each document; NSP: documents encoded, bucketed, instances drawn within a
-bucket -> shards of instances sorted by a hash; the held-out list; metadata.json.
+split, SOP: documents in batches, the instances of a batch masked together; NSP: documents
+encoded, bucketed, instances drawn (and masked together) within a bucket -> shards of instances
+sorted by a hash; the held-out list; metadata.json.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from pipelines.heldout import (
     heldout_list_line,
     text_hash,
 )
-from pipelines.instances import InstanceWriter
+from pipelines.instance_writer import DocumentPass, InstanceWriter
 from pipelines.runner import CountingDoFn, WriteSummary, counted, run_stage
 from pipelines.segmented_corpus import input_files, read_documents
 from pipelines.shards import WriteShards
@@ -55,6 +57,9 @@ from pipelines.tfrecords_metadata import (
 logger = logging.getLogger(__name__)
 
 NAMESPACE = "tfrecords"
+DOCUMENTS_PER_BATCH = (
+    256  # SOP documents whose instances are masked together (fewer at bundle ends)
+)
 
 
 class _WriterDoFn(CountingDoFn):
@@ -93,14 +98,19 @@ def held_out_or_not(document: Document, partitions: int) -> int:
 
 
 class SopExamples(_WriterDoFn):
-    """Document -> (sort key, example) for every dupe pass; documents with no tokens are counted."""
+    """A batch of Documents -> (sort key, example) for every dupe pass of each, masked together;
+    documents with no tokens are counted."""
 
-    def process(self, document: Document):
-        sentences = self.writer.encode(document.lines)
-        if not sentences:
-            self.writer.inc("empty_documents")
-        for dupe in range(self.config.passes if sentences else 0):
-            yield from self.writer.examples(document.key, sentences, dupe)
+    def process(self, documents: list[Document]):
+        yield from self.writer.examples(self.passes(documents))
+
+    def passes(self, documents: list[Document]) -> Iterator[DocumentPass]:
+        for document in documents:
+            sentences = self.writer.encode(document.lines)
+            if not sentences:
+                self.writer.inc("empty_documents")
+            for dupe in range(self.config.passes if sentences else 0):
+                yield DocumentPass(document.key, sentences, dupe)
 
 
 class EncodeDocuments(_WriterDoFn):
@@ -123,13 +133,21 @@ class NspExamples(_WriterDoFn):
         documents = [instances.unpack_document(packed) for _, packed in members]
         if len(members) == 1:
             self.writer.inc("nsp_same_document_b")
-        for index, (doc_key, _) in enumerate(members):
-            others = [doc for j, doc in enumerate(documents) if j != index] or documents
+        yield from self.writer.examples(
+            DocumentPass(doc_key, documents[index], dupe, random_from(documents, index))
+            for index, (doc_key, _) in enumerate(members)
+        )
 
-            def random_document(rng, others=others):
-                return others[int(rng.integers(len(others)))]
 
-            yield from self.writer.examples(doc_key, documents[index], dupe, random_document)
+def random_from(documents: list, index: int):
+    """NSP's random B for `documents[index]`: a random other document of the bucket (itself when
+    alone)."""
+    others = [doc for j, doc in enumerate(documents) if j != index] or documents
+
+    def random_document(rng):
+        return others[int(rng.integers(len(others)))]
+
+    return random_document
 
 
 def nsp_buckets(document: tuple[bytes, bytes], count: int, config: TFRecordsConfig):
@@ -171,7 +189,10 @@ class CountElements(CountingDoFn):
 def build_examples(documents, config: TFRecordsConfig, label: str, counts: list):
     """Documents of one split -> (sort key, example); NSP draws random B segments within it."""
     if config.objective == "sop":
-        return counted(documents, f"SopExamples{label}", SopExamples(config), counts)
+        batches = documents | f"Batch{label}" >> beam.BatchElements(
+            min_batch_size=DOCUMENTS_PER_BATCH, max_batch_size=DOCUMENTS_PER_BATCH
+        )
+        return counted(batches, f"SopExamples{label}", SopExamples(config), counts)
     encoded = counted(documents, f"Encode{label}", EncodeDocuments(config), counts)
     count = encoded | f"CountDocuments{label}" >> beam.combiners.Count.Globally()
     return counted(

@@ -110,3 +110,50 @@ def test_decoder_reads_what_tensorflow_reads():
     assert sorted(features.decode_example(ours, ("input_ids", "absent"))) == ["input_ids"]
     with pytest.raises(Exception, match="(?i)pars|decod"):
         features.decode_example(b"\x0a\xff\xff")
+
+
+@pytest.mark.parametrize("top", [100, 8_000, 300_000])
+def test_a_batch_encodes_as_each_row_alone(top):
+    """encode_examples of zero-padded rows = encode_example of each row's own values (the
+    one-table path below 2**16 and the general one above), with and without predictions."""
+    rng = np.random.default_rng(top)
+    lengths, counts = np.array([5, 17, 1, 32]), np.array([3, 0, 1, 4])
+    rows = [rng.integers(0, top, length) for length in lengths]
+    segments = [(np.arange(length) > length // 2).astype(np.int64) for length in lengths]
+    boundaries = [rng.integers(0, 2, length) for length in lengths]
+    positions = [
+        np.sort(rng.choice(length, count, replace=False)) for length, count in zip(lengths, counts)
+    ]
+    labels = [1, 0, 1, 0]
+    padded = lambda arrays, width: np.stack(
+        [np.concatenate([a, np.zeros(width - len(a), np.int64)]) for a in arrays]
+    )
+    masked_ids = [row[p] for row, p in zip(rows, positions)]
+    batch = features.encode_examples(
+        padded(rows, 40),
+        padded(segments, 40),
+        padded(boundaries, 40),
+        padded(positions, 4),
+        padded(masked_ids, 4),
+        lengths,
+        counts,
+        labels,
+        32,
+        4,
+    )
+    for b in range(len(lengths)):
+        assert batch[b] == features.encode_example(
+            rows[b], segments[b], boundaries[b], positions[b], masked_ids[b], labels[b], 32, 4
+        )
+    with pytest.raises(ValueError):
+        features.encode_examples(
+            padded(rows, 40),
+            *[padded(rows, 40)] * 2,
+            padded(positions, 4),
+            padded(masked_ids, 4),
+            lengths,
+            counts,
+            labels,
+            16,
+            4,
+        )
