@@ -2,7 +2,8 @@
 AlbertForSequenceClassification loaded from the same export, GLUE SST-2, MRPC, CoLA and STS-B.
 
     python benchmarks/finetune_parity.py --checkpoint RUN/checkpoints/ckpt-N --preset albert-tiny \
-        [--steps 100] [--seeds 1 2] [--tasks sst2 mrpc cola stsb] [--max-dev-examples 500]
+        [--steps 100] [--seeds 1 2] [--tasks sst2 mrpc cola stsb] [--max-dev-examples 500] \
+        [--learning-rate 5e-4 --warmup-steps 30]   # instead of Table 14's, both sides
 
 The checkpoint (of `model.pretrain`, e.g. benchmarks/learning_parity.py's) is exported once with
 `export_huggingface` and our tokenizer.json; both sides start from that export. Both use each task's
@@ -57,6 +58,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--max-seq-length", type=int, default=128, help="both sides (Table 14's: 0 = as the task)"
     )
+    for flag in ("--learning-rate", "--warmup-steps"):
+        parser.add_argument(
+            flag, type=float if flag == "--learning-rate" else int, default=None,
+            help="instead of Table 14's, both sides (our CLI's flag, read back from results.json)",
+        )  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -91,6 +97,10 @@ def ours(task: str, init: Path, seed: int, args, workdir: Path) -> dict:
         command += ["--max-dev-examples", str(args.max_dev_examples)]
     if args.max_seq_length:
         command += ["--max-seq-length", str(args.max_seq_length)]
+    if args.learning_rate is not None:
+        command += ["--learning-rate", str(args.learning_rate)]
+    if args.warmup_steps is not None:
+        command += ["--warmup-steps", str(args.warmup_steps)]
     start = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     subprocess.run(command, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
