@@ -18,7 +18,7 @@ $(VENV)/.installed-run: pyproject.toml constraints.txt | $(PY)
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml constraints.txt | $(PY)
-	$(PIP) -e ".[test,jax,dev]"
+	$(PIP) -e ".[test,jax,dev,bench]"
 	touch $@ $(VENV)/.installed-run
 
 ## make run: the end-to-end flow on the embedded default corpus (ARGS="..." adds flow flags)

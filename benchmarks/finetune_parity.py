@@ -1,16 +1,17 @@
-"""Fine-tuning side by side: `python -m model.finetune` against a Hugging Face torch loop on
+"""Fine-tuning side by side: `python -m model.finetune` against Hugging Face's `Trainer` on
 AlbertForSequenceClassification loaded from the same export, GLUE SST-2, MRPC, CoLA and STS-B.
 
     python benchmarks/finetune_parity.py --checkpoint RUN/checkpoints/ckpt-N --preset albert-tiny \
-        [--steps 100] [--seeds 1 2] [--tasks sst2 mrpc cola stsb] [--max-dev-examples 500]
+        [--steps 100] [--seeds 1 2] [--tasks sst2 mrpc cola stsb] [--max-dev-examples 500] \
+        [--learning-rate 5e-4 --warmup-steps 30]   # instead of Table 14's, both sides
 
 The checkpoint (of `model.pretrain`, e.g. benchmarks/learning_parity.py's) is exported once with
 `export_huggingface` and our tokenizer.json; both sides start from that export. Both use each task's
 Table 14 learning rate, batch size, warmup (cut to the steps) and head dropout as our CLI resolves
 them (read back from its results.json), `--max-seq-length` (CPU: 128), AdamW (ε 1e-6, weight
 decay 0.01 off LayerNorm and biases), clipping 1.0, float32, one dev evaluation at the end.
-Hugging Face's side is the loop its `Trainer` runs (torch AdamW, `get_linear_schedule_with_warmup`),
-written out: `Trainer` needs the `accelerate` package, which this environment does not install.
+Hugging Face's side is `transformers.Trainer` itself (its default torch AdamW, linear schedule),
+which needs `accelerate`: `pip install -e .[bench]` (`make test` installs it).
 
 Prints one JSON line per (task, seed) with each side's dev metric under its official name and wall
 time, and a last line with the means. """
@@ -57,6 +58,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--max-seq-length", type=int, default=128, help="both sides (Table 14's: 0 = as the task)"
     )
+    for flag in ("--learning-rate", "--warmup-steps"):
+        parser.add_argument(
+            flag, type=float if flag == "--learning-rate" else int, default=None,
+            help="instead of Table 14's, both sides (our CLI's flag, read back from results.json)",
+        )  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -91,6 +97,10 @@ def ours(task: str, init: Path, seed: int, args, workdir: Path) -> dict:
         command += ["--max-dev-examples", str(args.max_dev_examples)]
     if args.max_seq_length:
         command += ["--max-seq-length", str(args.max_seq_length)]
+    if args.learning_rate is not None:
+        command += ["--learning-rate", str(args.learning_rate)]
+    if args.warmup_steps is not None:
+        command += ["--warmup-steps", str(args.warmup_steps)]
     start = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     subprocess.run(command, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
@@ -115,64 +125,88 @@ def hyperparameters(results: dict) -> dict:
     return {name: results["hyperparameters"][name] for name in names}
 
 
-def huggingface(task: str, init: Path, seed: int, hp: dict, args) -> dict:
-    """What transformers' Trainer does with these arguments, on AlbertForSequenceClassification."""
+def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path) -> dict:
+    """`transformers.Trainer` fine-tuning AlbertForSequenceClassification loaded from the export.
+
+    The training set is every train row tokenized once by the export's tokenizer.json (AutoTokenizer
+    padded to the sequence length as ours), served by a torch Dataset; `TrainingArguments` carry our
+    hyperparameters; the dev rows go through `Trainer.predict`. Weight decay: Trainer's
+    `get_decay_parameter_names` leaves out the parameters of every `nn.LayerNorm` and every name
+    matching "bias", "layernorm" or "_norm"; on ALBERT that is `embeddings.LayerNorm`, each layer's
+    `attention.LayerNorm` and `full_layer_layer_norm`, and all biases, the same set our
+    `DEFAULT_EXCLUDE` leaves out. Checked on every run (a RuntimeError otherwise)."""
     import torch  # optional: the Hugging Face side
     from transformers import (  # optional: the Hugging Face side
         AlbertForSequenceClassification,
         AutoTokenizer,
-        get_linear_schedule_with_warmup,
+        PrinterCallback,
+        Trainer,
+        TrainingArguments,
     )
 
     start = time.perf_counter()
-    torch.manual_seed(seed)
     regression = task == "stsb"
+    tokenizer = AutoTokenizer.from_pretrained(init)
+
+    class Rows(torch.utils.data.Dataset):
+        def __init__(self, pairs: list[tuple], targets: list[float]):
+            self.encoded = tokenizer(
+                *zip(*pairs), truncation=True, max_length=hp["max_seq_length"],
+                padding="max_length", return_tensors="pt",
+            )  # fmt: skip
+            self.labels = torch.tensor(targets, dtype=torch.float32 if regression else torch.long)
+
+        def __len__(self) -> int:
+            return len(self.labels)
+
+        def __getitem__(self, index: int) -> dict:
+            return {**{k: v[index] for k, v in self.encoded.items()}, "labels": self.labels[index]}
+
+    train = Rows(*rows(GLUE / TASKS[task][0] / "train.tsv", task))
+    dev = Rows(*rows(GLUE / TASKS[task][0] / "dev.tsv", task, args.max_dev_examples))
     model = AlbertForSequenceClassification.from_pretrained(
         init,
         num_labels=1 if regression else 2,
         classifier_dropout_prob=hp["classifier_dropout"],
         dtype=torch.float32,
     )
-    tokenizer = AutoTokenizer.from_pretrained(init)
-    texts, labels = rows(GLUE / TASKS[task][0] / "train.tsv", task)
-    dev_texts, dev_labels = rows(GLUE / TASKS[task][0] / "dev.tsv", task, args.max_dev_examples)
-
-    def encode(pairs):
-        return tokenizer(
-            *zip(*pairs), truncation=True, max_length=hp["max_seq_length"],
-            padding="max_length", return_tensors="pt",
-        )  # fmt: skip
-
-    decay = [p for n, p in model.named_parameters() if not ("bias" in n or "LayerNorm" in n)]
-    rest = [p for n, p in model.named_parameters() if "bias" in n or "LayerNorm" in n]
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": 0.01}, {"params": rest, "weight_decay": 0.0}],
-        lr=hp["learning_rate"], eps=1e-6,
-    )  # fmt: skip
-    scheduler = get_linear_schedule_with_warmup(
-        optimizer, min(hp["warmup_steps"], args.steps), args.steps
+    arguments = TrainingArguments(
+        output_dir=str(workdir / f"hf-{task}-{seed}"),
+        max_steps=args.steps,
+        learning_rate=hp["learning_rate"],
+        per_device_train_batch_size=hp["batch_size"],
+        per_device_eval_batch_size=64,
+        warmup_steps=min(hp["warmup_steps"], args.steps),
+        weight_decay=0.01,
+        adam_epsilon=1e-6,
+        max_grad_norm=1.0,
+        lr_scheduler_type="linear",
+        seed=seed,
+        use_cpu=True,
+        report_to="none",
+        save_strategy="no",
+        eval_strategy="no",
+        logging_strategy="no",
+        log_level="error",
+        disable_tqdm=True,
+        dataloader_num_workers=0,  # the rows are tensors already: no worker processes to start
+        dataloader_pin_memory=False,  # CPU only
     )
-    order = np.random.default_rng(seed).permutation(len(texts))
-    model.train()
-    for step in range(args.steps):
-        chosen = order[(np.arange(hp["batch_size"]) + step * hp["batch_size"]) % len(order)]
-        inputs = encode([texts[i] for i in chosen])
-        target = torch.tensor([labels[i] for i in chosen])
-        output = model(**inputs, labels=target if regression else target.long())
-        optimizer.zero_grad()
-        output.loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-    model.eval()
-    predictions = []
-    with torch.no_grad():
-        for first in range(0, len(dev_texts), 64):
-            logits = model(**encode(dev_texts[first : first + 64])).logits
-            predictions.append(logits[:, 0] if regression else logits.argmax(-1))
-    predicted = torch.cat(predictions).numpy()
+    trainer = Trainer(model=model, args=arguments, train_dataset=train)
+    trainer.remove_callback(PrinterCallback)  # stdout carries this script's JSON lines only
+    decayed = set(trainer.get_decay_parameter_names(model))
+    expected = {
+        name
+        for name, _ in model.named_parameters()
+        if not any(part in name for part in ("bias", "LayerNorm", "layer_norm"))
+    }
+    if decayed != expected:
+        raise RuntimeError(f"Trainer's weight decay differs from ours: {decayed ^ expected}")
+    trainer.train()
+    logits = trainer.predict(dev).predictions
+    predicted = logits[:, 0] if regression else logits.argmax(-1)
     return {
-        "metric": metric(task, predicted, np.asarray(dev_labels)),
+        "metric": metric(task, predicted, dev.labels.numpy()),
         "wall_seconds": time.perf_counter() - start,
     }
 
@@ -194,16 +228,22 @@ def metric(task: str, predicted: np.ndarray, labels: np.ndarray) -> float:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    # Both sides, set before torch loads libgomp: on a CPU shared with other jobs, OpenMP threads
+    # that spin while waiting made torch's steps 5-10x slower (albert-tiny, batch 32: 6 s a step
+    # against 0.8 s passive); TensorFlow's own thread pool is not affected.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     init = export(Path(args.checkpoint), args.preset, workdir / "export-hf")
-    print(json.dumps({"cpu": cpu_model(), "load": os.getloadavg()[0], "args": vars(args)}))
+    header = {"cpu": cpu_model(), "load": os.getloadavg()[0], "args": vars(args)}
+    print(json.dumps({**header, "omp_wait_policy": os.environ["OMP_WAIT_POLICY"]}))
     lines = []
     for task in args.tasks:
         name, key = TASKS[task][1], TASKS[task][2]
         for seed in args.seeds:
             mine = ours(task, init, seed, args, workdir)
-            theirs = huggingface(task, init, seed, hyperparameters(mine["results"]), args)
+            hp = hyperparameters(mine["results"])
+            theirs = huggingface(task, init, seed, hp, args, workdir)
             lines.append(
                 {
                     "task": task, "seed": seed, "metric": name, "steps": args.steps,
