@@ -147,6 +147,8 @@ def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path)
         TrainingArguments,
     )
 
+    from model.weight_decay import is_excluded  # no Keras: this process is timed
+
     regression = task == "stsb"
     tokenizer = AutoTokenizer.from_pretrained(init)
 
@@ -197,11 +199,7 @@ def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path)
     trainer = Trainer(model=model, args=arguments, train_dataset=train)
     trainer.remove_callback(PrinterCallback)  # stdout carries this script's JSON lines only
     decayed = set(trainer.get_decay_parameter_names(model))
-    expected = {
-        name
-        for name, _ in model.named_parameters()
-        if not any(part in name for part in ("bias", "LayerNorm", "layer_norm"))
-    }
+    expected = {name for name, _ in model.named_parameters() if not is_excluded(name)}
     if decayed != expected:
         raise RuntimeError(f"Trainer's weight decay differs from ours: {decayed ^ expected}")
     trainer.train()

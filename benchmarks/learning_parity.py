@@ -11,7 +11,7 @@ AlbertForPreTraining trained on the same batches from the same start.
   training shard: the Hugging Face side reads it with `decode_example` in the order our input gives
   (`window_permutation` per window of `--shuffle-buffer` records, per epoch), checked at batch 1.
 - Same optimisation: AdamW (β 0.9/0.999, ε 1e-6, weight decay 0.01 off LayerNorm and biases, the
-  patterns of `model.optimizers.DEFAULT_EXCLUDE`), global-norm clipping 1.0, our warmup + linear
+  patterns of `model.weight_decay.DEFAULT_EXCLUDE`), global-norm clipping 1.0, our warmup + linear
   decay (`WarmupPolynomialDecay`'s formula on both sides), float32, dropout as the preset. `lamb`
   is our LAMB, for information.
 - Measured: training loss per `--log-every` window, held-out masked-LM accuracy/loss and SOP
@@ -47,6 +47,7 @@ from tfrecords import segmented_corpus
 from albert.pretraining_example import decode_example
 from albert.tfrecord_framing import tfrecord_records
 from model.pretrain_records import inspect_data, split_files, window_permutation
+from model.weight_decay import is_excluded
 
 EVAL_BATCH_SIZE = 64
 INT_NAMES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids")
@@ -158,7 +159,6 @@ def train_hf(init: Path, data: Path, seed: int, args, eval_steps: list[int]) -> 
     import torch  # optional: the Hugging Face side
     from transformers import AlbertForPreTraining  # optional: the Hugging Face side
 
-    from model.optimizers import is_excluded  # heavy: Keras (backend set first)
     from model.pretraining_metrics import metrics_from_sums  # heavy: Keras (backend set first)
 
     torch.manual_seed(seed)

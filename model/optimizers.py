@@ -15,20 +15,12 @@ Keras' `global_clipnorm`, applied to the fully reduced gradient before `update_s
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 import keras
 from keras import ops
 
-# Variables named like these are excluded from weight decay and layer adaptation (the reference's
-# ["LayerNorm", "layer_norm", "bias"]; Keras names LayerNormalization's weights gamma/beta).
-DEFAULT_EXCLUDE = ("LayerNorm", "layer_norm", "layernorm", "bias", "gamma", "beta")
-
-
-def is_excluded(variable_path: str, patterns: tuple[str, ...] = DEFAULT_EXCLUDE) -> bool:
-    """True when any pattern occurs in the variable's path (e.g. 'encoder/layer_norm/gamma')."""
-    return any(re.search(pattern, variable_path) for pattern in patterns)
+from model.weight_decay import DEFAULT_EXCLUDE, is_excluded
 
 
 @keras.saving.register_keras_serializable(package="albert")
