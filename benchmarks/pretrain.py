@@ -107,7 +107,10 @@ def ours(
     return timed(lambda: step_fn(tensors).numpy(), warmup, seconds, min_steps)
 
 
-def huggingface(preset: str, batch: dict, warmup: int, seconds: float, min_steps: int) -> float:
+def huggingface_step(preset: str, batch: dict, device: str = "cpu", compiled: bool = False):
+    """One training step of Hugging Face's `AlbertForPreTraining` of `preset` on `batch` (torch
+    AdamW); on a GPU in bf16 autocast with SDPA attention, waiting for the device, optionally
+    `torch.compile`d."""
     import torch  # optional: the test extra, only the Hugging Face side
     import transformers  # optional: the test extra, only the Hugging Face side
 
@@ -118,11 +121,12 @@ def huggingface(preset: str, batch: dict, warmup: int, seconds: float, min_steps
 
     torch.manual_seed(0)
     config = transformers.AlbertConfig(
-        **config_to_huggingface(get_preset(preset, vocab_size=30000))
+        **config_to_huggingface(get_preset(preset, vocab_size=30000)), attn_implementation="sdpa"
     )
-    model = transformers.AlbertForPreTraining(config)
+    model = transformers.AlbertForPreTraining(config).to(device)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, eps=1e-6)
+    forward = torch.compile(model) if compiled else model
     labels = np.full(batch["input_ids"].shape, -100, np.int64)
     np.put_along_axis(
         labels,
@@ -137,15 +141,24 @@ def huggingface(preset: str, batch: dict, warmup: int, seconds: float, min_steps
         "labels": torch.tensor(labels),
         "sentence_order_label": torch.tensor(batch["next_sentence_labels"][:, 0], dtype=torch.long),
     }
+    inputs = {name: value.to(device) for name, value in inputs.items()}
+    gpu = device != "cpu"
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        loss = model(**inputs).loss
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=gpu):
+            loss = forward(**inputs).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        if gpu:
+            torch.cuda.synchronize()
 
-    return timed(step, warmup, seconds, min_steps)
+    return step
+
+
+def huggingface(preset: str, batch: dict, warmup: int, seconds: float, min_steps: int) -> float:
+    return timed(huggingface_step(preset, batch), warmup, seconds, min_steps)
 
 
 def measure(

@@ -6,12 +6,16 @@ or in each of its worker processes. tf.data builds the same order from its own o
 Plain generators instead of a chain of Grain datasets: every Grain iterator level costs a few
 microseconds per record, and every input worker reads the whole epoch (it keeps only its own
 batches), so that cost is paid once per worker per record.
+
+A run reads its epochs as one stream (`chained_epochs`), each batch tagged with its epoch and its
+index in that epoch: the input's workers carry on from one epoch into the next instead of starting
+again at each boundary, and the trainer knows its exact position for checkpoints.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -126,6 +130,26 @@ def training_batches(
     records = interleaved(files, min(cycle_length, len(files)), open_shard)
     positioned = window_permuted(records, seed, epoch, window)
     return length_binned(positioned, size, edges) if edges else fixed_batches(positioned, size)
+
+
+def chained_epochs(
+    open_epoch: Callable[[int, int], Iterable],
+    first: int,
+    skip: int = 0,
+    epochs: int | None = None,
+) -> Iterator[tuple[int, int, object]]:
+    """(epoch, index of the batch in its epoch, batch) of epochs `first`, `first` + 1, ... from
+    batch `skip` of the first on: `epochs` of them, or until an epoch read from its start gives no
+    batch (data too small for one). `open_epoch(epoch, skip)` gives an epoch's batches from its
+    `skip`-th on."""
+    numbers = itertools.count(first) if epochs is None else range(first, first + epochs)
+    for epoch in numbers:
+        start = skip if epoch == first else 0
+        given = 0
+        for given, batch in enumerate(open_epoch(epoch, start), 1):
+            yield epoch, start + given - 1, batch
+        if start == 0 and not given:
+            return
 
 
 def heldout_batches(files: Sequence[str], modulus: int, size: int) -> Iterator[list[Positioned]]:

@@ -6,22 +6,22 @@ card) and a keras-hub preset, next to `model.keras`.
     export/keras_hub/  a keras-hub preset (backbone, tokenizer, classifier preprocessor)
 
 A model an export cannot represent (attention-only or FFN-only sharing; for keras-hub also a
-non-tanh GELU) skips that export with a warning naming the reason; `model.keras` always stands.
+non-tanh GELU), or an export whose library is not installed (safetensors and tokenizers for Hugging
+Face, keras-hub too for keras-hub: an install from the GPU kit's wheelhouse may lack them), skips
+that export with one warning line naming the reason; `model.keras` always stands.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from albert.fs import join, open_file
 from albert.tokenization import AlbertTokenizer
-from albert.tokenizer_export import write_hf_tokenizer
 from model.checkpoint_weights import ConversionError
 from model.config import AlbertConfig, parameter_counts
-from model.convert_hf import export_huggingface
-from model.convert_keras_hub import export_keras_hub
 
 logger = logging.getLogger(__name__)
 
@@ -189,20 +189,23 @@ def write_exports(
     heldout: dict[str, float],
     spm_model: str | None,
     data_license: str | None = None,
-) -> dict[str, str]:
+) -> tuple[dict[str, str], dict[str, str]]:
     """Write `export_dir/hf` and `export_dir/keras_hub` (see the module doc); return the names
-    written ({"huggingface": "hf", "keras_hub": "keras_hub"} when both are).
+    written ({"huggingface": "hf", "keras_hub": "keras_hub"} when both are) and the reason of each
+    export skipped.
 
     `export_dir` is the (temporary) directory `model.pretrain` commits atomically.
     """
     do_lower_case = data.get("do_lower_case", True)
-    paths = {}
-    hf_dir = join(export_dir, "hf")
-    try:
+    written, skipped = {}, {}
+
+    def huggingface() -> None:
+        # optional libraries (safetensors, tokenizers): skipped without them
+        from albert.tokenizer_export import write_hf_tokenizer
+        from model.convert_hf import export_huggingface
+
+        hf_dir = join(export_dir, "hf")
         export_huggingface(model, hf_dir)
-    except ConversionError as error:
-        logger.warning("Hugging Face export skipped: %s", error)
-    else:
         if spm_model:
             write_hf_tokenizer(
                 AlbertTokenizer(spm_model, do_lower_case=do_lower_case),
@@ -211,13 +214,42 @@ def write_exports(
             )
         with open_file(join(hf_dir, "README.md"), "w") as handle:
             handle.write(model_card(model.config, run, data, heldout, do_lower_case, data_license))
-        paths["huggingface"] = "hf"
-    try:
+
+    def keras_hub() -> None:
+        # optional libraries (keras-hub, safetensors, tokenizers): skipped without them
+        from model.convert_keras_hub import export_keras_hub
+
         export_keras_hub(
             model, join(export_dir, "keras_hub"), spm_model, do_lower_case=do_lower_case
         )
+
+    for kind, name, write in (
+        ("huggingface", "hf", huggingface),
+        ("keras_hub", "keras_hub", keras_hub),
+    ):
+        reason = skip_reason(write)
+        if reason is None:
+            written[kind] = name
+        else:
+            logger.warning("%s export skipped: %s", EXPORT_LABELS[kind], reason)
+            skipped[kind] = reason
+    return written, skipped
+
+
+EXPORT_LABELS = {"huggingface": "Hugging Face", "keras_hub": "keras-hub"}
+OUR_PACKAGES = ("albert", "pipelines", "model")  # the layers this module may import
+
+
+def skip_reason(write: Callable[[], None]) -> str | None:
+    """Run one export; None when it was written, else why it was skipped: the model is one it cannot
+    represent (ConversionError), or a library it needs is not installed. A module of ours missing is
+    a bug, raised."""
+    try:
+        write()
     except ConversionError as error:
-        logger.warning("keras-hub export skipped: %s", error)
-    else:
-        paths["keras_hub"] = "keras_hub"
-    return paths
+        return str(error)
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] in OUR_PACKAGES:
+            raise
+        return f"it needs the module {error.name}, which is not installed here"
+    return None

@@ -7,14 +7,28 @@ decoded with `albert.pretraining_example.decode_example` and, with dynamic maski
 at a time by the same `DynamicMasker` (record i of epoch e with the generator [seed, e, i]) inside
 the Grain map, in this process or in `workers` processes (Grain's `mp_prefetch`).
 
-Resume: the data position is `(epoch, batch index)`, kept in every checkpoint; `train_batches`
-rebuilds epoch `epoch` and starts `skip_batches` in (the skipped records are read and permuted, not
-decoded or masked). Grain's own iterator state is not saved: (epoch, batch) determines it.
+A run reads one stream over all its epochs (`run_batches`), each batch tagged (epoch, batch index):
+the workers start once and carry on across epoch boundaries. Resume: the data position is
+`(epoch, batch index)`, kept in every checkpoint; the stream restarts at epoch `epoch`,
+`skip_batches` in (the skipped records are read and permuted, not decoded or masked). Grain's own
+iterator state is not saved: (epoch, batch) determines it.
+
+Closing: each of `mp_prefetch`'s worker processes fills a queue of batches in shared memory
+(/dev/shm), read by a prefetch thread of this process that holds more of them. A run stops with
+these buffers full. Left to the garbage collector, its iterator is closed only at interpreter
+shutdown: by multiprocessing's exit hook and by `__del__` during the final collection, while modules
+are being torn down (the batches' shared memory then fails to unlink: the resource tracker reports
+it leaked) and while threads can no longer run. `close_batches` stops the workers and threads and
+unlinks that memory when the loop ends, and the batches the loop receives are copies in its own
+memory: nothing that outlives a step (a device transfer, an exception's traceback) pins a segment.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
+import gc
 import itertools
 
 import grain
@@ -32,20 +46,21 @@ from model.pretrain_records import (
     epoch_files,
     length_bucket_edges,
     split_files,
+    training_files,
 )
 
 PREFETCH_BATCHES = 2  # batches a background thread prepares ahead of the training step
 
 
 class _Batches(grain.IterDataset):
-    """Source: the batches `make()` generates (a partial of a `model.epoch_order` function, so that
-    Grain can send it to worker processes), the first `skip` left out. Grain's `mp_prefetch` slices
-    it (`set_slice`): worker i of n keeps batches i, i + n, ... (every worker reads the whole epoch;
-    reading is cheap, decoding and masking are not) and Grain interleaves them back in order."""
+    """Source: the items `make()` generates (a partial of a `model.epoch_order` function, so that
+    Grain can send it to worker processes). Grain's `mp_prefetch` slices it (`set_slice`): worker i
+    of n keeps items i, i + n, ... (every worker reads the whole stream; reading is cheap, decoding
+    and masking are not) and Grain interleaves them back in order."""
 
-    def __init__(self, make: functools.partial, skip: int = 0):
+    def __init__(self, make: functools.partial):
         super().__init__()
-        self.make, self.skip, self.start, self.step = make, skip, 0, 1
+        self.make, self.start, self.step = make, 0, 1
 
     def set_slice(self, sl: slice, sequential_slice: bool = False) -> None:
         self.start, self.step = sl.start or 0, sl.step or 1
@@ -55,8 +70,7 @@ class _Batches(grain.IterDataset):
 
 
 class _BatchIterator(grain.DatasetIterator):
-    """State: how many batches (after the skipped ones) were generated; set_state regenerates the
-    epoch up to there."""
+    """State: how many items were generated; set_state regenerates the stream up to there."""
 
     def __init__(self, dataset: _Batches):
         super().__init__()
@@ -65,10 +79,10 @@ class _BatchIterator(grain.DatasetIterator):
 
     def __next__(self):
         start, step = self.dataset.start, self.dataset.step
-        for batch in self.batches:
+        for item in self.items:
             self.generated += 1
             if (self.generated - 1) % step == start:
-                return batch
+                return item
         raise StopIteration
 
     def get_state(self):
@@ -76,8 +90,7 @@ class _BatchIterator(grain.DatasetIterator):
 
     def set_state(self, state):
         self.generated = state["generated"]
-        skip = self.dataset.skip + self.generated
-        self.batches = itertools.islice(self.dataset.make(), skip, None)
+        self.items = itertools.islice(self.dataset.make(), self.generated, None)
 
 
 class _Decode:
@@ -105,22 +118,30 @@ class _Decode:
 
 
 class _DecodeRows(grain.transforms.Map):
-    """A batch of (epoch index, (path, index, record)) -> its rows `rows` decoded (`_Decode`),
-    stacked and, with dynamic masking, masked together (`DynamicMasker`, record i of the epoch with
-    the generator [seed, epoch, i])."""
+    """(epoch, index, batch of (position, (path, index, record))) -> (epoch, index, batch): its rows
+    `rows` decoded (`_Decode`), stacked and, with dynamic masking, masked together
+    (`DynamicMasker`, record i of the epoch with the generator [seed, epoch, i]); with
+    `denominators`, the loss denominators added (`with_denominators`)."""
 
-    def __init__(self, spec: DataSpec, seed: int, epoch: int, rows: slice = slice(None)):
-        self.decode, self.rows = _Decode(spec), rows
-        self.masker = DynamicMasker(spec, seed, epoch) if spec.masking == "dynamic" else None
+    def __init__(
+        self, spec: DataSpec, seed: int, rows: slice = slice(None), denominators: bool = False
+    ):
+        self.spec, self.seed, self.rows, self.denominators = spec, seed, rows, denominators
+        self.decode, self.masker = _Decode(spec), None
 
-    def map(self, records):
+    def map(self, item):
+        epoch, index, records = item
         edge = getattr(records, "edge", None)
         records = records[self.rows]
         examples = [self.decode(*record) for _, record in records]
         batch = {name: np.stack([example[name] for example in examples]) for name in examples[0]}
-        if edge is not None:
-            batch |= {name: batch[name][:, :edge] for name in INT_FEATURES_SEQ}
-        if self.masker is not None:
+        if edge is not None:  # contiguous: it travels in shared memory as the other features do
+            batch |= {
+                name: np.ascontiguousarray(batch[name][:, :edge]) for name in INT_FEATURES_SEQ
+            }
+        if self.spec.masking == "dynamic":
+            if self.masker is None or self.masker.epoch != epoch:
+                self.masker = DynamicMasker(self.spec, self.seed, epoch)
             ids, positions, labels, weights = self.masker(
                 [position for position, _ in records], batch["input_ids"], batch["token_boundary"]
             )
@@ -130,7 +151,7 @@ class _DecodeRows(grain.transforms.Map):
                 masked_lm_ids=labels,
                 masked_lm_weights=weights,
             )
-        return batch
+        return epoch, index, with_denominators(batch) if self.denominators else batch
 
 
 def with_denominators(batch: dict) -> dict:
@@ -143,13 +164,33 @@ def with_denominators(batch: dict) -> dict:
     return batch
 
 
-def train_batches(
+def _epoch_batches(
+    spec: DataSpec,
+    seed: int,
+    eval_every: int,
+    cycle_length: int,
+    shuffle_buffer: int,
+    batch_size: int,
+    edges: list[int] | None,
+    epoch: int,
+    skip: int,
+):
+    """The batches of records of epoch `epoch` from its `skip`-th on (`epoch_order`)."""
+    ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
+    batches = epoch_order.training_batches(
+        ordered, modulus, cycle_length, seed, epoch, shuffle_buffer, batch_size, edges
+    )
+    return itertools.islice(batches, skip, None)
+
+
+def run_batches(
     spec: DataSpec,
     batch_size: int,
     *,
     epoch: int,
     seed: int,
     skip_batches: int = 0,
+    epochs: int | None = None,
     shuffle_buffer: int = 10_000,
     cycle_length: int = 8,
     eval_every: int = 20,
@@ -158,13 +199,17 @@ def train_batches(
     workers: int = 0,
     length_buckets: int = 0,
 ) -> grain.IterDataset:
-    """One epoch of training batches (dicts of numpy arrays, drop_remainder), starting
-    `skip_batches` into the epoch: `model.pretrain_data.train_dataset`'s batches (with the loss
-    denominators).
+    """A run's training batches, epoch after epoch from batch `skip_batches` of `epoch` on, as
+    (epoch, index of the batch in its epoch, batch): `epochs` epochs, or until one holds no whole
+    batch. Each batch is a dict of numpy arrays (drop_remainder): the batch of that epoch that
+    `model.pretrain_data.train_dataset` gives (with the loss denominators).
 
-    `workers`: processes that decode and mask the batches (Grain's `mp_prefetch`, batch k in worker
-    k mod n); 0 prepares them in a thread of this process. The batches and their order are the same
-    for any number.
+    One stream for the whole run: its `workers` carry on from one epoch into the next. Close its
+    iterator (`close_batches`) when done with it, before the run ends.
+
+    `workers`: processes that decode and mask the batches (Grain's `mp_prefetch`, batch k of the
+    stream in worker k mod n); 0 prepares them in a thread of this process. The batches and their
+    order are the same for any number.
 
     `length_buckets` k > 0: each batch holds records of one of k length bins and is cut to the bin's
     longest length (`epoch_order.length_binned`); `skip_batches` then counts these batches.
@@ -175,34 +220,78 @@ def train_batches(
     them)."""
     index, count = process
     rows = batch_size // count
-    ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
+    training_files(spec, eval_every)  # a StageError here, not in a worker, if none
     edges = length_bucket_edges(spec.max_seq_length, length_buckets) if length_buckets else None
-    make = functools.partial(
-        epoch_order.training_batches,
-        ordered,
-        modulus,
-        cycle_length,
-        seed,
-        epoch,
-        shuffle_buffer,
-        batch_size,
-        edges,
+    open_epoch = functools.partial(
+        _epoch_batches, spec, seed, eval_every, cycle_length, shuffle_buffer, batch_size, edges
     )
-    batches = _Batches(make, skip_batches).map(
-        _DecodeRows(spec, seed, epoch, slice(index * rows, (index + 1) * rows))
+    make = functools.partial(epoch_order.chained_epochs, open_epoch, epoch, skip_batches, epochs)
+    batches = _Batches(make).map(
+        _DecodeRows(
+            spec, seed, slice(index * rows, (index + 1) * rows), denominators and count == 1
+        )
     )
-    if denominators and count == 1:
-        batches = batches.map(with_denominators)
     if workers:
         if not flags.FLAGS.is_parsed():  # Grain's worker processes read its absl flags' defaults
             flags.FLAGS.mark_as_parsed()
         options = grain.MultiprocessingOptions(
             num_workers=workers, per_worker_buffer_size=PREFETCH_BATCHES
         )
-        return batches.mp_prefetch(options)
+        return batches.mp_prefetch(options).map(_in_own_memory)
     return grain.experimental.ThreadPrefetchIterDataset(
         batches, prefetch_buffer_size=PREFETCH_BATCHES
     )
+
+
+def _in_own_memory(item):
+    """A tagged batch copied out of the workers' shared memory (see the module doc): what holds a
+    batch afterwards (the step's device transfer, a traceback) never holds a segment, which Grain
+    unlinks as soon as its array is collected, right after the copy."""
+    epoch, index, batch = item
+    return epoch, index, {name: np.array(value) for name, value in batch.items()}
+
+
+def close_batches(iterator) -> None:
+    """Stop `iterator`'s input workers and prefetch threads now and unlink the shared memory of the
+    batches they had prepared, instead of leaving that to interpreter shutdown (see the module
+    doc); again at this process's exit, for batches still held then."""
+    iterator.close()
+    unlink_released_batches()
+    if not _AT_EXIT:  # registered after multiprocessing's exit hook, so it runs before it
+        atexit.register(unlink_released_batches)
+        _AT_EXIT.append(unlink_released_batches)
+
+
+_AT_EXIT: list = []
+
+
+def unlink_released_batches(timeout: float = 30.0) -> None:
+    """Collect the batches no longer referenced and wait until Grain's unlink thread has unlinked
+    their segments (it takes them in order; a process that exits first leaves the rest to the
+    resource tracker, which reports them leaked). The garbage collector is needed: an error raised
+    in a worker carries, in its traceback's reference cycle, the frame of Grain's prefetch thread
+    and the last batch it handled."""
+    gc.collect()
+    from grain._src.python.ipc import shared_memory_array  # the unlink thread is Grain's own
+
+    unlinking = getattr(shared_memory_array.SharedMemoryArray, "_del_thread_pool", None)
+    if unlinking is not None:
+        with contextlib.suppress(ValueError):  # a pool already stopped: nothing more to wait for
+            unlinking.apply_async(int).wait(timeout)  # queued after every unlink asked for so far
+
+
+def train_batches(spec: DataSpec, batch_size: int, **options) -> grain.IterDataset:
+    """One epoch of training batches (dicts of numpy arrays): `run_batches` (same `options`) of
+    epoch `epoch` alone, without the tags."""
+    return run_batches(spec, batch_size, epochs=1, **options).map(_batch_of)
+
+
+def _batch_of(item):
+    return item[2]
+
+
+def _heldout_epoch(files: list[str], modulus: int, batch_size: int, epoch: int, skip: int):
+    return epoch_order.heldout_batches(files, modulus, batch_size)
 
 
 def heldout_batches(
@@ -211,8 +300,9 @@ def heldout_batches(
     """The held-out records in file order, batched (the last partial batch kept), masked as epoch 0:
     `model.pretrain_data.heldout_dataset`'s batches."""
     _, files, modulus = split_files(spec, eval_every)
-    make = functools.partial(epoch_order.heldout_batches, files, modulus, batch_size)
-    batches = _Batches(make).map(_DecodeRows(spec, seed, 0))
+    open_epoch = functools.partial(_heldout_epoch, files, modulus, batch_size)
+    make = functools.partial(epoch_order.chained_epochs, open_epoch, 0, 0, 1)
+    batches = _Batches(make).map(_DecodeRows(spec, seed)).map(_batch_of)
     if max_batches:
         batches = grain.experimental.LimitIterDataset(batches, count=max_batches)
     return batches

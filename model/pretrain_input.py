@@ -5,7 +5,10 @@ run's identity."""
 
 from __future__ import annotations
 
+import contextlib
+
 from albert.errors import StageError
+from model import epoch_order
 
 
 def uses_grain(choice: str) -> bool:
@@ -38,6 +41,48 @@ def train_batches(spec, batch_size: int, choice: str = "auto", **options):
     return pretrain_data.with_denominators(
         pretrain_data.train_dataset(spec, batch_size, **options), batch_size
     )
+
+
+@contextlib.contextmanager
+def run_batches(
+    spec,
+    batch_size: int,
+    choice: str = "auto",
+    *,
+    epoch: int,
+    skip_batches: int = 0,
+    to_batches=iter,
+    **options,
+):
+    """A run's training batches as (epoch, index of the batch in its epoch, batch), epoch after
+    epoch from batch `skip_batches` of `epoch` on, until an epoch holds no whole batch; closed when
+    the `with` block ends, however it ends.
+
+    Grain: one stream whose workers carry on across epochs (`grain_input.run_batches`), closed
+    explicitly (`grain_input.close_batches`). tf.data: one dataset an epoch, each turned into
+    batches by `to_batches` (the TensorFlow engine distributes them over its replicas). `options`:
+    seed, shuffle_buffer, workers, length_buckets, process (see `train_batches`)."""
+    if uses_grain(choice):
+        # heavy: loads jax, grain; this module stays importable without it
+        from model import grain_input
+
+        dataset = grain_input.run_batches(
+            spec, batch_size, epoch=epoch, skip_batches=skip_batches, **options
+        )
+        iterator = iter(dataset)
+        try:
+            yield iterator
+        finally:
+            grain_input.close_batches(iterator)
+        return
+
+    def open_epoch(number: int, skip: int):
+        return to_batches(
+            train_batches(spec, batch_size, choice, epoch=number, skip_batches=skip, **options)
+        )
+
+    with contextlib.closing(epoch_order.chained_epochs(open_epoch, epoch, skip_batches)) as batches:
+        yield batches
 
 
 def heldout_batches(spec, batch_size: int, choice: str = "auto", **options):

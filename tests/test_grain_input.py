@@ -162,3 +162,66 @@ def test_length_buckets_batch_records_of_one_bin_cut_to_its_length(uneven):
         assert {value.shape[1] for name, value in batch.items() if value.ndim == 2} >= {edge}
     _same(batches[3:], grain_input.train_batches(uneven, 2, skip_batches=3, **options), "resume")
     _same(batches, grain_input.train_batches(uneven, 2, workers=2, **options), "workers")
+
+
+def test_a_run_reads_its_epochs_as_one_stream_with_exact_positions(uneven):
+    """`run_batches`: epoch after epoch, each batch tagged (epoch, index in epoch); the batches are
+    each epoch's own (`train_batches`), the same in 2 worker processes, and a stream restarted at
+    any position (resume) goes on with the same batches."""
+    import itertools
+
+    options = {"seed": 5, "shuffle_buffer": 6, "cycle_length": 3}
+    epochs = [list(grain_input.train_batches(uneven, 2, epoch=e, **options)) for e in (0, 1, 2)]
+    stream = grain_input.run_batches(uneven, 2, epoch=0, **options)
+    items = list(itertools.islice(stream, 17 * 2 + 5))
+    assert [(e, i) for e, i, _ in items] == [(e, i) for e in (0, 1, 2) for i in range(17)][:39]
+    _same([b for e in epochs for b in e][:39], [batch for _, _, batch in items], "epochs")
+    resumed = grain_input.run_batches(uneven, 2, epoch=1, skip_batches=16, **options)
+    _same([b for _, _, b in items[33:]], [b for _, _, b in itertools.islice(resumed, 6)], "resume")
+    workers = grain_input.run_batches(uneven, 2, epoch=0, workers=2, **options)
+    iterator = iter(workers)
+    try:
+        tagged = list(itertools.islice(iterator, len(items)))
+    finally:
+        grain_input.close_batches(iterator)
+    assert [(e, i) for e, i, _ in tagged] == [(e, i) for e, i, _ in items]
+    _same([b for _, _, b in items], [b for _, _, b in tagged], "2 workers")
+
+
+def test_a_stream_ends_at_an_epoch_without_one_batch(uneven):
+    """34 training records: an epoch has no batch of 40, so the stream ends (the trainer names the
+    data); a resumed first epoch that has nothing left goes on with the next."""
+    assert list(grain_input.run_batches(uneven, 40, epoch=0, seed=0)) == []
+    after_end = grain_input.run_batches(uneven, 2, epoch=3, skip_batches=17, seed=0, epochs=2)
+    assert [(e, i) for e, i, _ in after_end] == [(4, i) for i in range(17)]
+
+
+def test_the_workers_carry_on_across_an_epoch_boundary(tmp_path):
+    """With worker processes, the first batch of the second epoch comes as soon as a steady batch
+    does (the workers carry on into the next epoch instead of starting again): its time from the
+    previous batch, a 50 ms step included, within 2x the median (a ratio; the workers' start alone
+    takes seconds)."""
+    import time
+
+    spec = pretrain_records.inspect_data(
+        str(write_shards(tmp_path / "d", num_shards=3, per_shard=40, dynamic=True))
+    )  # 80 training records: epochs of 20 batches of 4
+    iterator = iter(grain_input.run_batches(spec, 4, epoch=0, seed=1, shuffle_buffer=8, workers=2))
+    intervals, epochs = [], []
+    try:
+        next(iterator)  # the workers start
+        last = time.perf_counter()
+        for epoch, _, _ in iterator:
+            time.sleep(0.05)  # the training step
+            now = time.perf_counter()
+            intervals.append(now - last)
+            epochs.append(epoch)
+            last = now
+            if epoch == 2:
+                break
+    finally:
+        grain_input.close_batches(iterator)
+    boundary = epochs.index(1)
+    steady = float(np.median(intervals[:boundary]))
+    print({"boundary_s": intervals[boundary], "steady_s": steady})
+    assert intervals[boundary] <= 2 * steady

@@ -100,8 +100,10 @@ def test_pretraining_exports_with_model_card_and_keras_hub_tokenizer(tmp_path):
         "options": {"input": "corpus/"},
     }
     heldout = {"masked_lm_accuracy": 0.25, "sop_accuracy": 0.75, "perplexity": 123.4}
-    names = write_exports(model, str(tmp_path), run, data, heldout, spm_model, "CC-BY-SA-4.0")
-    assert names == {"huggingface": "hf", "keras_hub": "keras_hub"}
+    names, skipped = write_exports(
+        model, str(tmp_path), run, data, heldout, spm_model, "CC-BY-SA-4.0"
+    )
+    assert names == {"huggingface": "hf", "keras_hub": "keras_hub"} and skipped == {}
     hf = tmp_path / "hf"
     assert AlbertForPreTraining.from_pretrained(hf) is not None
     tokenizer = AutoTokenizer.from_pretrained(str(hf))
@@ -138,3 +140,30 @@ def test_pretraining_exports_with_model_card_and_keras_hub_tokenizer(tmp_path):
     expected = [ours.cls_id, *ours.encode("Hello there"), ours.sep_id]
     features = classifier.preprocessor(["Hello there"])
     assert np.asarray(features["token_ids"])[0, : len(expected)].tolist() == expected
+
+
+@pytest.mark.keras
+@pytest.mark.parametrize(
+    "hidden,skipped",
+    [(("keras_hub",), {"keras_hub"}), (("safetensors",), {"huggingface", "keras_hub"})],
+)
+def test_an_export_whose_library_is_missing_is_skipped_in_one_line(
+    hidden, skipped, tmp_path, monkeypatch, caplog
+):
+    """An install without an export's library (the GPU kit's, say) writes the other exports and
+    names what it skipped and why, one warning line each; the run does not fail."""
+    import sys
+
+    for name in hidden:
+        monkeypatch.setitem(sys.modules, name, None)  # `import name` now fails as if not installed
+    for name in ("model.convert_hf", "model.convert_keras_hub"):
+        monkeypatch.delitem(sys.modules, name, raising=False)  # imported again, without it
+    model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=101))
+    names, reasons = write_exports(model, str(tmp_path), {}, {}, {"sop_accuracy": 0.5}, None)
+    assert set(reasons) == skipped and set(names) == {"huggingface", "keras_hub"} - skipped
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == len(skipped) and all(
+        f"needs the module {hidden[0]}, which is not installed" in w and "\n" not in w
+        for w in warnings
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names.values())

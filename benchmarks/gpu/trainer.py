@@ -5,19 +5,23 @@ the same preset and batch (`benchmarks/gpu/train.py`); then one resume from its 
 
     # here: our own stages write the shards from ../shared/data (books + Wikipedia), dynamic masking
     python benchmarks/gpu/trainer.py prepare --output .shards [--seqs 128,512] [--max-mib 60]
+        [--no-wikipedia]
     # on the device (carry .shards), or on CPU JAX to check the mode end to end:
     python benchmarks/gpu/trainer.py run --shards .shards --work /tmp/runs
         [--rows albert-base:128,albert-large:512] [--steps 200] [--batch-tokens 32768]
-        [--input-workers N] [--finetune-steps 300]
+        [--input-workers N] [--length-buckets K] [--finetune-steps 300]
 
 The shards (about 41 MiB at s128 + s512) travel in a device call of their own: the wheelhouse
-(`wheelhouse.py`) fills another, and a warm machine keeps both between calls.
+(`wheelhouse.py`) fills another, and a warm machine keeps both between calls;
+`benchmarks/gpu/check.py` carries a smaller set with the wheelhouse in one call.
 
-`run` prints one JSON line per row: the whole loop's steady sequences/s (training records after
-the first, which holds the compilation) against the synthetic step's, the share of the loop spent
-waiting for input, MFU on real (non-padding) tokens only, and the resume; then one line for the
-finetune run. Goals (issue 27, one H100): loop >= 0.95x the synthetic step; real-token MFU >= 45%
-(albert-large s512 bf16) and >= 40% (albert-base s128).
+`run` prints one JSON line per row, from the run's own summary (each row trains in a new output
+directory under --work: a previous run's records never mix in): the steady sequences/s (steps
+without a compilation, evaluation or checkpoint) against the synthetic step's, the whole loop's
+rate apart (compilations and input waits included), the share of the loop spent waiting for input,
+the real (non-padding) tokens' share and MFU on them, the step's compilations and length buckets,
+and the resume; then one line for the finetune run. Goals (issue 37, one H100): steady loop >=
+0.97x the synthetic step; with buckets, real-token MFU >= 40% at albert-large s512.
 """
 
 from __future__ import annotations
@@ -51,12 +55,15 @@ def stage(module: str, *flags: str) -> dict:
     return json.loads(done.stdout[done.stdout.index("{") :])
 
 
-def prepare(output: Path, seqs: list[int], max_mib: float) -> None:
-    """Segment the books and Wikipedia sample, write dynamic-masking shards at each length."""
+def prepare(output: Path, seqs: list[int], max_mib: float, wikipedia: bool = True) -> None:
+    """Segment the books (and the Wikipedia sample), write dynamic-masking shards at each length."""
     segmented = output / "segmented"
+    inputs = ["--input", str(SHARED / "books")]
+    if wikipedia:
+        inputs += ["--input", str(SHARED / WIKIPEDIA)]
     stage(
         "pipelines.segment",
-        *("--input", str(SHARED / "books"), "--input", str(SHARED / WIKIPEDIA)),
+        *inputs,
         *("--output", str(segmented), "--fallback-encoding", "latin-1", "--num-shards", "4"),
     )
     for seq in seqs:
@@ -74,23 +81,49 @@ def prepare(output: Path, seqs: list[int], max_mib: float) -> None:
         sys.exit(f"{output}: {size:.1f} MiB of shards, over --max-mib {max_mib}")
 
 
-def steady_sequences_per_second(run_dir: Path) -> float:
-    """Mean sequences/s of the training records after the first (which holds the compilation)."""
-    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
-    rates = [r["sequences_per_second"] for r in map(json.loads, lines) if r["split"] == "train"]
-    return sum(rates[1:]) / len(rates[1:]) if len(rates) > 1 else rates[0]
-
-
-def pretrain(data: Path, output: Path, preset: str, steps: int, batch: int, workers) -> dict:
-    flags = [
+def pretrain_flags(
+    data: Path,
+    output: Path,
+    preset: str,
+    steps: int,
+    batch: int,
+    workers: int | None = None,
+    buckets: int | None = None,
+    spm_model: Path = SPM_MODEL,
+) -> list[str]:
+    """`python -m model.pretrain`'s flags for a measured run (bf16, Grain, no evaluation until the
+    end); `workers` and `buckets` None leave the trainer's defaults."""
+    return [
         *("--data", str(data), "--output", str(output), "--preset", preset),
         *("--steps", str(steps), "--batch-size", str(batch), "--precision", "bfloat16"),
         *("--input", "grain", "--warmup-steps", str(max(1, steps // 10))),
         *("--log-every", str(max(1, steps // 10)), "--checkpoint-every", str(max(1, steps // 2))),
         *("--eval-every", "0", "--eval-batches", "2", "--no-progress", "--no-check-data"),
-        *("--spm-model", str(SPM_MODEL)),
+        *("--spm-model", str(spm_model)),
+        *(["--input-workers", str(workers)] if workers is not None else []),
+        *(["--length-buckets", str(buckets)] if buckets is not None else []),
     ]
-    return stage("model.pretrain", *flags, *(["--input-workers", str(workers)] if workers else []))
+
+
+def loop_row(summary: dict, step: dict) -> dict:
+    """The loop's figures from a run's summary against the synthetic step `step` (train.py's row):
+    MFU on the real tokens of the steady steps (model FLOPs per token at the data's length: with
+    length buckets the attention part is slightly overstated)."""
+    steady, peak = summary["steady_sequences_per_second"], step.get("peak_bf16_tflops")
+    real_tokens = summary["steady_real_tokens_per_second"]
+    return {
+        "steady_seq_per_s": steady,
+        "loop_seq_per_s": summary["loop_sequences_per_second"],
+        "synthetic_seq_per_s": step["sequences_per_s"],
+        "steady_over_synthetic": round(steady / step["sequences_per_s"], 3) if steady else None,
+        "input_wait_share": summary["input_wait_share"],
+        "real_token_share": summary["real_token_share"],
+        "real_token_mfu": round(real_tokens * step["flops_per_token"] / (peak * 1e12), 4)
+        if peak and real_tokens
+        else None,
+        "step_compilations": summary["step_compilations"],
+        "length_buckets": summary["length_buckets"],
+    }
 
 
 def synthetic(preset: str, seq: int, batch: int) -> dict:
@@ -110,29 +143,26 @@ def synthetic(preset: str, seq: int, batch: int) -> dict:
 def measure_row(args, preset: str, seq: int) -> dict:
     batch = max(1, args.batch_tokens // seq)
     output = Path(args.work) / f"{preset}-s{seq}"
+    if output.exists():  # a run there would resume, and its records mix in: measure a new one
+        sys.exit(f"{output} exists: each row trains a new run; give a new --work")
     data = Path(args.shards) / f"s{seq}"
-    result = pretrain(data, output, preset, args.steps, batch, args.input_workers)
-    loop = steady_sequences_per_second(output)
+    options = (args.input_workers, args.length_buckets)
+    result = stage(
+        "model.pretrain", *pretrain_flags(data, output, preset, args.steps, batch, *options)
+    )
     step = synthetic(preset, seq, batch)
     extra = max(1, args.steps // 4)
-    resumed = pretrain(data, output, preset, args.steps + extra, batch, args.input_workers)
+    resumed = stage(
+        "model.pretrain", *pretrain_flags(data, output, preset, args.steps + extra, batch, *options)
+    )
     records = (output / "metrics.jsonl").read_text().splitlines()
-    peak = step.get("peak_bf16_tflops")
-    real_tokens = loop * seq * result["real_token_share"]
     return {
         "row": "trainer",
         "preset": preset,
         "seq": seq,
         "batch": batch,
         "device": step["device"],
-        "loop_seq_per_s": round(loop, 1),
-        "synthetic_seq_per_s": step["sequences_per_s"],
-        "loop_over_synthetic": round(loop / step["sequences_per_s"], 3),
-        "input_wait_share": result["input_wait_share"],
-        "real_token_share": result["real_token_share"],
-        "real_token_mfu": round(real_tokens * step["flops_per_token"] / (peak * 1e12), 4)
-        if peak
-        else None,
+        **loop_row(result, step),
         "flash_attention_in_synthetic_step": step["flash_attention"],
         "resumed_to_step": resumed["steps"],
         "resume_continued_records": json.loads(records[-1])["step"] == args.steps + extra,
@@ -160,6 +190,7 @@ def main() -> int:
     build.add_argument(
         "--max-mib", type=float, default=60.0, help="a device call carries at most 64 MiB"
     )
+    build.add_argument("--no-wikipedia", dest="wikipedia", action="store_false")
     measure = commands.add_parser("run")
     measure.add_argument("--shards", required=True)
     measure.add_argument("--work", required=True)
@@ -167,10 +198,12 @@ def main() -> int:
     measure.add_argument("--steps", type=int, default=200)
     measure.add_argument("--batch-tokens", type=int, default=32768)
     measure.add_argument("--input-workers", type=int, default=None)
+    measure.add_argument("--length-buckets", type=int, default=None)
     measure.add_argument("--finetune-steps", type=int, default=300)
     args = parser.parse_args()
     if args.command == "prepare":
-        prepare(Path(args.output), [int(s) for s in args.seqs.split(",")], args.max_mib)
+        seqs = [int(s) for s in args.seqs.split(",")]
+        prepare(Path(args.output), seqs, args.max_mib, args.wikipedia)
         return 0
     rows = []
     for row in args.rows.split(","):

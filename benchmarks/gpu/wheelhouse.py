@@ -10,9 +10,12 @@ GPU machine and install it offline there:
 
 The wheelhouse holds Keras and what it imports beyond JAX and NumPy, pydantic + PyYAML + fsspec
 (our configs and file I/O), SentencePiece (tokenization), Grain with protobuf and CRC32C (the
-TF-free input over TFRecord shards), and our own package built without its
-dependencies. It fails if the folder exceeds --max-mib (60 MiB by default: a device command carries
-at most 64 MiB). Prints one JSON line: the wheels, their sizes and the total.
+TF-free input over TFRecord shards), what the default install's exports need (safetensors and
+tokenizers for export/hf, keras-hub and the regex module its import needs for export/keras_hub;
+not kagglehub, which only downloads presets), and our own package built without its dependencies
+(from a copy of the sources, so that no build/ or egg-info lands in the project). It fails if the
+folder exceeds --max-mib (60 MiB by default: a device command carries at most 64 MiB). Prints one
+JSON line: the wheels, their sizes and the total.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,6 +63,12 @@ PACKAGES = (
     "psutil",
     "protobuf",
     "google-crc32c",
+    # The end-of-run exports of the default install: export/hf (safetensors, tokenizers) and
+    # export/keras_hub (keras-hub, whose import needs regex; kagglehub only downloads presets).
+    "safetensors",
+    "tokenizers",
+    "keras-hub",
+    "regex",
 )
 PLATFORMS = (
     "manylinux_2_28_x86_64",
@@ -106,22 +117,34 @@ def download(requirements: list[str], output: Path, python_version: str) -> None
     )
 
 
+SOURCES = ("pyproject.toml", "README.md", "albert", "pipelines", "model", "flows")
+
+
 def build_own_wheel(output: Path) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--disable-pip-version-check",
-            "-q",
-            "--no-deps",
-            "-w",
-            str(output),
-            str(ROOT),
-        ],
-        check=True,
-    )
+    """Our package's wheel, built from a copy of its sources (setuptools writes build/ and an
+    egg-info next to the sources it builds)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in SOURCES:
+            source, copy = ROOT / name, Path(scratch) / name
+            if source.is_dir():
+                shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy2(source, copy)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--disable-pip-version-check",
+                "-q",
+                "--no-deps",
+                "-w",
+                str(output.resolve()),
+                scratch,
+            ],
+            check=True,
+        )
 
 
 def main() -> int:

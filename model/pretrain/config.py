@@ -92,11 +92,13 @@ class PretrainConfig(StageConfig):
         "0 = a thread of the training process; default: every core with an accelerator, 0 on CPU. "
         "The batches are the same for any number",
     )
-    length_buckets: int = Field(
-        0,
+    length_buckets: int | None = Field(
+        None,
         ge=0,
         description="k > 0: batches of records of one of k length bins, cut to the bin's longest "
-        "length (less padding; Grain input); 0 = every batch at the data's max_seq_length",
+        "length (less padding, one compilation of the step per bin; Grain input); 0 = every batch "
+        "at the data's max_seq_length; default: on a GPU/TPU with padded data, k from the padding "
+        "measured on the first records (model.length_buckets), else 0; a resumed run keeps its own",
     )
     log_every: int = Field(100, gt=0, description="steps between training-metric records")
     eval_every: int = Field(

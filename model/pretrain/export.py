@@ -13,9 +13,10 @@ from model.pretrain.build import build_model
 from model.pretrain.config import PretrainConfig
 
 
-def export_model(model, config: PretrainConfig, spec, heldout: dict) -> dict:
+def export_model(model, config: PretrainConfig, spec, heldout: dict) -> tuple[dict, dict]:
     """export/model.keras, export/hf (Hugging Face) and export/keras_hub, written atomically; they
-    replace the export of the run's previous end (a resumed run moved forward from it)."""
+    replace the export of the run's previous end (a resumed run moved forward from it). Returns the
+    paths written and the reason of each export skipped (`model.exports.write_exports`)."""
     # heavy: loads keras, tensorflow; this module stays importable without it
     from model.exports import write_exports
 
@@ -28,7 +29,7 @@ def export_model(model, config: PretrainConfig, spec, heldout: dict) -> dict:
             fs, target = filesystem(join(temp, "model.keras"))
             fs.put(keras_path, target)
         paths["keras"] = join(export_dir, "model.keras")
-        names = write_exports(
+        names, skipped = write_exports(
             model,
             temp,
             config.model_dump(),
@@ -38,10 +39,10 @@ def export_model(model, config: PretrainConfig, spec, heldout: dict) -> dict:
             config.data_license,
         )
         paths.update({kind: join(export_dir, name) for kind, name in names.items()})
-    return paths
+    return paths, skipped
 
 
-def export_alone(model, config: PretrainConfig, spec, heldout: dict) -> dict:
+def export_alone(model, config: PretrainConfig, spec, heldout: dict) -> tuple[dict, dict]:
     """`export_model`, run by process 0 alone. Of several JAX processes, it exports a copy of the
     trained weights on this process's devices, built with no distribution set: an operation on
     arrays that span the other processes would wait for them forever."""

@@ -82,7 +82,12 @@ def training_identity(config: PretrainConfig, spec, vocab_size: int, vocab_sha: 
     """What a checkpoint must share with this run to be resumed by it (recorded in every
     checkpoint)."""
     return {
-        **{name: getattr(config, name) for name in IDENTITY_FIELDS},
+        # --length-buckets left to its default is the checkpoint's (`model.pretrain.loop`)
+        **{
+            name: getattr(config, name)
+            for name in IDENTITY_FIELDS
+            if getattr(config, name) is not None
+        },
         "vocab_size": vocab_size,
         "vocab_sha256": vocab_sha,
         "masking": spec.masking,

@@ -151,6 +151,10 @@ class JaxTraining:
         )
         self.state.values = (trainable, non_trainable, optimizer_values)
 
+    def compilations(self) -> int:
+        """How many times the training step compiled (once per batch shape)."""
+        return self._step._cache_size()
+
     def sync(self) -> None:
         """Copy the training state into the Keras variables (before evaluating or saving)."""
         self.state.sync_to_keras()

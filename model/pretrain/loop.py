@@ -13,7 +13,14 @@ from albert.errors import StageError
 from albert.fs import join
 from albert.locks import output_lock
 from albert.outputs import remove_leftovers
-from model import cores, distribute, pretrain_input, pretrain_records
+from model import (
+    checkpointing,
+    cores,
+    distribute,
+    length_buckets,
+    pretrain_input,
+    pretrain_records,
+)
 from model.pretrain.build import build_training, restore, weights_digest
 from model.pretrain.config import PRECISION_POLICIES, PretrainConfig
 from model.pretrain.export import export_alone
@@ -48,6 +55,7 @@ def run(
     strategy, distribution, replicas = select_devices(config, backend)
     process = distribute.jax_process()
     spec = data_spec(config)
+    config = with_length_buckets(config, spec)
     vocab_size, vocab_sha = resolve_vocab(config, spec)
     identity = training_identity(config, spec, vocab_size, vocab_sha)
     with (
@@ -94,9 +102,10 @@ def run(
             state,
             TrainingClock(state.get("training_seconds", 0.0), clock),
         )
-        while not trainer.finished():
-            dataset = training_dataset(config, spec, trainer.epoch, trainer.batch_in_epoch, process)
-            trainer.train_epoch(engine.batches(dataset))
+        with training_batches(
+            config, spec, engine, trainer.epoch, trainer.batch_in_epoch, process
+        ) as batches:
+            trainer.train(batches)  # the input is closed when training ends, or fails
 
         heldout = trainer.heldout_metrics()
         # finished before: its records and checkpoint stand
@@ -105,6 +114,11 @@ def run(
         else:  # the final record first, so that the final checkpoint counts it
             log.record({"step": trainer.step, "split": "heldout", **heldout})
             final_checkpoint = trainer.save()
+        exported, skipped = (
+            export_alone(model, trained(config, trainer.step), spec, heldout)
+            if config.export and chief
+            else ({}, {})
+        )
         return {
             "steps": trainer.step,
             **(
@@ -115,18 +129,36 @@ def run(
             "train": trainer.train_metrics,
             "heldout": heldout,
             "checkpoint": final_checkpoint,
-            "export": (
-                export_alone(model, trained(config, trainer.step), spec, heldout)
-                if config.export and chief
-                else {}
-            ),
+            "export": exported,
+            **({"export_skipped": skipped} if skipped else {}),
             "metrics": log.path if chief else None,
             "backend": backend,
             "replicas": replicas,
+            "length_buckets": config.length_buckets,
+            "step_compilations": engine.compilations(),
             "sequences_per_second": trainer.sequences_per_second,
             **trainer.loop_figures,
             "weights_sha256": weights_digest(model),
         }
+
+
+def with_length_buckets(config: PretrainConfig, spec) -> PretrainConfig:
+    """`config` with --length-buckets decided: as given; left to its default, a resumed run's own
+    (its newest checkpoint's), else `model.length_buckets.default_buckets` for this hardware and
+    data."""
+    if config.length_buckets is not None:
+        return config
+    latest = checkpointing.latest_checkpoint(join(config.output, "checkpoints"))
+    recorded = None
+    if latest is not None and config.resume:
+        recorded = (checkpointing.read_state(latest.path).get("identity") or {}).get(
+            "length_buckets"
+        )
+    if recorded is None:
+        recorded = length_buckets.default_buckets(
+            spec, cores.on_accelerator(bool(config.tpu)), uses_grain(config.input)
+        )
+    return config.model_copy(update={"length_buckets": recorded})
 
 
 def trained(config: PretrainConfig, steps: int) -> PretrainConfig:
@@ -255,6 +287,38 @@ def training_engine(
     return TfTraining(model, optimizer, config, strategy, replicas)
 
 
+def input_options(config: PretrainConfig, process=(0, 1)) -> dict:
+    """The input's options from the run's settings: seed, window, workers (`model.cores`), length
+    buckets and, with several processes, this process's (index, count)."""
+    return {
+        "seed": config.seed,
+        "shuffle_buffer": config.shuffle_buffer,
+        "workers": cores.input_workers(
+            config.input_workers, cores.on_accelerator(bool(config.tpu))
+        ),
+        **({"length_buckets": config.length_buckets} if config.length_buckets else {}),
+        **({"process": process} if process[1] > 1 else {}),
+    }
+
+
+def training_batches(
+    config: PretrainConfig, spec, engine, epoch: int, batch_in_epoch: int, process=(0, 1)
+):
+    """A context manager: the run's training batches as (epoch, batch in epoch, batch) from this
+    position on, across epochs, with the global loss denominators (Grain or tf.data, as --input and
+    the backend say: `model.pretrain_input.run_batches`), each a batch `engine` takes; the input
+    (Grain's worker processes included) is closed when the block ends."""
+    return pretrain_input.run_batches(
+        spec,
+        config.batch_size,
+        config.input,
+        epoch=epoch,
+        skip_batches=batch_in_epoch,
+        to_batches=engine.batches,
+        **input_options(config, process),
+    )
+
+
 def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: int, process=(0, 1)):
     """The training batches of `epoch` from its `batch_in_epoch`-th on, with the global loss
     denominators (Grain or tf.data, as --input and the backend say: `model.pretrain_input`); with
@@ -265,10 +329,6 @@ def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: i
         config.batch_size,
         config.input,
         epoch=epoch,
-        seed=config.seed,
         skip_batches=batch_in_epoch,
-        shuffle_buffer=config.shuffle_buffer,
-        workers=cores.input_workers(config.input_workers, cores.on_accelerator(bool(config.tpu))),
-        **({"length_buckets": config.length_buckets} if config.length_buckets else {}),
-        **({"process": process} if process[1] > 1 else {}),
+        **input_options(config, process),
     )

@@ -92,6 +92,10 @@ class TfTraining:
         """The next steps' learning rate (an optimizer variable the compiled step reads)."""
         self.optimizer.learning_rate = value
 
+    def compilations(self) -> int:
+        """How many times the training step was traced (once per batch signature)."""
+        return self.step.experimental_get_tracing_count()
+
     def sync(self) -> None:
         """Nothing to do: the steps update the Keras variables themselves."""
 

@@ -61,7 +61,7 @@ class Trainer:
         self.window_steps = int(state.get("window_steps", 0))
         self.window_start, self.timed_steps = time.perf_counter(), 0
         self.total_time, self.total_steps = 0.0, 0
-        self.loop_time, self.input_wait, self.real_tokens, self.batch_tokens = 0.0, 0.0, 0, 0
+        self.loop = LoopCounts()
         self.train_metrics: dict = {}
         self.eval_step = None
         self.clock = clock
@@ -81,53 +81,56 @@ class Trainer:
 
     @property
     def loop_figures(self) -> dict:
-        """The training loop's share of time spent waiting for the input, its real (non-padding)
-        tokens per second and their share of the batches' tokens, from the second step of each
-        epoch on (the first waits for the input's workers to start and for the compilation);
-        this process's rows, numpy batches only."""
-        loop = max(self.loop_time, 1e-9)
-        return {
-            "input_wait_share": round(self.input_wait / loop, 4),
-            "real_tokens_per_second": round(self.real_tokens / loop, 1),
-            "real_token_share": round(self.real_tokens / max(self.batch_tokens, 1), 4),
-        }
+        """This run's training loop (`LoopCounts.figures`)."""
+        return self.loop.figures(self.config.batch_size)
 
-    def train_epoch(self, batches) -> None:
-        """Train on `batches` (the rest of the current epoch) until they, --steps or the time budget
-        run out."""
-        config, seen, iterator = self.config, 0, iter(batches)
+    def train(self, batches) -> None:
+        """Train on `batches`, (epoch, index of the batch in its epoch, batch) from the current
+        position on, until --steps are done or the time budget is spent; StageError when they end
+        first (an epoch without one whole batch)."""
+        config, iterator = self.config, iter(batches)
         if self.clock.started is None:
             self.clock.start()
-        start = time.perf_counter()
+        if self.finished():
+            return
         while True:
             asked = time.perf_counter()
-            batch = next(iterator, None)
-            if batch is None:
-                break
-            if seen:
-                self.count_loop_batch(batch, time.perf_counter() - asked)
-            last = self.train_step(batch)
-            seen += 1
-            if seen == 1:
-                start = time.perf_counter()
-            if last:
-                break
-        if seen > 1:
-            self.loop_time += time.perf_counter() - start
-        if not self.finished():
-            if seen == 0 and self.batch_in_epoch == 0:
+            item = next(iterator, None)
+            if item is None:
                 raise StageError(
                     f"{config.data}: fewer training records than one batch of {config.batch_size}"
                 )
-            self.epoch, self.batch_in_epoch = self.epoch + 1, 0
+            self.epoch, self.batch_in_epoch, batch = item
+            waited = time.perf_counter() - asked
+            compilations = self.engine.compilations()
+            last = self.train_step(batch)
+            self.count_loop_batch(
+                batch,
+                waited,
+                time.perf_counter() - asked,
+                self.engine.compilations() > compilations or self.evaluated_or_saved(),
+            )
+            if last:
+                return
 
-    def count_loop_batch(self, batch, waited: float) -> None:
-        """Add a batch's wait for the input and its tokens to `loop_figures`."""
-        self.input_wait += waited
-        mask = batch.get("input_mask")
-        if isinstance(mask, np.ndarray):
-            self.real_tokens += int(mask.sum())
-            self.batch_tokens += mask.size
+    def evaluated_or_saved(self) -> bool:
+        """Did the step just taken fall due for a held-out evaluation or a checkpoint?"""
+        config, step = self.config, self.step
+        return bool(config.eval_every and step % config.eval_every == 0) or (
+            step % config.checkpoint_every == 0
+        )
+
+    def count_loop_batch(self, batch, waited: float, seconds: float, unsteady: bool) -> None:
+        """Add a step to `loop_figures`: its wait for the input, its time from asking for its batch
+        to the end of what fell due after it, its batch's tokens (numpy or eager batches); a step
+        that compiled, evaluated or saved a checkpoint does not count as steady."""
+        mask = batch.get("input_mask") if isinstance(batch, dict) else None
+        if mask is not None and (isinstance(mask, np.ndarray) or hasattr(mask, "numpy")):
+            mask = np.asarray(mask)
+            real, tokens = int(np.count_nonzero(mask)), mask.size
+        else:
+            real = tokens = 0
+        self.loop.add(waited, seconds, real, tokens, steady=not unsteady)
 
     def train_step(self, batch) -> bool:
         """One optimizer update, then the training record, evaluation and checkpoint that fall due;
@@ -249,3 +252,45 @@ class Trainer:
                 config.keep_checkpoints,
             )
         return None
+
+
+class LoopCounts:
+    """What the training loop's figures are made of: every step of this run, and the steady ones
+    (no compilation, evaluation or checkpoint in them)."""
+
+    def __init__(self):
+        self.steps, self.seconds, self.input_wait, self.real_tokens, self.tokens = 0, 0.0, 0.0, 0, 0
+        self.steady_steps, self.steady_seconds, self.steady_real_tokens = 0, 0.0, 0
+
+    def add(self, waited: float, seconds: float, real: int, tokens: int, steady: bool) -> None:
+        self.steps, self.seconds = self.steps + 1, self.seconds + seconds
+        self.input_wait += waited
+        self.real_tokens, self.tokens = self.real_tokens + real, self.tokens + tokens
+        if steady:
+            self.steady_steps, self.steady_seconds = (
+                self.steady_steps + 1,
+                self.steady_seconds + seconds,
+            )
+            self.steady_real_tokens += real
+
+    def figures(self, batch_size: int) -> dict:
+        """The whole loop's sequences/s (compilations, evaluations, checkpoints and input waits
+        included) and the steady steps' apart; the share of the loop spent waiting for the input;
+        real (non-padding) tokens per second over the whole loop and over the steady steps, and
+        their share of the batches' tokens. Tokens are this process's rows; None where no step
+        counts."""
+
+        def rate(count: float, seconds: float, digits: int = 1):
+            return round(count / seconds, digits) if seconds else None
+
+        return {
+            "loop_sequences_per_second": rate(self.steps * batch_size, self.seconds),
+            "steady_sequences_per_second": rate(
+                self.steady_steps * batch_size, self.steady_seconds
+            ),
+            "steady_steps": self.steady_steps,
+            "input_wait_share": rate(self.input_wait, self.seconds, 4),
+            "real_tokens_per_second": rate(self.real_tokens, self.seconds),
+            "steady_real_tokens_per_second": rate(self.steady_real_tokens, self.steady_seconds),
+            "real_token_share": rate(self.real_tokens, self.tokens, 4),
+        }

@@ -1,0 +1,373 @@
+"""The accelerator path, whole, in one device command: the GPU kit installed from its wheelhouse,
+the real trainer at albert-base s128 and albert-large s512 without and with length buckets (each
+run under a timeout that turns a hang into a failure; its exit code and its exit after the summary
+checked), a resume, a fine-tune from the export, and Hugging Face's `AlbertForPreTraining` on the
+same device and shapes (eager and `torch.compile`, bf16) where torch has a GPU. Prints one table,
+then one JSON line; exits 1 when a check fails.
+
+    # here, in the project's venv (the registry and ../shared/data): the kit, one folder
+    python benchmarks/gpu/check.py prepare --kit .gpu-check [--python-version 3.12]
+    # on the device, carrying .gpu-check (with this checkout: under 64 MiB), as its first command:
+    python benchmarks/gpu/check.py run --kit .gpu-check --work /tmp/gpu-check
+    # here, on CPU JAX, end to end with tiny settings:
+    python benchmarks/gpu/check.py run --kit .gpu-check --work /tmp/gpu-check --tiny
+
+The kit: `wheelhouse/` (`wheelhouse.py`, for the device's Python), `shards/s128` and `shards/s512`
+(`trainer.py prepare`, the books only, dynamic masking), the reference SentencePiece model and
+SST-2's dev set with the first rows of its training set. `run` installs the wheelhouse into
+`--work`/site and runs every command on it, not on this checkout; the runs share one JAX
+compilation cache under --work (a resume and the bucket runs do not compile again).
+
+Goals (issue 37, one H100): steady loop >= 0.97x the synthetic step; with buckets, real-token MFU
+>= 40% at albert-large s512; >= 1.5x Hugging Face's `torch.compile` on both rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from trainer import SHARED, SPM_MODEL, loop_row, prepare, pretrain_flags
+
+HERE = Path(__file__).resolve().parent
+SST2_TRAIN_ROWS = 4000  # SST-2 training rows the kit carries (a fine-tune of a few hundred steps)
+EXIT_AFTER_SUMMARY_S = 10.0  # a run that has printed its summary exits within this
+
+
+def build_kit(kit: Path, python_version: str, max_mib: float) -> None:
+    """The kit (see the module doc), failing when it outgrows `max_mib` with this checkout."""
+    if kit.exists():
+        sys.exit(f"{kit} exists: give a new --kit")
+    subprocess.run(
+        [sys.executable, str(HERE / "wheelhouse.py"), "--output", str(kit / "wheelhouse")]
+        + ["--python-version", python_version],
+        check=True,
+    )
+    prepare(kit / "shards", [128, 512], max_mib, wikipedia=False)
+    shutil.copy2(SPM_MODEL, kit / SPM_MODEL.name)
+    sst2 = kit / "SST-2"
+    sst2.mkdir()
+    shutil.copy2(SHARED / "glue" / "SST-2" / "dev.tsv", sst2 / "dev.tsv")
+    with open(SHARED / "glue" / "SST-2" / "train.tsv", encoding="utf-8") as rows:
+        head = [row for _, row in zip(range(SST2_TRAIN_ROWS + 1), rows)]  # the header too
+    (sst2 / "train.tsv").write_text("".join(head), encoding="utf-8")
+    root = HERE.parents[1]
+    checkout = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True
+    ).stdout.split(b"\0")
+    carried = sum(p.stat().st_size for p in kit.rglob("*") if p.is_file()) + sum(
+        (root / name.decode()).stat().st_size for name in checkout if name
+    )
+    print(json.dumps({"kit": str(kit), "carried_mib": round(carried / 2**20, 1)}))
+    if carried > max_mib * 2**20:
+        sys.exit(f"{kit} and the checkout are {carried / 2**20:.1f} MiB, over {max_mib} MiB")
+
+
+def install(kit: Path, work: Path) -> tuple[dict, float]:
+    """The wheelhouse installed into work/site; the environment every command runs in, and the
+    install's seconds."""
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+        + ["--no-index", "--no-deps", "--target", str(work / "site")]
+        + [str(p) for p in sorted((kit / "wheelhouse").glob("*.whl"))],
+        check=True,
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(work / "site"),
+        "KERAS_BACKEND": "jax",
+        "JAX_COMPILATION_CACHE_DIR": str(work / "jax-cache"),
+    }
+    return env, time.perf_counter() - start
+
+
+def timed_run(command: list[str], env: dict, args) -> dict:
+    """Run `command` in its own process group under --timeout (then killed with its workers: a
+    hang) or what is left of --budget (then: out of budget); its exit code, seconds, seconds from
+    its summary's last line to its exit, the summary (a JSON object on stdout) and the tail of
+    stderr."""
+    start = time.perf_counter()
+    timeout = min(args.timeout, args.deadline - start)
+    if timeout < 5:
+        return {"rc": "out of budget", "seconds": 0, "exit_after_summary_s": None, "summary": None,
+                "stderr": ""}  # fmt: skip
+    process = subprocess.Popen(
+        command,
+        env=env,
+        cwd=args.work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    lines, summary_at, errors = [], [], []
+    readers = [
+        threading.Thread(target=_read, args=(process.stdout, lines, summary_at)),
+        threading.Thread(target=_read, args=(process.stderr, errors, [])),
+    ]
+    for reader in readers:
+        reader.start()
+    try:
+        process.wait(timeout=timeout)
+        hung = False
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        hung = True
+    for reader in readers:
+        reader.join()
+    end = time.perf_counter()
+    text = "".join(lines)
+    summary = json.loads(text[text.index("{") :]) if not hung and "{" in text else None
+    return {
+        "rc": ("hung" if timeout == args.timeout else "out of budget")
+        if hung
+        else process.returncode,
+        "seconds": round(end - start, 1),
+        "exit_after_summary_s": round(end - summary_at[0], 2) if summary_at else None,
+        "summary": summary,
+        "stderr": "".join(errors)[-2000:],
+    }
+
+
+def _read(stream, lines: list, summary_at: list) -> None:
+    for line in stream:
+        lines.append(line)
+        if line.rstrip() == "}" or line.startswith("{") and line.rstrip().endswith("}"):
+            summary_at[:] = [time.perf_counter()]
+
+
+def pretrain_run(args, env, data: Path, output: Path, preset: str, steps: int, batch: int, buckets):
+    flags = pretrain_flags(
+        data, output, preset, steps, batch, None, buckets, args.kit / "sp16k.model"
+    )
+    done = timed_run([sys.executable, "-m", "model.pretrain", *flags], env, args)
+    done["ok"] = (
+        done["rc"] == 0
+        and done["exit_after_summary_s"] is not None
+        and done["exit_after_summary_s"] <= EXIT_AFTER_SUMMARY_S
+    )
+    return done
+
+
+def synthetic_run(args, env, preset: str, seq: int, batch: int) -> dict:
+    done = timed_run(
+        [sys.executable, str(HERE / "train.py"), "--row", f"{preset}:{seq}"]
+        + [
+            "--batch-tokens",
+            str(batch * seq),
+            "--steps",
+            str(args.synthetic_steps),
+            "--warmup",
+            "2",
+        ],
+        env,
+        args,
+    )
+    return done
+
+
+def huggingface_runs(args, preset: str, seq: int, batch: int) -> dict:
+    """Hugging Face's sequences/s, eager and compiled, each in a process of its own; skipped (with
+    the reason) where torch has no GPU."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if probe.stdout.strip() != "True":
+        return {"skipped": "torch has no GPU here" if probe.returncode == 0 else "no torch"}
+    rates = {}
+    for mode in ("eager", "compile"):
+        done = timed_run(
+            [sys.executable, __file__, "hf", "--preset", preset, "--seq", str(seq)]
+            + ["--batch", str(batch), "--mode", mode, "--steps", str(args.synthetic_steps)],
+            # JAX stays off the GPU in torch's process (it imports Keras' JAX backend)
+            {
+                **os.environ,
+                "JAX_PLATFORMS": "cpu",
+                "PYTHONPATH": f"{HERE.parent}:{HERE.parents[1]}",
+            },
+            args,
+        )
+        rates[mode] = done["summary"]["sequences_per_s"] if done["rc"] == 0 else done["rc"]
+    return rates
+
+
+def measure_huggingface(preset: str, seq: int, batch: int, mode: str, steps: int) -> dict:
+    """In this process: Hugging Face's step on the GPU (`benchmarks/pretrain.huggingface_step`)."""
+    sys.path.insert(0, str(HERE.parent))
+    from pretrain import huggingface_step, make_batch, timed
+
+    step = huggingface_step(
+        preset, make_batch(batch, seq, 30000), device="cuda", compiled=mode == "compile"
+    )
+    rate = timed(step, warmup=3, seconds=0.0, min_steps=steps) * batch
+    return {"preset": preset, "seq": seq, "batch": batch, "mode": mode, "sequences_per_s": rate}
+
+
+def check(args) -> int:
+    """The runs, the most telling first (each row's pretraining without and with buckets, then the
+    resume and the fine-tune, then Hugging Face), each within what is left of --budget."""
+    args.work.mkdir(parents=True, exist_ok=False)
+    env, install_seconds = install(args.kit, args.work)
+    rows, failures, first = [], [], None
+    shapes = [(p, int(s), max(1, args.batch_tokens // int(s))) for p, s in _rows(args.rows)]
+    for preset, seq, batch in shapes:
+        step = synthetic_run(args, env, preset, seq, batch)
+        if step["rc"] != 0:
+            failures.append(
+                f"train.py {preset}:{seq}: {step['rc']} {step.get('stderr', '')[-300:]}"
+            )
+            continue
+        for buckets in (0, args.buckets):
+            label = f"{preset} s{seq} {'no buckets' if buckets == 0 else 'buckets'}"
+            output = args.work / f"{preset}-s{seq}-b{'default' if buckets is None else buckets}"
+            data = args.kit / "shards" / f"s{seq}"
+            done = pretrain_run(args, env, data, output, preset, args.steps, batch, buckets)
+            entry = {"run": label, "batch": batch, **_outcome(done)}
+            if done["summary"]:
+                entry.update(loop_row(done["summary"], step["summary"]))
+            rows.append(entry)
+            if not done["ok"]:
+                failures.append(f"{label}: {entry}")
+            elif first is None:
+                export = done["summary"]["export"].get("keras")
+                first = (label, data, output, preset, batch, buckets, export)
+    if first is not None:
+        label, data, output, preset, batch, buckets, export = first
+        more = args.steps + max(1, args.steps // 4)
+        resumed = pretrain_run(args, env, data, output, preset, more, batch, buckets)
+        records = (output / "metrics.jsonl").read_text().splitlines()
+        continued = resumed["ok"] and json.loads(records[-1])["step"] == more
+        rows.append({"run": f"{label}: resume to step {more}", **_outcome(resumed)})
+        if not continued:
+            failures.append(f"resume of {label}: {_outcome(resumed)}")
+        rows.append(finetune_row(args, env, export, failures))
+    for preset, seq, batch in shapes:
+        hf = huggingface_runs(args, preset, seq, batch)
+        rows.append({"run": f"{preset} s{seq} Hugging Face", "batch": batch, **hf})
+    failures += [
+        f"{row['run']}: out of --budget" for row in rows if row.get("rc") == "out of budget"
+    ]
+    print_table(rows, install_seconds)
+    print(json.dumps({"check": "gpu", "install_s": round(install_seconds, 1), "rows": rows,
+                      "failures": failures}))  # fmt: skip
+    return 1 if failures else 0
+
+
+def _rows(rows: str) -> list[tuple[str, str]]:
+    return [tuple(row.split(":")) for row in rows.split(",")]
+
+
+def finetune_row(args, env, export: str | None, failures: list) -> dict:
+    if export is None:
+        failures.append("no export/model.keras to fine-tune")
+        return {"run": "finetune sst2", "rc": "no export"}
+    done = timed_run(
+        [sys.executable, "-m", "model.finetune", "--task", "sst2", "--init", export]
+        + ["--spm-model", str(args.kit / "sp16k.model"), "--data-dir", str(args.kit / "SST-2")]
+        + ["--output", str(args.work / "finetune-sst2"), "--train-steps", str(args.finetune_steps)]
+        + ["--batch-size", "32", "--max-seq-length", "128"],
+        env,
+        args,
+    )
+    if done["rc"] != 0:
+        failures.append(f"finetune sst2: {done['rc']} {done['stderr'][-300:]}")
+    accuracy = (done["summary"] or {}).get("dev", {}).get("accuracy")
+    return {"run": "finetune sst2", **_outcome(done), "dev_accuracy": accuracy}
+
+
+def _outcome(done: dict) -> dict:
+    return {
+        "rc": done["rc"],
+        "seconds": done["seconds"],
+        "exit_after_summary_s": done["exit_after_summary_s"],
+    }
+
+
+COLUMNS = (
+    "run", "batch", "rc", "seconds", "exit_after_summary_s", "steady_seq_per_s", "loop_seq_per_s",
+    "synthetic_seq_per_s", "steady_over_synthetic", "input_wait_share", "real_token_share",
+    "real_token_mfu", "step_compilations", "length_buckets", "dev_accuracy", "eager", "compile",
+    "skipped",
+)  # fmt: skip
+
+
+def print_table(rows: list[dict], install_seconds: float) -> None:
+    """One Markdown table: a run a line, the columns any row has."""
+    columns = [c for c in COLUMNS if any(c in row for row in rows)]
+    print(f"kit installed in {install_seconds:.1f} s")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for row in rows:
+        print("| " + " | ".join(str(row.get(c, "")) for c in columns) + " |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    kit = commands.add_parser("prepare")
+    kit.add_argument("--kit", type=Path, required=True)
+    kit.add_argument("--python-version", default="3.12", help="the device's Python")
+    kit.add_argument("--max-mib", type=float, default=64.0, help="a device command carries 64 MiB")
+    run = commands.add_parser("run")
+    run.add_argument("--kit", type=Path, required=True)
+    run.add_argument("--work", type=Path, required=True)
+    run.add_argument("--rows", default="albert-base:128,albert-large:512")
+    run.add_argument("--steps", type=int, default=60)
+    run.add_argument("--batch-tokens", type=int, default=32768)
+    run.add_argument(
+        "--buckets", type=int, default=None, help="the bucket runs' k (default: the trainer's)"
+    )
+    run.add_argument("--synthetic-steps", type=int, default=10)
+    run.add_argument("--finetune-steps", type=int, default=100)
+    run.add_argument("--timeout", type=float, default=300.0, help="seconds a command may take")
+    run.add_argument(
+        "--budget",
+        type=float,
+        default=540.0,
+        help="seconds for the whole check (a device call: 600)",
+    )
+    run.add_argument(
+        "--tiny",
+        action="store_true",
+        help="CPU settings: albert-nano s128, albert-tiny s512, 12 steps, 4 buckets, 2,048 tokens",
+    )
+    hf = commands.add_parser("hf")  # one Hugging Face measurement, in a process of its own
+    hf.add_argument("--preset", required=True)
+    hf.add_argument("--seq", type=int, required=True)
+    hf.add_argument("--batch", type=int, required=True)
+    hf.add_argument("--mode", choices=("eager", "compile"), required=True)
+    hf.add_argument("--steps", type=int, default=10)
+    args = parser.parse_args()
+    if args.command == "prepare":
+        build_kit(args.kit, args.python_version, args.max_mib)
+        return 0
+    if args.command == "hf":
+        print(
+            json.dumps(
+                measure_huggingface(args.preset, args.seq, args.batch, args.mode, args.steps)
+            )
+        )
+        return 0
+    if args.tiny:
+        args.rows, args.steps, args.buckets = "albert-nano:128,albert-tiny:512", 12, 4
+        args.batch_tokens, args.synthetic_steps, args.finetune_steps = 2048, 3, 4
+    args.kit, args.work = args.kit.resolve(), args.work.resolve()
+    args.deadline = time.perf_counter() + args.budget
+    return check(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""The GPU kit in its own environment: a fresh virtualenv holding only the wheelhouse's packages
+(`benchmarks/gpu/wheelhouse.py`, built here for this Python) and CPU JAX at the project's pins, no
+TensorFlow, as a GPU machine with JAX would install it. There `python -m model.pretrain` runs to its
+end, every export of the default install written, and `benchmarks/gpu/train.py` measures one row.
+
+Building it needs the package registry (as CI has); nothing is cached between runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from conftest import shared_path
+
+ROOT = Path(__file__).resolve().parents[1]
+PIP = ("-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-cache-dir")
+
+
+def jax_pins() -> list[str]:
+    """jax and jaxlib as pyproject's `jax` extra pins them."""
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return [p for p in extra["optional-dependencies"]["jax"] if re.match(r"jax(lib)?==", p)]
+
+
+def checked(command: list[str], **options) -> subprocess.CompletedProcess:
+    done = subprocess.run(command, capture_output=True, text=True, check=False, **options)
+    assert done.returncode == 0, (command, done.stderr[-3000:])
+    return done
+
+
+@pytest.mark.shared_data
+def test_the_kit_trains_exports_and_measures_without_tensorflow(tmp_path):
+    records = shared_path("reference", "ref_seq128.tfrecord")
+    spm_model = shared_path("reference", "sp16k.model")
+    python_version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    wheels = tmp_path / "wheelhouse"
+    built = checked(
+        [sys.executable, str(ROOT / "benchmarks/gpu/wheelhouse.py"), "--output", str(wheels)]
+        + ["--python-version", python_version]
+    )
+    assert json.loads(built.stdout.strip().splitlines()[-1])["total_mib"] <= 60
+    checked([sys.executable, "-m", "venv", str(tmp_path / "kit")])
+    python = str(tmp_path / "kit" / "bin" / "python")
+    checked([python, *PIP, "-c", str(ROOT / "constraints.txt"), *jax_pins()])
+    checked([python, *PIP, "--no-index", "--no-deps", *map(str, sorted(wheels.glob("*.whl")))])
+
+    # the kit's own environment: its installed package, not this checkout; no TensorFlow at all
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "KERAS_BACKEND": "jax",
+        "JAX_PLATFORMS": "cpu",
+    }
+    absent = subprocess.run(
+        [python, "-c", "import tensorflow"], check=False, env=env, stderr=subprocess.DEVNULL
+    )
+    assert absent.returncode != 0
+    trained = checked(
+        [python, "-m", "model.pretrain", "--data", str(records), "--spm-model", str(spm_model)]
+        + ["--output", str(tmp_path / "run"), "--preset", "albert-nano", "--steps", "3"]
+        + ["--batch-size", "8", "--eval-batches", "1", "--no-progress"],
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    summary = json.loads(trained.stdout[trained.stdout.index("{") :])
+    assert summary["steps"] == 3 and "export_skipped" not in summary
+    assert set(summary["export"]) == {"keras", "huggingface", "keras_hub"}
+    assert (tmp_path / "run" / "export" / "hf" / "tokenizer.json").is_file()
+
+    measured = checked(
+        [python, str(ROOT / "benchmarks/gpu/train.py"), "--presets", "albert-nano"]
+        + ["--seqs", "32", "--batch-tokens", "256", "--steps", "2", "--warmup", "1"],
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    (row,) = json.loads(measured.stdout.strip().splitlines()[-1])["rows"]
+    assert row["preset"] == "albert-nano" and row["sequences_per_s"] > 0
