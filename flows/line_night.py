@@ -19,21 +19,16 @@ from __future__ import annotations
 
 import hashlib
 import math
-import subprocess
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 from prefect.states import Completed, State
 
 from albert.errors import ConfigError, StageError
-from albert.fs import exists, filesystem, join, listing_digest
+from albert.fs import filesystem, join, listing_digest
 from albert.hashing import derive_seed
 from albert.locks import output_lock
 from albert.model_line import (
-    BASE,
-    LINE_FILE,
     NIGHTS,
     PROMOTED,
     REFUSED,
@@ -44,20 +39,18 @@ from albert.model_line import (
     new_files,
     next_version,
     seen_files,
-    version_name,
-    write_json,
     written_night,
 )
-from albert.promotion import decide
-from albert.replay import MIX_FILE, ReplayConfig, count_records, night_files
+from albert.promotion import Decision, decide
+from albert.replay import MIX_FILE, ReplayConfig
 from albert.replay import run as replay_mix
 from flows import tasks
-from flows.domain_config import DomainAdaptiveConfig, data_configs, resolve_base
+from flows.domain_config import DomainAdaptiveConfig, data_configs
+from flows.line_base import git_revision, make_base_version, make_line, night_config, utc_now
 from flows.line_report import write_line_report
 from flows.report import TrainingProgress
 from flows.run_config import cpu_seconds, run_plan
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 NOTHING_NEW = "nothing new"
 
 
@@ -85,12 +78,20 @@ def run_night(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) 
             )
         if line.current() is None:  # killed while making its first version
             make_base_version(config, line, settings)
+        general = settings["general"]["data"]
+        if listing_digest(general) != settings["general"]["listing"]:
+            raise StageError(
+                f"{general}: the general TFRecords changed since the line {line.url} was made "
+                "(line.json records their files and sizes); its general scores and replay need "
+                "them as they were"
+            )
         return night(config, line, settings, list(beam_args or []))
 
 
 def night(
     config: DomainAdaptiveConfig, line: ModelLine, settings: dict, beam_args: list[str]
 ) -> State:
+    """The night's steps (the module's docstring), holding the line's lock."""
     start, cpu_start = time.monotonic(), cpu_seconds()
     records, current = line.records(), line.current()
     fresh, nothing_new = novelty(config, line)
@@ -150,54 +151,9 @@ def night(
         min_improvement=config.min_improvement,
         max_forgetting=config.max_forgetting,
     )
-    record = {
-        "parent": current,
-        "status": PROMOTED if decision.promoted else REFUSED,
-        "reason": decision.reason,
-        "created": _now(),
-        "git": git_revision(),
-        "export": "export/model.keras",
-        "corpus": {
-            "files": [
-                {"path": path, "sha256": digest, "bytes": _size(path)}
-                for path, digest in sorted(fresh.items())
-            ],
-            "documents": outcomes["tfrecords"].result["counts"].get("documents"),
-            "heldout_documents": outcomes["tfrecords"].result["heldout"].get("documents"),
-        },
-        "data": {
-            "shards": [f"data/{s}" for s in mix["new_shards"]],
-            "counts": mix["new_counts"],
-            "heldout": [f"data/{f}" for f in outcomes["tfrecords"].result["heldout"]["files"]],
-        },
-        "trained_on": {
-            **{k: mix[k] for k in ("new", "replay_domain", "replay_general", "sequences")},
-            "steps": outcomes["pretrain"].result.get("steps", steps),
-            "batch_size": config.batch_size,
-        },
-        "scores": candidate_scores,
-        "parent_scores": parent_scores,
-        "heldout": {
-            "domain_documents": sum(
-                (records[v].get("corpus") or {}).get("heldout_documents") or 0 for v in earlier
-            )
-            + (outcomes["tfrecords"].result["heldout"].get("documents") or 0),
-            "domain_sequences": mix["heldout_sequences"],
-        },
-        "gate": {
-            "min_improvement": config.min_improvement,
-            "max_forgetting": config.max_forgetting,
-            "domain_change": decision.domain_change,
-            "general_change": decision.general_change,
-        },
-        "settings": config.model_dump(mode="json"),
-        "night": {
-            "work_dir": work,
-            "stages": {k: {"seconds": o.seconds, "cached": o.cached} for k, o in outcomes.items()},
-            "wall_seconds": time.monotonic() - start,
-            "cpu_seconds": cpu_seconds() - cpu_start,
-        },
-    }
+    record = night_record(
+        config, records, current, fresh, outcomes, decision, work, start, cpu_start
+    )
 
     def fill(directory: str) -> None:
         copy_tree(join(run.stage_dir("pretrain"), "export"), join(directory, "export"))
@@ -229,6 +185,72 @@ def night(
     )
 
 
+def night_record(
+    config: DomainAdaptiveConfig,
+    records: dict,
+    current: str,
+    fresh: dict[str, str],
+    outcomes: dict,
+    decision: Decision,
+    work: str,
+    start: float,
+    cpu_start: float,
+) -> dict[str, Any]:
+    """A night's version.json: its parent, status and reason, when, the code's revision, the new
+    files and their digests, the TFRecords it adds to the line, what it trained on, the scores of
+    the candidate and its parent, the gate, the settings and the night's stages and time."""
+    mix = outcomes["replay"].result
+    return {
+        "parent": current,
+        "status": PROMOTED if decision.promoted else REFUSED,
+        "reason": decision.reason,
+        "created": utc_now(),
+        "git": git_revision(),
+        "export": "export/model.keras",
+        "corpus": {
+            "files": [
+                {"path": path, "sha256": digest, "bytes": _size(path)}
+                for path, digest in sorted(fresh.items())
+            ],
+            "documents": outcomes["tfrecords"].result["counts"].get("documents"),
+            "heldout_documents": outcomes["tfrecords"].result["heldout"].get("documents"),
+        },
+        "data": {
+            "shards": [f"data/{name}" for name in mix["new_shards"]],
+            "counts": mix["new_counts"],
+            "heldout": [f"data/{f}" for f in outcomes["tfrecords"].result["heldout"]["files"]],
+        },
+        "trained_on": {
+            **{k: mix[k] for k in ("new", "replay_domain", "replay_general", "sequences")},
+            "steps": outcomes["pretrain"].result.get("steps"),
+            "batch_size": config.batch_size,
+        },
+        "scores": {k: outcomes[f"candidate-{k}"].result for k in ("domain", "general")},
+        "parent_scores": {k: outcomes[f"parent-{k}"].result for k in ("domain", "general")},
+        "heldout": {
+            "domain_documents": sum(
+                (records[v].get("corpus") or {}).get("heldout_documents") or 0
+                for v in ancestry(records, current)
+            )
+            + (outcomes["tfrecords"].result["heldout"].get("documents") or 0),
+            "domain_sequences": mix["heldout_sequences"],
+        },
+        "gate": {
+            "min_improvement": config.min_improvement,
+            "max_forgetting": config.max_forgetting,
+            "domain_change": decision.domain_change,
+            "general_change": decision.general_change,
+        },
+        "settings": config.model_dump(mode="json"),
+        "night": {
+            "work_dir": work,
+            "stages": {k: {"seconds": o.seconds, "cached": o.cached} for k, o in outcomes.items()},
+            "wall_seconds": time.monotonic() - start,
+            "cpu_seconds": cpu_seconds() - cpu_start,
+        },
+    }
+
+
 def novelty(config: DomainAdaptiveConfig, line: ModelLine) -> tuple[dict[str, str], str | None]:
     """(path -> sha256 of the input files the line has not taken, None) or, when there are
     none, ({}, the one line that says so)."""
@@ -245,39 +267,6 @@ def novelty(config: DomainAdaptiveConfig, line: ModelLine) -> tuple[dict[str, st
 def finish(message: str, summary: dict[str, Any]) -> State:
     print(message, flush=True)
     return Completed(message=message, data={**summary, "message": message})
-
-
-def night_config(config: DomainAdaptiveConfig, settings: dict, work: str) -> DomainAdaptiveConfig:
-    """The run config of a night in `work`: the line's instance shape, documents held out by
-    their hash alone (no --heldout-min-documents), every held-out sequence scored unless
-    --eval-batches caps it."""
-    shape = settings["tfrecords"]
-    for field in ("max_seq_length",):
-        if field in config.model_fields_set and getattr(config, field) != shape[field]:
-            raise ConfigError(
-                f"DomainAdaptiveConfig.{field}: the line was made with {shape[field]} "
-                f"({join(config.line, LINE_FILE)}); leave it out"
-            )
-    if "preset" in config.model_fields_set and config.preset != settings["preset"]:
-        raise ConfigError(
-            f"DomainAdaptiveConfig.preset: the line's model is {settings['preset']}; leave it out"
-        )
-    return config.model_copy(
-        update={
-            "run_dir": work,
-            "preset": settings["preset"],
-            "max_seq_length": shape["max_seq_length"],
-            "heldout_min_documents": 0,
-            "eval_batches": config.eval_batches
-            if "eval_batches" in config.model_fields_set
-            else None,
-            "tfrecords": {
-                **config.tfrecords,
-                "max_predictions_per_seq": shape["max_predictions_per_seq"],
-                "do_lower_case": shape["do_lower_case"],
-            },
-        }
-    )
 
 
 def replay_config(
@@ -306,126 +295,6 @@ def replay_config(
     )
 
 
-def make_line(config: DomainAdaptiveConfig, line: ModelLine) -> None:
-    """line.json from --base: its model and vocabulary, its general TFRecords (training shards
-    with their record counts for replay, held-out set for the gate), their instance shape."""
-    model, spm = resolve_base(config)
-    general = config.general_data or join(config.base, "tfrecords")
-    if not exists(join(general, "metadata.json")):
-        raise ConfigError(
-            f"DomainAdaptiveConfig.general_data: {general} holds no TFRecords stage output "
-            "(metadata.json); pass the base's general TFRecords with --general-data"
-        )
-    metadata, training, heldout = night_files(general)
-    if not heldout:
-        raise StageError(f"{general}: no held-out shards named in metadata.json: no general set")
-    sha = file_digest(spm)
-    if metadata.get("spm_model_sha256") not in (None, sha):
-        raise ConfigError(
-            f"DomainAdaptiveConfig.spm_model: {spm} is not the vocabulary of {general} "
-            "(its metadata.json names another sha256)"
-        )
-    print(f"{line.url}: a new line from {config.base}; counting the general records of {general}")
-    write_json(
-        line.path(LINE_FILE),
-        {
-            "format": "albert-model-line-v1",
-            "created": _now(),
-            "base": {
-                "path": config.base,
-                "model_file": model,
-                "spm_model": spm,
-                "vocab_sha256": sha,
-            },
-            "preset": base_preset(model, config),
-            "tfrecords": {
-                "max_seq_length": metadata["max_seq_length"],
-                "max_predictions_per_seq": metadata["max_predictions_per_seq"],
-                "do_lower_case": metadata.get("do_lower_case", True),
-            },
-            "general": {
-                "data": general,
-                "shards": training,
-                "counts": [count_records(p) for p in training],
-                "listing": listing_digest(general),
-            },
-        },
-    )
-    make_base_version(config, line, line.settings())
-
-
-def make_base_version(config: DomainAdaptiveConfig, line: ModelLine, settings: dict) -> None:
-    """v0001: the base's export and vocabulary, scored on the general held-out set."""
-    base = settings["base"]
-    run = night_config(config, settings, line.path(NIGHTS, "base"))
-    score = run.held_out_eval_config(base["model_file"], "heldout-general").model_copy(
-        update={"data": settings["general"]["data"]}
-    )
-    outcomes = run_plan(
-        [(tasks.heldout.with_options(name="heldout-general"), "heldout-general", {})],
-        {"heldout-general": score},
-        run.result_storage(),
-    )
-    model = base["model_file"]
-    hugging_face = exists(join(model, "config.json"))
-    inside = "hf" if hugging_face else "model.keras"
-    record = {
-        "parent": None,
-        "status": BASE,
-        "reason": f"the line's base: {base['path']}",
-        "created": _now(),
-        "git": git_revision(),
-        "export": f"export/{inside}",
-        "corpus": {"files": []},
-        "scores": {"general": outcomes["heldout-general"].result},
-        "settings": config.model_dump(mode="json"),
-        "night": {"work_dir": run.run_dir},
-    }
-
-    def fill(directory: str) -> None:
-        if model.endswith("/export/model.keras"):  # a run directory's export: all its formats
-            copy_tree(model.rsplit("/", 1)[0], join(directory, "export"))
-        elif model.endswith(".keras") or hugging_face:
-            copy_tree(model, join(directory, "export", inside))
-        else:  # a TF1 checkpoint: converted once
-            save_keras(model, join(directory, "export", inside))
-        copy_tree(base["spm_model"], join(directory, "vocab", "spiece.model"))
-        vocab = base["spm_model"].removesuffix(".model") + ".vocab"
-        if exists(vocab):
-            copy_tree(vocab, join(directory, "vocab", "spiece.vocab"))
-
-    line.commit(version_name(1), record, fill, promote=True)
-    print(f"{line.url}: v0001 is the base {base['path']} (current)")
-
-
-def base_preset(model: str, config: DomainAdaptiveConfig) -> str:
-    """The preset of the base model: --preset when it matches the model's shape, else the one
-    preset that does (ConfigError when none does: a line further pretrains a preset's shape)."""
-    from model.config import PRESETS, get_preset  # heavy: loads Keras
-    from model.convert import load_pretrained
-
-    shape = load_pretrained(model).config
-    matches = [n for n in PRESETS if get_preset(n, vocab_size=shape.vocab_size) == shape]
-    if config.preset in matches:
-        return config.preset
-    if matches and "preset" not in config.model_fields_set:
-        return matches[0]
-    raise ConfigError(
-        f"DomainAdaptiveConfig.preset: the base {model} is "
-        f"{'preset ' + ', '.join(matches) if matches else 'no known preset'}, not {config.preset}"
-    )
-
-
-def save_keras(model: str, target: str) -> None:
-    """Load any model `load_pretrained` reads and save it as a .keras file at `target`."""
-    from model.convert import load_pretrained  # heavy: loads Keras
-
-    with tempfile.TemporaryDirectory() as scratch:
-        local = str(Path(scratch) / "model.keras")
-        load_pretrained(model).save(local)
-        copy_tree(local, target)
-
-
 def input_digests(patterns: list[str]) -> dict[str, str]:
     """path -> sha256 of every file the input patterns name (as the segment stage reads them); a
     pattern that names no file yet is said in one line, not an error (nothing new)."""
@@ -440,27 +309,6 @@ def input_digests(patterns: list[str]) -> dict[str, str]:
     return {path: file_digest(path) for path in sorted(paths)}
 
 
-def git_revision() -> dict[str, Any]:
-    """The code's git commit and whether the work tree had changes (None outside a checkout)."""
-
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", "-C", str(REPO_ROOT), *args],
-                check=False,
-                capture_output=True,
-                text=True,
-                timeout=30,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no") if commit else None
-    return {"commit": commit, "dirty": bool(status) if status is not None else None}
-
-
 def _bookkeeping(name: str) -> bool:
     return name.rsplit("/", 1)[-1].startswith(".")
 
@@ -472,7 +320,3 @@ def _digest(values) -> str:
 def _size(url: str) -> int:
     fs, path = filesystem(url)
     return int(fs.info(path).get("size") or 0)
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

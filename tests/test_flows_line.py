@@ -169,6 +169,14 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
             domain_adaptive(config)["status"] == "nothing new"
         )  # a refused night's files are taken
 
+    # a base that is a TF1 checkpoint or a Hugging Face directory is saved as .keras for v0001
+    from flows.line_base import save_keras
+    from model.convert import load_pretrained
+
+    save_keras(str(base / "pretrain" / "export" / "hf"), str(tmp_path / "saved" / "model.keras"))
+    saved = load_pretrained(str(tmp_path / "saved" / "model.keras"))
+    assert saved.config == load_pretrained(str(base / "pretrain" / "export" / "model.keras")).config
+
     report = (tmp_path / "line" / "report.md").read_text()
     assert (
         "| **v0003** | v0002 | promoted (current) |" in report
