@@ -10,7 +10,9 @@ come from the seed alone. Records are copied as they are (their static masks inc
 the drawn ones through spool files, never the corpus in memory.
 
 OUTPUT/data-*.tfrecord   the mix, as many shards as the night's own data
-OUTPUT/heldout-*.tfrecord  the in-domain held-out set: earlier nights' held-out shards + tonight's
+OUTPUT/heldout-*.tfrecord  the in-domain held-out set: the earlier nights' held-out shards (none
+                         yet: tonight's own), so tonight's data never defines the set it is
+                         judged on
 OUTPUT/metadata.json     the night's metadata.json with those files and counts (what the trainer
                          checks), and a `replay` block
 OUTPUT/mix.json          the counts per source, the shares, the seed (the stage's summary)
@@ -52,7 +54,8 @@ class ReplayConfig(StageConfig):
     )
     general_counts: list[int] = Field(default_factory=list, description="their record counts")
     heldout: list[str] = Field(
-        default_factory=list, description="earlier nights' held-out shards (kept in the mix)"
+        default_factory=list,
+        description="the in-domain held-out set: earlier nights' held-out shards (none: tonight's)",
     )
     domain_share: float = Field(0.0, ge=0, lt=1, description="share of earlier in-domain data")
     general_share: float = Field(0.0, ge=0, lt=1, description="share of general data")
@@ -185,7 +188,7 @@ def run(config: ReplayConfig) -> dict[str, Any]:
             write_records(join(out, shard_name("data", index, shards)), interleave(streams, order))
         for path in (p for names in spools.values() for p in names):
             remove(path)
-        heldout_files = [*config.heldout, *heldout]
+        heldout_files = list(config.heldout) or heldout
         heldout_names = [
             shard_name("heldout", i, len(heldout_files)) for i in range(len(heldout_files))
         ]

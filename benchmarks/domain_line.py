@@ -168,7 +168,8 @@ def night(line: Path, base: Path, inputs: Path, new: Path, flags: list[str], log
         candidate = json.loads(path.read_text())
         if digest in {f["sha256"] for f in (candidate.get("corpus") or {}).get("files") or ()}:
             record = candidate
-    return {"seconds": seconds, "record": record, "current": (line / "current").read_text().strip()}
+    current = (line / "current").read_text().strip()
+    return {"seconds": seconds, "record": record, "current": current, "line": line}
 
 
 def score_versions(line: Path, heldout: Path) -> dict[str, float]:
@@ -261,8 +262,23 @@ def main() -> None:
     )
 
 
+def training_seconds(metrics: Path) -> float | None:
+    """Seconds spent in training steps: the sum over the training log's windows of steps /
+    steps per second (model building, compiling, checkpoints and exports left out)."""
+    if not metrics.exists():
+        return None
+    total, previous = 0.0, 0
+    for line in metrics.read_text().splitlines():
+        entry = json.loads(line)
+        if entry.get("split") == "train" and entry.get("steps_per_second"):
+            total += (entry["step"] - previous) / entry["steps_per_second"]
+            previous = entry["step"]
+    return round(total, 1)
+
+
 def night_row(line: str, number, outcome: dict) -> dict:
     record = outcome["record"] or {}
+    version = outcome["line"] / record["version"] if record.get("version") else None
     trained = record.get("trained_on") or {}
     scores, parent = record.get("scores") or {}, record.get("parent_scores") or {}
     stages = (record.get("night") or {}).get("stages") or {}
@@ -272,9 +288,13 @@ def night_row(line: str, number, outcome: dict) -> dict:
         "version": record.get("version"),
         "status": record.get("status"),
         "current": outcome["current"],
-        "wall_seconds": round(outcome["seconds"], 1),
-        "pretrain_seconds": round((stages.get("pretrain") or {}).get("seconds", 0), 1),
+        "command_seconds": round(outcome["seconds"], 1),
+        "night_wall_seconds": round((record.get("night") or {}).get("wall_seconds", 0), 1),
         "night_cpu_seconds": round((record.get("night") or {}).get("cpu_seconds", 0), 1),
+        "pretrain_seconds": round((stages.get("pretrain") or {}).get("seconds", 0), 1),
+        "training_seconds": training_seconds(version / "training" / "metrics.jsonl")
+        if version
+        else None,
         "new_sequences": trained.get("new"),
         "replay_domain": trained.get("replay_domain"),
         "replay_general": trained.get("replay_general"),

@@ -14,8 +14,8 @@ from albert.config import ConfigError, JsonDict, StageConfig, build_config
 from albert.fs import exists, join
 from flows.run_config import RunConfig
 
-DOMAIN_REPLAY = 0.2
-GENERAL_REPLAY = 0.2
+DOMAIN_REPLAY = 0.1
+GENERAL_REPLAY = 0.4
 MIN_IMPROVEMENT = 0.01
 MAX_FORGETTING = 0.05
 ONE_OFF_STEPS = 200

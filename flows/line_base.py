@@ -71,6 +71,7 @@ def make_line(config: DomainAdaptiveConfig, line: ModelLine) -> None:
                 "max_seq_length": metadata["max_seq_length"],
                 "max_predictions_per_seq": metadata["max_predictions_per_seq"],
                 "do_lower_case": metadata.get("do_lower_case", True),
+                "masking": metadata.get("masking", "static"),
             },
             "general": {
                 "data": general,
@@ -183,6 +184,7 @@ def night_config(config: DomainAdaptiveConfig, settings: dict, work: str) -> Dom
                 **config.tfrecords,
                 "max_predictions_per_seq": shape["max_predictions_per_seq"],
                 "do_lower_case": shape["do_lower_case"],
+                "masking": shape.get("masking", "static"),
             },
         }
     )

@@ -232,7 +232,7 @@ def night_record(
                 (records[v].get("corpus") or {}).get("heldout_documents") or 0
                 for v in ancestry(records, current)
             )
-            + (outcomes["tfrecords"].result["heldout"].get("documents") or 0),
+            or outcomes["tfrecords"].result["heldout"].get("documents"),
             "domain_sequences": mix["heldout_sequences"],
         },
         "gate": {

@@ -209,20 +209,21 @@ def test_replay_mix_holds_every_new_record_and_the_shares(tmp_path: Path):
     assert len({r for r in everything if r.startswith(b"e")}) == 24
     assert len({r for r in everything if r.startswith(b"g")}) == 36
     assert shards[0][:10] != _records("n0-", 10)  # interleaved, not appended
-    heldout = list(tfrecord_records(str(tmp_path / "mix" / "heldout-00000-of-00002.tfrecord")))
-    heldout += list(tfrecord_records(str(tmp_path / "mix" / "heldout-00001-of-00002.tfrecord")))
-    assert heldout == [b"h-old", b"h-new"]
+    # the in-domain held-out set is the earlier nights' (tonight's own only on a first night)
+    heldout = list(tfrecord_records(str(tmp_path / "mix" / "heldout-00000-of-00001.tfrecord")))
+    assert heldout == [b"h-old"]
     metadata = json.loads((tmp_path / "mix" / "metadata.json").read_text())
-    assert metadata["heldout"]["files"] == [
-        "heldout-00000-of-00002.tfrecord",
-        "heldout-00001-of-00002.tfrecord",
-    ]
+    assert metadata["heldout"]["files"] == ["heldout-00000-of-00001.tfrecord"]
     assert metadata["counts"]["instances"] == 120 and metadata["max_seq_length"] == 64
     assert not list((tmp_path / "mix").glob(".spool-*"))
     again, again_shards = mix(str(tmp_path / "mix-again"), domain_share=0.2, general_share=0.3)
     assert again_shards == shards and again == summary  # deterministic from the seed
     none, none_shards = mix(str(tmp_path / "mix-none"))
     assert none["sequences"] == 60 and all(r.startswith(b"n") for s in none_shards for r in s)
+    first_night = ReplayConfig(data=str(new), output=str(tmp_path / "first"), **pools)
+    assert replay_run(first_night)["heldout_sequences"] == 1
+    first = tmp_path / "first" / "heldout-00000-of-00001.tfrecord"
+    assert list(tfrecord_records(str(first))) == [b"h-new"]
     with pytest.raises(ValueError, match="must be below 1"):
         ReplayConfig(data="d", output="o", domain_share=0.5, general_share=0.5)
 
