@@ -162,22 +162,7 @@ def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) ->
     the run directory and the report (with --line: the night's outcome, the line, its report)."""
 
     if config.line is not None:
-        if config.process_id is not None or config.coordinator is not None:
-            raise ConfigError(
-                "DomainAdaptiveConfig.line: a line's night trains on one host (several JAX "
-                "hosts: one adaptation with --base)"
-            )
-        line = ModelLine(config.line)
-        if line.exists() and line.current() is not None:  # a quick look before Prefect starts
-            _, nothing_new = novelty(config, line)
-            if nothing_new:
-                print(nothing_new)
-                return {"line": line.url, "status": NOTHING_NEW, "message": nothing_new}
-        summary = domain_adaptive(config, list(beam_args or []))
-        print(json.dumps(summary, indent=2, sort_keys=True, default=str))
-        print(summary["message"])
-        print(f"line: {summary['line']}\nreport: {line_report_path(summary['line'])}")
-        return summary
+        return run_line(config, beam_args)
     config = one_off(config)
     configs = stage_configs(config)  # bad values fail here, before Prefect starts
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
@@ -186,6 +171,34 @@ def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) ->
         )
     summary = domain_adaptive(config, list(beam_args or []))
     print_summary(summary, config.run_dir, format_headline_line(summary))
+    return summary
+
+
+def run_line(
+    config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """A night of the line: checked and, when nothing is new, answered before Prefect starts;
+    then the flow, its summary, its one-line outcome, the line and its report."""
+    if config.process_id is not None or config.coordinator is not None:
+        raise ConfigError(
+            "DomainAdaptiveConfig.line: a line's night trains on one host (several JAX "
+            "hosts: one adaptation with --base)"
+        )
+    line = ModelLine(config.line)
+    if not line.exists() and config.base is None:
+        raise ConfigError(
+            f"DomainAdaptiveConfig.line: {line.url} is not a model line yet (no line.json); "
+            "pass --base to make it"
+        )
+    if line.exists() and line.current() is not None:
+        _, nothing_new = novelty(config, line)
+        if nothing_new:
+            print(nothing_new)
+            return {"line": line.url, "status": NOTHING_NEW, "message": nothing_new}
+    summary = domain_adaptive(config, list(beam_args or []))
+    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    print(summary["message"])
+    print(f"line: {summary['line']}\nreport: {line_report_path(summary['line'])}")
     return summary
 
 

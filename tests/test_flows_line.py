@@ -102,9 +102,10 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
     from prefect.testing.utilities import prefect_test_harness
 
     from albert.model_line import ModelLine
-    from flows.domain_adaptive import DomainAdaptiveConfig, domain_adaptive
+    from flows.domain_adaptive import DomainAdaptiveConfig, domain_adaptive, main
 
     inbox, line = tmp_path / "inbox", ModelLine(str(tmp_path / "line"))
+    assert main(["--line", line.url, "--input", str(inbox / "*.txt")]) == 2  # no line, no --base
     night_two = documents(40, 2)
     config = DomainAdaptiveConfig(
         line=line.url,
