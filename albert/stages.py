@@ -107,6 +107,10 @@ OTHER_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "deploy": ("flows.deploy", "Prefect: apply the scheduled domain-adaptive deployment"),
     "runs": ("albert.runs", "runs gc RUN_DIR: list outputs runs moved aside (--yes removes them)"),
+    "line": (
+        "albert.lines",
+        "line show|prune LINE: a model line's versions; prune what is outside current's lineage",
+    ),
 }
 """The `albert` subcommands that are not stages: subcommand -> (module with main(argv), summary)."""
 

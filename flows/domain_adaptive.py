@@ -1,37 +1,45 @@
-"""Domain-adaptive pretraining as a Prefect flow: a base model + a new-domain corpus -> segment ->
-tfrecords (the base vocabulary) -> held-out metrics of the base -> further pretraining -> held-out
-metrics again.
+"""Domain-adaptive pretraining as a Prefect flow, in two modes.
 
-The base is an earlier run directory of flows.pretrain_pipeline (its pretrain/export/model.keras and
-vocab/spiece.model) or an imported model (.keras, Hugging Face dir, TF1 checkpoint) with
---spm-model. Before/after figures are held-out in-domain masked-LM accuracy and perplexity (on whole
-documents of the new corpus that further pretraining never sees: pipelines.tfrecords' held-out
-split), beside the unigram baseline. The run ends with RUN_DIR/report.md + report.html + plots
-(flows.domain_report: a headline block, then one section per stage) and a Prefect markdown artifact,
-and prints the before -> after scores. Stages are cached and retried as in
-flows.pretrain_pipeline. The deployment in prefect.yaml runs this flow on a cron schedule
-(`albert deploy` applies it)."""
+`--line LINE --input GLOB` (what the nightly deployment in prefect.yaml runs): a night of a model
+line (flows.line_night, albert.model_line): the documents new since the line's current version,
+further pretraining from it with replay against forgetting, the promotion gate, a new version kept
+whether promoted or refused, and the line's report. `--base` makes a new line's first version.
+
+`--base BASE --input GLOB` alone: one adaptation. A base model + a new-domain corpus -> segment ->
+tfrecords (the base vocabulary) -> held-out metrics of the base -> further pretraining -> held-out
+metrics again. The base is an earlier run directory of flows.pretrain_pipeline (its
+pretrain/export/model.keras and vocab/spiece.model) or an imported model (.keras, Hugging Face dir,
+TF1 checkpoint) with --spm-model. Before/after figures are held-out in-domain masked-LM accuracy and
+perplexity (on whole documents of the new corpus that further pretraining never sees:
+pipelines.tfrecords' held-out split), beside the unigram baseline. The run ends with
+RUN_DIR/report.md + report.html + plots (flows.domain_report: a headline block, then one section
+per stage) and a Prefect markdown artifact, and prints the before -> after scores.
+
+Stages are cached and retried as in flows.pretrain_pipeline; `albert deploy` applies the
+deployment."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from prefect import flow
-from pydantic import Field
 
-from albert.config import ConfigError, JsonDict, StageConfig, build_config
-from albert.fs import exists, join
+from albert.config import ConfigError, StageConfig
+from albert.model_line import ModelLine
 from albert.stage import stage_main
 from flows import tasks
+from flows.domain_config import DomainAdaptiveConfig, data_configs, resolve_base
 from flows.domain_report import MODELS, domain_report_markdown, format_headline_line
+from flows.line_night import NOTHING_NEW, novelty, run_night
+from flows.line_report import line_report_path
 from flows.prefect_settings import flow_defaults
 from flows.report import TrainingProgress, write_report
 from flows.report_text import files_text, finetune_command
 from flows.run_config import (
-    RunConfig,
     cpu_seconds,
     piece_baseline,
     pretrain_as_secondary_process,
@@ -43,63 +51,16 @@ from flows.run_config import (
 from model.distribute import leave_jax_cluster
 
 
-class DomainAdaptiveConfig(RunConfig):
-    """Parameters of the domain-adaptive flow; per-stage dicts set any other stage config field."""
-
-    base: str = Field(
-        description="earlier run directory, or a model (.keras / HF dir / TF1 checkpoint)"
-    )
-    spm_model: str | None = Field(
-        None, description="the base's SentencePiece model (default: BASE/vocab/spiece.model)"
-    )
-    input: list[str] = Field(
-        min_length=1, description="new-domain corpus files or globs (repeat the flag)"
-    )
-    run_dir: str = Field(
-        "runs/domain-adaptive", description="run directory; one subdirectory per stage"
-    )
-    steps: int = Field(200, gt=0, description="further pretraining steps")
-    select: JsonDict | None = Field(
-        None,
-        description="optional domain-classifier data selection before tfrecords: "
-        "DomainSelectConfig fields "
-        "(target_samples + source_samples, or classifier; top_k or threshold)",
-    )
-
-
-def resolve_base(config: DomainAdaptiveConfig) -> tuple[str, str]:
-    """(base model path, its SentencePiece model) from a run directory or a model + --spm-model."""
-    run_model = join(config.base, "pretrain", "export", "model.keras")
-    model = run_model if exists(run_model) else config.base
-    spm = config.spm_model or join(config.base, "vocab", "spiece.model")
-    if not exists(spm):
-        raise ConfigError(
-            f"DomainAdaptiveConfig.spm_model: {spm} does not exist (pass the base's --spm-model)"
-        )
-    return model, spm
+def one_off(config: DomainAdaptiveConfig) -> DomainAdaptiveConfig:
+    """The config of one adaptation: its steps resolved (--steps or the default)."""
+    return config.model_copy(update={"steps": config.one_off_steps()})
 
 
 def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
-    """The validated config of every stage (ConfigError names the stage's bad field)."""
+    """The validated config of every stage of one adaptation (ConfigError names the stage's bad
+    field)."""
     base_model, spm = resolve_base(config)
-    configs: dict[str, StageConfig] = {"segment": config.segment_config(config.input)}
-    corpus = config.stage_dir("segment")
-    if config.select is not None:
-        from pipelines.domain_select import DomainSelectConfig  # heavy: loads Beam
-
-        configs["select"] = build_config(
-            DomainSelectConfig,
-            {
-                "input": corpus,
-                "output": config.stage_dir("select"),
-                "spm_model": spm,
-                "seed": config.seed,
-                **config.select,
-            },
-        )
-        corpus = join(config.stage_dir("select"), "selected-*.txt")
-    return configs | {
-        "tfrecords": config.tfrecords_config(corpus, spm),
+    return data_configs(config, config.input, spm) | {
         "heldout-before": config.held_out_eval_config(base_model, "heldout-before"),
         "pretrain": config.pretrain_config(spm, init=base_model),
         "heldout-after": config.held_out_eval_config(config.trained_model(), "heldout-after"),
@@ -141,9 +102,15 @@ def domain_facts(
 
 
 @flow(name="albert-domain-adaptive", log_prints=True)
-def domain_adaptive(
-    config: DomainAdaptiveConfig, beam_args: list[str] | None = None
-) -> dict[str, Any]:
+def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> Any:
+    """With --line, a night of the model line (flows.line_night: it ends Completed whether its
+    candidate was promoted or not, the message says which). Otherwise one adaptation of --base."""
+    if config.line is not None:
+        return run_night(config, list(beam_args or []))
+    return adapt(one_off(config), beam_args)
+
+
+def adapt(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
     """segment -> [select] -> tfrecords -> heldout (base) -> pretrain -> heldout (adapted), then
     the report."""
 
@@ -192,8 +159,11 @@ def domain_adaptive(
 
 def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
     """Validate every stage's config, run the flow, print the summary, the before -> after scores,
-    the run directory and the report."""
+    the run directory and the report (with --line: the night's outcome, the line, its report)."""
 
+    if config.line is not None:
+        return run_line(config, beam_args)
+    config = one_off(config)
     configs = stage_configs(config)  # bad values fail here, before Prefect starts
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
         return pretrain_as_secondary_process(
@@ -201,6 +171,34 @@ def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) ->
         )
     summary = domain_adaptive(config, list(beam_args or []))
     print_summary(summary, config.run_dir, format_headline_line(summary))
+    return summary
+
+
+def run_line(
+    config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """A night of the line: checked and, when nothing is new, answered before Prefect starts;
+    then the flow, its summary, its one-line outcome, the line and its report."""
+    if config.process_id is not None or config.coordinator is not None:
+        raise ConfigError(
+            "DomainAdaptiveConfig.line: a line's night trains on one host (several JAX "
+            "hosts: one adaptation with --base)"
+        )
+    line = ModelLine(config.line)
+    if not line.exists() and config.base is None:
+        raise ConfigError(
+            f"DomainAdaptiveConfig.line: {line.url} is not a model line yet (no line.json); "
+            "pass --base to make it"
+        )
+    if line.exists() and line.current() is not None:
+        _, nothing_new = novelty(config, line)
+        if nothing_new:
+            print(nothing_new)
+            return {"line": line.url, "status": NOTHING_NEW, "message": nothing_new}
+    summary = domain_adaptive(config, list(beam_args or []))
+    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    print(summary["message"])
+    print(f"line: {summary['line']}\nreport: {line_report_path(summary['line'])}")
     return summary
 
 

@@ -1,5 +1,6 @@
 """A real `prefect server start` on 127.0.0.1: `albert deploy` applies prefect.yaml, a process
-worker picks up a triggered run of the domain-adaptive flow and completes it."""
+worker picks up a triggered run of the nightly deployment and completes a night of a model line
+(made from a base run on that first night, with domain-classifier selection)."""
 
 from __future__ import annotations
 
@@ -110,22 +111,25 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
                 "albert-domain-adaptive/domain-adaptive-nightly"
             )
             assert deployment.schedules and deployment.schedules[0].schedule.cron == "0 2 * * *"
+            assert deployment.parameters["config"]["line"] == "runs/domain-line"
             select = {
                 "target_samples": str(write_corpus(tmp_path / "target.txt", documents=6)),
                 "source_samples": str(corpus),
                 "top_k": 25,
                 "epochs": 1,
             }
+            line = tmp_path / "line"
             parameters = {
                 "config": {
+                    "line": str(line),
                     "base": str(base),
                     "input": [str(write_corpus(tmp_path / "d.txt", 40))],
-                    "run_dir": str(tmp_path / "domain"),
-                    "max_seq_length": 64,
                     "num_shards": 2,
                     "steps": 2,
                     "batch_size": 8,
                     "eval_batches": 2,
+                    "min_improvement": -10,
+                    "heldout_fraction": 0.3,  # of 25 selected documents: some held out
                     "segment": {"format": "text", "num_shards": 2},
                     "pretrain": {"jit_compile": False, "progress": False},
                     "select": select,
@@ -148,31 +152,24 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
                     break
                 time.sleep(1)
             assert state is not None and state.is_completed(), state
-        domain = tmp_path / "domain"
-        head = (domain / "report.md").read_text().split("## ", 1)[0]  # the headline block
-        assert (
-            "| held-out in-domain score | base model (before) | adapted (after) | change | "
-            "baseline |"
-        ) in head
-        assert f"the base model `{base / 'pretrain' / 'export' / 'model.keras'}`" in head
-        assert "**Selected:** 25 of" in head and "albert finetune" in head
-        assert "options." not in head
+            assert state.message.startswith(f"{line}: v0002 promoted, current is now v0002")
+        assert (line / "current").read_text() == "v0002\n"
+        version = json.loads((line / "v0002" / "version.json").read_text())
+        assert version["parent"] == "v0001" and version["status"] == "promoted"
+        assert version["corpus"]["files"][0]["path"] == str(tmp_path / "d.txt")
+        for held_out in ("domain", "general"):
+            assert version["scores"][held_out]["masked_lm_loss"] > 0
+        report = (line / "report.md").read_text()
+        assert "| **v0002** | v0001 | promoted (current) |" in report
         if shutil.which("chromium"):  # test_flows_report.py skips with the reason elsewhere
-            assert all(width > 0 for _, width in image_widths(domain / "report.html"))
-        selection = json.loads((domain / "select" / "selection.json").read_text())
+            assert all(width > 0 for _, width in image_widths(line / "report.html"))
+        (night,) = (line / "nights").glob("v0001-*")
+        selection = json.loads((night / "select" / "selection.json").read_text())
         assert selection["selected"] == 25 and selection["documents"] > 25
         assert (
-            json.loads((domain / "tfrecords" / "metadata.json").read_text())["counts"]["documents"]
+            json.loads((night / "tfrecords" / "metadata.json").read_text())["counts"]["documents"]
             == 25
         )
-        # the base and the adapted model, same data
-        for before_after in (
-            "heldout-before",
-            "heldout-after",
-        ):
-            assert (
-                0 < json.loads((domain / before_after / "metrics.json").read_text())["perplexity"]
-            )
     finally:
         for process in reversed(processes):
             process.terminate()

@@ -1,0 +1,322 @@
+"""One night of a model line (albert.model_line), inside the domain-adaptive flow (`--line`):
+
+1. the input files whose content (sha256) the line has not taken yet; none: say so and stop;
+2. segment -> [select] -> tfrecords of those files with the line's vocabulary, whole documents held
+   out by their text's hash alone (so a document's side never depends on the rest of the corpus);
+3. the replay mix (albert.replay): the new sequences, a share of earlier nights' and of the base's
+   general ones, and the in-domain held-out set so far;
+4. further pretraining from `current` for --epochs passes over the mix (or --steps);
+5. the candidate and `current` scored on the in-domain held-out set and on the general one;
+6. the gate (albert.promotion), the new version (promoted or refused, with the reason), the report.
+
+The line's lock is held throughout. Each night works in LINE/nights/<parent>-<digest of its files>:
+every stage is a cached task there and training resumes from its checkpoints, so a killed night
+run again continues where it stopped; nothing of it is visible in the line until the version is
+committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from typing import Any
+
+from prefect.states import Completed, State
+
+from albert.errors import ConfigError, StageError
+from albert.fs import filesystem, join, listing_digest
+from albert.hashing import derive_seed
+from albert.locks import output_lock
+from albert.model_line import (
+    NIGHTS,
+    PROMOTED,
+    REFUSED,
+    ModelLine,
+    ancestry,
+    copy_tree,
+    file_digest,
+    new_files,
+    next_version,
+    seen_files,
+    written_night,
+)
+from albert.promotion import Decision, decide
+from albert.replay import MIX_FILE, ReplayConfig
+from albert.replay import run as replay_mix
+from flows import tasks
+from flows.domain_config import DomainAdaptiveConfig, data_configs
+from flows.line_base import git_revision, make_base_version, make_line, night_config, utc_now
+from flows.line_report import write_line_report
+from flows.report import TrainingProgress
+from flows.run_config import cpu_seconds, run_plan
+
+NOTHING_NEW = "nothing new"
+
+
+@tasks.stage_task(
+    "replay", ("data", "domain_shards", "general_shards", "heldout"), ("albert.replay",), MIX_FILE
+)
+def replay(config: ReplayConfig) -> dict:
+    """Tonight's TFRecords + replayed earlier and general sequences + the in-domain held-out set
+    so far (albert.replay)."""
+    return replay_mix(config)
+
+
+def run_night(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> State:
+    """The night on `config.line` (made from --base first if it does not exist); a Completed state
+    whose message is the night's one-line outcome and whose data is the summary."""
+    line = ModelLine(config.line)
+    with output_lock(line.url):
+        if not line.exists():
+            make_line(config, line)
+        settings = line.settings()
+        if config.base is not None and config.base != settings["base"]["path"]:
+            raise ConfigError(
+                f"DomainAdaptiveConfig.base: {line.url} was made from {settings['base']['path']}, "
+                f"not {config.base} (leave --base out, or use another --line)"
+            )
+        if line.current() is None:  # killed while making its first version
+            make_base_version(config, line, settings)
+        general = settings["general"]["data"]
+        if listing_digest(general) != settings["general"]["listing"]:
+            raise StageError(
+                f"{general}: the general TFRecords changed since the line {line.url} was made "
+                "(line.json records their files and sizes); its general scores and replay need "
+                "them as they were"
+            )
+        return night(config, line, settings, list(beam_args or []))
+
+
+def night(
+    config: DomainAdaptiveConfig, line: ModelLine, settings: dict, beam_args: list[str]
+) -> State:
+    """The night's steps (the module's docstring), holding the line's lock."""
+    start, cpu_start = time.monotonic(), cpu_seconds()
+    records, current = line.records(), line.current()
+    fresh, nothing_new = novelty(config, line)
+    if nothing_new:
+        write_line_report(line, refresh_only=True)
+        return finish(nothing_new, {"line": line.url, "status": NOTHING_NEW, "current": current})
+    written = written_night(records, current, fresh.values())
+    if written is not None and records[written]["status"] == PROMOTED:
+        line.set_current(written)
+        write_line_report(line)
+        message = f"{line.url}: {written} was written by a killed night; current is now {written}"
+        return finish(message, {"line": line.url, "status": PROMOTED, "current": written})
+    name = next_version(records)
+    work = line.path(NIGHTS, f"{current}-{_digest(fresh.values())[:12]}")
+    print(f"{line.url}: {name} from {current} on {len(fresh)} new file(s); working in {work}")
+    run = night_config(config, settings, work)
+    spm = line.spm_model(current)
+    storage = run.result_storage()
+    configs = data_configs(run, sorted(fresh), spm)
+    beam = {"beam_args": beam_args}
+    selection = [(tasks.domain_select, "select", beam)] if "select" in configs else []
+    plan = [(tasks.segment, "segment", beam), *selection, (tasks.tfrecords, "tfrecords", beam)]
+    outcomes = run_plan(plan, configs, storage)
+    earlier = ancestry(records, current)
+    configs["replay"] = replay_config(config, line, records, earlier, settings, run)
+    outcomes |= run_plan([(replay, "replay", {})], configs, storage)
+    mix = outcomes["replay"].result
+    if not mix["heldout_sequences"]:
+        message = (
+            f"{line.url}: no held-out in-domain documents yet (none of the {len(fresh)} new "
+            f"file(s)' documents hashed into --heldout-fraction {run.heldout_fraction:g}); the "
+            "gate needs some: nothing done, the files stay new"
+        )
+        return finish(message, {"line": line.url, "status": "nothing to score", "current": current})
+    steps = config.steps or math.ceil(config.epochs * mix["sequences"] / config.batch_size)
+    run = run.model_copy(update={"steps": steps})
+    parent_model, candidate = line.model(current, records[current]), run.trained_model()
+    configs["pretrain"] = run.pretrain_config(spm, init=parent_model, data=run.stage_dir("replay"))
+    scores = {
+        "parent-domain": (parent_model, run.stage_dir("replay")),
+        "candidate-domain": (candidate, run.stage_dir("replay")),
+        "parent-general": (parent_model, settings["general"]["data"]),
+        "candidate-general": (candidate, settings["general"]["data"]),
+    }
+    for score, (model, data) in scores.items():
+        configs[score] = run.held_out_eval_config(model, score).model_copy(update={"data": data})
+    progress = TrainingProgress("albert-domain-adaptive", steps)
+    plan = [(tasks.pretrain, "pretrain", {"on_metrics": progress})] + [
+        (tasks.heldout.with_options(name=score), score, {}) for score in scores
+    ]
+    outcomes |= run_plan(plan, configs, storage)
+    candidate_scores = {k: outcomes[f"candidate-{k}"].result for k in ("domain", "general")}
+    parent_scores = {k: outcomes[f"parent-{k}"].result for k in ("domain", "general")}
+    decision = decide(
+        candidate_scores,
+        parent_scores,
+        min_improvement=config.min_improvement,
+        max_forgetting=config.max_forgetting,
+    )
+    record = night_record(
+        config, records, current, fresh, outcomes, decision, work, start, cpu_start
+    )
+
+    def fill(directory: str) -> None:
+        copy_tree(join(run.stage_dir("pretrain"), "export"), join(directory, "export"))
+        copy_tree(join(line.path(current), "vocab"), join(directory, "vocab"))
+        copy_tree(run.stage_dir("tfrecords"), join(directory, "data"), _bookkeeping)
+        copy_tree(
+            join(run.stage_dir("pretrain"), "metrics.jsonl"),
+            join(directory, "training", "metrics.jsonl"),
+        )
+
+    line.commit(name, record, fill, promote=decision.promoted)
+    write_line_report(line)
+    if decision.promoted:
+        message = f"{line.url}: {name} promoted, current is now {name}: {decision.reason}"
+    else:
+        message = f"{line.url}: {name} not promoted, current stays {current}: {decision.reason}"
+    return finish(
+        message,
+        {
+            "line": line.url,
+            "status": record["status"],
+            "version": name,
+            "current": name if decision.promoted else current,
+            "reason": decision.reason,
+            "scores": candidate_scores,
+            "parent_scores": parent_scores,
+            "trained_on": record["trained_on"],
+        },
+    )
+
+
+def night_record(
+    config: DomainAdaptiveConfig,
+    records: dict,
+    current: str,
+    fresh: dict[str, str],
+    outcomes: dict,
+    decision: Decision,
+    work: str,
+    start: float,
+    cpu_start: float,
+) -> dict[str, Any]:
+    """A night's version.json: its parent, status and reason, when, the code's revision, the new
+    files and their digests, the TFRecords it adds to the line, what it trained on, the scores of
+    the candidate and its parent, the gate, the settings and the night's stages and time."""
+    mix = outcomes["replay"].result
+    return {
+        "parent": current,
+        "status": PROMOTED if decision.promoted else REFUSED,
+        "reason": decision.reason,
+        "created": utc_now(),
+        "git": git_revision(),
+        "export": "export/model.keras",
+        "corpus": {
+            "files": [
+                {"path": path, "sha256": digest, "bytes": _size(path)}
+                for path, digest in sorted(fresh.items())
+            ],
+            "documents": outcomes["tfrecords"].result["counts"].get("documents"),
+            "heldout_documents": outcomes["tfrecords"].result["heldout"].get("documents"),
+        },
+        "data": {
+            "shards": [f"data/{name}" for name in mix["new_shards"]],
+            "counts": mix["new_counts"],
+            "heldout": [f"data/{f}" for f in outcomes["tfrecords"].result["heldout"]["files"]],
+        },
+        "trained_on": {
+            **{k: mix[k] for k in ("new", "replay_domain", "replay_general", "sequences")},
+            "steps": outcomes["pretrain"].result.get("steps"),
+            "batch_size": config.batch_size,
+        },
+        "scores": {k: outcomes[f"candidate-{k}"].result for k in ("domain", "general")},
+        "parent_scores": {k: outcomes[f"parent-{k}"].result for k in ("domain", "general")},
+        "heldout": {
+            "domain_documents": sum(
+                (records[v].get("corpus") or {}).get("heldout_documents") or 0
+                for v in ancestry(records, current)
+            )
+            or outcomes["tfrecords"].result["heldout"].get("documents"),
+            "domain_sequences": mix["heldout_sequences"],
+        },
+        "gate": {
+            "min_improvement": config.min_improvement,
+            "max_forgetting": config.max_forgetting,
+            "domain_change": decision.domain_change,
+            "general_change": decision.general_change,
+        },
+        "settings": config.model_dump(mode="json"),
+        "night": {
+            "work_dir": work,
+            "stages": {k: {"seconds": o.seconds, "cached": o.cached} for k, o in outcomes.items()},
+            "wall_seconds": time.monotonic() - start,
+            "cpu_seconds": cpu_seconds() - cpu_start,
+        },
+    }
+
+
+def novelty(config: DomainAdaptiveConfig, line: ModelLine) -> tuple[dict[str, str], str | None]:
+    """(path -> sha256 of the input files the line has not taken, None) or, when there are
+    none, ({}, the one line that says so)."""
+    digests = input_digests(config.input)
+    fresh = new_files(digests, seen_files(line.records(), line.current(), config.retry_refused))
+    if fresh:
+        return fresh, None
+    return {}, (
+        f"{line.url}: nothing new since {line.current()} ({len(digests)} input file(s), all "
+        "taken already); nothing done"
+    )
+
+
+def finish(message: str, summary: dict[str, Any]) -> State:
+    print(message, flush=True)
+    return Completed(message=message, data={**summary, "message": message})
+
+
+def replay_config(
+    config: DomainAdaptiveConfig,
+    line: ModelLine,
+    records: dict,
+    earlier: list[str],
+    settings: dict,
+    run: DomainAdaptiveConfig,
+) -> ReplayConfig:
+    """The mix of tonight's TFRecords with the earlier nights of current's lineage and the base's
+    general data, seeded from the seed and the parent's number."""
+    data = [(v, (records[v].get("data") or {})) for v in reversed(earlier)]
+    general = settings["general"]
+    return ReplayConfig(
+        data=run.stage_dir("tfrecords"),
+        domain_shards=[line.path(v, s) for v, d in data for s in d.get("shards", ())],
+        domain_counts=[c for _, d in data for c in d.get("counts", ())],
+        general_shards=general["shards"],
+        general_counts=general["counts"],
+        heldout=[line.path(v, s) for v, d in data for s in d.get("heldout", ())],
+        domain_share=config.domain_replay,
+        general_share=config.general_replay,
+        seed=derive_seed(config.seed, len(earlier)),
+        output=run.stage_dir("replay"),
+    )
+
+
+def input_digests(patterns: list[str]) -> dict[str, str]:
+    """path -> sha256 of every file the input patterns name (as the segment stage reads them); a
+    pattern that names no file yet is said in one line, not an error (nothing new)."""
+    from pipelines.segment import match_inputs  # heavy: loads Beam
+
+    paths: set[str] = set()
+    for pattern in patterns:
+        try:
+            paths.update(match_inputs([pattern]))
+        except StageError as error:
+            print(f"{error} (yet)")
+    return {path: file_digest(path) for path in sorted(paths)}
+
+
+def _bookkeeping(name: str) -> bool:
+    return name.rsplit("/", 1)[-1].startswith(".")
+
+
+def _digest(values) -> str:
+    return hashlib.sha256("\n".join(sorted(values)).encode()).hexdigest()
+
+
+def _size(url: str) -> int:
+    fs, path = filesystem(url)
+    return int(fs.info(path).get("size") or 0)

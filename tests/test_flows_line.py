@@ -1,0 +1,243 @@
+"""A model line night after night through the real flow (Prefect's temporary server, Beam, Keras
+on TensorFlow), on small corpora of our own: three nights with their lineage and pointer, a renamed
+file that is not new, a night that finds nothing new, a refused night that keeps `current`, a night
+whose pointer move was lost, and a night SIGKILLed mid-training: the line is as it was, and the
+same command run again completes the night from the night's cache and checkpoints."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_flows_pipeline import WORDS
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = {
+    "batch_size": 8,
+    "num_shards": 2,
+    "segment": {"format": "text", "num_shards": 2},
+    "pretrain": {"jit_compile": False, "progress": False},
+}
+
+
+def documents(count: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [
+        "\n".join(
+            " ".join(rng.choice(WORDS, size=rng.integers(6, 14))).capitalize() + "."
+            for _ in range(rng.integers(6, 10))
+        )
+        for _ in range(count)
+    ]
+
+
+def write_docs(path: Path, docs: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    """A finished run directory (segment, vocab, tfrecords, pretrain) of albert-nano, built by the
+    stages themselves (no flow)."""
+    from model.pretrain import PretrainConfig
+    from model.pretrain import run as pretrain
+    from pipelines import segment, tfrecords, vocab
+
+    root = tmp_path_factory.mktemp("base")
+    corpus = write_docs(root / "general.txt", documents(60, 0))
+    segment.run(
+        segment.SegmentConfig(
+            input=[str(corpus)], output=str(root / "segment"), format="text", num_shards=2
+        )
+    )
+    vocab.run(
+        vocab.VocabConfig(input=str(root / "segment"), output=str(root / "vocab"), vocab_size=60)
+    )
+    spm = str(root / "vocab" / "spiece.model")
+    tfrecords.run(
+        tfrecords.TFRecordsConfig(
+            input=str(root / "segment"),
+            spm_model=spm,
+            output=str(root / "tfrecords"),
+            max_seq_length=64,
+            max_predictions_per_seq=10,
+            dupe_factor=2,
+            num_shards=2,
+        )
+    )
+    pretrain(
+        PretrainConfig(
+            data=str(root / "tfrecords"),
+            output=str(root / "pretrain"),
+            preset="albert-nano",
+            spm_model=spm,
+            steps=2,
+            batch_size=8,
+            warmup_steps=0,
+            jit_compile=False,
+            progress=False,
+        )
+    )
+    return root
+
+
+def heldout_hashes(data: Path) -> set[str]:
+    return {
+        line.split("\t")[0]
+        for path in data.glob("heldout-documents-*.txt")
+        for line in path.read_text().splitlines()
+    }
+
+
+def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
+    from prefect.testing.utilities import prefect_test_harness
+
+    from albert.model_line import ModelLine
+    from flows.domain_adaptive import DomainAdaptiveConfig, domain_adaptive, main
+
+    inbox, line = tmp_path / "inbox", ModelLine(str(tmp_path / "line"))
+    assert main(["--line", line.url, "--input", str(inbox / "*.txt")]) == 2  # no line, no --base
+    night_two = documents(40, 2)
+    config = DomainAdaptiveConfig(
+        line=line.url,
+        base=str(base),
+        input=[str(inbox / "*.txt")],
+        preset="albert-nano",
+        min_improvement=-10,
+        max_forgetting=10,
+        **TINY,
+    )
+    with prefect_test_harness(server_startup_timeout=90):
+        write_docs(inbox / "n1.txt", documents(40, 1))
+        first = domain_adaptive(config)
+        assert (first["status"], first["version"], first["current"]) == (
+            "promoted",
+            "v0002",
+            "v0002",
+        )
+        records = line.records()
+        assert records["v0001"]["status"] == "base" and records["v0001"]["parent"] is None
+        assert records["v0001"]["scores"]["general"]["masked_lm_loss"] > 0
+        settings = line.settings()
+        assert settings["preset"] == "albert-nano" and settings["tfrecords"]["max_seq_length"] == 64
+        assert sum(settings["general"]["counts"]) > 0
+
+        (inbox / "n1.txt").rename(inbox / "n1-renamed.txt")  # not new: the same content
+        write_docs(inbox / "n2.txt", night_two)
+        second = domain_adaptive(config)
+        assert (second["version"], second["current"]) == ("v0003", "v0003")
+        v3 = line.records()["v0003"]
+        assert v3["parent"] == "v0002"
+        assert [f["path"] for f in v3["corpus"]["files"]] == [str(inbox / "n2.txt")]
+        assert v3["trained_on"]["replay_domain"] > 0 and v3["trained_on"]["replay_general"] > 0
+        assert v3["git"]["commit"] and v3["settings"]["line"] == line.url
+        for part in ("export/model.keras", "vocab/spiece.model", "data/metadata.json"):
+            assert Path(line.path("v0003", part)).is_file()
+        assert v3["scores"]["domain"]["masked_lm_loss"] == pytest.approx(
+            second["scores"]["domain"]["masked_lm_loss"]
+        )
+
+        line.set_current("v0002")  # a night killed after writing v0003, before moving the pointer
+        rerun = domain_adaptive(config)
+        assert rerun["current"] == "v0003" and "written by a killed night" in rerun["message"]
+        assert sorted(line.records()) == ["v0001", "v0002", "v0003"] and line.current() == "v0003"
+
+        nothing = domain_adaptive(config)
+        assert nothing["status"] == "nothing new" and max(line.records()) == "v0003"
+
+        # an edited file: night two's documents again (their held-out ones stay held out) + new
+        write_docs(inbox / "n3.txt", night_two + documents(20, 3))
+        state = domain_adaptive(
+            config.model_copy(update={"min_improvement": 100.0}), return_state=True
+        )
+        assert state.is_completed() and "v0004 not promoted, current stays v0003" in state.message
+        v4 = line.records()["v0004"]
+        assert v4["status"] == "refused" and "does not improve by the margin 100" in v4["reason"]
+        assert line.current() == "v0003"
+        assert heldout_hashes(Path(line.path("v0003", "data"))) <= heldout_hashes(
+            Path(line.path("v0004", "data"))
+        )
+        assert (
+            domain_adaptive(config)["status"] == "nothing new"
+        )  # a refused night's files are taken
+
+    # a base that is a TF1 checkpoint or a Hugging Face directory is saved as .keras for v0001
+    from flows.line_base import save_keras
+    from model.convert import load_pretrained
+
+    save_keras(str(base / "pretrain" / "export" / "hf"), str(tmp_path / "saved" / "model.keras"))
+    saved = load_pretrained(str(tmp_path / "saved" / "model.keras"))
+    assert saved.config == load_pretrained(str(base / "pretrain" / "export" / "model.keras")).config
+
+    report = (tmp_path / "line" / "report.md").read_text()
+    assert (
+        "| **v0003** | v0002 | promoted (current) |" in report
+        and "| v0004 | v0003 | refused |" in report
+    )
+    assert (tmp_path / "line" / "plots" / "line-history.png").stat().st_size > 0
+    assert (tmp_path / "line" / "report.html").is_file()
+
+
+def flow_command(line: Path, base: Path, inbox: Path) -> list[str]:
+    return [
+        *(sys.executable, "-m", "flows.domain_adaptive", "--line", str(line)),
+        *("--base", str(base), "--input", str(inbox / "*.txt"), "--preset", "albert-nano"),
+        *("--batch-size", "8", "--num-shards", "2", "--steps", "400", "--min-improvement", "-10"),
+        *("--segment", json.dumps(TINY["segment"])),
+        *("--pretrain", json.dumps({**TINY["pretrain"], "checkpoint_every": 10})),
+    ]
+
+
+def test_a_night_killed_mid_training_leaves_the_line_as_it_was_and_the_rerun_completes_it(
+    tmp_path: Path, base: Path
+) -> None:
+    from albert.model_line import ModelLine
+
+    inbox, line = tmp_path / "inbox", ModelLine(str(tmp_path / "line"))
+    write_docs(inbox / "n1.txt", documents(40, 1))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "PREFECT_HOME": str(tmp_path / "prefect"),
+        "PREFECT_LOGGING_LEVEL": "INFO",  # the stages' banners: cached or done
+    }
+    command = flow_command(Path(line.url), base, inbox)
+    killed = subprocess.Popen(
+        command,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    checkpoints = Path(line.url) / "nights"
+    try:
+        deadline = time.monotonic() + 240
+        while not list(checkpoints.glob("v0001-*/pretrain/checkpoints/ckpt-*")):
+            assert killed.poll() is None, "the night ended before it could be killed"
+            assert time.monotonic() < deadline, "no checkpoint within 240 s"
+            time.sleep(0.05)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait()
+    assert sorted(line.records()) == ["v0001"] and line.current() == "v0001"
+    assert [p.name for p in Path(line.url).iterdir() if p.name.startswith("v")] == ["v0001"]
+
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    output = done.stdout + done.stderr
+    for stage in ("segment", "tfrecords", "replay"):
+        assert f"{stage}: cached" in output
+    assert "resumed from" in output and "v0002 promoted, current is now v0002" in output
+    assert sorted(line.records()) == ["v0001", "v0002"] and line.current() == "v0002"
+    assert line.records()["v0002"]["trained_on"]["steps"] == 400
+    assert not list(Path(line.url).glob("*.tmp-*")) and not list(Path(line.url).glob("v*.lock"))
