@@ -13,7 +13,7 @@ from albert.errors import StageError
 from albert.fs import join
 from albert.locks import output_lock
 from albert.outputs import remove_leftovers
-from model import cores, distribute, pretrain_input, pretrain_records
+from model import cores, distribute, preemption, pretrain_input, pretrain_records
 from model.pretrain.build import build_training, restore, weights_digest
 from model.pretrain.config import PRECISION_POLICIES, PretrainConfig
 from model.pretrain.export import export_alone
@@ -31,6 +31,7 @@ from model.pretrain.trainer import Trainer
 from model.pretrain_input import uses_grain
 
 
+@preemption.stops_on_signals
 def run(
     config: PretrainConfig,
     on_metrics: Callable[[dict], None] | None = None,
@@ -40,7 +41,8 @@ def run(
 
     `on_metrics` (optional) receives every record written to metrics.jsonl (e.g. for progress
     artifacts in a Prefect flow); `clock` (optional, seconds) times --time-budget instead of
-    time.monotonic."""
+    time.monotonic. SIGTERM or SIGINT stops the run after a checkpoint at a step every process
+    agrees on, with `albert.errors.Interrupted` (`model.preemption`)."""
     import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     backend = keras.config.backend()
@@ -94,6 +96,7 @@ def run(
             state,
             TrainingClock(state.get("training_seconds", 0.0), clock),
         )
+        held.enter_context(trainer.writer)  # its write in flight commits before the lock goes
         while not trainer.finished():
             dataset = training_dataset(config, spec, trainer.epoch, trainer.batch_in_epoch, process)
             trainer.train_epoch(engine.batches(dataset))
@@ -104,7 +107,7 @@ def run(
             final_checkpoint = latest.path
         else:  # the final record first, so that the final checkpoint counts it
             log.record({"step": trainer.step, "split": "heldout", **heldout})
-            final_checkpoint = trainer.save()
+            final_checkpoint = trainer.save(final=True)
         return {
             "steps": trainer.step,
             **(
