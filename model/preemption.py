@@ -9,10 +9,12 @@ stops training at a step every process agrees on, after a checkpoint at that ste
   the final checkpoint is committed (during the export), nothing is at stake: a signal ends the run
   at once.
 - **Several JAX processes.** JAX's preemption service (on by default in `jax.distributed`) takes
-  SIGTERM: the process that receives it tells the others through JAX's coordination service, and
-  they agree on the next step every one of them reaches (`reached_preemption_sync_point`, asked
-  after every step at a cost of a lock, no collective). Every process stops there, process 0
-  saves, every process exits 75. SIGINT is passed on to it as SIGTERM.
+  SIGTERM once the process has joined the job (before, nothing is at stake and a signal ends it as
+  it would have): the process that receives it tells the others through JAX's coordination
+  service, and they agree on the next step every one of them reaches
+  (`reached_preemption_sync_point`, asked after every step at a cost of a lock, no collective).
+  Every process stops there, process 0 saves, every process exits 75. SIGINT is passed on to it as
+  SIGTERM; SIGTERM stays JAX's after the run (a later run in the process needs it).
 - **TensorFlow on several workers** (TF_CONFIG): no agreement here; the handlers are not installed
   and a signal ends a worker as before (docs/pretrain.md, "Preemptible accelerators").
 
@@ -54,10 +56,9 @@ class StopRequest:
         """The signal handler (main thread): note the signal; before training and during the
         export, end the run at once (nothing unsaved is at stake)."""
         name = signal.Signals(number).name
-        if self.processes == "jax":  # JAX's preemption service agrees on the step
+        if self.processes == "jax":  # SIGINT: JAX's preemption service agrees on the step
             self.signal_name = self.signal_name or name
-            if number != signal.SIGTERM:
-                os.kill(os.getpid(), signal.SIGTERM)  # to JAX's notifier (ours before it joined)
+            os.kill(os.getpid(), signal.SIGTERM)
             return
         if self.signal_name is not None:
             logger.warning(
@@ -76,13 +77,8 @@ class StopRequest:
         )
 
     def start_training(self) -> None:
-        """Training begins: from now on a signal stops at the next step. A signal JAX's service did
-        not see (it came before the process joined the job) is passed on to it now."""
-        if self.phase != "setup":
-            return
+        """Training begins: from now on a signal stops at the next step."""
         self.phase = "training"
-        if self.processes == "jax" and self.signal_name is not None:
-            os.kill(os.getpid(), signal.SIGTERM)
 
     def agreed(self) -> bool:
         """Called by every process after every step: whether training stops after this one."""
@@ -143,25 +139,22 @@ def processes_of(config) -> str:
 
 @contextlib.contextmanager
 def stop_on_signals(processes: str) -> Iterator[StopRequest]:
-    """SIGTERM and SIGINT noted by a `StopRequest` (the active one, `active()`) for the block;
-    the previous handlers are restored after it. Outside the main thread (where Python allows no
-    handler) and for `processes='none'`, the request never stops."""
+    """SIGTERM and SIGINT noted by a `StopRequest` (the active one, `active()`) for the block
+    (with `processes='jax'`, SIGINT only: SIGTERM is JAX's); the previous handlers are restored
+    after it. Outside the main thread (where Python allows no handler) and for
+    `processes='none'`, the request never stops."""
     if processes == "none" or threading.current_thread() is not threading.main_thread():
         if processes != "none":
             logger.debug("not the main thread: signals are not handled here")
         processes = "none"
     request = StopRequest(processes)
-    previous = (
-        {number: signal.signal(number, request.note) for number in SIGNALS}
-        if processes != "none"
-        else {}
-    )
+    handled = {"none": (), "jax": (signal.SIGINT,), "one": SIGNALS}[processes]
+    previous = {number: signal.signal(number, request.note) for number in handled}
     token = _ACTIVE.set(request)
     try:
         yield request
     finally:
         _ACTIVE.reset(token)
-        # also takes SIGTERM back from JAX's notifier, which replaced ours when the process joined
         for number, handler in previous.items():
             signal.signal(number, handler if handler is not None else signal.SIG_DFL)
 
