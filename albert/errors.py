@@ -16,10 +16,20 @@ from collections.abc import Iterator
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 1
+EXIT_INTERRUPTED = 75
+"""A run stopped by SIGTERM or SIGINT after saving its work (sysexits' EX_TEMPFAIL: the same
+command, run again, continues it). Distinct from a failure (1, 2) and from a death by a signal
+(128 + N), so that a scheduler's restart policy can tell a preemption from an error."""
 
 
 class StageError(RuntimeError):
     """Bad input or a failed stage; the message names the file or record and the reason."""
+
+
+class Interrupted(BaseException):
+    """A run stopped by a signal once its work was saved; the message says where (e.g. `SIGTERM at
+    step 37: saved OUTPUT/checkpoints/ckpt-000000037`). A BaseException, as KeyboardInterrupt is:
+    no `except Exception` takes it for a failure (retries, error reports)."""
 
 
 class ConfigError(ValueError):

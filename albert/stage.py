@@ -2,7 +2,9 @@
 
 Every failure reaches the user as one line, `PROG failed: PATH: REASON` or, for a bad setting,
 `PROG failed: FIELD: REASON` (exit code 2 for bad input, a bad flag or configuration, 1 for an
-internal error); the traceback is shown only with `--verbose`. Errors Beam re-raises from a worker
+internal error); the traceback is shown only with `--verbose`. A run stopped by SIGTERM or SIGINT
+once its work was saved (`Interrupted`) ends with one line, `PROG interrupted: WHAT; resume with:
+COMMAND`, and exit code 75 (`EXIT_INTERRUPTED`). Errors Beam re-raises from a worker
 (a long remote traceback ending in `[while running 'step']`) are reduced to the innermost
 StageError's `PATH: REASON`."""
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shlex
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -18,7 +21,13 @@ from typing import Any, NoReturn
 
 from albert import reaper
 from albert.config import StageConfig, add_config_arguments, config_from_namespace
-from albert.errors import EXIT_INTERNAL_ERROR, ConfigError, describe_error
+from albert.errors import (
+    EXIT_INTERNAL_ERROR,
+    EXIT_INTERRUPTED,
+    ConfigError,
+    Interrupted,
+    describe_error,
+)
 from albert.log import setup_logging
 
 logger = logging.getLogger(__name__)
@@ -35,10 +44,22 @@ def report_failure(prog: str, error: BaseException, verbose: bool) -> int:
     return code
 
 
-def guarded(prog: str, verbose: bool, body: Callable[[], int]) -> int:
-    """Run `body`; any exception becomes one logged line and an exit code (see `report_failure`)."""
+def report_interruption(prog: str, stop: Interrupted, command: str | None) -> int:
+    """Log `PROG interrupted: WHAT; resume with: COMMAND` (the same command continues the run);
+    return EXIT_INTERRUPTED."""
+    resume = f"resume with: {command}" if command else "run the same command again to resume"
+    logger.warning("%s interrupted: %s; %s", prog, stop, resume)
+    return EXIT_INTERRUPTED
+
+
+def guarded(prog: str, verbose: bool, body: Callable[[], int], command: str | None = None) -> int:
+    """Run `body`; any exception becomes one logged line and an exit code (see `report_failure`);
+    a run stopped by a signal with its work saved, one line naming `command` to resume it and
+    EXIT_INTERRUPTED (`report_interruption`)."""
     try:
         return body()
+    except Interrupted as stop:
+        return report_interruption(prog, stop, command)
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as error:  # noqa: BLE001  (every failure is reported, none is swallowed: exit != 0)
@@ -73,7 +94,7 @@ def run_command(
             return body(args, unknown)
         return body(parser.parse_args(argv), None)
 
-    return guarded(prog, verbose, parse_and_run)
+    return guarded(prog, verbose, parse_and_run, command=shlex.join([*prog.split(), *argv]))
 
 
 def stage_main(

@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow
+from prefect.exceptions import CancelledRun
 from pydantic import Field
 
 from albert.config import JsonDict, StageConfig, build_config
+from albert.errors import Interrupted
 from albert.fs import join
 from albert.stage import stage_main
 from flows import tasks
@@ -207,7 +209,8 @@ def pretrain_pipeline(
     config: PretrainPipelineConfig, beam_args: list[str] | None = None
 ) -> dict[str, Any]:
     """segment -> vocab -> tfrecords -> pretrain -> heldout [-> fine-tune pretrained and random
-    twins], then the report; returns the summary."""
+    twins], then the report; returns the summary. Pretraining stopped by a signal (its checkpoint
+    saved) ends the flow run Cancelled, named "Interrupted" (`tasks.interrupted`)."""
 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
@@ -231,7 +234,10 @@ def pretrain_pipeline(
         (tasks.heldout, "heldout", {}),
         *[(tasks.finetune.with_options(name=name), name, {}) for name in extra],
     ]
-    outcomes = run_plan(plan, {**configs, **extra}, config.result_storage())
+    try:
+        outcomes = run_plan(plan, {**configs, **extra}, config.result_storage())
+    except Interrupted as stop:  # pretraining saved a checkpoint: the same command resumes it
+        return tasks.interrupted(stop)
     baseline = piece_baseline(config, join(config.stage_dir("vocab"), "spiece.model"))
     facts = run_facts(
         config,
@@ -269,7 +275,10 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
             config, (tasks.tfrecords, configs["tfrecords"]), configs["pretrain"]
         )
     start = time.monotonic()
-    summary = pretrain_pipeline(config, list(beam_args or []))
+    try:
+        summary = pretrain_pipeline(config, list(beam_args or []))
+    except CancelledRun as cancelled:  # the flow run ended interrupted: exit 75, resumable
+        raise Interrupted(str(cancelled)) from None
     summary["seconds"] = round(time.monotonic() - start, 1)
     print_summary(summary, config.run_dir, format_headline_line(summary))
     return summary

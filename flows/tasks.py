@@ -10,7 +10,12 @@ when a task runs, so that importing the flows does not load TensorFlow or Beam.
 
 Results are persisted as plain JSON only, in storage that reads back nothing else
 (`flows.result_storage`); a stored record a stage would reuse is checked before the task runs
-(`refuse_unsafe_record`)."""
+(`refuse_unsafe_record`).
+
+A pretraining stopped by SIGTERM or SIGINT once its checkpoint is saved ends its task run in a
+Cancelled state named "Interrupted" (`interrupted`), not Failed: nothing is cached or retried, and
+`run_stage` raises `albert.errors.Interrupted` for the flow to end the same way; the same command
+then finds the stages before it cached and resumes the training from that checkpoint."""
 
 from __future__ import annotations
 
@@ -21,11 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefect import task
+from prefect.states import Cancelled, State
 from prefect.tasks import Task
 from pydantic import Field
 
 from albert.config import StageConfig
-from albert.errors import StageError
+from albert.errors import Interrupted, StageError
 from albert.fs import exists, join, open_file
 from albert.locks import output_lock
 from albert.outputs import atomic_output_dir, move_aside, moved_aside_copies
@@ -33,6 +39,15 @@ from albert.stages import STAGES, stage_module
 from flows.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
 from flows.result_storage import PlainJsonSerializer, discard_failure_record, json_only_storage
 from flows.retry import retry_options
+
+INTERRUPTED = "Interrupted"
+"""The name of the Cancelled state of a task or flow run stopped by a signal with its work saved."""
+
+
+def interrupted(stop: Interrupted) -> State:
+    """The final state of a task or flow run that `stop` ended: Cancelled, named "Interrupted", its
+    message saying where the work was saved."""
+    return Cancelled(name=INTERRUPTED, message=str(stop))
 
 
 def stage_task(
@@ -93,7 +108,8 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
     run (other model, vocabulary, data, seed ...) is moved aside to a new name (`run_stage` reports
     it), never deleted. The output's lock is held throughout (one writer per output). On several
     JAX hosts this is process 0's task (the others join the training only, without Prefect:
-    `flows.run_config.pretrain_as_secondary_process`); it meets them when training ends.
+    `flows.run_config.pretrain_as_secondary_process`); it meets them when training ends. Stopped by
+    a signal once its checkpoint is saved, the task run ends `interrupted`.
     """
     stage = stage_module("pretrain")
     with output_lock(config.output):
@@ -105,7 +121,10 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
                 f"pretrain: {error}\npretrain: moved the previous output aside to {moved}",
                 flush=True,
             )
-        result = stage.run(config, on_metrics=on_metrics)
+        try:
+            result = stage.run(config, on_metrics=on_metrics)
+        except Interrupted as stop:  # checkpoint saved: Cancelled, not Failed (no retry, no cache)
+            return interrupted(stop)
     if not stage.meet_other_processes():
         raise StageError(f"{config.output}: the other JAX processes did not finish training")
     return result
@@ -114,8 +133,12 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
 @registered_task("finetune")
 def finetune(config: StageConfig) -> dict:
     """flows.finetune: (further pretrain and) fine-tune a model on a task, score its dev set
-    (OUTPUT/results.json)."""
-    return stage_module("finetune").run(config)
+    (OUTPUT/results.json). Further pretraining stopped by a signal (its checkpoint saved) ends the
+    task run `interrupted`."""
+    try:
+        return stage_module("finetune").run(config)
+    except Interrupted as stop:
+        return interrupted(stop)
 
 
 class HeldOutEvalConfig(StageConfig):
@@ -201,8 +224,9 @@ def run_stage(
 
     If the stage's output marker (`output_marker`) is missing, or the output records another
     cache key (a run with other parameters wrote it since), the cached result is refreshed. A stage
-    that runs never deletes a finished output: one made otherwise is moved aside
-    (`albert.outputs.atomic_output_dir`, the pretrain task); the outcome's `moved_aside` names it.
+    that ends `interrupted` raises `Interrupted`. A stage that runs never deletes a finished output:
+    one made otherwise is moved aside (`albert.outputs.atomic_output_dir`, the pretrain task); the
+    outcome's `moved_aside` names it.
     """
     key = task_cache_key(stage, config)
     refresh = not holds_finished_output(stage, config, key)
@@ -215,6 +239,9 @@ def run_stage(
     state = stage.with_options(result_storage=result_storage, refresh_cache=refresh or None)(
         config, **kwargs, return_state=True
     )
+    if state.is_cancelled() and state.name == INTERRUPTED:
+        print(f"<== [{index}/{total}] {stage.name}: interrupted, {state.message}", flush=True)
+        raise Interrupted(state.message)
     if state.is_failed():
         discard_failure_record(state, result_storage)
     # this run's moves only (results cached by older versions of the pretrain task recorded theirs)

@@ -7,7 +7,9 @@ into its own variable) and `state.json` (step, data position, seed and whatever 
 records). It is written to a temporary sibling and renamed into place
 (`albert.outputs.atomic_output_dir`), so a run killed mid-write leaves either the
 previous checkpoints or a complete new one, never a half-written one. Works on local paths and
-gs://."""
+gs://. Saving is two parts: `snapshot` (host copies of the arrays, at the step) and
+`write_checkpoint` (serialise, commit, prune), which `model.checkpoint_writer` runs in the
+background while training goes on."""
 
 from __future__ import annotations
 
@@ -34,6 +36,11 @@ class Checkpoint:
     path: str
 
 
+def checkpoint_path(directory: str, step: int) -> str:
+    """Where the checkpoint of `step` lives in `directory` (`ckpt-<step:09d>`)."""
+    return join(directory, f"ckpt-{step:09d}")
+
+
 def list_checkpoints(directory: str) -> list[Checkpoint]:
     """Complete checkpoints in `directory`, oldest first (temporary write directories are
     ignored)."""
@@ -44,9 +51,8 @@ def list_checkpoints(directory: str) -> list[Checkpoint]:
     for entry in fs.ls(path, detail=False):
         match = _NAME.search(entry.rstrip("/"))
         if match:
-            found.append(
-                Checkpoint(int(match.group(1)), join(directory, f"ckpt-{int(match.group(1)):09d}"))
-            )
+            step = int(match.group(1))
+            found.append(Checkpoint(step, checkpoint_path(directory, step)))
     return sorted(found, key=lambda c: c.step)
 
 
@@ -88,27 +94,43 @@ def _keyed(group: str, variables) -> dict[str, np.ndarray]:
     return {f"{group}/{key}": array for key, array in zip(keys, _variable_arrays(variables))}
 
 
-def save_checkpoint(directory: str, step: int, model, optimizer, state: dict, keep: int) -> str:
-    """Write `ckpt-<step>` atomically, then delete all but the newest `keep` checkpoints.
-
-    The caller holds the lock of the run's output (`albert.locks.output_lock`).
-    """
-    target = join(directory, f"ckpt-{step:09d}")
+def snapshot(model, optimizer) -> dict[str, np.ndarray]:
+    """Every array a checkpoint holds, copied to host memory now (numpy: training may go on while
+    they are written): model weights and optimizer variables keyed by variable path, dropout seed
+    states in order."""
     arrays = {**_keyed("model", model.weights), **_keyed("optimizer", optimizer.variables)}
     # dropout seed states: auto-named (seed_generator_<n>), interchangeable, kept in order
     arrays.update({f"rng/{i:05d}": a for i, a in enumerate(_variable_arrays(_rng_states(model)))})
+    return arrays
+
+
+def write_checkpoint(
+    directory: str, step: int, arrays: dict[str, np.ndarray], state: dict, keep: int
+) -> str:
+    """Write `ckpt-<step>` from a `snapshot` atomically, then delete all but the newest `keep`
+    committed checkpoints (a write in progress is a `.tmp-` sibling: never counted, never pruned).
+
+    Safe in a thread of its own (`model.checkpoint_writer`): it reads only its arguments. The
+    caller holds the lock of the run's output (`albert.locks.output_lock`).
+    """
+    target = checkpoint_path(directory, step)
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     makedirs(directory)
     with atomic_output_dir(target, lock=False, keep_previous=False) as temp:
         with open_file(join(temp, "weights.npz"), "wb") as handle:
-            handle.write(buffer.getvalue())
+            handle.write(buffer.getbuffer())
         with open_file(join(temp, "state.json"), "w") as handle:
             json.dump(dict(state, step=step), handle, indent=2, sort_keys=True)
     for old in list_checkpoints(directory)[:-keep] if keep > 0 else []:
         remove(old.path)
     logger.info("saved checkpoint %s", target)
     return target
+
+
+def save_checkpoint(directory: str, step: int, model, optimizer, state: dict, keep: int) -> str:
+    """`write_checkpoint` of a `snapshot` taken now, in this thread."""
+    return write_checkpoint(directory, step, snapshot(model, optimizer), state, keep)
 
 
 def read_state(path: str) -> dict:

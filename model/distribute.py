@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from albert.errors import StageError
+from albert.errors import EXIT_INTERRUPTED, StageError
 
 logger = logging.getLogger(__name__)
 
@@ -284,17 +284,18 @@ def meet_other_processes() -> bool:
 
 def leave_jax_cluster(exit_code: int, *, process_0_met: bool = False) -> int:
     """After the run, in a multi-process job: a failed process exits at once (`os._exit`: JAX's
-    shutdown would contact processes that are gone). On success all processes meet at a barrier; the
-    others then exit at once and process 0, which hosts JAX's coordination service, a moment later
-    (a process still connected when the service goes is aborted by JAX's client). With
-    `process_0_met` (a flow: its pretrain stage met the others when training ended), process 0
-    returns at once."""
+    shutdown would contact processes that are gone). On success, and when every process stopped for
+    a signal at the step they agreed on (EXIT_INTERRUPTED), all processes meet at a barrier, so that
+    all exit with the same code once process 0 has saved; the others then exit at once and process
+    0, which hosts JAX's coordination service, a moment later (a process still connected when the
+    service goes is aborted by JAX's client). With `process_0_met` (a flow: its pretrain stage met
+    the others when training ended), process 0 returns at once on success."""
     index, count = jax_process()
     if count == 1 or (exit_code == 0 and index == 0 and process_0_met):
         return exit_code
-    if exit_code == 0:
+    if exit_code in (0, EXIT_INTERRUPTED):
         if not meet_other_processes():
-            exit_code = 1
+            exit_code = exit_code or 1
         elif index == 0:
             time.sleep(EXIT_GRACE_SECONDS)
             return exit_code

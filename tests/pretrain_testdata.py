@@ -97,3 +97,13 @@ def write_shards(
     meta.update(metadata or {})
     (directory / "metadata.json").write_text(json.dumps(meta))
     return directory
+
+
+def pretrain_argv(data, output, settings: dict) -> list[str]:
+    """`python -m model.pretrain`'s flags for `settings` (PretrainConfig fields: False is
+    `--no-<flag>`)."""
+    argv = ["--data", str(data), "--output", str(output)]
+    for name, value in settings.items():
+        flag = name.replace("_", "-")
+        argv += [f"--no-{flag}"] if value is False else [f"--{flag}", str(value)]
+    return argv

@@ -54,6 +54,16 @@ def write_corpus(path: Path, documents: int = 60, words: tuple[int, int] = (6, 1
     return path
 
 
+def tiny_flow_flags(corpus: Path, run_dir: Path, steps: int = 4) -> list[str]:
+    """`albert run`'s flags for a run of seconds on `corpus` (a `write_corpus` file)."""
+    return [
+        *("--input", str(corpus), "--run-dir", str(run_dir), "--vocab-size", "60"),
+        *("--num-shards", "2", "--steps", str(steps), "--batch-size", "8", "--eval-batches", "2"),
+        *("--segment", '{"format": "text", "num_shards": 2}'),
+        *("--pretrain", '{"jit_compile": false, "progress": false}'),
+    ]
+
+
 def outputs(run_dir: Path) -> dict[str, str]:
     """Every stage output in `run_dir`, moved-aside ones included: name -> digest of its files."""
 

@@ -162,6 +162,72 @@ def test_gke_jax_indexed_job_one_pod_per_host():
     assert int(port) in [p["containerPort"] for p in container["ports"]]
 
 
+# What the grace period must fit: the largest preset's checkpoint (weights and LAMB's two slots,
+# float32) written to gs:// at this rate, plus the step in flight (infra/README.md).
+CHECKPOINT_WRITE_BYTES_PER_SECOND = 50e6
+STEP_IN_FLIGHT_SECONDS = 30
+
+
+def largest_checkpoint_bytes() -> int:
+    from model.config import PRESETS, get_preset, parameter_counts
+
+    return max(
+        12 * parameter_counts(get_preset(name, vocab_size=30000))["pretraining"] for name in PRESETS
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["pretrain-albert-base-8gpu-job.yaml", "pretrain-albert-large-jax-4host.yaml"]
+)
+def test_gke_jobs_save_on_preemption_and_rerun_the_same_command(name):
+    """SIGTERM saves a checkpoint and exits 75 (albert.errors.EXIT_INTERRUPTED): the Job makes a new
+    pod, not counted as a failure, which resumes; the grace period fits the largest save."""
+    from albert.errors import EXIT_INTERRUPTED
+
+    (job,) = [
+        doc
+        for doc in yaml.safe_load_all((harness.INFRA_DIR / "kubernetes" / name).read_text())
+        if doc["kind"] == "Job"
+    ]
+    pod = job["spec"]["template"]["spec"]
+    assert pod["restartPolicy"] == "Never"  # podFailurePolicy needs it
+    (container,) = pod["containers"]
+    rules = job["spec"]["podFailurePolicy"]["rules"]
+    ignored_codes = [
+        code
+        for rule in rules
+        if rule["action"] == "Ignore" and "onExitCodes" in rule
+        for code in rule["onExitCodes"]["values"]
+        if rule["onExitCodes"]["operator"] == "In"
+        and rule["onExitCodes"].get("containerName", container["name"]) == container["name"]
+    ]
+    assert ignored_codes == [EXIT_INTERRUPTED]
+    assert {"type": "DisruptionTarget"} in [
+        condition
+        for rule in rules
+        if rule["action"] == "Ignore"
+        for condition in rule.get("onPodConditions", [])
+    ]
+    needed = largest_checkpoint_bytes() / CHECKPOINT_WRITE_BYTES_PER_SECOND + STEP_IN_FLIGHT_SECONDS
+    assert pod["terminationGracePeriodSeconds"] >= needed
+    assert parse_pretrain(
+        container["command"]
+        + [arg.replace("$(JOB_COMPLETION_INDEX)", "0") for arg in container["args"]]
+    ).resume
+
+
+@pytest.mark.parametrize("path", VERTEX_SPECS, ids=lambda p: p.name)
+def test_vertex_jobs_restart_the_same_command_on_a_worker_restart(path):
+    spec = yaml.safe_load(substitute(path.read_text(), PLACEHOLDERS))
+    assert spec["scheduling"]["restartJobOnWorkerRestart"] is True
+
+
+def test_tpu_vm_script_creates_a_spot_vm_when_asked():
+    script = (harness.INFRA_DIR / "tpu" / "pretrain_tpu_vm.sh").read_text()
+    create = re.search(r"gcloud compute tpus tpu-vm create .*?\n(.*)\n", script).group(0)
+    assert "${SPOT:+--spot}" in create
+
+
 def test_jax_training_dockerfile_installs_the_pinned_jax():
     dockerfile = (harness.INFRA_DIR / "training" / "Dockerfile.jax").read_text()
     constraints = (harness.REPO_ROOT / "constraints.txt").read_text()

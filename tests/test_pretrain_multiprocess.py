@@ -1,5 +1,6 @@
 """model.pretrain on several JAX processes (jax.distributed, gloo CPU collectives on 127.0.0.1): the
 same training as one process, a killed process stops the other in bounded time with one line and a
+re-run resumes, SIGTERM to one process stops both at one step with one checkpoint and exit 75 and a
 re-run resumes, and 2 processes x 2 devices train as 1 process x 4 devices.
 
 One module so that one xdist worker runs it: the one-process baseline (in this process) and the
@@ -17,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pretrain_testdata import write_shards
-from test_flows_pipeline import write_corpus
+from pretrain_testdata import pretrain_argv, write_shards
+from test_flows_pipeline import tiny_flow_flags, write_corpus
 
 from model import checkpointing
 
@@ -58,6 +59,36 @@ sys.exit(leave_jax_cluster(stage_main(PretrainConfig, functools.partial(run, on_
 """
 
 
+# Process 1 of the signal test: model.pretrain's command line, sending itself SIGTERM during step
+# SIGNAL_AT; before the next step it waits until JAX's preemption service has the current step of
+# both processes (the keys its sync protocol writes), so that the step they agree on comes before
+# the run's last whatever the machine's speed.
+SIGNALS_ITSELF = """
+import os, signal, sys, time
+from albert.stage import stage_main
+from model.distribute import leave_jax_cluster
+from model.pretrain import PretrainConfig, run
+from model.pretrain.trainer import Trainer
+signal_at = int(sys.argv[1])
+train_step = Trainer.train_step
+def step_and_signal(trainer, batch):
+    if trainer.step == signal_at - 1:
+        os.kill(os.getpid(), signal.SIGTERM)
+    last = train_step(trainer, batch)
+    if trainer.step == signal_at:
+        from jax._src import distributed
+        client, deadline = distributed.global_state.client, time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if len(client.key_value_dir_get("PREEMPTION_CURRENT_COUNTER/")) == 2:
+                break
+            time.sleep(0.05)
+    return last
+Trainer.train_step = step_and_signal
+sys.exit(leave_jax_cluster(stage_main(PretrainConfig, run, sys.argv[2:], prog="model.pretrain",
+                                      description="")))
+"""
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _jax_only():
     import keras
@@ -73,11 +104,7 @@ def _free_port() -> int:
 
 
 def _argv(data, output) -> list[str]:
-    argv = ["--data", str(data), "--output", str(output)]
-    for name, value in SETTINGS.items():
-        flag = name.replace("_", "-")
-        argv += [f"--no-{flag}"] if value is False else [f"--{flag}", str(value)]
-    return argv
+    return pretrain_argv(data, output, SETTINGS)
 
 
 def _environment(devices: int, compile_cache: Path) -> dict[str, str]:
@@ -93,7 +120,12 @@ def _environment(devices: int, compile_cache: Path) -> dict[str, str]:
 
 
 def _start(
-    data, output, processes: int, devices: int, peer_killer_at: int | None = None
+    data,
+    output,
+    processes: int,
+    devices: int,
+    peer_killer_at: int | None = None,
+    signal_at: int | None = None,
 ) -> list[subprocess.Popen]:
     """`processes` model.pretrain processes with `devices` CPU devices each (process 0 first);
     they share JAX's compilation cache: a topology's training step compiles once in the module."""
@@ -123,7 +155,12 @@ def _start(
             str(index),
         ]
 
-    others = [start(["-m", "model.pretrain", *argv, *cluster(i)]) for i in range(1, processes)]
+    def other(index):
+        if index == 1 and signal_at is not None:  # process 1 sends itself SIGTERM
+            return start(["-c", SIGNALS_ITSELF, str(signal_at), *argv, *cluster(index)])
+        return start(["-m", "model.pretrain", *argv, *cluster(index)])
+
+    others = [other(i) for i in range(1, processes)]
     if peer_killer_at is None:
         first = start(["-m", "model.pretrain", *argv, *cluster(0)])
     else:
@@ -239,6 +276,27 @@ def test_a_killed_process_stops_the_other_and_a_rerun_resumes(data, pair, tmp_pa
     assert _records(output) == _records(pair[0])
 
 
+def test_sigterm_to_one_process_stops_both_at_one_step_and_a_rerun_resumes(data, pair, tmp_path):
+    output = tmp_path / "out"
+    stopped = _finish(_start(data, output, processes=2, devices=1, signal_at=2))
+    steps = set()
+    for code, _, err in stopped:
+        lines = [line for line in err.splitlines() if "interrupted:" in line]
+        assert code == 75 and len(lines) == 1, err[-3000:]
+        steps.add(int(lines[0].split(" at step ", 1)[1].split(":")[0]))
+    (step,) = steps  # the step both agreed on
+    assert 2 <= step < STEPS
+    assert f"at step {step}: saved {output / 'checkpoints'}" in stopped[0][2]
+    assert f"at step {step}: process 0 saved the checkpoint" in stopped[1][2]
+    saved = checkpointing.list_checkpoints(str(output / "checkpoints"))
+    assert saved[-1].step == step and checkpointing.read_state(saved[-1].path)["step"] == step
+    assert not list((output / "checkpoints").glob("*.tmp-*"))
+
+    resumed = _succeeded(_start(data, output, processes=2, devices=1))
+    assert resumed[0]["weights_sha256"] == pair[1][0]["weights_sha256"]
+    assert _records(output) == _records(pair[0])
+
+
 def test_two_processes_of_two_devices_train_as_one_of_four(data, pair, tmp_path):
     """2 x 2 devices from scratch vs 1 x 4 devices resuming the two-process run's ckpt-2: the same
     training (so a checkpoint of 2 processes also restores on 1)."""
@@ -261,24 +319,7 @@ def test_a_flow_on_two_hosts_prepares_the_data_once_and_trains_on_both(tmp_path)
     only; process 0 runs the flow (data stages, pretrain, held-out, report) and writes alone."""
     run_dir = tmp_path / "run"
     flags = [
-        "--input",
-        str(write_corpus(tmp_path / "corpus.txt")),
-        "--run-dir",
-        str(run_dir),
-        "--vocab-size",
-        "60",
-        "--num-shards",
-        "2",
-        "--steps",
-        "4",
-        "--batch-size",
-        "8",
-        "--eval-batches",
-        "2",
-        "--segment",
-        '{"format": "text", "num_shards": 2}',
-        "--pretrain",
-        '{"jit_compile": false, "progress": false}',
+        *tiny_flow_flags(write_corpus(tmp_path / "corpus.txt"), run_dir),
         "--coordinator",
         f"127.0.0.1:{_free_port()}",
         "--num-processes",

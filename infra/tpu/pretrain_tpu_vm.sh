@@ -4,6 +4,8 @@
 #
 #   PROJECT=p ZONE=us-central1-a BUCKET=b PRESET=albert-base ACCELERATOR=v3-8 infra/tpu/pretrain_tpu_vm.sh
 #   (v4: ZONE=us-central2-b ACCELERATOR=v4-8; a pod slice such as v3-32 runs the command on every host)
+#   SPOT=1 creates a Spot TPU VM: on preemption the training saves a checkpoint (SIGTERM, exit 75);
+#   run this script again (a new VM) and the same command resumes from it (infra/README.md).
 #
 # The TPU VM's service account needs read/write on gs://$BUCKET (tf.io.gfile reads gs:// directly).
 set -euo pipefail
@@ -18,7 +20,7 @@ STEPS=${STEPS:-125000}
 BATCH=${BATCH:-4096}
 
 gcloud compute tpus tpu-vm create "$TPU_NAME" --project="$PROJECT" --zone="$ZONE" \
-  --accelerator-type="$ACCELERATOR" --version="$RUNTIME"
+  --accelerator-type="$ACCELERATOR" --version="$RUNTIME" ${SPOT:+--spot}
 
 # TensorFlow for TPU replaces the CPU/GPU wheel; the rest of the stack is the pinned one.
 setup="set -euo pipefail

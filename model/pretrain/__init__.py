@@ -8,7 +8,9 @@ resume.
 
 Writes OUTPUT/checkpoints/ckpt-*/ (the last K), OUTPUT/metrics.jsonl, OUTPUT/tensorboard/,
 OUTPUT/export/model.keras and OUTPUT/export/hf/. Re-running with the same OUTPUT resumes from the
-newest checkpoint: weights, optimizer slots, step, learning-rate position and data position.
+newest checkpoint: weights, optimizer slots, step, learning-rate position and data position. SIGTERM
+or SIGINT saves a checkpoint at the step in flight and exits 75 (docs/pretrain.md, "Preemptible
+accelerators"); checkpoints are written in the background.
 """
 
 # The package, one role a module: config (PretrainConfig), build (model, optimizer, --init),

@@ -18,6 +18,7 @@ from model import (
     cores,
     distribute,
     length_buckets,
+    preemption,
     pretrain_input,
     pretrain_records,
 )
@@ -38,6 +39,7 @@ from model.pretrain.trainer import Trainer
 from model.pretrain_input import uses_grain
 
 
+@preemption.stops_on_signals
 def run(
     config: PretrainConfig,
     on_metrics: Callable[[dict], None] | None = None,
@@ -47,7 +49,8 @@ def run(
 
     `on_metrics` (optional) receives every record written to metrics.jsonl (e.g. for progress
     artifacts in a Prefect flow); `clock` (optional, seconds) times --time-budget instead of
-    time.monotonic."""
+    time.monotonic. SIGTERM or SIGINT stops the run after a checkpoint at a step every process
+    agrees on, with `albert.errors.Interrupted` (`model.preemption`)."""
     import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     backend = keras.config.backend()
@@ -102,6 +105,7 @@ def run(
             state,
             TrainingClock(state.get("training_seconds", 0.0), clock),
         )
+        held.enter_context(trainer.writer)  # its write in flight commits before the lock goes
         with training_batches(
             config, spec, engine, trainer.epoch, trainer.batch_in_epoch, process
         ) as batches:
@@ -113,7 +117,7 @@ def run(
             final_checkpoint = latest.path
         else:  # the final record first, so that the final checkpoint counts it
             log.record({"step": trainer.step, "split": "heldout", **heldout})
-            final_checkpoint = trainer.save()
+            final_checkpoint = trainer.save(final=True)
         exported, skipped = (
             export_alone(model, trained(config, trainer.step), spec, heldout)
             if config.export and chief

@@ -7,9 +7,10 @@ import time
 
 import numpy as np
 
-from albert.errors import StageError
+from albert.errors import Interrupted, StageError
 from albert.fs import join
-from model import checkpointing, pretrain_input
+from model import checkpointing, preemption, pretrain_input
+from model.checkpoint_writer import CheckpointWriter
 from model.pretrain.config import PretrainConfig
 from model.pretrain.divergence import diverged, weights_finite
 from model.pretrain.run_log import RunLog
@@ -20,9 +21,11 @@ class Trainer:
     """Trains `model` from the position `state` (a checkpoint's, or step 0) with a backend's steps.
 
     `engine` is the backend's `TfTraining` or `JaxTraining`; `log` records on the chief only; only
-    the chief writes checkpoints. `schedule` is the step schedule, or None under --time-budget: then
+    the chief writes checkpoints, in the background (`writer`, which the caller closes before it
+    releases the output's lock). `schedule` is the step schedule, or None under --time-budget: then
     each step's learning rate follows the training time (`clock`, counting on from the time the
-    checkpoint recorded) and reaches the optimizer through `engine.set_learning_rate`.
+    checkpoint recorded) and reaches the optimizer through `engine.set_learning_rate`. After every
+    step it asks the run's stop request (`model.preemption.active()`) whether to stop for a signal.
     """
 
     def __init__(
@@ -66,6 +69,8 @@ class Trainer:
         self.eval_step = None
         self.clock = clock
         self.learning_rate = None  # the rate of the last step under --time-budget
+        self.writer, self.stop = CheckpointWriter(), preemption.active()
+        self.saved = (self.step, None)  # (step, path) of the last save of this run
 
     def finished(self) -> bool:
         """True once --steps are done, or under --time-budget once the budget is spent."""
@@ -136,6 +141,7 @@ class Trainer:
         """One optimizer update, then the training record, evaluation and checkpoint that fall due;
         True when it was the last (--steps done or the budget spent)."""
         config = self.config
+        self.stop.start_training()
         if config.budget_seconds is not None:
             self.learning_rate = budget_learning_rate(
                 config.learning_rate,
@@ -154,7 +160,7 @@ class Trainer:
         )
         self.timed_steps += 1
         if not np.isfinite(sums).all():
-            raise diverged(config, self.step, "training loss")
+            raise self.diverged("training loss")
         self.window += sums
         last = self.finished()
         if self.step % config.log_every == 0 or last:
@@ -163,6 +169,9 @@ class Trainer:
             self.log.record({"step": self.step, "split": "heldout", **self.heldout_metrics()})
         if self.step % config.checkpoint_every == 0 and not last:
             self.save()
+        if self.stop.agreed() and not last:  # every process asks, after every step
+            self.interrupt()
+        self.writer.raise_if_failed()
         if self.timed_steps == 0:
             self.window_start = time.perf_counter()
         return last
@@ -218,17 +227,34 @@ class Trainer:
         )
         metrics = evaluate_batches(self.model, heldout, self.eval_step)
         if not all(np.isfinite(list(metrics.values()))):
-            raise diverged(config, self.step, "held-out loss")
+            raise self.diverged("held-out loss")
         return metrics
 
-    def save(self) -> str | None:
-        """A checkpoint of the weights, optimizer and position (the chief's path; None
-        elsewhere)."""
+    def diverged(self, what: str) -> StageError:
+        """`divergence.diverged` at this step, once the checkpoint being written is committed (so
+        that it names the last finite one)."""
+        self.writer.wait()
+        return diverged(self.config, self.step, what)
+
+    def interrupt(self) -> None:
+        """Stop for a signal: a checkpoint at this step (unless this step saved one), committed,
+        then `Interrupted` naming it."""
+        step, path = self.saved if self.saved[0] == self.step else (self.step, self.save())
+        self.writer.wait()
+        saved = f"saved {path}" if path else "process 0 saved the checkpoint"
+        raise Interrupted(f"{self.stop.signal_name} at step {step}: {saved}")
+
+    def save(self, final: bool = False) -> str | None:
+        """A checkpoint of the weights, optimizer and position: copied to host memory now, written
+        and committed in the background (the chief's path, whole once `writer.wait()` returns;
+        None elsewhere). `final`: the run's last, waited for; a signal that came during the last
+        step, evaluation or this save then ends the run here, before the export
+        (`StopRequest.training_done`)."""
 
         config = self.config
         self.engine.sync()
         if not weights_finite(self.model):  # never let a NaN checkpoint replace the finite ones
-            raise diverged(config, self.step, "model weights")
+            raise self.diverged("model weights")
         record = {
             "step": self.step,
             "epoch": self.epoch,
@@ -242,16 +268,20 @@ class Trainer:
             "window_steps": self.window_steps,
             **self.budget_record(),
         }
+        path = None
         if self.chief:
-            return checkpointing.save_checkpoint(
+            path = self.writer.submit(
                 join(config.output, "checkpoints"),
                 self.step,
-                self.model,
-                self.optimizer,
+                checkpointing.snapshot(self.model, self.optimizer),
                 record,
                 config.keep_checkpoints,
             )
-        return None
+        self.saved = (self.step, path)
+        if final:
+            self.writer.wait()
+            self.stop.training_done()
+        return path
 
 
 class LoopCounts:

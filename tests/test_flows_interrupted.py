@@ -1,0 +1,81 @@
+"""`albert run` given SIGTERM during pretraining: the pretrain stage saves a checkpoint at that
+step, the task and flow runs end Cancelled, named "Interrupted" (not Failed), the command exits 75
+with one line naming the command that resumes; that command then finds the earlier stages cached
+and resumes pretraining from the signal's step.
+
+Real processes, a real Prefect temporary server and a real signal (sent by the process to itself
+when the training record of step 2 reaches the flow's progress callback: a deterministic point).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from test_flows_pipeline import tiny_flow_flags, write_corpus
+
+from model import checkpointing
+
+REPO = Path(__file__).resolve().parents[1]
+
+# `albert run`, sending itself SIGTERM when the flow's progress callback gets step SIGNAL_AT.
+SIGNALS_ITSELF = """
+import os, signal, sys
+from albert.cli import main
+from flows import report
+signal_at, progress = int(sys.argv[1]), report.TrainingProgress.__call__
+def progress_and_signal(self, record):
+    if record["split"] == "train" and record["step"] == signal_at:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return progress(self, record)
+report.TrainingProgress.__call__ = progress_and_signal
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(tmp_path):
+    run_dir = tmp_path / "run"
+    flags = tiny_flow_flags(write_corpus(tmp_path / "corpus.txt"), run_dir)
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(REPO),
+        PREFECT_HOME=str(tmp_path / "prefect"),
+        PREFECT_LOGGING_LEVEL="INFO",  # the flow and task runs' final states
+    )
+
+    def albert_run(*command: str) -> tuple[int, str]:
+        done = subprocess.run(
+            [sys.executable, *command, "run", *flags],
+            check=False,
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        return done.returncode, done.stdout + done.stderr
+
+    code, output = albert_run("-c", SIGNALS_ITSELF, "2")
+    checkpoints = str(run_dir / "pretrain" / "checkpoints")
+    assert code == 75, output[-3000:]
+    (line,) = [line for line in output.splitlines() if "albert run interrupted:" in line]
+    assert (
+        f"SIGTERM at step 2: saved {checkpoints}/ckpt-000000002; resume with: albert run " in line
+    )
+    assert "Finished in state Interrupted('SIGTERM at step 2" in output  # the flow run
+    assert "Finished in state Failed" not in output and "Crashed" not in output
+    assert [c.step for c in checkpointing.list_checkpoints(checkpoints)] == [2]
+    assert not (run_dir / "heldout").exists()
+
+    code, output = albert_run("-m", "albert.cli")
+    assert code == 0, output[-3000:]
+    for index, stage in enumerate(("segment", "vocab", "tfrecords"), start=1):
+        assert f"<== [{index}/5] {stage}: cached" in output
+    assert f"resumed from {checkpoints}/ckpt-000000002 (step 2)" in output
+    assert "<== [4/5] pretrain: done" in output
+    records = [json.loads(line) for line in (run_dir / "pretrain" / "metrics.jsonl").open()]
+    assert [r["step"] for r in records if r["split"] == "train"] == [1, 2, 3, 4]
+    assert (run_dir / "report.md").is_file()
