@@ -29,6 +29,7 @@ from typing import Any
 from prefect import flow
 
 from albert.config import ConfigError, StageConfig
+from albert.errors import Interrupted
 from albert.model_line import ModelLine
 from albert.stage import stage_main
 from flows import tasks
@@ -104,10 +105,15 @@ def domain_facts(
 @flow(name="albert-domain-adaptive", log_prints=True)
 def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> Any:
     """With --line, a night of the model line (flows.line_night: it ends Completed whether its
-    candidate was promoted or not, the message says which). Otherwise one adaptation of --base."""
-    if config.line is not None:
-        return run_night(config, list(beam_args or []))
-    return adapt(one_off(config), beam_args)
+    candidate was promoted or not, the message says which). Otherwise one adaptation of --base.
+    Further pretraining stopped by a signal (its checkpoint saved) ends the flow run Cancelled,
+    named "Interrupted" (`tasks.interrupted`): the same command resumes the night."""
+    try:
+        if config.line is not None:
+            return run_night(config, list(beam_args or []))
+        return adapt(one_off(config), beam_args)
+    except Interrupted as stop:
+        return tasks.interrupted(stop)
 
 
 def adapt(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
@@ -169,7 +175,7 @@ def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) ->
         return pretrain_as_secondary_process(
             config, (tasks.tfrecords, configs["tfrecords"]), configs["pretrain"]
         )
-    summary = domain_adaptive(config, list(beam_args or []))
+    summary = tasks.resumable_flow_run(domain_adaptive, config, list(beam_args or []))
     print_summary(summary, config.run_dir, format_headline_line(summary))
     return summary
 
@@ -195,7 +201,7 @@ def run_line(
         if nothing_new:
             print(nothing_new)
             return {"line": line.url, "status": NOTHING_NEW, "message": nothing_new}
-    summary = domain_adaptive(config, list(beam_args or []))
+    summary = tasks.resumable_flow_run(domain_adaptive, config, list(beam_args or []))
     print(json.dumps(summary, indent=2, sort_keys=True, default=str))
     print(summary["message"])
     print(f"line: {summary['line']}\nreport: {line_report_path(summary['line'])}")

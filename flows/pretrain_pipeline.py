@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow
-from prefect.exceptions import CancelledRun
 from pydantic import Field
 
 from albert.config import JsonDict, StageConfig, build_config
@@ -275,10 +274,7 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
             config, (tasks.tfrecords, configs["tfrecords"]), configs["pretrain"]
         )
     start = time.monotonic()
-    try:
-        summary = pretrain_pipeline(config, list(beam_args or []))
-    except CancelledRun as cancelled:  # the flow run ended interrupted: exit 75, resumable
-        raise Interrupted(str(cancelled)) from None
+    summary = tasks.resumable_flow_run(pretrain_pipeline, config, list(beam_args or []))
     summary["seconds"] = round(time.monotonic() - start, 1)
     print_summary(summary, config.run_dir, format_headline_line(summary))
     return summary

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefect import task
+from prefect.exceptions import CancelledRun
 from prefect.states import Cancelled, State
 from prefect.tasks import Task
 from pydantic import Field
@@ -48,6 +49,15 @@ def interrupted(stop: Interrupted) -> State:
     """The final state of a task or flow run that `stop` ended: Cancelled, named "Interrupted", its
     message saying where the work was saved."""
     return Cancelled(name=INTERRUPTED, message=str(stop))
+
+
+def resumable_flow_run(flow_function, *args):
+    """Call a flow; a flow run that ended `interrupted` (it returned that state) raises
+    `Interrupted` again, for the command to exit 75: the same command resumes it."""
+    try:
+        return flow_function(*args)
+    except CancelledRun as cancelled:
+        raise Interrupted(str(cancelled)) from None
 
 
 def stage_task(
