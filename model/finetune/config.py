@@ -6,12 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from albert.config import ConfigError, StageConfig
-from model.finetune.features import Features
 from model.tasks import TaskSpec, get_task
 from model.tasks.truncation import Truncation
+
+# The classifier's input (`model.finetune.features`), a strategy of Sun et al. (2019).
+Features = Literal["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,22 @@ class FinetuneConfig(StageConfig):
         "default: every core with an accelerator, 0 on CPU. The features and batches are the same "
         "for any number",
     )
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, value: str) -> str:
+        try:
+            get_task(value)
+        except KeyError as error:
+            raise ValueError(error.args[0]) from None
+        return value
+
+    @field_validator("multitask")
+    @classmethod
+    def _task_dirs(cls, items: list[str]) -> list[str]:
+        for item in items:
+            parse_task_dir(item, "--multitask")
+        return items
 
 
 def hyperparameters(config: FinetuneConfig, spec: TaskSpec) -> Hyperparameters:
