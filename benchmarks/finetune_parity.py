@@ -13,9 +13,10 @@ decay 0.01 off LayerNorm and biases), clipping 1.0, float32, one dev evaluation 
 Hugging Face's side is `transformers.Trainer` itself (its default torch AdamW, linear schedule),
 which needs `accelerate`: `pip install -e .[bench]` (`make test` installs it).
 
-Prints one JSON line per (task, seed) with each side's dev metric under its official name and wall
+Prints one JSON line per (task, seed) with each side's dev metric under its official name, wall
 time (each side in a fresh process, timed from its start: imports, encoding, training, the dev
-evaluation), and a last line with the means. """
+evaluation) and the 1-minute load average after both, and a last line with the means.
+`benchmarks/finetune_steps.py` compares the two sides step for step. """
 
 from __future__ import annotations
 
@@ -131,13 +132,15 @@ def hyperparameters(results: dict) -> dict:
 def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path) -> dict:
     """`transformers.Trainer` fine-tuning AlbertForSequenceClassification loaded from the export.
 
-    The training set is every train row tokenized once by the export's tokenizer.json (AutoTokenizer
-    padded to the sequence length as ours), served by a torch Dataset; `TrainingArguments` carry our
-    hyperparameters; the dev rows go through `Trainer.predict`. Weight decay: Trainer's
-    `get_decay_parameter_names` leaves out the parameters of every `nn.LayerNorm` and every name
-    matching "bias", "layernorm" or "_norm"; on ALBERT that is `embeddings.LayerNorm`, each layer's
-    `attention.LayerNorm` and `full_layer_layer_norm`, and all biases, the same set our
-    `DEFAULT_EXCLUDE` leaves out. Checked on every run (a RuntimeError otherwise)."""
+    The training set is every train row tokenized once by the export's tokenizer.json
+    (AutoTokenizer padded to the sequence length as ours), served by a torch Dataset; the seed is
+    set before the classifier head is drawn (as run_glue.py does), so it covers the head as ours
+    does; `TrainingArguments` carry our hyperparameters; the dev rows go through
+    `Trainer.predict`. Weight decay: Trainer's `get_decay_parameter_names` leaves out the
+    parameters of every `nn.LayerNorm` and every name matching "bias", "layernorm" or "_norm"; on
+    ALBERT that is `embeddings.LayerNorm`, each layer's `attention.LayerNorm` and
+    `full_layer_layer_norm`, and all biases, the same set our `DEFAULT_EXCLUDE` leaves out.
+    Checked on every run (a RuntimeError otherwise)."""
     import torch  # optional: the Hugging Face side
     from transformers import (  # optional: the Hugging Face side
         AlbertForSequenceClassification,
@@ -145,6 +148,7 @@ def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path)
         PrinterCallback,
         Trainer,
         TrainingArguments,
+        set_seed,
     )
 
     from model.weight_decay import is_excluded  # no Keras: this process is timed
@@ -168,6 +172,7 @@ def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path)
 
     train = Rows(*rows(GLUE / TASKS[task][0] / "train.tsv", task))
     dev = Rows(*rows(GLUE / TASKS[task][0] / "dev.tsv", task, args.max_dev_examples))
+    set_seed(seed)  # before the head is drawn, as transformers' run_glue.py does
     model = AlbertForSequenceClassification.from_pretrained(
         init,
         num_labels=1 if regression else 2,
@@ -257,6 +262,7 @@ def main(argv=None) -> None:
                     "hf": round(theirs["metric"], 4),
                     "ours_wall_seconds": round(mine["wall_seconds"], 1),
                     "hf_wall_seconds": round(theirs["wall_seconds"], 1),
+                    "load": round(os.getloadavg()[0], 2),
                 }
             )  # fmt: skip
             print(json.dumps(lines[-1]), flush=True)
