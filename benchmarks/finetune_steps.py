@@ -3,7 +3,8 @@ list of example indices, dropout off, the same schedule; the loss, the logits an
 compared at every step.
 
     python benchmarks/finetune_steps.py --init EXPORT [--task sst2] [--steps 50] \
-        [--schedules reference linear] [--learning-rate 5e-4 --warmup-steps 30 --total-steps 300]
+        [--schedules reference after_warmup] [--learning-rate 5e-4 --warmup-steps 30 \
+        --total-steps 300] [--dev-examples 500] [--no-diagnostics]
 
 EXPORT is a Hugging Face directory with our tokenizer (`benchmarks/finetune_parity.py` writes one
 as WORKDIR/export-hf; default: albert-nano, untrained, built here with `--seed`). Removed on both
@@ -15,9 +16,10 @@ sides: every source of randomness that is not shared.
   (`TaskKind.load`), tokenized again by `AutoTokenizer` on Hugging Face's side (the encodings are
   compared); one permutation of them (`--order-seed`) is the order of both sides: ours in
   `train_on_batch`, Trainer's with `train_sampling_strategy="sequential"` over the rows so ordered.
-- Schedule, both ways: `reference` (ours, `WarmupPolynomialDecay`: linear decay over all
-  `--total-steps`, warmup replacing the first) and `linear` (Trainer's: decay over the steps after
-  warmup), each given to both sides; `--steps` of a `--total-steps` schedule.
+- Schedule, both ways (`model.finetune.optimizer`'s two): `reference` (our default: linear decay
+  over all `--total-steps`, warmup replacing the first) and `after_warmup` (Trainer's `linear`:
+  decay over the steps after warmup), each given to both sides (Trainer gets `reference` as a
+  `LambdaLR`); `--steps` of a `--total-steps` schedule.
 - Our side is `model.finetune`'s own pieces: `load_backbone`, `FinetuneModel`, `make_optimizer`
   (`LayerwiseAdamW`: AdamW, weight decay 0.01 off `DEFAULT_EXCLUDE`, clipping 1.0), the task's loss,
   the compiled train step `fit` runs. Trainer's: its own AdamW, clipping and loop.
@@ -66,21 +68,31 @@ class Setup:
     total_steps: int = 300  # the schedule's length
     seed: int = 1  # our head's initialisation
     order_seed: int = 0
+    dev_examples: int = 0  # the first dev rows, scored by both sides after the steps (0: none)
 
 
-def reference_rate(step: int, setup: Setup) -> float:
-    """`model.optimizers.WarmupPolynomialDecay` (power 1, end 0) at `step`."""
-    if step < setup.warmup_steps:
-        return setup.learning_rate * step / setup.warmup_steps
-    return setup.learning_rate * (1.0 - min(step, setup.total_steps) / setup.total_steps)
+def reference_fraction(step: int, warmup_steps: int, total_steps: int) -> float:
+    """`model.optimizers.WarmupPolynomialDecay` (power 1, end 0) at `step`, over its peak."""
+    if step < warmup_steps:
+        return step / warmup_steps
+    return 1.0 - min(step, total_steps) / total_steps
 
 
-def linear_rate(step: int, setup: Setup) -> float:
-    """transformers' `get_linear_schedule_with_warmup` at `step`."""
-    if step < setup.warmup_steps:
-        return setup.learning_rate * step / max(1, setup.warmup_steps)
-    left = (setup.total_steps - step) / max(1, setup.total_steps - setup.warmup_steps)
-    return setup.learning_rate * max(0.0, left)
+def reference_trainer(warmup_steps: int, total_steps: int):
+    """transformers' `Trainer` with our `reference` schedule (a `LambdaLR` of
+    `reference_fraction`) instead of its `linear`."""
+    import torch  # optional: the Hugging Face side
+    from transformers import Trainer  # optional: the Hugging Face side
+
+    class ReferenceSchedule(Trainer):
+        def create_scheduler(self, num_training_steps, optimizer=None):
+            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
+                optimizer or self.optimizer,
+                lambda step: reference_fraction(step, warmup_steps, total_steps),
+            )
+            return self.lr_scheduler
+
+    return ReferenceSchedule
 
 
 def task_data(setup: Setup):
@@ -92,7 +104,7 @@ def task_data(setup: Setup):
     config = FinetuneConfig(
         task=setup.task, init=setup.init, spm_model=setup.spm_model, data_dir=setup.data_dir,
         output="unused", max_seq_length=setup.max_seq_length, max_train_examples=setup.examples,
-        max_dev_examples=1, input_workers=0,
+        max_dev_examples=setup.dev_examples or 1, input_workers=0,
     )  # fmt: skip
     kind = task_kind(setup.task)
     tokenizer = AlbertTokenizer(setup.spm_model)
@@ -131,8 +143,9 @@ def gradient_norm(model, loss, x, y) -> float:
 
 
 def our_steps(setup: Setup, data, tokenizer, order: np.ndarray, schedule: str, steps: int,
-              diagnostics: bool = True) -> tuple[list[np.ndarray], list[dict]]:  # fmt: skip
-    """(our head's initial weights, one record per step: loss, logits, gradient norm, rate)."""
+              diagnostics: bool = True):  # fmt: skip
+    """(our head's initial weights, one record per step: loss, logits and gradient norm (with
+    `diagnostics`), rate; the dev rows' logits after the steps, None without `dev_examples`)."""
     import keras  # heavy: the backend is loaded
 
     from model.finetune import Hyperparameters  # heavy: Keras
@@ -151,9 +164,7 @@ def our_steps(setup: Setup, data, tokenizer, order: np.ndarray, schedule: str, s
         setup.learning_rate, setup.batch_size, 0.0, setup.total_steps, setup.warmup_steps,
         setup.max_seq_length,
     )  # fmt: skip
-    optimizer = make_optimizer(model, hp, 0.01, 1.0, setup.total_steps)
-    if schedule == "linear":
-        optimizer.learning_rate = trainer_linear(setup)
+    optimizer = make_optimizer(model, hp, 0.01, 1.0, setup.total_steps, schedule)
     loss = kind.loss()
     model.compile(optimizer=optimizer, loss=loss)
     inputs, labels = inputs_of(data.train), data.train["labels"]
@@ -168,29 +179,17 @@ def our_steps(setup: Setup, data, tokenizer, order: np.ndarray, schedule: str, s
         model.reset_metrics()  # the step's loss, not the running mean
         record["loss"] = float(model.train_on_batch(x, y, return_dict=True)["loss"])
         records.append(record)
-    return head, records
-
-
-def trainer_linear(setup: Setup):
-    """Trainer's `linear` schedule as a Keras schedule (for our side)."""
-    import keras  # heavy: the backend is loaded
-    from keras import ops
-
-    class Linear(keras.optimizers.schedules.LearningRateSchedule):
-        def __call__(self, step):
-            step = ops.cast(step, "float32")
-            warmup = setup.learning_rate * step / max(1, setup.warmup_steps)
-            left = (setup.total_steps - step) / max(1, setup.total_steps - setup.warmup_steps)
-            decayed = setup.learning_rate * ops.maximum(left, 0.0)
-            return ops.where(step < setup.warmup_steps, warmup, decayed)
-
-    return Linear()
+    dev = None
+    if setup.dev_examples:
+        dev = model.predict(inputs_of(data.dev), batch_size=64, verbose=0)
+    return head, records, dev
 
 
 def trainer_steps(setup: Setup, data, order: np.ndarray, head: list[np.ndarray], schedule: str,
-                  steps: int, workdir: str) -> tuple[list[dict], dict]:  # fmt: skip
+                  steps: int, workdir: str):  # fmt: skip
     """One record per step of `Trainer` (loss and logits from the model's forward, gradient norm
-    and rate from its logs), and how its tokenization compares with our encoding."""
+    and rate from its logs), how its tokenization compares with our encoding, and the dev rows'
+    logits after the steps (`Trainer.predict`; None without `dev_examples`)."""
     import torch  # optional: the Hugging Face side
     from transformers import (  # optional: the Hugging Face side
         AlbertForSequenceClassification,
@@ -237,11 +236,12 @@ def trainer_steps(setup: Setup, data, order: np.ndarray, head: list[np.ndarray],
         model.classifier.weight.copy_(torch.from_numpy(head[0].T))
         model.classifier.bias.copy_(torch.from_numpy(head[1]))
     forwards = []
-    model.register_forward_hook(
-        lambda module, args, output: forwards.append(
-            (float(output.loss.detach()), output.logits.detach().numpy().copy())
-        )
-    )
+
+    def record_forward(module, args, output):
+        if module.training:  # the training steps' forwards, not `predict`'s
+            forwards.append((float(output.loss.detach()), output.logits.detach().numpy().copy()))
+
+    model.register_forward_hook(record_forward)
     logged = []
 
     class Record(TrainerCallback):
@@ -262,28 +262,29 @@ def trainer_steps(setup: Setup, data, order: np.ndarray, head: list[np.ndarray],
         dataloader_pin_memory=False,
     )  # fmt: skip
 
-    class ReferenceSchedule(Trainer):
-        """Trainer with our schedule (`reference_rate`) instead of its `linear`."""
-
-        def create_scheduler(self, num_training_steps, optimizer=None):
-            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
-                optimizer or self.optimizer,
-                lambda step: reference_rate(step, setup) / setup.learning_rate,
-            )
-            return self.lr_scheduler
-
-    trainer_class = ReferenceSchedule if schedule == "reference" else Trainer
+    trainer_class = Trainer
+    if schedule == "reference":
+        trainer_class = reference_trainer(setup.warmup_steps, setup.total_steps)
     trainer = trainer_class(
         model=model, args=arguments, train_dataset=Ordered(), callbacks=[Record()]
     )
     trainer.remove_callback(PrinterCallback)  # stdout carries this script's JSON lines only
     trainer.train()
+    dev = None
+    if setup.dev_examples:
+        texts = [[t for t in (e.text_a, e.text_b) if t is not None] for e in data.dev_examples]
+        rows = tokenizer(
+            *zip(*texts), truncation=True, max_length=setup.max_seq_length,
+            padding="max_length", return_tensors="pt",
+        )  # fmt: skip
+        dev = trainer.predict([dict(zip(rows, values)) for values in zip(*rows.values())])
+        dev = dev.predictions
     records = [
         {"loss": loss, "logits": logits, "grad_norm": log["grad_norm"],
          "learning_rate": log["learning_rate"]}
         for (loss, logits), log in zip(forwards, logged)
     ]  # fmt: skip
-    return records, differ
+    return records, differ, dev
 
 
 def compare(ours: list[dict], theirs: list[dict], tolerance: float) -> tuple[list[dict], dict]:
@@ -314,6 +315,17 @@ def compare(ours: list[dict], theirs: list[dict], tolerance: float) -> tuple[lis
     return rows, first
 
 
+def dev_comparison(ours: np.ndarray, theirs: np.ndarray, labels: np.ndarray) -> dict:
+    """Both sides' dev logits: the largest difference, how often the predicted classes agree, and
+    each side's accuracy (classification)."""
+    result = {"examples": len(labels), "max_logits_diff": float(np.abs(ours - theirs).max())}
+    if ours.shape[-1] > 1:
+        a, b = ours.argmax(-1), theirs.argmax(-1)
+        result |= {"same_class": float(np.mean(a == b)), "accuracy": float(np.mean(a == labels))}
+        result["hf_accuracy"] = float(np.mean(b == labels))
+    return result
+
+
 def nano_export(
     directory: str, seed: int, architecture: dict | None = None, spm_model: str = str(SPM_MODEL)
 ) -> str:
@@ -339,7 +351,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--init", help="a Hugging Face export with our tokenizer (default: nano)")
     parser.add_argument("--task", default="sst2", choices=sorted(GLUE_DIRS))
     parser.add_argument("--steps", type=int, default=50, help="steps compared")
-    parser.add_argument("--schedules", nargs="+", default=["reference", "linear"])
+    parser.add_argument(
+        "--schedules", nargs="+", default=["reference", "after_warmup"],
+        choices=["reference", "after_warmup"],
+    )  # fmt: skip
     parser.add_argument("--examples", type=int, default=2000, help="first training rows used")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--max-seq-length", type=int, default=128)
@@ -349,6 +364,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1, help="our head's initialisation")
     parser.add_argument("--order-seed", type=int, default=0)
     parser.add_argument("--tolerance", type=float, default=1e-4)
+    parser.add_argument("--dev-examples", type=int, default=0, help="scored after the steps")
+    parser.add_argument(
+        "--diagnostics", action=argparse.BooleanOptionalAction, default=True,
+        help="our logits and gradient norm at every step (a second forward and backward)",
+    )  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -364,6 +384,7 @@ def main(argv=None) -> None:
         examples=args.examples, batch_size=args.batch_size, max_seq_length=args.max_seq_length,
         learning_rate=args.learning_rate, warmup_steps=args.warmup_steps,
         total_steps=args.total_steps, seed=args.seed, order_seed=args.order_seed,
+        dev_examples=args.dev_examples,
     )  # fmt: skip
     data, tokenizer = task_data(setup)
     count = len(data.train["labels"])
@@ -371,8 +392,10 @@ def main(argv=None) -> None:
     header = {"cpu": cpu_model(), "load": os.getloadavg()[0], "backend": keras.config.backend()}
     print(json.dumps({**header, "args": vars(args), "examples": count}), flush=True)
     for schedule in args.schedules:
-        head, ours = our_steps(setup, data, tokenizer, order, schedule, args.steps)
-        theirs, differ = trainer_steps(
+        head, ours, our_dev = our_steps(
+            setup, data, tokenizer, order, schedule, args.steps, args.diagnostics
+        )
+        theirs, differ, their_dev = trainer_steps(
             setup, data, order, head, schedule, args.steps, os.path.join(workdir, schedule)
         )
         rows, first = compare(ours, theirs, args.tolerance)
@@ -383,6 +406,8 @@ def main(argv=None) -> None:
             for name in ("loss", "logits", "grad_norm")
         }
         summary = {"schedule": schedule, "first_step_over_tolerance": first, **worst}
+        if our_dev is not None:
+            summary["dev"] = dev_comparison(our_dev, their_dev, data.dev["labels"])
         print(json.dumps({**summary, "rows_encoded_differently": differ}), flush=True)
 
 

@@ -48,10 +48,10 @@ def test_twenty_steps_equal_trainers(tmp_path, shared_data):
     )
     data, tokenizer = finetune_steps.task_data(setup)
     order = finetune_steps.example_order(setup.examples, STEPS, setup.batch_size, seed=0)
-    head, ours = finetune_steps.our_steps(
+    head, ours, _ = finetune_steps.our_steps(
         setup, data, tokenizer, order, "reference", STEPS, diagnostics=False
     )
-    theirs, differ = finetune_steps.trainer_steps(
+    theirs, differ, _ = finetune_steps.trainer_steps(
         setup, data, order, head, "reference", STEPS, str(tmp_path / "trainer")
     )
     assert differ == {"input_ids": 0, "segment_ids": 0, "input_mask": 0}  # tokenized alike

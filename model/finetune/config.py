@@ -14,6 +14,8 @@ from model.tasks.truncation import Truncation
 
 # The classifier's input (`model.finetune.features`), a strategy of Sun et al. (2019).
 Features = Literal["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"]
+# The learning-rate schedule's two linear decays (`model.finetune.optimizer`).
+Schedule = Literal["reference", "after_warmup"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,12 @@ class FinetuneConfig(StageConfig):
     )
     train_steps: int | None = Field(None, gt=0, description="training steps (Table 14)")
     warmup_steps: int | None = Field(None, ge=0, description="linear warmup steps (Table 14)")
+    schedule: Schedule = Field(
+        "reference",
+        description="linear decay over all the steps, warmup replacing the first (reference: "
+        "google-research/albert, BERT) or from the peak after warmup (after_warmup: Hugging "
+        "Face's linear)",
+    )
     max_seq_length: int | None = Field(None, gt=8, description="sequence length (Table 14)")
     eval_every: int | None = Field(
         None, gt=0, description="steps between dev evaluations (default: an epoch)"

@@ -72,7 +72,9 @@ def train_multitask(
         parts.append((inputs_of(data.train), labels, weights))
     steps = config.multitask_steps or hp.train_steps
     model.compile(
-        optimizer=make_optimizer(model, hp, config.weight_decay, config.layer_decay, steps),
+        optimizer=make_optimizer(
+            model, hp, config.weight_decay, config.layer_decay, steps, config.schedule
+        ),
         loss={n: k.loss() for n, k in kinds.items()},
     )
     model.fit(

@@ -64,7 +64,9 @@ def fit(
     per_epoch = max(1, math.ceil(len(data.train["input_ids"]) / batch))
     eval_every = min(config.eval_every or per_epoch, steps)
     model.compile(
-        optimizer=make_optimizer(model, hp, config.weight_decay, config.layer_decay, steps),
+        optimizer=make_optimizer(
+            model, hp, config.weight_decay, config.layer_decay, steps, config.schedule
+        ),
         loss=kind.loss(),
     )
     evaluation = DevEvaluation(kind, data, batch, eval_every)
