@@ -78,7 +78,7 @@ def train_multitask(
         loss={n: k.loss() for n, k in kinds.items()},
     )
     model.fit(
-        mixture_batches(parts, hp.batch_size, config.seed),
+        mixture_batches(parts, hp.batch_size, config.seed, trim=True),
         steps_per_epoch=steps,
         epochs=1,
         shuffle=False,

@@ -73,7 +73,9 @@ def fit(
     stopping = keras.callbacks.EarlyStopping(
         monitor=f"dev_{evaluation.metric}", mode="max", patience=config.patience
     )
-    batches = train_batches((inputs_of(data.train), data.train["labels"]), batch, config.seed)
+    batches = train_batches(
+        (inputs_of(data.train), data.train["labels"]), batch, config.seed, trim=True
+    )
     model.fit(
         batches,
         steps_per_epoch=eval_every,
