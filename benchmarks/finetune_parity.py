@@ -4,18 +4,23 @@ AlbertForSequenceClassification loaded from the same export, GLUE SST-2, MRPC, C
     python benchmarks/finetune_parity.py --checkpoint RUN/checkpoints/ckpt-N --preset albert-tiny \
         [--steps 100] [--seeds 1 2] [--tasks sst2 mrpc cola stsb] [--max-dev-examples 500] \
         [--learning-rate 5e-4 --warmup-steps 30]   # instead of Table 14's, both sides
+        [--schedule as_each|reference|after_warmup] [--sides ours hf]
 
 The checkpoint (of `model.pretrain`, e.g. benchmarks/learning_parity.py's) is exported once with
 `export_huggingface` and our tokenizer.json; both sides start from that export. Both use each task's
 Table 14 learning rate, batch size, warmup (cut to the steps) and head dropout as our CLI resolves
-them (read back from its results.json), `--max-seq-length` (CPU: 128), AdamW (ε 1e-6, weight
+them (`model.finetune.hyperparameters`), `--max-seq-length` (CPU: 128), AdamW (ε 1e-6, weight
 decay 0.01 off LayerNorm and biases), clipping 1.0, float32, one dev evaluation at the end.
-Hugging Face's side is `transformers.Trainer` itself (its default torch AdamW, linear schedule),
-which needs `accelerate`: `pip install -e .[bench]` (`make test` installs it).
+Hugging Face's side is `transformers.Trainer` itself (its default torch AdamW), which needs
+`accelerate`: `pip install -e .[bench]` (`make test` installs it). The schedule: `as_each` (default)
+leaves each side its own, ours `reference` (decay over all the steps) and Trainer's `linear` (decay
+after warmup, our `after_warmup`); `reference` or `after_warmup` gives both sides that one (ours by
+`--schedule`, Trainer `reference` as a `LambdaLR`).
 
-Prints one JSON line per (task, seed) with each side's dev metric under its official name and wall
+Prints one JSON line per (task, seed) with each side's dev metric under its official name, wall
 time (each side in a fresh process, timed from its start: imports, encoding, training, the dev
-evaluation), and a last line with the means. """
+evaluation) and the 1-minute load average after both, and a last line with the means.
+`benchmarks/finetune_steps.py` compares the two sides step for step. """
 
 from __future__ import annotations
 
@@ -61,10 +66,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--max-seq-length", type=int, default=128, help="both sides (Table 14's: 0 = as the task)"
     )
+    parser.add_argument(
+        "--schedule", default="as_each", choices=["as_each", "reference", "after_warmup"]
+    )
+    parser.add_argument("--sides", nargs="+", default=["ours", "hf"], choices=["ours", "hf"])
     for flag in ("--learning-rate", "--warmup-steps"):
         parser.add_argument(
             flag, type=float if flag == "--learning-rate" else int, default=None,
-            help="instead of Table 14's, both sides (our CLI's flag, read back from results.json)",
+            help="instead of Table 14's, both sides (our CLI's flag)",
         )  # fmt: skip
     return parser.parse_args(argv)
 
@@ -104,6 +113,8 @@ def ours(task: str, init: Path, seed: int, args, workdir: Path) -> dict:
         command += ["--learning-rate", str(args.learning_rate)]
     if args.warmup_steps is not None:
         command += ["--warmup-steps", str(args.warmup_steps)]
+    if args.schedule != "as_each":
+        command += ["--schedule", args.schedule]
     start = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     subprocess.run(command, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
@@ -122,22 +133,35 @@ def rows(path: Path, task: str, limit: int | None = None) -> tuple[list[tuple], 
     ]
 
 
-def hyperparameters(results: dict) -> dict:
-    """The learning rate, batch size, warmup, sequence length and head dropout our CLI used."""
+def hyperparameters(task: str, args) -> dict:
+    """The learning rate, batch size, warmup, sequence length and head dropout our CLI resolves
+    (`model.finetune.hyperparameters`: Table 14 with the flags given)."""
+    from model.finetune import FinetuneConfig  # no Keras: the config only
+    from model.finetune import hyperparameters as resolve  # no Keras: the config only
+    from model.tasks import get_task
+
+    config = FinetuneConfig(
+        task=task, init="-", spm_model="-", data_dir="-", output="-", train_steps=args.steps,
+        learning_rate=args.learning_rate, warmup_steps=args.warmup_steps,
+        max_seq_length=args.max_seq_length or None,
+    )  # fmt: skip
+    hp = resolve(config, get_task(task))
     names = ("learning_rate", "batch_size", "warmup_steps", "max_seq_length", "classifier_dropout")
-    return {name: results["hyperparameters"][name] for name in names}
+    return {name: getattr(hp, name) for name in names}
 
 
 def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path) -> dict:
     """`transformers.Trainer` fine-tuning AlbertForSequenceClassification loaded from the export.
 
-    The training set is every train row tokenized once by the export's tokenizer.json (AutoTokenizer
-    padded to the sequence length as ours), served by a torch Dataset; `TrainingArguments` carry our
-    hyperparameters; the dev rows go through `Trainer.predict`. Weight decay: Trainer's
-    `get_decay_parameter_names` leaves out the parameters of every `nn.LayerNorm` and every name
-    matching "bias", "layernorm" or "_norm"; on ALBERT that is `embeddings.LayerNorm`, each layer's
-    `attention.LayerNorm` and `full_layer_layer_norm`, and all biases, the same set our
-    `DEFAULT_EXCLUDE` leaves out. Checked on every run (a RuntimeError otherwise)."""
+    The training set is every train row tokenized once by the export's tokenizer.json
+    (AutoTokenizer padded to the sequence length as ours), served by a torch Dataset; the seed is
+    set before the classifier head is drawn (as run_glue.py does), so it covers the head as ours
+    does; `TrainingArguments` carry our hyperparameters; the dev rows go through
+    `Trainer.predict`. Weight decay: Trainer's `get_decay_parameter_names` leaves out the
+    parameters of every `nn.LayerNorm` and every name matching "bias", "layernorm" or "_norm"; on
+    ALBERT that is `embeddings.LayerNorm`, each layer's `attention.LayerNorm` and
+    `full_layer_layer_norm`, and all biases, the same set our `DEFAULT_EXCLUDE` leaves out.
+    Checked on every run (a RuntimeError otherwise)."""
     import torch  # optional: the Hugging Face side
     from transformers import (  # optional: the Hugging Face side
         AlbertForSequenceClassification,
@@ -145,6 +169,7 @@ def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path)
         PrinterCallback,
         Trainer,
         TrainingArguments,
+        set_seed,
     )
 
     from model.weight_decay import is_excluded  # no Keras: this process is timed
@@ -168,6 +193,7 @@ def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path)
 
     train = Rows(*rows(GLUE / TASKS[task][0] / "train.tsv", task))
     dev = Rows(*rows(GLUE / TASKS[task][0] / "dev.tsv", task, args.max_dev_examples))
+    set_seed(seed)  # before the head is drawn, as transformers' run_glue.py does
     model = AlbertForSequenceClassification.from_pretrained(
         init,
         num_labels=1 if regression else 2,
@@ -196,7 +222,12 @@ def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path)
         dataloader_num_workers=0,  # the rows are tensors already: no worker processes to start
         dataloader_pin_memory=False,  # CPU only
     )
-    trainer = Trainer(model=model, args=arguments, train_dataset=train)
+    trainer_class = Trainer
+    if args.schedule == "reference":
+        from finetune_steps import reference_trainer  # no Keras: this process is timed
+
+        trainer_class = reference_trainer(arguments.warmup_steps, args.steps)
+    trainer = trainer_class(model=model, args=arguments, train_dataset=train)
     trainer.remove_callback(PrinterCallback)  # stdout carries this script's JSON lines only
     decayed = set(trainer.get_decay_parameter_names(model))
     expected = {name for name, _ in model.named_parameters() if not is_excluded(name)}
@@ -247,23 +278,26 @@ def main(argv=None) -> None:
     for task in args.tasks:
         name, key = TASKS[task][1], TASKS[task][2]
         for seed in args.seeds:
-            mine = ours(task, init, seed, args, workdir)
-            hp = hyperparameters(mine["results"])
-            theirs = in_fresh_process(huggingface, task, init, seed, hp, args, workdir)
-            lines.append(
-                {
-                    "task": task, "seed": seed, "metric": name, "steps": args.steps,
-                    "ours": round(float(mine["results"]["dev"][key]), 4),
-                    "hf": round(theirs["metric"], 4),
-                    "ours_wall_seconds": round(mine["wall_seconds"], 1),
-                    "hf_wall_seconds": round(theirs["wall_seconds"], 1),
-                }
-            )  # fmt: skip
+            line = {
+                "task": task, "seed": seed, "metric": name, "steps": args.steps,
+                "schedule": args.schedule,
+            }  # fmt: skip
+            if "ours" in args.sides:
+                mine = ours(task, init, seed, args, workdir)
+                line["ours"] = round(float(mine["results"]["dev"][key]), 4)
+                line["ours_wall_seconds"] = round(mine["wall_seconds"], 1)
+            if "hf" in args.sides:
+                hp = hyperparameters(task, args)
+                theirs = in_fresh_process(huggingface, task, init, seed, hp, args, workdir)
+                line["hf"] = round(theirs["metric"], 4)
+                line["hf_wall_seconds"] = round(theirs["wall_seconds"], 1)
+            lines.append({**line, "load": round(os.getloadavg()[0], 2)})
             print(json.dumps(lines[-1]), flush=True)
     means = {
         task: {
             side: round(float(np.mean([line[side] for line in lines if line["task"] == task])), 4)
             for side in ("ours", "hf", "ours_wall_seconds", "hf_wall_seconds")
+            if side in lines[-1]
         }
         for task in args.tasks
     }

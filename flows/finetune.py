@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from albert.fs import join, makedirs, open_file
 from albert.stage import stage_main
+from model.finetune import cli as finetune_cli
 from model.finetune import stage as finetune_stage
 from model.finetune.config import FinetuneConfig, Hyperparameters
 from model.finetune.kind import TaskData
@@ -95,7 +96,7 @@ def run(config: FinetuneConfig) -> dict:
 
 
 def main(argv=None, prog="python -m flows.finetune") -> int:
-    return stage_main(FinetuneConfig, run, argv, prog=prog, description=finetune_stage.__doc__)
+    return stage_main(FinetuneConfig, run, argv, prog=prog, description=finetune_cli.__doc__)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@
 Keras' built-in `keras.optimizers.Lamb` differs: it applies decoupled weight decay outside the
 trust ratio and adapts every variable. Gradient clipping by global norm (1.0 in the paper) is
 Keras' `global_clipnorm`, applied to the fully reduced gradient before `update_step`.
+
+Both take TensorFlow's gradients of embedding lookups dense (`DenseGradients`): Keras, given them
+as `tf.IndexedSlices`, would square each lookup's row before summing an id's repeats.
 """
 
 from __future__ import annotations
@@ -23,8 +26,31 @@ from keras import ops
 from model.weight_decay import DEFAULT_EXCLUDE, is_excluded
 
 
+def dense_gradients(grads) -> list:
+    """`grads` with TensorFlow's `tf.IndexedSlices` made dense (other backends: as they are).
+
+    TensorFlow's gradient of an embedding lookup holds one row per lookup: an id looked up k times
+    in the batch (`[CLS]`, a common word, token type 0) has k rows there. Keras' ops square such a
+    gradient row by row before the rows of one id are summed, so Keras' global norm (clipping)
+    and Adam's second moment would take sum(g_i^2) for that id where torch and JAX, summing first,
+    take (sum g_i)^2: on the TF backend the clipping norm came out too small."""
+    if keras.config.backend() != "tensorflow":
+        return list(grads)
+    import tensorflow as tf  # the TensorFlow backend is loaded already
+
+    return [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads]
+
+
+class DenseGradients:
+    """Optimizer mixin: `apply` (which `fit` and `apply_gradients` call) first makes the gradients
+    dense (`dense_gradients`), so clipping and the update see every backend's gradient."""
+
+    def apply(self, grads, trainable_variables=None):
+        return super().apply(dense_gradients(grads), trainable_variables)
+
+
 @keras.saving.register_keras_serializable(package="albert")
-class Lamb(keras.optimizers.Optimizer):
+class Lamb(DenseGradients, keras.optimizers.Optimizer):
     """Layer-wise adaptive moments (You et al. 2019) exactly as ALBERT's reference
     implementation."""
 
@@ -100,7 +126,7 @@ class Lamb(keras.optimizers.Optimizer):
 
 
 @keras.saving.register_keras_serializable(package="albert")
-class AdamW(keras.optimizers.AdamW):
+class AdamW(DenseGradients, keras.optimizers.AdamW):
     """Keras' AdamW with ε added to the bias-corrected √v̂, as torch.optim.AdamW (Hugging Face's)
     and Loshchilov & Hutter's algorithm do:
 

@@ -1,7 +1,13 @@
 """The fine-tuning package's contracts: one task kind per task, looked up once; the one `TASK=DIR`
-parser (`--multitask`, `--downstream`); `MultiTaskModel` survives a `.keras` save and load."""
+parser (`--multitask`, `--downstream`); `MultiTaskModel` survives a `.keras` save and load; the
+command line checks its config before Keras loads."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -18,6 +24,8 @@ from model.finetune.glue import GlueKind, GlueRegressionKind
 from model.finetune.kinds import task_kind
 from model.finetune.race import RaceKind
 from model.finetune.squad import SquadKind
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_each_task_has_one_kind_and_unknown_tasks_are_named():
@@ -77,3 +85,22 @@ def test_further_pretraining_outside_the_flows_is_refused_in_one_line(tmp_path, 
     assert finetune.main(argv) == 2
     assert "use `albert finetune`" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_bad_config_fails_before_keras_is_imported(tmp_path):
+    """`python -m model.finetune` checks its config first: a bad task costs no Keras or backend
+    start-up (the imports `-X importtime` lists)."""
+    argv = ["--task", "nope", "--init", "random", "--spm-model", "s.model", "--data-dir", "d"]
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "model.finetune", *argv, "--output", "o"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2 and "unknown task 'nope'" in result.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()}
+    assert not imported & {"keras", "tensorflow", "jax", "torch"}
+    assert not (tmp_path / "o").exists()

@@ -10,7 +10,12 @@ from model.backbone import AlbertBackbone
 from model.config import get_preset
 from model.finetune import FinetuneConfig, Hyperparameters, hyperparameters
 from model.finetune.features import LayerFeatures, feature_size
-from model.finetune.optimizer import LayerwiseAdamW, layer_depths, layerwise_multipliers
+from model.finetune.optimizer import (
+    LayerwiseAdamW,
+    layer_depths,
+    layerwise_multipliers,
+    make_optimizer,
+)
 from model.tasks import get_task
 from model.tasks.truncation import pair_budgets, truncate_pair, truncate_tokens
 
@@ -104,3 +109,16 @@ def test_layer_features_shapes_and_values(features):
         assert np.allclose(pooled, np.mean([s[:, 0] for s in states[-4:]], axis=0), atol=1e-5)
     if features == "mean_tokens":
         assert np.allclose(pooled[1], states[-1][1, :3].mean(axis=0), atol=1e-5)
+
+
+@pytest.mark.parametrize("schedule", ["reference", "after_warmup"])
+def test_the_two_schedules(schedule):
+    """`reference` decays over all the steps, warmup replacing the first (0.9 of the peak after 30
+    of 300); `after_warmup` from the peak (transformers' `get_linear_schedule_with_warmup`)."""
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    hp = Hyperparameters(1e-3, 32, 0.0, 300, 30, 128)
+    optimizer = make_optimizer(model, hp, 0.01, 1.0, 300, schedule)
+    rate = keras.saving.deserialize_keras_object(optimizer.get_config()["learning_rate"])
+    got = [float(rate(step)) for step in (0, 15, 30, 165, 300)]
+    after = [1e-3, 0.5e-3, 0.0] if schedule == "after_warmup" else [0.9e-3, 0.45e-3, 0.0]
+    np.testing.assert_allclose(got, [0.0, 0.5e-3, *after], atol=1e-9)

@@ -3,9 +3,15 @@
 One role per module: `config` (the stage config, Table 14, the `TASK=DIR` parser), `kind` and
 `kinds` (the task-kind interface and its lookup) with `glue`, `squad` and `race` (the kinds),
 `models` (the Keras models), `features` and `optimizer` (Sun et al.'s strategies), `batches`,
-`training` (fit with early stopping), `multitask`, and `stage` (run and main).
+`training` (fit with early stopping), `multitask`, `stage` (`run`) and `cli` (`main`).
+
+Importing the package loads no Keras: the config and the command line come first, the models and
+`run` (Keras and its backend) when first used.
 """
 
+from importlib import import_module
+
+from model.finetune.cli import main
 from model.finetune.config import (
     TABLE_14,
     FinetuneConfig,
@@ -13,8 +19,16 @@ from model.finetune.config import (
     hyperparameters,
     parse_task_dir,
 )
-from model.finetune.models import FinetuneModel, MultiTaskModel
-from model.finetune.stage import main, run
+
+_HEAVY = {"FinetuneModel": "models", "MultiTaskModel": "models", "run": "stage"}
+
+
+def __getattr__(name: str):
+    """The Keras-backed names, imported on first use."""
+    if name in _HEAVY:
+        return getattr(import_module(f"model.finetune.{_HEAVY[name]}"), name)
+    raise AttributeError(f"module 'model.finetune' has no attribute {name!r}")
+
 
 __all__ = [
     "TABLE_14",

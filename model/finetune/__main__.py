@@ -2,7 +2,7 @@
 
 import sys
 
-from model.finetune.stage import main
+from model.finetune.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,12 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from albert.config import ConfigError, StageConfig
-from model.finetune.features import Features
 from model.tasks import TaskSpec, get_task
 from model.tasks.truncation import Truncation
+
+# The classifier's input (`model.finetune.features`), a strategy of Sun et al. (2019).
+Features = Literal["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"]
+# The learning-rate schedule's two linear decays (`model.finetune.optimizer`).
+Schedule = Literal["reference", "after_warmup"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,12 @@ class FinetuneConfig(StageConfig):
     )
     train_steps: int | None = Field(None, gt=0, description="training steps (Table 14)")
     warmup_steps: int | None = Field(None, ge=0, description="linear warmup steps (Table 14)")
+    schedule: Schedule = Field(
+        "reference",
+        description="linear decay over all the steps, warmup replacing the first (reference: "
+        "google-research/albert, BERT) or from the peak after warmup (after_warmup: Hugging "
+        "Face's linear)",
+    )
     max_seq_length: int | None = Field(None, gt=8, description="sequence length (Table 14)")
     eval_every: int | None = Field(
         None, gt=0, description="steps between dev evaluations (default: an epoch)"
@@ -117,6 +127,22 @@ class FinetuneConfig(StageConfig):
         "default: every core with an accelerator, 0 on CPU. The features and batches are the same "
         "for any number",
     )
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, value: str) -> str:
+        try:
+            get_task(value)
+        except KeyError as error:
+            raise ValueError(error.args[0]) from None
+        return value
+
+    @field_validator("multitask")
+    @classmethod
+    def _task_dirs(cls, items: list[str]) -> list[str]:
+        for item in items:
+            parse_task_dir(item, "--multitask")
+        return items
 
 
 def hyperparameters(config: FinetuneConfig, spec: TaskSpec) -> Hyperparameters:

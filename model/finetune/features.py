@@ -4,12 +4,10 @@ layers' `[CLS]`, or the mean of the last layer over real tokens."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 import keras
 from keras import ops
 
-Features = Literal["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"]
+from model.finetune.config import Features
 
 
 def feature_size(features: Features, hidden_size: int, num_layers: int) -> int:

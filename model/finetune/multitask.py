@@ -72,11 +72,13 @@ def train_multitask(
         parts.append((inputs_of(data.train), labels, weights))
     steps = config.multitask_steps or hp.train_steps
     model.compile(
-        optimizer=make_optimizer(model, hp, config.weight_decay, config.layer_decay, steps),
+        optimizer=make_optimizer(
+            model, hp, config.weight_decay, config.layer_decay, steps, config.schedule
+        ),
         loss={n: k.loss() for n, k in kinds.items()},
     )
     model.fit(
-        mixture_batches(parts, hp.batch_size, config.seed),
+        mixture_batches(parts, hp.batch_size, config.seed, trim=True),
         steps_per_epoch=steps,
         epochs=1,
         shuffle=False,

@@ -1,6 +1,12 @@
 """The fine-tuning optimizer: AdamW with linear warmup and linear decay, and the layer-wise
 decreasing learning rate of Sun et al. (2019).
 
+Two linear schedules (`--schedule`): `reference`, google-research/albert's and BERT's (the decay
+runs over all the steps from step 0 and the warmup replaces its first steps, so the rate after
+warmup starts at (T - W) / T of the peak; `model.optimizers.WarmupPolynomialDecay`), and
+`after_warmup`, Hugging Face's `get_linear_schedule_with_warmup` (`Trainer`'s `linear`: the decay
+starts at the peak when warmup ends; `WarmupThenLinearDecay`).
+
 A variable at depth d learns at lr * xi^d. Depth 0 is the task head and pooler; an encoder parameter
 set is at the depth of the highest layer that applies it (L - l for layer l counted from 0), so
 without sharing layer l gets xi^(L - l) as in the paper, and with ALBERT's full sharing the one
@@ -19,7 +25,7 @@ import keras
 from keras import ops
 
 from model.config import AlbertConfig
-from model.finetune.config import Hyperparameters
+from model.finetune.config import Hyperparameters, Schedule
 from model.optimizers import DEFAULT_EXCLUDE, AdamW, WarmupPolynomialDecay
 
 
@@ -76,18 +82,53 @@ class LayerwiseAdamW(AdamW):
         return {**super().get_config(), "multipliers": self.multipliers}
 
 
+@keras.saving.register_keras_serializable(package="albert")
+class WarmupThenLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """peak * step / warmup during the warmup, then linear decay from the peak to 0 over the steps
+    after it: transformers' `get_linear_schedule_with_warmup` (`--schedule after_warmup`)."""
+
+    def __init__(self, peak: float, warmup_steps: int, total_steps: int):
+        self.peak, self.warmup_steps, self.total_steps = (
+            float(peak),
+            int(warmup_steps),
+            int(total_steps),
+        )
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32")
+        warmup = self.peak * step / float(max(self.warmup_steps, 1))
+        left = (self.total_steps - step) / float(max(self.total_steps - self.warmup_steps, 1))
+        return ops.where(
+            ops.less(step, float(self.warmup_steps)), warmup, self.peak * ops.maximum(left, 0.0)
+        )
+
+    def get_config(self):
+        return {
+            "peak": self.peak,
+            "warmup_steps": self.warmup_steps,
+            "total_steps": self.total_steps,
+        }
+
+
 def make_optimizer(
-    model: keras.Model, hp: Hyperparameters, weight_decay: float, layer_decay: float, steps: int
+    model: keras.Model,
+    hp: Hyperparameters,
+    weight_decay: float,
+    layer_decay: float,
+    steps: int,
+    schedule: Schedule = "reference",
 ) -> LayerwiseAdamW:
-    """AdamW over `steps` (warmup then linear decay), layer-wise rates when `layer_decay` < 1."""
-    schedule = WarmupPolynomialDecay(hp.learning_rate, min(hp.warmup_steps, steps), steps)
+    """AdamW over `steps` (warmup then linear decay, `schedule` as the module docstring says),
+    layer-wise rates when `layer_decay` < 1."""
+    kind = WarmupPolynomialDecay if schedule == "reference" else WarmupThenLinearDecay
+    rate = kind(hp.learning_rate, min(hp.warmup_steps, steps), steps)
     multipliers = {}
     if layer_decay < 1.0:
         paths = [v.path for v in model.trainable_variables]
         multipliers = layerwise_multipliers(model.backbone.config, paths, layer_decay)
     optimizer = LayerwiseAdamW(
         multipliers,
-        learning_rate=schedule,
+        learning_rate=rate,
         weight_decay=weight_decay,
         epsilon=1e-6,
         global_clipnorm=1.0,

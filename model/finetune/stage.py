@@ -1,19 +1,7 @@
-"""Fine-tune ALBERT on a GLUE task, SQuAD v1.1/v2.0 or RACE with Keras `fit`.
-
-    python -m model.finetune --task sst2 --init export/model.keras --spm-model spiece.model \
-        --data-dir glue/SST-2 --output runs/sst2
-
-AdamW with linear warmup and linear decay; per-task defaults (learning rate, batch size, classifier
-dropout, steps, warmup, sequence length) from Table 14 of the ALBERT paper; the dev metric is
-computed every `eval_every` steps, training stops after `patience` evaluations without improvement
-and the best weights are kept. Writes `OUTPUT/results.json`, a predictions file
-(`predictions.tsv` for GLUE, `predictions.json` + `null_odds.json` for SQuAD, `predictions.jsonl`
-for RACE) and the fine-tuned `model.keras`. MNLI is scored on both dev sets (`dev_sets`: MNLI-m,
-MNLI-mm; the matched one selects the model). The strategies of Sun et al. (2019) are flags:
-`--truncation`, `--features`, `--layer-decay`, `--learning-rate`, `--multitask TASK=DIR`, and
-`--further-pretrain-steps`, which runs the tfrecords and pretrain stages and so is run by
-`albert finetune` (flows.finetune) (see docs/finetune.md).
-"""
+"""The fine-tuning run (`run`): read and encode the task, build the model on the pretrained
+backbone, train with `fit`, score the dev set(s), write the results, predictions and model. The
+command line, which checks its config before this module (and Keras) is imported, is
+`model.finetune.cli`."""
 
 from __future__ import annotations
 
@@ -26,7 +14,6 @@ import keras
 from albert.errors import StageError
 from albert.fs import join, open_file
 from albert.outputs import atomic_output_dir
-from albert.stage import stage_main
 from albert.tokenization import AlbertTokenizer
 from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters
 from model.finetune.kind import TaskData, TaskKind
@@ -70,7 +57,9 @@ def run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None = None)
         multitask, joint = train_multitask(backbone, config, tokenizer, hp)
         model.head.set_weights(joint.singles[spec.name].head.get_weights())
     evaluation = fit(model, kind, data, hp, config)
-    metrics, predictions = kind.score(model, data, hp.batch_size)
+    # The restored weights' scores; scored here when no evaluation was a number (a constant STS-B
+    # prediction's Pearson is NaN) and the last weights stay.
+    metrics, predictions = evaluation.best_scores or kind.score(model, data, hp.batch_size)
     dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
     with atomic_output_dir(config.output) as out:
         predictions_path = kind.write_predictions(out, data, predictions)
@@ -121,7 +110,3 @@ def score_dev_sets(
         data = kind.load(other, tokenizer, hp, with_train=False)
         scores[name] = kind.score(model, data, hp.batch_size)[0]
     return scores
-
-
-def main(argv=None, prog="python -m model.finetune") -> int:
-    return stage_main(FinetuneConfig, run, argv, prog=prog, description=__doc__)

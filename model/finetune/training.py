@@ -19,8 +19,9 @@ logger = logging.getLogger(__name__)
 
 
 class DevEvaluation(keras.callbacks.Callback):
-    """Scores the dev set at every epoch end into `logs["dev_<metric>"]`; keeps the best weights and
-    restores them when training ends."""
+    """Scores the dev set at every epoch end into `logs["dev_<metric>"]`; keeps the best weights,
+    restores them when training ends, and keeps their scores (`best_scores`: the task kind's
+    `score`, metrics and predictions), so the restored model is not scored again."""
 
     def __init__(self, kind: TaskKind, data: TaskData, batch_size: int, steps_per_epoch: int):
         super().__init__()
@@ -29,9 +30,11 @@ class DevEvaluation(keras.callbacks.Callback):
         self.metric = kind.spec.primary_metric
         self.history: list[dict] = []
         self.best, self.best_weights, self.best_step = -math.inf, None, 0
+        self.best_scores = None
 
     def on_epoch_end(self, epoch, logs=None):
-        metrics, _ = self.kind.score(self.model, self.data, self.batch_size)
+        scores = self.kind.score(self.model, self.data, self.batch_size)
+        metrics = scores[0]
         step = (epoch + 1) * self.steps_per_epoch
         value = float(metrics[self.metric])
         self.history.append(
@@ -42,6 +45,7 @@ class DevEvaluation(keras.callbacks.Callback):
             logs[f"dev_{self.metric}"] = value
         if value > self.best:
             self.best, self.best_step, self.best_weights = value, step, self.model.get_weights()
+            self.best_scores = scores
 
     def on_train_end(self, logs=None):
         if self.best_weights is not None:
@@ -60,14 +64,18 @@ def fit(
     per_epoch = max(1, math.ceil(len(data.train["input_ids"]) / batch))
     eval_every = min(config.eval_every or per_epoch, steps)
     model.compile(
-        optimizer=make_optimizer(model, hp, config.weight_decay, config.layer_decay, steps),
+        optimizer=make_optimizer(
+            model, hp, config.weight_decay, config.layer_decay, steps, config.schedule
+        ),
         loss=kind.loss(),
     )
     evaluation = DevEvaluation(kind, data, batch, eval_every)
     stopping = keras.callbacks.EarlyStopping(
         monitor=f"dev_{evaluation.metric}", mode="max", patience=config.patience
     )
-    batches = train_batches((inputs_of(data.train), data.train["labels"]), batch, config.seed)
+    batches = train_batches(
+        (inputs_of(data.train), data.train["labels"]), batch, config.seed, trim=True
+    )
     model.fit(
         batches,
         steps_per_epoch=eval_every,
