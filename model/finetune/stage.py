@@ -15,6 +15,7 @@ from albert.errors import StageError
 from albert.fs import join, open_file
 from albert.outputs import atomic_output_dir
 from albert.tokenization import AlbertTokenizer
+from model import keras_seeds
 from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters
 from model.finetune.kind import TaskData, TaskKind
 from model.finetune.kinds import task_kind
@@ -43,19 +44,20 @@ def run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None = None)
     data = kind.load(config, tokenizer, hp)  # raises if the train or dev file holds no examples
     further = further_pretrain(config, data, hp) if config.further_pretrain_steps else None
     init = further["init"] if further else config.init
-    backbone = load_backbone(init, tokenizer, config.preset)
-    multitask = None
-    model = FinetuneModel(
-        backbone,
-        spec.kind,
-        spec.num_labels,
-        config.features,
-        hp.classifier_dropout,
-        name="finetune",
-    )
-    if config.multitask:
-        multitask, joint = train_multitask(backbone, config, tokenizer, hp)
-        model.head.set_weights(joint.singles[spec.name].head.get_weights())
+    with keras_seeds.drawn_from(config.seed):  # not from the threads' shared `random`
+        backbone = load_backbone(init, tokenizer, config.preset)
+        model = FinetuneModel(
+            backbone,
+            spec.kind,
+            spec.num_labels,
+            config.features,
+            hp.classifier_dropout,
+            name="finetune",
+        )
+        multitask = None
+        if config.multitask:  # builds its model, then trains it
+            multitask, joint = train_multitask(backbone, config, tokenizer, hp)
+            model.head.set_weights(joint.singles[spec.name].head.get_weights())
     evaluation = fit(model, kind, data, hp, config)
     # The restored weights' scores; scored here when no evaluation was a number (a constant STS-B
     # prediction's Pearson is NaN) and the last weights stay.

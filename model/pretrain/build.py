@@ -11,7 +11,7 @@ import numpy as np
 
 from albert.errors import naming
 from albert.fs import exists, join
-from model import checkpointing, pretrain_records
+from model import checkpointing, keras_seeds, pretrain_records
 from model.checkpointing import assign_all, load_checkpoint
 from model.config import get_preset
 from model.pretrain.config import PretrainConfig
@@ -27,10 +27,11 @@ def build_model(config: PretrainConfig, vocab_size: int):
     from model.pretraining_model import AlbertPretrainingModel
 
     keras.utils.set_random_seed(config.seed)
-    return AlbertPretrainingModel(
-        get_preset(config.preset, **{**config.architecture, "vocab_size": vocab_size}),
-        name="albert_pretraining",
-    )
+    with keras_seeds.drawn_from(config.seed):  # the same model on every host, whatever threads do
+        return AlbertPretrainingModel(
+            get_preset(config.preset, **{**config.architecture, "vocab_size": vocab_size}),
+            name="albert_pretraining",
+        )
 
 
 def build_training_optimizer(config: PretrainConfig):
