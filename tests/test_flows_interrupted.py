@@ -79,3 +79,29 @@ def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(t
     records = [json.loads(line) for line in (run_dir / "pretrain" / "metrics.jsonl").open()]
     assert [r["step"] for r in records if r["split"] == "train"] == [1, 2, 3, 4]
     assert (run_dir / "report.md").is_file()
+
+
+def test_a_flow_that_returns_interrupted_ends_cancelled_and_its_command_raises_interrupted():
+    """The pattern of `flows.domain_adaptive` (one-off runs and line nights) and `albert run`: the
+    flow catches `Interrupted` and returns `tasks.interrupted`; the run ends Cancelled, named
+    "Interrupted"; `tasks.resumable_flow_run` raises `Interrupted` again, for exit 75."""
+    from prefect import flow
+
+    from albert.errors import Interrupted
+    from flows import tasks
+
+    @flow(name="albert-test-interrupted")
+    def stopped():
+        try:
+            raise Interrupted("SIGTERM at step 3: saved out/checkpoints/ckpt-000000003")
+        except Interrupted as stop:
+            return tasks.interrupted(stop)
+
+    state = stopped(return_state=True)
+    assert state.is_cancelled() and state.name == tasks.INTERRUPTED
+    try:
+        tasks.resumable_flow_run(stopped)
+    except Interrupted as again:
+        assert "saved out/checkpoints/ckpt-000000003" in str(again)
+    else:
+        raise AssertionError("resumable_flow_run did not raise Interrupted")
