@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from albert.fs import join, makedirs, open_file
 from albert.stage import stage_main
 from model.finetune import cli as finetune_cli
-from model.finetune import stage as finetune_stage
 from model.finetune.config import FinetuneConfig, Hyperparameters
-from model.finetune.kind import TaskData
+
+if TYPE_CHECKING:  # Keras: loaded by `run`, once the config is valid (as `model.finetune.cli`)
+    from model.finetune.kind import TaskData
 
 
 def task_corpus(texts: Sequence[Sequence[str | None]], path: str) -> int:
@@ -92,6 +94,8 @@ def further_pretrain(config: FinetuneConfig, data: TaskData, hp: Hyperparameters
 
 def run(config: FinetuneConfig) -> dict:
     """`model.finetune.run`, with `--further-pretrain-steps` run by `further_pretrain`."""
+    from model.finetune import stage as finetune_stage  # heavy: Keras and its backend
+
     return finetune_stage.run(config, further_pretrain=further_pretrain)
 
 

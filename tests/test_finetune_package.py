@@ -87,12 +87,13 @@ def test_further_pretraining_outside_the_flows_is_refused_in_one_line(tmp_path, 
     assert not (tmp_path / "out").exists()
 
 
-def test_a_bad_config_fails_before_keras_is_imported(tmp_path):
-    """`python -m model.finetune` checks its config first: a bad task costs no Keras or backend
-    start-up (the imports `-X importtime` lists)."""
+@pytest.mark.parametrize("module", ["model.finetune", "flows.finetune"])
+def test_a_bad_config_fails_before_keras_is_imported(tmp_path, module):
+    """`python -m model.finetune` and `albert finetune` (flows.finetune) check their config first:
+    a bad task costs no Keras or backend start-up (the imports `-X importtime` lists)."""
     argv = ["--task", "nope", "--init", "random", "--spm-model", "s.model", "--data-dir", "d"]
     result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "model.finetune", *argv, "--output", "o"],
+        [sys.executable, "-X", "importtime", "-m", module, *argv, "--output", "o"],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
