@@ -22,16 +22,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from albert.errors import StageError
-from albert.fs import exists, filesystem
+from albert.fs import exists, filesystem, remove
 from albert.locks import output_lock
 from albert.model_line import ModelLine, prune_plan
+from albert.promotion import held_out_loss
 from albert.runs import human_size
 from albert.stage import ArgumentParser, run_command
 
 
 def _loss(record: dict[str, Any], held_out: str) -> str:
-    value = ((record.get("scores") or {}).get(held_out) or {}).get("masked_lm_loss")
-    return f"{value:.4f}" if isinstance(value, (int, float)) else "–"
+    value = held_out_loss(record.get("scores"), held_out)
+    return f"{value:.4f}" if value is not None else "–"
 
 
 def show(url: str) -> list[str]:
@@ -87,7 +88,7 @@ def prune(url: str, names: Sequence[str], delete: bool, nights: bool) -> list[st
         verb = "removed" if delete else "would remove"
         for path in paths:
             if delete:
-                filesystem(path)[0].rm(filesystem(path)[1], recursive=True)
+                remove(path)
             print(f"{verb} {path}  ({human_size(sizes[path])})")
         total = human_size(sum(sizes.values()))
         if delete:

@@ -245,10 +245,6 @@ class ModelLine:
         if promote:
             self.set_current(name)
 
-    def remove_version(self, name: str) -> None:
-        """Delete version `name` (only `albert line prune --yes` calls this)."""
-        remove(self.path(name))
-
 
 def copy_tree(source: str, target: str, skip: Callable[[str], bool] = lambda name: False) -> None:
     """Copy the file or directory `source` to `target` file by file (any two filesystems),

@@ -59,6 +59,13 @@ def decide(
     return Decision(True, reason, domain_change, general_change)
 
 
+def held_out_loss(scores: Mapping[str, Any] | None, held_out: str) -> float | None:
+    """The masked-LM loss in `scores` (a version's scores by held-out set) on `held_out`; None when
+    it has none."""
+    value = ((scores or {}).get(held_out) or {}).get(LOSS)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
 def _loss(scores: Mapping[str, Mapping[str, Any]], held_out: str) -> float:
-    value = (scores.get(held_out) or {}).get(LOSS)
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else math.nan
+    value = held_out_loss(scores, held_out)
+    return value if value is not None and math.isfinite(value) else math.nan

@@ -161,12 +161,14 @@ def night_config(config: DomainAdaptiveConfig, settings: dict, work: str) -> Dom
     their hash alone (no --heldout-min-documents), every held-out sequence scored unless
     --eval-batches caps it."""
     shape = settings["tfrecords"]
-    for field in ("max_seq_length",):
-        if field in config.model_fields_set and getattr(config, field) != shape[field]:
-            raise ConfigError(
-                f"DomainAdaptiveConfig.{field}: the line was made with {shape[field]} "
-                f"({join(config.line, LINE_FILE)}); leave it out"
-            )
+    if (
+        "max_seq_length" in config.model_fields_set
+        and config.max_seq_length != shape["max_seq_length"]
+    ):
+        raise ConfigError(
+            "DomainAdaptiveConfig.max_seq_length: the line was made with "
+            f"{shape['max_seq_length']} ({join(config.line, LINE_FILE)}); leave it out"
+        )
     if "preset" in config.model_fields_set and config.preset != settings["preset"]:
         raise ConfigError(
             f"DomainAdaptiveConfig.preset: the line's model is {settings['preset']}; leave it out"

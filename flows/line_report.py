@@ -22,16 +22,11 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.context import FlowRunContext
 
 from albert.model_line import BASE, PROMOTED, ModelLine, ancestry, version_number
+from albert.promotion import held_out_loss
 from flows.report import render_html
 from flows.report_text import duration, number, table
 
-LOSS = "masked_lm_loss"
 MARKER = "<!-- versions: {} -->"
-
-
-def _loss(scores: Mapping[str, Any] | None, held_out: str) -> float | None:
-    value = ((scores or {}).get(held_out) or {}).get(LOSS)
-    return float(value) if isinstance(value, (int, float)) else None
 
 
 def trained_on(record: Mapping[str, Any]) -> str:
@@ -60,10 +55,10 @@ def history_rows(records: Mapping[str, Mapping[str, Any]], current: str) -> list
                 "parent": record.get("parent") or "–",
                 "status": status + (" (current)" if name == current else ""),
                 "promoted": status in (PROMOTED, BASE),
-                "domain_loss": _loss(scores, "domain"),
-                "parent_domain_loss": _loss(parent, "domain"),
-                "general_loss": _loss(scores, "general"),
-                "parent_general_loss": _loss(parent, "general"),
+                "domain_loss": held_out_loss(scores, "domain"),
+                "parent_domain_loss": held_out_loss(parent, "domain"),
+                "general_loss": held_out_loss(scores, "general"),
+                "parent_general_loss": held_out_loss(parent, "general"),
                 "domain_heldout_documents": (record.get("heldout") or {}).get("domain_documents"),
                 "trained_on": trained_on(record),
                 "reason": record.get("reason", ""),
