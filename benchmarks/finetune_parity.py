@@ -277,6 +277,7 @@ def main(argv=None) -> None:
     lines = []
     for task in args.tasks:
         name, key = TASKS[task][1], TASKS[task][2]
+        hp = hyperparameters(task, args) if "hf" in args.sides else None
         for seed in args.seeds:
             line = {
                 "task": task, "seed": seed, "metric": name, "steps": args.steps,
@@ -287,7 +288,6 @@ def main(argv=None) -> None:
                 line["ours"] = round(float(mine["results"]["dev"][key]), 4)
                 line["ours_wall_seconds"] = round(mine["wall_seconds"], 1)
             if "hf" in args.sides:
-                hp = hyperparameters(task, args)
                 theirs = in_fresh_process(huggingface, task, init, seed, hp, args, workdir)
                 line["hf"] = round(theirs["metric"], 4)
                 line["hf_wall_seconds"] = round(theirs["wall_seconds"], 1)

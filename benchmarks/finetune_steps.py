@@ -47,9 +47,11 @@ sys.path.insert(1, str(REPO / "benchmarks"))
 
 from machine import cpu_model
 
+from model.tasks import get_task  # no Keras
+
 SHARED = REPO.parent / "shared" / "data"
 SPM_MODEL = SHARED / "reference" / "sp16k.model"
-GLUE_DIRS = {"sst2": "SST-2", "mrpc": "MRPC", "cola": "CoLA", "stsb": "STS-B"}
+GLUE_TASKS = ("cola", "mrpc", "sst2", "stsb")
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,8 @@ def trainer_steps(setup: Setup, data, order: np.ndarray, head: list[np.ndarray],
         TrainingArguments,
     )
 
-    regression = setup.task == "stsb"
+    spec = get_task(setup.task)
+    regression = spec.kind == "regression"
     tokenizer = AutoTokenizer.from_pretrained(setup.init)
     columns = list(zip(*[[t for t in texts if t is not None] for texts in data.train_texts]))
     encoded = tokenizer(
@@ -229,7 +232,7 @@ def trainer_steps(setup: Setup, data, order: np.ndarray, head: list[np.ndarray],
             }
 
     model = AlbertForSequenceClassification.from_pretrained(
-        setup.init, num_labels=1 if regression else 2, classifier_dropout_prob=0.0,
+        setup.init, num_labels=spec.num_labels, classifier_dropout_prob=0.0,
         dtype=torch.float32,
     )  # fmt: skip
     with torch.no_grad():
@@ -349,7 +352,7 @@ def nano_export(
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--init", help="a Hugging Face export with our tokenizer (default: nano)")
-    parser.add_argument("--task", default="sst2", choices=sorted(GLUE_DIRS))
+    parser.add_argument("--task", default="sst2", choices=GLUE_TASKS)
     parser.add_argument("--steps", type=int, default=50, help="steps compared")
     parser.add_argument(
         "--schedules", nargs="+", default=["reference", "after_warmup"],
@@ -380,7 +383,7 @@ def main(argv=None) -> None:
     workdir = tempfile.mkdtemp(prefix="finetune-steps-")
     init = args.init or nano_export(os.path.join(workdir, "nano"), args.seed)
     setup = Setup(
-        init=init, task=args.task, data_dir=str(SHARED / "glue" / GLUE_DIRS[args.task]),
+        init=init, task=args.task, data_dir=str(SHARED / "glue" / get_task(args.task).directory),
         examples=args.examples, batch_size=args.batch_size, max_seq_length=args.max_seq_length,
         learning_rate=args.learning_rate, warmup_steps=args.warmup_steps,
         total_steps=args.total_steps, seed=args.seed, order_seed=args.order_seed,

@@ -35,7 +35,16 @@ import threading
 import time
 from pathlib import Path
 
-from trainer import SHARED, SPM_MODEL, loop_row, prepare, pretrain_flags
+from trainer import (
+    SHARED,
+    SPM_MODEL,
+    last_step,
+    loop_row,
+    prepare,
+    pretrain_flags,
+    resume_steps,
+    summary_of,
+)
 
 HERE = Path(__file__).resolve().parent
 SST2_TRAIN_ROWS = 4000  # SST-2 training rows the kit carries (a fine-tune of a few hundred steps)
@@ -127,7 +136,7 @@ def timed_run(command: list[str], env: dict, args) -> dict:
         reader.join()
     end = time.perf_counter()
     text = "".join(lines)
-    summary = json.loads(text[text.index("{") :]) if not hung and "{" in text else None
+    summary = summary_of(text) if not hung and "{" in text else None
     return {
         "rc": ("hung" if timeout == args.timeout else "out of budget")
         if hung
@@ -176,17 +185,22 @@ def synthetic_run(args, env, preset: str, seq: int, batch: int) -> dict:
     return done
 
 
-def huggingface_runs(args, preset: str, seq: int, batch: int) -> dict:
-    """Hugging Face's sequences/s, eager and compiled, each in a process of its own; skipped (with
-    the reason) where torch has no GPU."""
+def huggingface_skipped() -> str | None:
+    """Why Hugging Face's side cannot run here (no torch, or torch without a GPU); None if it can.
+    Asked once, in a process of its own (torch stays out of this one)."""
     probe = subprocess.run(
         [sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
         capture_output=True,
         text=True,
         check=False,
     )
-    if probe.stdout.strip() != "True":
-        return {"skipped": "torch has no GPU here" if probe.returncode == 0 else "no torch"}
+    if probe.stdout.strip() == "True":
+        return None
+    return "torch has no GPU here" if probe.returncode == 0 else "no torch"
+
+
+def huggingface_runs(args, preset: str, seq: int, batch: int) -> dict:
+    """Hugging Face's sequences/s, eager and compiled, each in a process of its own."""
     rates = {}
     for mode in ("eager", "compile"):
         done = timed_run(
@@ -246,16 +260,16 @@ def check(args) -> int:
                 first = (label, data, output, preset, batch, buckets, export)
     if first is not None:
         label, data, output, preset, batch, buckets, export = first
-        more = args.steps + max(1, args.steps // 4)
+        more = resume_steps(args.steps)
         resumed = pretrain_run(args, env, data, output, preset, more, batch, buckets)
-        records = (output / "metrics.jsonl").read_text().splitlines()
-        continued = resumed["ok"] and json.loads(records[-1])["step"] == more
+        continued = resumed["ok"] and last_step(output) == more
         rows.append({"run": f"{label}: resume to step {more}", **_outcome(resumed)})
         if not continued:
             failures.append(f"resume of {label}: {_outcome(resumed)}")
         rows.append(finetune_row(args, env, export, failures))
+    skipped = huggingface_skipped()
     for preset, seq, batch in shapes:
-        hf = huggingface_runs(args, preset, seq, batch)
+        hf = {"skipped": skipped} if skipped else huggingface_runs(args, preset, seq, batch)
         rows.append({"run": f"{preset} s{seq} Hugging Face", "batch": batch, **hf})
     failures += [
         f"{row['run']}: out of --budget" for row in rows if row.get("rc") == "out of budget"

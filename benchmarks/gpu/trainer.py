@@ -52,7 +52,22 @@ def stage(module: str, *flags: str) -> dict:
     )
     if done.returncode:
         sys.exit(f"{module} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
-    return json.loads(done.stdout[done.stdout.index("{") :])
+    return summary_of(done.stdout)
+
+
+def summary_of(stdout: str) -> dict:
+    """A stage's JSON summary: the object its stdout ends with (after any other lines)."""
+    return json.loads(stdout[stdout.index("{") :])
+
+
+def resume_steps(steps: int) -> int:
+    """The step a resume of a `steps`-step run trains to: a quarter more, at least one."""
+    return steps + max(1, steps // 4)
+
+
+def last_step(output: Path) -> int:
+    """The step of the last record in OUTPUT/metrics.jsonl."""
+    return json.loads((output / "metrics.jsonl").read_text().splitlines()[-1])["step"]
 
 
 def prepare(output: Path, seqs: list[int], max_mib: float, wikipedia: bool = True) -> None:
@@ -151,11 +166,8 @@ def measure_row(args, preset: str, seq: int) -> dict:
         "model.pretrain", *pretrain_flags(data, output, preset, args.steps, batch, *options)
     )
     step = synthetic(preset, seq, batch)
-    extra = max(1, args.steps // 4)
-    resumed = stage(
-        "model.pretrain", *pretrain_flags(data, output, preset, args.steps + extra, batch, *options)
-    )
-    records = (output / "metrics.jsonl").read_text().splitlines()
+    more = resume_steps(args.steps)
+    resumed = stage("model.pretrain", *pretrain_flags(data, output, preset, more, batch, *options))
     return {
         "row": "trainer",
         "preset": preset,
@@ -165,7 +177,7 @@ def measure_row(args, preset: str, seq: int) -> dict:
         **loop_row(result, step),
         "flash_attention_in_synthetic_step": step["flash_attention"],
         "resumed_to_step": resumed["steps"],
-        "resume_continued_records": json.loads(records[-1])["step"] == args.steps + extra,
+        "resume_continued_records": last_step(output) == more,
         "export": result["export"].get("keras"),
     }
 
