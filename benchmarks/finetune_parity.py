@@ -41,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(1, str(REPO / "benchmarks"))
 
+from hf_finetune import export_with_tokenizer, trainer_arguments, trainer_class
 from machine import cpu_model
 
 GLUE = REPO.parent / "shared" / "data" / "glue"
@@ -80,19 +81,13 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def export(checkpoint: Path, preset: str, target: Path) -> Path:
     """The checkpoint as a Hugging Face directory with our tokenizer (every side's start)."""
-    from albert.tokenization import AlbertTokenizer  # deferred: after the backend is set
-    from albert.tokenizer_export import write_hf_tokenizer  # deferred: after the backend is set
     from model.checkpointing import load_checkpoint  # heavy: Keras (backend set first)
-    from model.convert_hf import export_huggingface  # heavy: Keras (backend set first)
     from model.pretrain import PretrainConfig, build_model  # heavy: Keras (backend set first)
 
     if not target.exists():
         model = build_model(PretrainConfig(data="-", output="-", preset=preset), 16000)
         load_checkpoint(str(checkpoint), model)
-        export_huggingface(model, str(target))
-        write_hf_tokenizer(
-            AlbertTokenizer(str(SPM_MODEL)), str(target), model.config.max_position_embeddings
-        )
+        export_with_tokenizer(model, str(target), str(SPM_MODEL))
     return target
 
 
@@ -167,8 +162,6 @@ def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path)
         AlbertForSequenceClassification,
         AutoTokenizer,
         PrinterCallback,
-        Trainer,
-        TrainingArguments,
         set_seed,
     )
 
@@ -200,34 +193,19 @@ def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path)
         classifier_dropout_prob=hp["classifier_dropout"],
         dtype=torch.float32,
     )
-    arguments = TrainingArguments(
+    arguments = trainer_arguments(
         output_dir=str(workdir / f"hf-{task}-{seed}"),
         max_steps=args.steps,
         learning_rate=hp["learning_rate"],
         per_device_train_batch_size=hp["batch_size"],
         per_device_eval_batch_size=64,
         warmup_steps=min(hp["warmup_steps"], args.steps),
-        weight_decay=0.01,
-        adam_epsilon=1e-6,
-        max_grad_norm=1.0,
-        lr_scheduler_type="linear",
         seed=seed,
-        use_cpu=True,
-        report_to="none",
-        save_strategy="no",
-        eval_strategy="no",
         logging_strategy="no",
-        log_level="error",
-        disable_tqdm=True,
-        dataloader_num_workers=0,  # the rows are tensors already: no worker processes to start
-        dataloader_pin_memory=False,  # CPU only
     )
-    trainer_class = Trainer
-    if args.schedule == "reference":
-        from finetune_steps import reference_trainer  # no Keras: this process is timed
-
-        trainer_class = reference_trainer(arguments.warmup_steps, args.steps)
-    trainer = trainer_class(model=model, args=arguments, train_dataset=train)
+    trainer = trainer_class(args.schedule, arguments.warmup_steps, args.steps)(
+        model=model, args=arguments, train_dataset=train
+    )
     trainer.remove_callback(PrinterCallback)  # stdout carries this script's JSON lines only
     decayed = set(trainer.get_decay_parameter_names(model))
     expected = {name for name, _ in model.named_parameters() if not is_excluded(name)}

@@ -45,6 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(1, str(REPO / "benchmarks"))
 
+from hf_finetune import export_with_tokenizer, trainer_arguments, trainer_class
 from machine import cpu_model
 
 from model.tasks import get_task  # no Keras
@@ -71,30 +72,6 @@ class Setup:
     seed: int = 1  # our head's initialisation
     order_seed: int = 0
     dev_examples: int = 0  # the first dev rows, scored by both sides after the steps (0: none)
-
-
-def reference_fraction(step: int, warmup_steps: int, total_steps: int) -> float:
-    """`model.optimizers.WarmupPolynomialDecay` (power 1, end 0) at `step`, over its peak."""
-    if step < warmup_steps:
-        return step / warmup_steps
-    return 1.0 - min(step, total_steps) / total_steps
-
-
-def reference_trainer(warmup_steps: int, total_steps: int):
-    """transformers' `Trainer` with our `reference` schedule (a `LambdaLR` of
-    `reference_fraction`) instead of its `linear`."""
-    import torch  # optional: the Hugging Face side
-    from transformers import Trainer  # optional: the Hugging Face side
-
-    class ReferenceSchedule(Trainer):
-        def create_scheduler(self, num_training_steps, optimizer=None):
-            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
-                optimizer or self.optimizer,
-                lambda step: reference_fraction(step, warmup_steps, total_steps),
-            )
-            return self.lr_scheduler
-
-    return ReferenceSchedule
 
 
 def task_data(setup: Setup):
@@ -197,9 +174,7 @@ def trainer_steps(setup: Setup, data, order: np.ndarray, head: list[np.ndarray],
         AlbertForSequenceClassification,
         AutoTokenizer,
         PrinterCallback,
-        Trainer,
         TrainerCallback,
-        TrainingArguments,
     )
 
     spec = get_task(setup.task)
@@ -255,20 +230,13 @@ def trainer_steps(setup: Setup, data, order: np.ndarray, head: list[np.ndarray],
         def on_step_end(self, args, state, control, **kwargs):
             control.should_training_stop = state.global_step >= steps  # of a longer schedule
 
-    arguments = TrainingArguments(
+    arguments = trainer_arguments(
         output_dir=workdir, max_steps=setup.total_steps, learning_rate=setup.learning_rate,
         per_device_train_batch_size=setup.batch_size, warmup_steps=setup.warmup_steps,
-        weight_decay=0.01, adam_epsilon=1e-6, max_grad_norm=1.0, lr_scheduler_type="linear",
-        train_sampling_strategy="sequential", seed=setup.seed, use_cpu=True, report_to="none",
-        save_strategy="no", eval_strategy="no", logging_strategy="steps", logging_steps=1,
-        log_level="error", disable_tqdm=True, dataloader_num_workers=0,
-        dataloader_pin_memory=False,
+        train_sampling_strategy="sequential", seed=setup.seed, logging_strategy="steps",
+        logging_steps=1,
     )  # fmt: skip
-
-    trainer_class = Trainer
-    if schedule == "reference":
-        trainer_class = reference_trainer(setup.warmup_steps, setup.total_steps)
-    trainer = trainer_class(
+    trainer = trainer_class(schedule, setup.warmup_steps, setup.total_steps)(
         model=model, args=arguments, train_dataset=Ordered(), callbacks=[Record()]
     )
     trainer.remove_callback(PrinterCallback)  # stdout carries this script's JSON lines only
@@ -335,18 +303,13 @@ def nano_export(
     """albert-nano (with `architecture`'s fields), untrained (seed `seed`), exported with our
     tokenizer (`spm_model`) for Hugging Face."""
     from albert.tokenization import AlbertTokenizer  # heavy: after the backend is chosen
-    from albert.tokenizer_export import write_hf_tokenizer
-    from model.convert_hf import export_huggingface  # heavy: Keras
     from model.pretrain import PretrainConfig, build_model  # heavy: Keras
 
-    tokenizer = AlbertTokenizer(spm_model)
     config = PretrainConfig(
         data="-", output="-", preset="albert-nano", seed=seed, architecture=architecture or {}
     )
-    model = build_model(config, tokenizer.vocab_size)
-    export_huggingface(model, directory)
-    write_hf_tokenizer(tokenizer, directory, model.config.max_position_embeddings)
-    return directory
+    model = build_model(config, AlbertTokenizer(spm_model).vocab_size)
+    return export_with_tokenizer(model, directory, spm_model)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
