@@ -135,9 +135,11 @@ def plot_history(rows: list[Mapping[str, Any]], path: Path) -> Path:
     return path
 
 
-def line_markdown(line: ModelLine, records: Mapping[str, Mapping[str, Any]], current: str) -> str:
-    """The whole page (the plot is linked as plots/line-history.png)."""
-    rows = history_rows(records, current)
+def line_markdown(
+    line: ModelLine, records: Mapping[str, Mapping[str, Any]], current: str, rows: list[dict]
+) -> str:
+    """The whole page, `rows` being `history_rows(records, current)` (the plot is linked as
+    plots/line-history.png)."""
     lineage = " ← ".join(ancestry(records, current))
     refused = [r for r in rows if not r["promoted"]]
     parts = [
@@ -181,19 +183,18 @@ def write_line_report(line: ModelLine, refresh_only: bool = False) -> Path | Non
     report does not show every version yet (a night killed before its report). Returns the
     report's path (None for a remote line or when nothing was refreshed)."""
     records, current = line.records(), line.current()
-    local = "://" not in line.url or line.url.startswith("file://")
-    root = Path(line.url.removeprefix("file://"))
-    report = root / "report.md"
+    path = line_report_path(line.url)
+    report = Path(path) if path else None
     if refresh_only and (
-        not local
+        report is None
         or (
             report.exists()
             and MARKER.format(" ".join(records)) in report.read_text(encoding="utf-8")
         )
     ):
         return None
-    markdown = line_markdown(line, records, current)
     rows = history_rows(records, current)
+    markdown = line_markdown(line, records, current, rows)
     if FlowRunContext.get() is not None:
         create_markdown_artifact(
             markdown=markdown, key="albert-model-line-report", description="model line history"
@@ -203,8 +204,9 @@ def write_line_report(line: ModelLine, refresh_only: bool = False) -> Path | Non
             key="albert-model-line-history",
             description="model line: one row per version",
         )
-    if not local:
+    if report is None:
         return None
+    root = report.parent
     (root / "plots").mkdir(parents=True, exist_ok=True)
     plot_history(rows, root / "plots" / "line-history.png")
     report.write_text(markdown, encoding="utf-8")
