@@ -1,7 +1,8 @@
-"""Word n-grams of normalised text: the unit that near-duplicate removal and decontamination compare.
+"""Word n-grams of normalised text, which near-duplicate removal and decontamination compare.
 
-Normalisation folds what a copy of a text commonly changes without changing its words: Unicode form
-(NFKC), letter case, punctuation and whitespace. Two texts that differ only there give the same words.
+Normalisation folds what a copy of a text commonly changes without changing its words: Unicode
+form (NFKC), letter case, punctuation and whitespace. Texts that differ only there give the same
+words.
 """
 
 from __future__ import annotations
