@@ -66,7 +66,7 @@ STAGES: dict[str, Stage] = {
         "DecontaminateConfig",
         ("corpus", "eval"),
         "contamination.json",
-        "Beam: segmented corpus + evaluation sets -> their n-gram overlaps (--remove: a clean corpus)",
+        "Beam: segmented corpus + evaluation sets -> n-gram overlaps (--remove: clean corpus)",
     ),
     "select": Stage(
         "pipelines.domain_select",

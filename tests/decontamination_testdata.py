@@ -36,7 +36,9 @@ def plant(book: str, passages: list[str]) -> str:
     """The book's text with each passage inserted as a paragraph of its own, spread evenly over
     the book (at paragraph breaks)."""
     breaks = [match.start() for match in re.finditer(r"\n\s*\n", book)]
-    cuts = [breaks[(index + 1) * len(breaks) // (len(passages) + 1)] for index in range(len(passages))]
+    cuts = [
+        breaks[(index + 1) * len(breaks) // (len(passages) + 1)] for index in range(len(passages))
+    ]
     parts, start = [], 0
     for cut, passage in zip(cuts, passages):
         parts += [book[start:cut], f"\n\n{passage}"]
