@@ -105,7 +105,7 @@ def also_overlapping(contexts: list[str]) -> set[str]:
     (SQuAD's paragraphs of one article sometimes repeat a sentence): flagging them is right."""
     index, ids = squad_index()
     return {
-        ids[overlap.example]  # split 0: the number is the position
+        ids[contamination.position_of(overlap.example)]
         for context in contexts
         for overlap in contamination.document_overlaps("", [context], index, 13)[0]
     }
