@@ -61,6 +61,13 @@ STAGES: dict[str, Stage] = {
         "Beam: segmented corpus -> masked SOP pretraining TFRecords",
         dataflow=True,
     ),
+    "decontaminate": Stage(
+        "pipelines.decontaminate",
+        "DecontaminateConfig",
+        ("corpus", "eval"),
+        "contamination.json",
+        "Beam: segmented corpus + evaluation sets -> n-gram overlaps (--remove: clean corpus)",
+    ),
     "select": Stage(
         "pipelines.domain_select",
         "DomainSelectConfig",

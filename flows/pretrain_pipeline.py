@@ -1,10 +1,13 @@
-"""End-to-end ALBERT pretraining as a Prefect flow: segment -> vocab -> tfrecords -> pretrain ->
-heldout.
+"""End-to-end ALBERT pretraining as a Prefect flow: segment [-> decontaminate] -> vocab -> tfrecords
+-> pretrain -> heldout.
 
 Each stage is a Prefect task that calls the stage's library `run` function and writes its own
 directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, heldout);
 `--downstream TASK=DIR` adds fine-tuning of the pretrained model and of a randomly initialised twin
-(RUN_DIR/finetune-TASK[-random]). Held-out figures are on whole documents training never reads
+(RUN_DIR/finetune-TASK[-random]); `--eval PATH` adds decontamination after segment
+(RUN_DIR/decontaminate: how many examples of each evaluation set share a 13-gram with the corpus,
+in the report; with `--remove-contaminated` vocab and tfrecords read the corpus without those
+sentences). Held-out figures are on whole documents training never reads
 (pipelines.tfrecords). The run ends with RUN_DIR/report.md + report.html + plots (flows.run_report:
 a headline block, then one section per stage) and a Prefect markdown artifact, and prints the
 held-out scores beside their baselines. Stages are cached across runs on (input manifest, stage
@@ -25,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from albert.config import JsonDict, StageConfig, build_config
 from albert.errors import Interrupted
@@ -49,6 +52,7 @@ from flows.run_config import (
 from flows.run_report import format_headline_line, run_report_markdown
 from model.distribute import leave_jax_cluster
 from model.tasks import get_task
+from pipelines.eval_sets import eval_splits
 
 
 class PretrainPipelineConfig(RunConfig):
@@ -92,32 +96,70 @@ class PretrainPipelineConfig(RunConfig):
     finetune: JsonDict = Field(
         default_factory=dict, description="other FinetuneConfig fields for --downstream"
     )
+    eval: list[str] = Field(
+        default_factory=list,
+        description="evaluation set (GLUE task directory, SQuAD .json, RACE directory, .txt or "
+        ".jsonl; repeat the flag): after segment, report how many of its examples share a 13-gram "
+        "with the corpus (albert decontaminate); default: none",
+    )
+    remove_contaminated: bool = Field(
+        False,
+        description="with --eval: vocab and tfrecords read the corpus without the sentences that "
+        "overlap an evaluation set",
+    )
+
+    @model_validator(mode="after")
+    def _remove_needs_eval(self):
+        if self.remove_contaminated and not self.eval:
+            raise ValueError("--remove-contaminated needs an evaluation set (--eval PATH)")
+        return self
+
+    def corpus_dir(self) -> str:
+        """The corpus vocab and tfrecords read: segment's, or decontaminate's cleaned copy."""
+        return self.stage_dir("decontaminate" if self.remove_contaminated else "segment")
 
 
 def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     """The validated config of every stage (ConfigError names the stage's bad field)."""
     from pipelines.vocab import VocabConfig  # heavy: loads Beam
 
-    segment_dir, vocab_dir = config.stage_dir("segment"), config.stage_dir("vocab")
+    corpus, vocab_dir = config.corpus_dir(), config.stage_dir("vocab")
     spm_model = join(vocab_dir, "spiece.model")
+    decontaminate = {"decontaminate": decontaminate_config(config)} if config.eval else {}
     return {
         "segment": config.segment_config(config.input or default_corpus()),
+        **decontaminate,
         "vocab": build_config(
             VocabConfig,
             {
-                "input": segment_dir,
+                "input": corpus,
                 "output": vocab_dir,
                 "vocab_size": config.vocab_size,
                 "seed": config.seed,
                 **config.vocab,
             },
         ),
-        "tfrecords": config.tfrecords_config(segment_dir, spm_model),
+        "tfrecords": config.tfrecords_config(corpus, spm_model),
         "pretrain": config.pretrain_config(
             spm_model, jit_compile=config.jit_compile, eval_every=max(1, config.steps // 4)
         ),
         "heldout": config.held_out_eval_config(config.trained_model(), "heldout"),
     }
+
+
+def decontaminate_config(config: PretrainPipelineConfig) -> StageConfig:
+    """albert decontaminate on segment's output against --eval (--remove-contaminated: --remove)."""
+    from pipelines.decontaminate import DecontaminateConfig  # heavy: loads Beam
+
+    return build_config(
+        DecontaminateConfig,
+        {
+            "corpus": config.stage_dir("segment"),
+            "eval": config.eval,
+            "output": config.stage_dir("decontaminate"),
+            "remove": config.remove_contaminated,
+        },
+    )
 
 
 def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
@@ -199,7 +241,11 @@ def run_facts(
         "next_command": finetune_command(
             config.trained_model(), join(config.stage_dir("vocab"), "spiece.model"), config.run_dir
         ),
-        "summaries": {name: outcomes[name].result for name in ("segment", "vocab", "tfrecords")},
+        "summaries": {
+            name: outcomes[name].result
+            for name in ("segment", "decontaminate", "vocab", "tfrecords")
+            if name in outcomes
+        },
     }
 
 
@@ -217,6 +263,7 @@ def pretrain_pipeline(
     beam = {"beam_args": list(beam_args or [])}
     plan = [
         (tasks.segment, "segment", beam),
+        *([(tasks.decontaminate, "decontaminate", beam)] if "decontaminate" in configs else []),
         (tasks.vocab, "vocab", beam),
         (tasks.tfrecords, "tfrecords", beam),
         (
@@ -269,6 +316,8 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
     """Validate every stage's config, run the flow, print where the run directory and report are."""
     configs = stage_configs(config)  # bad values fail here, before Prefect starts
     downstream_configs(config)
+    for path in config.eval:  # and an evaluation set in no known format, before segment runs
+        eval_splits(path)
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
         return pretrain_as_secondary_process(
             config, (tasks.tfrecords, configs["tfrecords"]), configs["pretrain"]

@@ -12,6 +12,7 @@ from flows.report_text import budget_note, duration, link, millions, number, per
 
 STAGE_TITLES = {
     "segment": "Segment: raw text to sentences",
+    "decontaminate": "Decontamination: evaluation sets in the corpus",
     "vocab": "Vocabulary: SentencePiece",
     "tfrecords": "TFRecords: pretraining instances",
     "pretrain": "Pretraining",
@@ -46,6 +47,43 @@ def segment_section(run_dir: Path, stats: Mapping[str, Any], plots: Path) -> str
         )
         parts.append(f"![documents skipped by reason]({image.relative_to(run_dir).as_posix()})")
     return "\n\n".join(parts)
+
+
+def decontamination_section(report: Mapping[str, Any]) -> str:
+    """Per evaluation set and split: its examples, those long enough to be matched, and those
+    sharing an n-gram with the corpus; what --remove took out, where it ran."""
+    n = report.get("ngram")
+    rows = [
+        (
+            f"{entry['name']} {entry['split']}",
+            number(entry["examples"]),
+            number(entry.get("examples_with_ngram")),
+            f"{number(found)} ({percent(found / entry['examples'])})",
+        )
+        for entry in report.get("sets") or []
+        for found in [entry["contaminated"]]
+    ]
+    header = ("set and split", "examples", f"with a {n}-word n-gram", "sharing one with the corpus")
+    parts = [table(rows, header)]
+    removed = (report.get("corpus") or {}).get("removed")
+    if removed:
+        parts.append(
+            f"Removed from the corpus the later stages read: {number(removed['sentences_removed'])}"
+            f" sentences ({number(removed['characters_removed'])} characters), "
+            f"{number(removed['documents_removed'])} documents left empty."
+        )
+    return "\n\n".join(parts)
+
+
+def contamination_line(report: Mapping[str, Any]) -> str:
+    """The headline's line: contaminated / examples per evaluation set and split."""
+    sets = ", ".join(
+        f"{entry['name']} {entry['split']} {number(entry['contaminated'])} of "
+        f"{number(entry['examples'])}"
+        for entry in report.get("sets") or []
+    )
+    removed = " (removed from training)" if (report.get("corpus") or {}).get("removed") else ""
+    return f"**Evaluation examples in the corpus ({report.get('ngram')}-gram):** {sets}{removed}"
 
 
 def vocab_section(stats: Mapping[str, Any]) -> str:

@@ -17,6 +17,8 @@ from typing import Any
 from flows.report import format_value
 from flows.report_sections import (
     STAGE_TITLES,
+    contamination_line,
+    decontamination_section,
     evaluation_section,
     heldout_document_list,
     pretrain_section,
@@ -74,6 +76,9 @@ def headline(facts: Mapping[str, Any]) -> str:
         time_line(facts),
         *kept_lines(facts),
     ]
+    contamination = (facts.get("summaries") or {}).get("decontaminate")
+    if contamination:
+        lines.insert(2, contamination_line(contamination))
     if facts.get("downstream"):
         lines.append(downstream_table(facts["downstream"]))
     lines.append(
@@ -99,6 +104,20 @@ def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
             STAGE_TITLES["segment"],
             segment_section(run_dir, summaries.get("segment") or {}, plots),
             [run_dir / "segment" / "stats.json"],
+        ),
+        *(
+            [
+                stage_section(
+                    run_dir,
+                    facts,
+                    ("decontaminate",),
+                    STAGE_TITLES["decontaminate"],
+                    decontamination_section(summaries["decontaminate"]),
+                    [run_dir / "decontaminate" / "contamination.json"],
+                )
+            ]
+            if summaries.get("decontaminate")
+            else []
         ),
         stage_section(
             run_dir,

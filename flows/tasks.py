@@ -103,6 +103,12 @@ def tfrecords(config: StageConfig, beam_args: Sequence[str] | None = None) -> di
     return stage_module("tfrecords").run(config, list(beam_args or []))
 
 
+@registered_task("decontaminate")
+def decontaminate(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
+    """Segmented corpus + evaluation sets -> contamination.json (and the cleaned corpus)."""
+    return stage_module("decontaminate").run(config, list(beam_args or []))
+
+
 @registered_task("select")
 def domain_select(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
     """The most target-like documents of a segmented corpus + selection.json."""

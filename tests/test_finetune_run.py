@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
+from albert.squad_json import gold_answers, read_squad
 from flows import finetune as flow_finetune
 from model import evaluate, finetune
 from model.tasks.metrics import squad_v2_scores
-from model.tasks.squad import gold_answers, read_squad
 from tests.fixtures.tasks.tiny_vocab import OBJECTS, SUBJECTS, VERBS, train_tiny_spm
 
 pytestmark = pytest.mark.slow

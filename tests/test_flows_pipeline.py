@@ -158,10 +158,14 @@ def test_pipeline_cached_rerun_and_transient_retry(
                 "batch_size": 2,
             },
         }
-        third = pretrain_pipeline(config.model_copy(update={"dupe_factor": 3, **downstream}))
+        evaluation_sets = {"eval": [str(RTE)]}  # decontamination after segment, in the report
+        third = pretrain_pipeline(
+            config.model_copy(update={"dupe_factor": 3, **downstream, **evaluation_sets})
+        )
         assert len(attempts) == 2
         assert {name: s["cached"] for name, s in third["stages"].items()} == {
             "segment": True,
+            "decontaminate": False,
             "vocab": True,
             "tfrecords": False,
             "pretrain": False,
@@ -176,6 +180,10 @@ def test_pipeline_cached_rerun_and_transient_retry(
             rte["metric"] == "accuracy"
             and "accuracy" in rte["pretrained"]
             and "accuracy" in rte["random"]
+        )
+        assert (
+            "**Evaluation examples in the corpus (13-gram):** rte dev 0 of"
+            in Path(third["report"]).read_text()
         )
         pretrain_dir = tmp_path / "run" / "pretrain"
         first_run = Path(
@@ -243,3 +251,21 @@ def test_pipeline_cached_rerun_and_transient_retry(
             assert all(after.get(name) == before[name] for name in before if name not in moved)
             report = Path(summary["report"]).read_text()
             assert f"moved aside to `{stages['vocab']['moved_aside']}`" in report
+
+
+def test_remove_contaminated_makes_the_later_stages_read_the_cleaned_corpus(tmp_path: Path) -> None:
+    from albert.config import ConfigError, build_config
+    from flows.pretrain_pipeline import PretrainPipelineConfig, stage_configs
+
+    run_dir = tmp_path / "run"
+    config = PretrainPipelineConfig(run_dir=str(run_dir), eval=[str(RTE)], remove_contaminated=True)
+    configs = stage_configs(config)
+    assert list(configs)[:3] == ["segment", "decontaminate", "vocab"]
+    assert configs["decontaminate"].corpus == str(run_dir / "segment")
+    assert configs["decontaminate"].remove
+    assert configs["vocab"].input == configs["tfrecords"].input == str(run_dir / "decontaminate")
+    assert "decontaminate" not in stage_configs(
+        config.model_copy(update={"eval": [], "remove_contaminated": False})
+    )
+    with pytest.raises(ConfigError, match="--remove-contaminated needs an evaluation set"):
+        build_config(PretrainPipelineConfig, {"run_dir": "r", "remove_contaminated": True})

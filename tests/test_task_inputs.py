@@ -9,8 +9,8 @@ import pytest
 from conftest import shared_path
 
 from albert.errors import StageError
+from albert.glue_tsv import read_glue
 from model import evaluate, finetune
-from model.tasks.glue import read_glue
 from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
 
 SST2_ROWS = "sentence\tlabel\n" + "a fine film\t1\na dull film\t0\n" * 4

@@ -10,10 +10,10 @@ import pytest
 from conftest import shared_path
 
 from albert.errors import StageError
+from albert.glue_tsv import read_glue
+from albert.race_json import fill_option, read_race
+from albert.squad_json import gold_answers, is_v2, read_squad
 from model.tasks import get_task
-from model.tasks.glue import read_glue
-from model.tasks.race import fill_option, read_race
-from model.tasks.squad import gold_answers, is_v2, read_squad
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tasks"
 

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from conftest import shared_path
 
+from albert.squad_json import SquadAnswer, SquadExample, gold_answers, read_squad
 from albert.tokenization import AlbertTokenizer
 from model.tasks import squad_decode
 from model.tasks import squad_features as sf
 from model.tasks.metrics import squad_v1_scores, squad_v2_scores
-from model.tasks.squad import SquadAnswer, SquadExample, gold_answers, read_squad
 from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
 
 

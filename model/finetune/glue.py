@@ -8,9 +8,9 @@ import keras
 import numpy as np
 
 from albert.fs import join, open_file
+from albert.glue_tsv import LABELS
 from model.finetune.kind import TaskKind
 from model.tasks import TaskSpec
-from model.tasks.glue import LABELS
 from model.tasks.metrics import glue_metrics
 from model.tasks.scoring import score_glue
 

@@ -9,9 +9,9 @@ import keras
 import numpy as np
 
 from albert.fs import join, open_file
+from albert.race_json import ANSWER_LETTERS
 from model.finetune.kind import TaskKind
 from model.tasks.metrics import race_accuracy
-from model.tasks.race import ANSWER_LETTERS
 from model.tasks.scoring import score_race
 
 

@@ -12,12 +12,12 @@ import keras
 
 from albert.errors import StageError
 from albert.fs import join, open_file
+from albert.squad_json import gold_of
 from model.finetune.kind import TaskData, TaskKind, encoded, inputs_of, split_settings
 from model.tasks import TaskSpec, squad_decode, squad_features
 from model.tasks.metrics import squad_v1_scores, squad_v2_scores
 from model.tasks.scoring import score_squad
 from model.tasks.splits import encoded_examples, held_out, read_examples
-from model.tasks.squad import gold_of
 
 
 @dataclass

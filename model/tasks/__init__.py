@@ -1,5 +1,6 @@
-"""Fine-tuning tasks: readers for GLUE, SQuAD and RACE, their official metrics, SQuAD features, and
-a split's encoding (`splits`), in worker processes too (`parallel_encoding`).
+"""Fine-tuning tasks: their official metrics, SQuAD features, and a split's encoding (`splits`), in
+worker processes too (`parallel_encoding`). The readers of GLUE, SQuAD and RACE files are in
+`albert/` (glue_tsv, squad_json, race_json): decontamination (pipelines/) reads the same files.
 
 `TASKS` describes every task the fine-tuning CLI knows: its kind (how examples become model inputs
 and which head is used), its files in the task's data directory, its metrics and the metric that

@@ -8,8 +8,8 @@ from typing import Protocol
 
 import numpy as np
 
-from model.tasks.glue import GlueExample
-from model.tasks.race import RaceExample
+from albert.glue_tsv import GlueExample
+from albert.race_json import RaceExample
 from model.tasks.truncation import Truncation, truncate_pair
 
 

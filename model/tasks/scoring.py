@@ -10,10 +10,10 @@ import logging
 
 from albert.errors import StageError
 from albert.fs import open_file
-from model.tasks.glue import LABELS, read_glue
+from albert.glue_tsv import LABELS, read_glue
+from albert.race_json import ANSWER_LETTERS, read_race
+from albert.squad_json import gold_answers, is_v2
 from model.tasks.metrics import glue_metrics, race_accuracy, squad_v1_scores, squad_v2_scores
-from model.tasks.race import ANSWER_LETTERS, read_race
-from model.tasks.squad import gold_answers, is_v2
 
 logger = logging.getLogger(__name__)
 

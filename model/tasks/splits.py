@@ -9,13 +9,13 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from albert.glue_tsv import read_glue
 from albert.hashing import stable_hash
+from albert.race_json import read_race
+from albert.squad_json import SquadExample, read_squad
 from albert.tokenization import AlbertTokenizer
 from model.tasks import get_task, squad_features
 from model.tasks.encode import encode_glue, encode_race
-from model.tasks.glue import read_glue
-from model.tasks.race import read_race
-from model.tasks.squad import SquadExample, read_squad
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from typing import Protocol
 import numpy as np
 
 from albert.errors import ConfigError
-from model.tasks.squad import SquadExample
+from albert.squad_json import SquadExample
 
 SPIECE_UNDERLINE = "\u2581"
 

@@ -1,0 +1,1 @@
+"""Benchmarks, each run as `python -m benchmarks.NAME`, printing one JSON line per figure."""
