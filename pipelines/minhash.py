@@ -3,18 +3,19 @@
 A document's shingles are its word n-grams (`pipelines.word_ngrams`: NFKC, casefolded, punctuation
 and whitespace folded), each hashed to 32 bits (CRC-32 of its UTF-8). Permutation i maps a shingle
 hash x to ((a_i * x + b_i) mod 2^64) >> 32 (multiply-add-shift hashing: a_i odd, both drawn by a
-generator seeded by `albert.hashing.derive_seed(seed, permutations)`: the same on every machine). A signature is the minimum of each
-permutation over the document's shingles (uint32, little-endian on disk); the fraction of equal
-positions of two signatures estimates the Jaccard similarity of their shingle sets. A document with
-fewer words than one shingle has no signature.
+generator seeded by `albert.hashing.derive_seed(seed, permutations)`: the same on every machine).
+A signature is the minimum of each permutation over the document's shingles (uint32, little-endian
+on disk); the fraction of equal positions of two signatures estimates the Jaccard similarity of
+their shingle sets. A document with fewer words than one shingle has no signature.
 
 Band b (rows r) hashes positions [b*r, (b+1)*r) with the band's index to an 8-byte key: documents
 whose signatures agree on one band are candidates, and only candidates are compared.
 
-Signature files (what segment writes for later runs to compare against): a directory holding
-`signatures.json` ({"format": FORMAT, "ngram", "permutations", "seed"}) and `*.minhash` files of
-fixed-size records, each an 8-byte document key then `permutations` uint32 little-endian. Read with
-`read_signatures`, or with numpy: `np.fromfile(path, signature_dtype(permutations))` (no pickle).
+Signature files (what segment writes beside its shards for later runs to compare against): a
+directory holding `near_dup_signatures.json` ({"format": FORMAT, "ngram", "permutations", "seed"})
+and `near_dup_signatures-NNNNN-of-NNNNN.minhash` files of fixed-size records, each an 8-byte
+document key then `permutations` uint32 little-endian. Read with `read_signatures`, or with numpy:
+`np.fromfile(path, signature_dtype(permutations))` (no pickle).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from albert.hashing import derive_seed, stable_hash
 from pipelines.word_ngrams import normalised_words, word_ngrams
 
 FORMAT = "albert-minhash-v1"
-HEADER_FILE = "signatures.json"
+SIGNATURES = "near_dup_signatures"
+HEADER_FILE = f"{SIGNATURES}.json"
 SIGNATURE_SUFFIX = ".minhash"
 KEY_BYTES = 8
 _SHIFT = np.uint64(32)
@@ -113,7 +115,7 @@ def signature_record(key: bytes, sig: np.ndarray) -> bytes:
 
 
 def header(settings: MinHashSettings) -> str:
-    """The text of `signatures.json` for signatures made with `settings`."""
+    """The text of HEADER_FILE for signatures made with `settings`."""
     return json.dumps({"format": FORMAT, **settings._asdict()}, sort_keys=True) + "\n"
 
 
@@ -134,8 +136,8 @@ def check_header(directory: str, settings: MinHashSettings) -> None:
 
 
 def signature_files(directory: str) -> list[str]:
-    """The `*.minhash` files of a signature directory, sorted."""
-    return sorted(expand_files(directory, (f"*{SIGNATURE_SUFFIX}",)))
+    """The signature files of a directory (e.g. a segment output), sorted."""
+    return sorted(expand_files(directory, (f"{SIGNATURES}-*{SIGNATURE_SUFFIX}",)))
 
 
 def read_signatures(path: str, permutations: int) -> Iterator[tuple[bytes, np.ndarray]]:

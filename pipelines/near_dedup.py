@@ -41,7 +41,6 @@ from pipelines.near_dup_clusters import (
     removals,
 )
 from pipelines.near_dup_config import (
-    SIGNATURES_DIR,
     NearDupConfig,
     reference_files,
     settings_summary,
@@ -284,13 +283,13 @@ class NearDeduplicate(beam.PTransform):
 def apply(documents, config: NearDupConfig, run_dirs, output_dir, num_shards, counts, namespace):
     """(the documents left, the keyword arguments segment's stats writer takes) of `documents` with
     near-duplicates removed where `config.near_dedup`, unchanged otherwise. The kept documents'
-    signatures are written to SIGNATURES_DIR under `output_dir`."""
+    signatures are written beside the shards (`minhash` file format)."""
     if not config.near_dedup:
         return documents, {"near_duplicates": [], "near_dup_settings": None}
     transform = NearDeduplicate(config, run_dirs, reference_files(config), counts, namespace)
     kept, audit, signatures = documents | "NearDeduplicate" >> transform
     written = signatures | "WriteSignatures" >> WriteShards(
-        join(output_dir, SIGNATURES_DIR, "part"), num_shards, minhash.SIGNATURE_SUFFIX
+        join(output_dir, minhash.SIGNATURES), num_shards, minhash.SIGNATURE_SUFFIX
     )
     return kept, {
         "near_duplicates": beam.pvalue.AsList(audit),

@@ -1,5 +1,5 @@
 """The settings of near-duplicate removal (fields of SegmentConfig), its reference corpora and the
-files it writes beside segment's shards: near_duplicates.jsonl and near_dup_signatures/."""
+files it writes beside segment's shards: near_duplicates.jsonl and the signature files."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from albert.fs import join
 from pipelines import minhash
 
 SEED = 44
-"""The permutations' seed: fixed, so that the signatures of every run compare (signatures.json)."""
+"""The permutations' seed: fixed, so that the signatures of every run compare (in their header)."""
 AUDIT_FILE = "near_duplicates.jsonl"
-SIGNATURES_DIR = "near_dup_signatures"
 
 
 class NearDupConfig(StageConfig):
@@ -37,8 +36,8 @@ class NearDupConfig(StageConfig):
     near_dup_reference: list[str] = Field(
         [],
         description=(
-            "near_dup_signatures directory of an earlier segment output: documents "
-            "near-duplicating one of its documents are removed too (repeat the flag)"
+            "an earlier segment output (or a directory of its near_dup_signatures* files): "
+            "documents near-duplicating one of its documents are removed too (repeat the flag)"
         ),
     )
 
@@ -86,5 +85,5 @@ def write_outputs(output_dir: str, records: list[dict], settings: dict) -> None:
         for record in sorted(records, key=lambda item: item["removed"]):
             handle.write((json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))
     header = minhash.MinHashSettings(settings["ngram"], settings["permutations"], settings["seed"])
-    with FileSystems.create(join(output_dir, SIGNATURES_DIR, minhash.HEADER_FILE)) as handle:
+    with FileSystems.create(join(output_dir, minhash.HEADER_FILE)) as handle:
         handle.write(minhash.header(header).encode("utf-8"))

@@ -9,7 +9,7 @@ whatever the runner or number of workers.
 Pipeline: match files -> read each file streaming (one DoFn per file) -> spread documents over the
 workers -> wikitext/book/text to normalised paragraphs -> drop exact-duplicate documents (smallest
 key kept) -> drop near-duplicate documents (pipelines.near_dedup; one per cluster kept, audited in
-near_duplicates.jsonl, signatures of the kept in near_dup_signatures/) -> drop repeated paragraphs
+near_duplicates.jsonl, signatures of the kept in near_dup_signatures*) -> drop repeated paragraphs
 (first occurrence by key kept) -> split sentences -> drop short documents -> deterministic shards.
 Spreading and the de-duplications group through sorted spill files (pipelines.spill), so memory
 stays bounded on the in-process runner too.
