@@ -1,0 +1,1 @@
+"""Speed, memory and quality figures of the project: run each as python -m benchmarks.NAME."""
