@@ -10,6 +10,7 @@ import pytest
 from conftest import shared_path
 
 from albert.errors import StageError
+from flows.report_sections import segment_section
 from pipelines import minhash, segment
 from pipelines.near_dup_config import AUDIT_FILE
 from pipelines.segment import SegmentConfig
@@ -157,3 +158,15 @@ def test_switched_off_nothing_near_duplicate_is_removed_or_written(corpus, tmp_p
     assert stats["documents_out"] == len(BOOKS) + 1 + len(EDITS)
     assert not (tmp_path / "off" / AUDIT_FILE).exists()
     assert not list((tmp_path / "off").glob(f"{minhash.SIGNATURES}*"))
+
+
+def test_the_run_report_shows_the_counts_and_example_pairs(segmented, tmp_path):
+    out, stats = segmented[1]
+    (tmp_path / "segment").symlink_to(out)
+    (tmp_path / "plots").mkdir()
+    section = segment_section(tmp_path, stats, tmp_path / "plots")
+    assert "| near-duplicate documents removed | 4 in 3 clusters (" in section
+    assert "Examples from `near_duplicates.jsonl`:" in section
+    assert section.count(" | 0.") + section.count(" | 1.00 |") >= 3
+    off = segment_section(tmp_path, {**stats, "near_duplicates": {"settings": None}}, tmp_path)
+    assert "| near-duplicate documents removed | off |" in off
