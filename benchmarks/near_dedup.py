@@ -1,24 +1,16 @@
 """Near-duplicate removal measured: recall and precision against exact Jaccard, datatrove side by
 side, and what it costs the segment stage.
 
-The corpus: the shared Wikipedia sample's articles and the shared books cut into chunks of about
-2,000 words, as JSONL, with near-copies planted in every third document (a verse dropped, 1-4% of
-the words changed, case and punctuation changed, a notice added, a verse dropped and words
-changed). The truth is the exact Jaccard of every pair's word 5-gram sets (normalised as segment
-normalises). One JSON line per figure:
-- `corpus`: documents, MB, planted copies, truth pairs at >= 0.8 and the redundant copies in them;
-- `ours`: for each bands x rows setting, CPU seconds per MB of our pure functions in one process
-  (signatures, bands, the check, the clusters), recall of redundant copies, and the removed
-  documents without a partner >= 0.5 (goal: none);
-- `datatrove`: datatrove 0.10.1's MinHash pipeline (Signature, Buckets, Cluster, Filter with
-  LocalPipelineExecutor, one task) on the same JSONL and settings: CPU seconds per MB, recall, and
-  the agreement of its clusters with ours, every disagreement listed with its pair's exact Jaccard;
-- `segment`: `segment.run` in a fresh process, near-dedup on and off, on the Wikipedia sample (the
-  demo corpus) and the books: wall and CPU seconds, peak RSS;
-- `memory`: segment with near-dedup on 600 documents, 1x and 4x (4x: each followed by 3 near-copies
-  edited anew), peak RSS.
-Run: python -m benchmarks.near_dedup [--quick]
-"""
+The corpus: the shared Wikipedia sample's articles and the books cut into ~2,000-word chunks, as
+JSONL, every third followed by a planted near-copy (a verse dropped, 1-4% of the words changed, case
+and punctuation changed, a notice added, a verse dropped and words changed). The truth: the exact
+Jaccard of every pair's word 5-gram sets. One JSON line per figure: `corpus`; `ours` per bands x
+rows (CPU s/MB of our pure functions in one process, recall of redundant copies, removed documents
+without a partner >= 0.5); `datatrove` 0.10.1 (Signature, Buckets, Cluster, Filter with
+LocalPipelineExecutor) on the same JSONL and settings, the agreement of the removed sets (our keep
+rule applied to its clusters), each disagreement's exact Jaccard; `segment`: segment.run in a fresh
+process, near-dedup off and on, the Wikipedia sample (the demo corpus) and the books; `memory`: 600
+documents 1x and 4x (each followed by 3 near-copies edited anew), peak RSS (VmHWM)."""
 
 from __future__ import annotations
 
@@ -254,7 +246,8 @@ def segment_run(inputs: list[str], near: bool, out: Path) -> dict:
         "t=time.time();c=segment.SegmentConfig.model_validate(json.loads(sys.argv[1]));"
         "s=segment.run(c);u=resource.getrusage(resource.RUSAGE_SELF);"
         "print(json.dumps({'wall_s':round(time.time()-t,2),'cpu_s':round(u.ru_utime+u.ru_stime,2),"
-        "'peak_rss_mb':round(u.ru_maxrss/1024),'near_duplicates':s['near_duplicates']['documents'],"
+        "'peak_rss_mb':round(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])/1024),"
+        "'near_duplicates':s['near_duplicates']['documents'],"
         "'documents_out':s['documents_out']}))"
     )
     config = {
@@ -280,68 +273,77 @@ def write_jsonl(documents: list[str], path: Path) -> float:
     return path.stat().st_size / 1e6
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="the default setting and no Beam runs")
-    args = parser.parse_args()
-    emit("machine", cpu=cpu_model(), cores=os.cpu_count(), load=os.getloadavg())
+def quality(work: Path) -> None:
     documents, planted = planted_corpus()
     truth = truth_pairs(documents)
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        megabytes = write_jsonl(documents, work / NAME)
+    megabytes = write_jsonl(documents, work / NAME)
+    redundant = scores(set(), truth, len(documents))["redundant_copies"]
+    emit(
+        "corpus",
+        documents=len(documents),
+        mb=round(megabytes, 2),
+        planted=planted,
+        pairs_0_8=sum(j >= 0.8 for j in truth.values()),
+        redundant_copies=redundant,
+    )
+    results = {}
+    for bands, rows in SETTINGS:
+        removed, results[bands, rows], seconds = ours(documents, bands, rows)
         emit(
-            "corpus",
-            documents=len(documents),
-            mb=round(megabytes, 2),
-            planted=planted,
-            pairs_0_8=sum(j >= 0.8 for j in truth.values()),
-            redundant_copies=scores(set(), truth, len(documents))["redundant_copies"],
-        )
-        results = {}
-        for bands, rows in SETTINGS[:1] if args.quick else SETTINGS:
-            removed, cluster, seconds = ours(documents, bands, rows)
-            results[bands, rows] = cluster
-            emit(
-                "ours",
-                bands=bands,
-                rows=rows,
-                cpu_s=round(seconds, 2),
-                cpu_s_per_mb=round(seconds / megabytes, 3),
-                **scores(removed, truth, len(documents)),
-            )
-        bands, rows = SETTINGS[0]
-        theirs, seconds = datatrove(work / NAME, work / "datatrove", bands, rows)
-        their_removed = {d for d, k in theirs.items() if d != k}
-        emit(
-            "datatrove",
-            version="0.10.1",
+            "ours",
             bands=bands,
             rows=rows,
             cpu_s=round(seconds, 2),
             cpu_s_per_mb=round(seconds / megabytes, 3),
-            **scores(their_removed, truth, len(documents)),
-            **compare(results[bands, rows], theirs, truth),
+            **scores(removed, truth, len(documents)),
         )
-        if args.quick:
-            return
-        for name, inputs in (("wikipedia", [str(WIKI)]), ("books", [str(BOOKS)])):
-            for near in (False, True):
-                emit(
-                    "segment",
-                    corpus=name,
-                    near_dedup=near,
-                    **segment_run(inputs, near, work / f"{name}-{near}"),
-                )
-        for copies in (0, 3):
-            corpus, _ = planted_corpus(copies, every=1, limit=600)
-            path = work / f"scale{copies}.jsonl"
-            emit(
-                "memory",
-                scale=f"{copies + 1}x",
-                mb=round(write_jsonl(corpus, path), 2),
-                **segment_run([str(path)], True, work / f"scale{copies}"),
-            )
+    bands, rows = SETTINGS[0]
+    theirs, seconds = datatrove(work / NAME, work / "datatrove", bands, rows)
+    their_removed = {d for d, k in theirs.items() if d != k}
+    emit(
+        "datatrove",
+        version="0.10.1",
+        bands=bands,
+        rows=rows,
+        cpu_s=round(seconds, 2),
+        cpu_s_per_mb=round(seconds / megabytes, 3),
+        **scores(their_removed, truth, len(documents)),
+        **compare(results[bands, rows], theirs, truth),
+    )
+
+
+def cost(work: Path, repeats: int = 2) -> None:
+    for name, inputs in (("wikipedia (the demo corpus)", [str(WIKI)]), ("books", [str(BOOKS)])):
+        for near in (False, True):
+            runs = [
+                segment_run(inputs, near, work / f"{name[:5]}-{near}-{r}") for r in range(repeats)
+            ]
+            best = {k: min(run[k] for run in runs) for k in ("wall_s", "cpu_s", "peak_rss_mb")}
+            emit("segment", corpus=name, near_dedup=near, repeats=repeats, **runs[0] | best)
+    for copies in (0, 3):
+        corpus, _ = planted_corpus(copies, every=1, limit=600)
+        path = work / f"scale{copies}.jsonl"
+        megabytes = round(write_jsonl(corpus, path), 2)
+        emit(
+            "memory",
+            scale=f"{copies + 1}x",
+            mb=megabytes,
+            **segment_run([str(path)], True, work / f"scale{copies}"),
+        )
+
+
+def main() -> None:
+    """Run: python -m benchmarks.near_dedup [--part quality|cost]"""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("all", "quality", "cost"), default="all")
+    part = parser.parse_args().part
+    emit("machine", cpu=cpu_model(), cores=os.cpu_count(), load=os.getloadavg())
+    with tempfile.TemporaryDirectory() as tmp:
+        if part in ("all", "quality"):
+            quality(Path(tmp))
+        if part in ("all", "cost"):
+            cost(Path(tmp))
+    emit("load_after", load=os.getloadavg())
 
 
 if __name__ == "__main__":
