@@ -43,6 +43,8 @@ class NearDupConfig(StageConfig):
 
     @model_validator(mode="after")
     def _bands_fit(self):
+        if self.near_dup_reference and not self.near_dedup:
+            raise ValueError("near_dup_reference needs near_dedup (it is switched off)")
         if self.near_dup_bands * self.near_dup_rows > self.near_dup_permutations:
             raise ValueError(
                 f"near_dup_bands x near_dup_rows ({self.near_dup_bands} x "

@@ -150,6 +150,8 @@ def test_a_reference_made_with_other_settings_is_refused(tmp_path):
         minhash.check_header(str(tmp_path / "missing"), settings)
 
 
-def test_bands_times_rows_must_fit_the_permutations():
+def test_bands_times_rows_must_fit_the_permutations_and_references_need_near_dedup():
     with pytest.raises(ValueError, match="exceeds near_dup_permutations"):
         NearDupConfig(near_dup_permutations=64, near_dup_bands=16, near_dup_rows=8)
+    with pytest.raises(ValueError, match="near_dup_reference needs near_dedup"):
+        NearDupConfig(near_dedup=False, near_dup_reference=["earlier/segment"])
