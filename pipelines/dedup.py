@@ -1,4 +1,5 @@
-"""De-duplication of the segment stage: exact-duplicate documents, then repeated paragraphs.
+"""De-duplication of the segment stage: exact-duplicate documents, then repeated paragraphs
+(near-duplicate documents, pipelines.near_dedup, are removed between the two).
 
 Both group through sorted spill files (pipelines.spill): every spill key starts with an 8-byte
 group, so a reduce sees each group's records in key order and streams. The keys are built and read
@@ -154,16 +155,10 @@ def drop_repeated_paragraphs(pairs: Iterator[SpillPair], inc: Counter):
             yield key, paragraphs
 
 
-class Deduplicate(beam.PTransform):
-    """key, paragraphs -> key, paragraphs: exact-duplicate documents dropped (smallest key kept),
-    then paragraphs of at least `min_chars` characters removed where repeated (first occurrence
-    by (key, index) kept). Spill runs go to `run_dirs` (three directories, removed by the stage at
-    the end); counts join `counts` in `namespace`."""
-
-    def __init__(self, min_chars: int, run_dirs: list[str], counts: list, namespace: str):
+class _Spilling(beam.PTransform):
+    def __init__(self, run_dirs: list[str], counts: list, namespace: str):
         super().__init__()
-        self.min_chars, self.run_dirs = min_chars, run_dirs
-        self.counts, self.namespace = counts, namespace
+        self.run_dirs, self.counts, self.namespace = run_dirs, counts, namespace
 
     def _merge_sorted(self, run_dir: str, reduce):
         return spill.MergeSorted(
@@ -174,13 +169,31 @@ class Deduplicate(beam.PTransform):
             namespace=self.namespace,
         )
 
+
+class DropDuplicateDocuments(_Spilling):
+    """key, paragraphs -> key, paragraphs: exact-duplicate documents dropped (smallest key kept).
+    Spill runs go to `run_dirs` (one directory, removed by the stage at the end); counts join
+    `counts` in `namespace`."""
+
     def expand(self, documents):
-        document_runs, paragraph_runs, repeat_runs = self.run_dirs
-        unique = (
+        return (
             documents
             | "ByContent" >> beam.Map(content_pair)
-            | "KeepFirstDocument" >> self._merge_sorted(document_runs, first_of_each_content)
+            | "KeepFirstDocument" >> self._merge_sorted(self.run_dirs[0], first_of_each_content)
         )
+
+
+class DropRepeatedParagraphs(_Spilling):
+    """key, paragraphs -> key, paragraphs: paragraphs of at least `min_chars` characters removed
+    where repeated (first occurrence by (key, index) kept). Spill runs go to `run_dirs` (two
+    directories, removed by the stage at the end); counts join `counts` in `namespace`."""
+
+    def __init__(self, min_chars: int, run_dirs: list[str], counts: list, namespace: str):
+        super().__init__(run_dirs, counts, namespace)
+        self.min_chars = min_chars
+
+    def expand(self, unique):
+        paragraph_runs, repeat_runs = self.run_dirs
         repeats = (
             unique
             | "ParagraphRefs" >> beam.FlatMap(paragraph_refs, self.min_chars)

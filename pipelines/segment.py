@@ -8,9 +8,11 @@ whatever the runner or number of workers.
 
 Pipeline: match files -> read each file streaming (one DoFn per file) -> spread documents over the
 workers -> wikitext/book/text to normalised paragraphs -> drop exact-duplicate documents (smallest
-key kept) -> drop repeated paragraphs (first occurrence by key kept) -> split sentences -> drop
-short documents -> deterministic shards. Spreading and both de-duplications group through sorted
-spill files (pipelines.spill), so memory stays bounded on the in-process runner too.
+key kept) -> drop near-duplicate documents (pipelines.near_dedup; one per cluster kept, audited in
+near_duplicates.jsonl, signatures of the kept in near_dup_signatures*) -> drop repeated paragraphs
+(first occurrence by key kept) -> split sentences -> drop short documents -> deterministic shards.
+Spreading and the de-duplications group through sorted spill files (pipelines.spill), so memory
+stays bounded on the in-process runner too.
 """
 
 from __future__ import annotations
@@ -28,13 +30,12 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from pydantic import Field, field_validator
 
-from albert.config import StageConfig
 from albert.errors import StageError
 from albert.fs import expand_files, filesystem, join
 from albert.hashing import stable_hash
 from albert.stage import stage_main
-from pipelines import input_formats, input_streams, spill, text_cleaning
-from pipelines.dedup import Deduplicate
+from pipelines import input_formats, input_streams, near_dedup, spill, text_cleaning
+from pipelines.dedup import DropDuplicateDocuments, DropRepeatedParagraphs
 from pipelines.runner import COUNTS, CountingDoFn, WriteSummary, counted, run_stage
 from pipelines.segment_stats import (
     STATS_FILE,
@@ -52,7 +53,7 @@ DOCUMENT_KEY_BYTES = 8
 _READ_ERRORS = (input_streams.BadInput, OSError, EOFError, zlib.error)
 
 
-class SegmentConfig(StageConfig):
+class SegmentConfig(near_dedup.NearDupConfig):
     """Inputs, format, error policy and cleaning bounds of the segmentation stage."""
 
     input: list[str] = Field(
@@ -224,7 +225,7 @@ def build_pipeline(
     counts: list = []
     run_dirs = [
         join(output_dir, f"_{name}-runs")
-        for name in ("spread", "documents", "paragraphs", "repeats")
+        for name in ("spread", "documents", "paragraphs", "repeats", "buckets", "pairs", "removals")
     ]
     read = (
         pipeline
@@ -248,8 +249,15 @@ def build_pipeline(
     documents = counted(
         spread, "Clean", CleanDocuments(config.unicode_form), counts
     )  # key, paragraphs
-    deduplicate = Deduplicate(config.min_dedup_paragraph_chars, run_dirs[1:], counts, NAMESPACE)
-    kept = documents | "Deduplicate" >> deduplicate  # key, paragraphs
+    unique = documents | "DropDuplicateDocuments" >> DropDuplicateDocuments(
+        run_dirs[1:2], counts, NAMESPACE
+    )  # key, paragraphs
+    unique, near_duplicates = near_dedup.apply(
+        unique, config, run_dirs[4:], output_dir, config.num_shards, counts, NAMESPACE
+    )  # key, paragraphs; the stats writer's near-duplicate arguments
+    kept = unique | "DropRepeatedParagraphs" >> DropRepeatedParagraphs(
+        config.min_dedup_paragraph_chars, run_dirs[2:4], counts, NAMESPACE
+    )  # key, paragraphs
     segmented = counted(
         kept,
         "Segment",
@@ -264,6 +272,7 @@ def build_pipeline(
         counts,
         bad_files=beam.pvalue.AsList(read[BAD_FILES]),  # {"file", "reason"}
         shards=beam.pvalue.AsList(shards),
+        **near_duplicates,
         paths=paths,
         output_dir=output_dir,
         run_dirs=run_dirs,

@@ -1,5 +1,6 @@
 """stats.json of the segment stage: figures from the pipeline's counts, a count per skip reason, the
-bad files, a sentence-length histogram and its warning; and the refusal of an empty corpus.
+bad files, a sentence-length histogram and its warning, near-duplicate removal's figures; and the
+refusal of an empty corpus.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from albert.errors import StageError
 from albert.fs import join
-from pipelines import spill
+from pipelines import near_dup_config, spill
 
 STATS_FILE = "stats.json"
 SKIP_REASONS = (
@@ -24,6 +25,7 @@ SKIP_REASONS = (
     "disambiguation",
     "empty",
     "duplicate_document",
+    "near_duplicate",
     "too_short",
 )
 
@@ -74,11 +76,28 @@ def sentence_length_warnings(histogram: dict[str, int]) -> list[str]:
     return []
 
 
+def near_duplicate_figures(counters: dict[str, int], settings: dict | None) -> dict:
+    """stats.json's `near_duplicates`: documents and characters removed, clusters, how many were
+    copies of a reference corpus, documents too short to check, and the settings (None: off)."""
+    return {
+        "documents": counters.get("skipped_near_duplicate", 0),
+        "characters": counters.get("near_duplicate_characters", 0),
+        "clusters": counters.get("near_duplicate_clusters", 0),
+        "of_reference": counters.get("near_duplicate_of_reference", 0),
+        "unchecked_short": counters.get("near_dup_unchecked", 0),
+        "settings": settings,
+    }
+
+
 def summarize(
-    counters: dict[str, int], bad_files: list[dict], paths: list[str], shards: list[str]
+    counters: dict[str, int],
+    bad_files: list[dict],
+    paths: list[str],
+    shards: list[str],
+    near_dup_settings: dict | None = None,
 ) -> dict:
     """stats.json: figures from the counts, a count per skip reason, the bad files, sentence
-    lengths."""
+    lengths, near-duplicate removal's figures."""
     figures = (
         "documents_in",
         "documents_out",
@@ -106,6 +125,7 @@ def summarize(
     stats["shards"] = sorted(posixpath.basename(path) for path in shards)
     stats["sentence_length_histogram"] = sentence_length_histogram(counters)
     stats["warnings"] = sentence_length_warnings(stats["sentence_length_histogram"])
+    stats["near_duplicates"] = near_duplicate_figures(counters, near_dup_settings)
     return stats
 
 
@@ -116,11 +136,17 @@ def write_stats(
     paths: list[str],
     output_dir: str,
     run_dirs: list[str],
+    near_duplicates: list[dict],
+    near_dup_settings: dict | None,
+    near_dup_signatures: list[str] | None = None,
 ) -> None:
-    """Write stats.json from the pipeline's data, once everything else is written, removing the
-    spill's `run_dirs`."""
+    """Write stats.json from the pipeline's data, once everything else is written (the signature
+    files `near_dup_signatures` included), removing the spill's `run_dirs`; before it, where
+    near-duplicate removal ran, its audit file and signature header."""
     spill.remove_run_dirs(run_dirs)
-    stats = summarize(counts, bad_files, paths, shards)
+    if near_dup_settings is not None:
+        near_dup_config.write_outputs(output_dir, near_duplicates, near_dup_settings)
+    stats = summarize(counts, bad_files, paths, shards, near_dup_settings)
     with FileSystems.create(join(output_dir, STATS_FILE)) as handle:
         handle.write((json.dumps(stats, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 

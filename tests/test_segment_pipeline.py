@@ -56,6 +56,7 @@ def test_fixtures_give_each_skip_reason_and_the_reference_format(tmp_path):
         "disambiguation": 1,
         "empty": 1,
         "duplicate_document": 1,
+        "near_duplicate": 0,
         "too_short": 2,
     }
     assert stats["formats"] == {"wikipedia": 1, "text": 1, "jsonl": 1, "books": 1}
@@ -217,6 +218,10 @@ def test_gs_input_and_output_with_a_bad_file(tmp_path):
             }
         ]
         assert sorted(fs.ls("bucket/corpus")) == [
+            "bucket/corpus/near_dup_signatures-00000-of-00002.minhash",
+            "bucket/corpus/near_dup_signatures-00001-of-00002.minhash",
+            "bucket/corpus/near_dup_signatures.json",
+            "bucket/corpus/near_duplicates.jsonl",
             "bucket/corpus/part-00000-of-00002.txt",
             "bucket/corpus/part-00001-of-00002.txt",
             "bucket/corpus/stats.json",

@@ -160,7 +160,13 @@ def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(refer
     assert (
         written
         == json.dumps(
-            segment_stats.summarize(counters, stats["bad_files"], paths, stats["shards"]),
+            segment_stats.summarize(
+                counters,
+                stats["bad_files"],
+                paths,
+                stats["shards"],
+                stats["near_duplicates"]["settings"],
+            ),
             indent=2,
             sort_keys=True,
         )
