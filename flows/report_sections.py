@@ -91,6 +91,8 @@ def contamination_line(report: Mapping[str, Any]) -> str:
     )
     removed = " (removed from training)" if (report.get("corpus") or {}).get("removed") else ""
     return f"**Evaluation examples in the corpus ({report.get('ngram')}-gram):** {sets}{removed}"
+
+
 def near_duplicate_figure(near: Mapping[str, Any] | None) -> str:
     """'12 in 9 clusters (1.2 M characters; 3 of an earlier corpus)', or 'off'."""
     if not near or near.get("settings") is None:
