@@ -9,6 +9,7 @@ A line is sound when:
 - the base names no parent and every other version names one in the line, and no lineage loops;
 - every file a version lists exists with its recorded size and, when asked (`digests`: `albert
   line check` does), its recorded sha256; a version from before the listing: the files it names;
+- pruned.json holds the pruned versions' records;
 - no temporary file or half-written version is left (`ModelLine.leftovers`: a night and
   `albert line prune --yes` remove them under the line's lock).
 """
@@ -27,6 +28,7 @@ from flows.line.records import (
     CURRENT,
     LINE_FILE,
     PROMOTED,
+    PRUNED,
     REFUSED,
     VERSION_FILE,
     ModelLine,
@@ -74,6 +76,7 @@ def faults(line: ModelLine, *, digests: bool = False, leftovers: bool = True) ->
         if record is not None and not problems:
             records[name] = record
     found += pointer_faults(line, records, set(written))
+    found += pruned_faults(line)
     found += lineage_faults(line, records, set(written))
     for name, record in records.items():
         found += file_faults(line, name, record, digests)
@@ -163,6 +166,19 @@ def record_faults(record: Mapping[str, Any]) -> list[str]:
     if work is not None and not (isinstance(work, str) and _paths([work.rsplit("/", 1)[-1]])):
         problems.append(f"night.work_dir {work!r} names no night's directory")
     return problems
+
+
+def pruned_faults(line: ModelLine) -> list[str]:
+    """What is wrong with pruned.json (the pruned versions' records)."""
+    try:
+        pruned = line.pruned()
+    except StageError as error:
+        return [str(error)]
+    return [
+        f"{line.path(PRUNED)}: {name}: {problem}"
+        for name, record in pruned.items()
+        for problem in record_faults(record)
+    ]
 
 
 def pointer_faults(

@@ -7,7 +7,8 @@ gate, a new version kept whether promoted or refused, and the line's report (flo
     python -m flows.domain_adaptive --line LINE --input GLOB [--base BASE]   (the same)
 
 The input files are hashed once, before Prefect starts: a night with nothing new is answered
-then, and the flow takes the digests. Stages are cached and retried as in flows.pretrain_pipeline.
+then (what killed commits left removed, the line checked), and the flow takes the digests.
+Stages are cached and retried as in flows.pretrain_pipeline.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ def model_line_night(
 
 
 def run(config: LineConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
-    """A night of the line: checked and, when nothing is new, answered before Prefect starts;
-    then the flow, its summary, its one-line outcome, the line and its report."""
+    """A night of the line. Before Prefect starts, under the line's lock: what killed commits
+    left is removed, the line checked (flows.line.check) and, when nothing is new, the night
+    answered. Then the flow, its summary, its one-line outcome, the line and its report."""
     if config.process_id is not None or config.coordinator is not None:
         raise ConfigError(
             "LineConfig.line: a line's night trains on one host (several JAX hosts: one "

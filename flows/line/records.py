@@ -243,7 +243,7 @@ class ModelLine:
         for name in sorted(_names(fs, path)):
             if TEMPORARY.match(name):
                 found.append(self.path(name))
-            elif VERSION_NAME.match(name) and fs.isdir(self.path(name)):
+            elif VERSION_NAME.match(name) and fs.isdir(join(path, name)):
                 inside = _names(fs, join(path, name))
                 if VERSION_FILE not in inside:
                     found.append(self.path(name))
