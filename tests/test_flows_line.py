@@ -187,6 +187,9 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
     )
     assert (tmp_path / "line" / "plots" / "line-history.png").stat().st_size > 0
     assert (tmp_path / "line" / "report.html").is_file()
+    from albert import cli
+
+    assert cli.main(["line", "check", line.url]) == 0  # real nights list their files: all sound
 
 
 def flow_command(line: Path, base: Path, inbox: Path) -> list[str]:

@@ -132,6 +132,21 @@ def test_a_sound_line_checks_clean_and_a_changed_byte_is_found(line: ModelLine) 
     assert code == 2 and err[0].endswith(f"{model}: missing (listed in version.json)")
 
 
+def test_a_version_from_before_the_listing_is_checked_by_the_files_it_names(line: ModelLine):
+    """The old layout stays readable: a version.json without `files` is checked by its export
+    and data shards."""
+    for name in ("v0001", "v0002", "v0003"):
+        path = Path(line.path(name, "version.json"))
+        record = json.loads(path.read_text())
+        del record["files"]
+        path.write_text(json.dumps(record))
+    assert albert("line", "check", line.url)[0] == 0
+    assert albert("line", "show", line.url)[0] == 0
+    Path(line.path("v0002", "data", "h.tfrecord")).unlink()
+    code, _, err = albert("line", "show", line.url)
+    assert code == 2 and err[0].endswith(f"{line.path('v0002', 'data', 'h.tfrecord')}: missing")
+
+
 @pytest.mark.parametrize(
     ("damage", "said"),
     [

@@ -126,7 +126,7 @@ def prune(url: str, names: Sequence[str], delete: bool, nights: bool) -> list[st
             return []
         sizes = {p: _size(p) for p in paths}
         verb = "removed" if delete else "would remove"
-        if delete:
+        if delete and versions:  # their records first: a refused night's files stay taken
             line.keep_pruned({v: records[v] for v in versions})
         for path in paths:
             if delete:
