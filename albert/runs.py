@@ -18,7 +18,7 @@ from albert.errors import StageError
 from albert.fs import filesystem, join, remove
 from albert.locks import OutputBusyError, output_lock
 from albert.outputs import MOVED_ASIDE
-from albert.stage import ArgumentParser, run_command
+from albert.stage import command_parser, run_command
 
 
 @dataclass(frozen=True)
@@ -87,19 +87,10 @@ def collect(run_dir: str, delete: bool) -> list[MovedAside]:
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m albert.runs") -> int:
-    parser = ArgumentParser(
-        prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    gc = commands.add_parser(
-        "gc",
-        help="list (and with --yes remove) the outputs runs moved aside",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser, command = command_parser(prog, __doc__)
+    gc = command("gc", "list (and with --yes remove) the outputs runs moved aside")
     gc.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (local or gs://)")
     gc.add_argument("--yes", action="store_true", help="remove them (default: only list them)")
-    gc.add_argument("--verbose", action="store_true", help="debug logs")
 
     def gc_command(args: argparse.Namespace, _: list[str] | None) -> int:
         collect(args.run_dir, delete=args.yes)

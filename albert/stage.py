@@ -74,6 +74,23 @@ class ArgumentParser(argparse.ArgumentParser):
         raise ConfigError(f"{message} ({self.prog} --help lists the flags)")
 
 
+def command_parser(
+    prog: str, description: str
+) -> tuple[ArgumentParser, Callable[[str, str], argparse.ArgumentParser]]:
+    """The parser of `PROG COMMAND ...` (`description` shown as written) and `add(name, help)`,
+    which adds a command: its --help shows `description` too, and it takes --verbose."""
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = ArgumentParser(prog=prog, description=description, formatter_class=raw)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, help: str) -> argparse.ArgumentParser:
+        command = commands.add_parser(name, help=help, description=description, formatter_class=raw)
+        command.add_argument("--verbose", action="store_true", help="debug logs")
+        return command
+
+    return parser, add
+
+
 def run_command(
     prog: str,
     parser: argparse.ArgumentParser,

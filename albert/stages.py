@@ -96,6 +96,12 @@ STAGES: dict[str, Stage] = {
         "metrics.json",
         config_module="flows.tasks",
     ),
+    "replay": Stage(
+        "flows.line.replay",
+        "ReplayConfig",
+        ("data", "domain_shards", "general_shards", "heldout"),
+        "mix.json",
+    ),
 }
 """Stage name (the Prefect task's name) -> Stage."""
 
@@ -112,11 +118,14 @@ OTHER_COMMANDS: dict[str, tuple[str, str]] = {
             "pretraining runs"
         ),
     ),
-    "deploy": ("flows.deploy", "Prefect: apply the scheduled domain-adaptive deployment"),
+    "deploy": ("flows.deploy", "Prefect: apply the scheduled deployments (a model line's nights)"),
     "runs": ("albert.runs", "runs gc RUN_DIR: list outputs runs moved aside (--yes removes them)"),
     "line": (
-        "albert.lines",
-        "line show|prune LINE: a model line's versions; prune what is outside current's lineage",
+        "flows.line.cli",
+        (
+            "line show|check|prune LINE: a model line's versions, its integrity; prune what is "
+            "outside current's lineage"
+        ),
     ),
 }
 """The `albert` subcommands that are not stages: subcommand -> (module with main(argv), summary)."""

@@ -1,26 +1,23 @@
-"""Domain-adaptive pretraining as a Prefect flow, in two modes.
+"""Domain-adaptive pretraining as a Prefect flow: one adaptation of a base.
 
-`--line LINE --input GLOB` (what the nightly deployment in prefect.yaml runs): a night of a model
-line (flows.line_night, albert.model_line): the documents new since the line's current version,
-further pretraining from it with replay against forgetting, the promotion gate, a new version kept
-whether promoted or refused, and the line's report. `--base` makes a new line's first version.
+A base model + a new-domain corpus -> segment -> tfrecords (the base vocabulary) -> held-out
+metrics of the base -> further pretraining -> held-out metrics again. The base is an earlier run
+directory of flows.pretrain_pipeline (its pretrain/export/model.keras and vocab/spiece.model) or an
+imported model (.keras, Hugging Face dir, TF1 checkpoint) with --spm-model. Before/after figures
+are held-out in-domain masked-LM accuracy and perplexity (on whole documents of the new corpus that
+further pretraining never sees: pipelines.tfrecords' held-out split), beside the unigram baseline.
+The run ends with RUN_DIR/report.md + report.html + plots (flows.domain_report: a headline block,
+then one section per stage) and a Prefect markdown artifact, and prints the before -> after scores.
 
-`--base BASE --input GLOB` alone: one adaptation. A base model + a new-domain corpus -> segment ->
-tfrecords (the base vocabulary) -> held-out metrics of the base -> further pretraining -> held-out
-metrics again. The base is an earlier run directory of flows.pretrain_pipeline (its
-pretrain/export/model.keras and vocab/spiece.model) or an imported model (.keras, Hugging Face dir,
-TF1 checkpoint) with --spm-model. Before/after figures are held-out in-domain masked-LM accuracy and
-perplexity (on whole documents of the new corpus that further pretraining never sees:
-pipelines.tfrecords' held-out split), beside the unigram baseline. The run ends with
-RUN_DIR/report.md + report.html + plots (flows.domain_report: a headline block, then one section
-per stage) and a Prefect markdown artifact, and prints the before -> after scores.
+`--line LINE --input GLOB` (night after night: a model line) hands the command over to the model
+line's own flow (flows.line.flow, `python -m flows.line.flow --help` for its flags): a night of
+the line, what the nightly deployment in prefect.yaml runs.
 
 Stages are cached and retried as in flows.pretrain_pipeline; `albert deploy` applies the
 deployment."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -28,16 +25,12 @@ from typing import Any
 
 from prefect import flow
 
-from albert.config import ConfigError, StageConfig
+from albert.config import StageConfig
 from albert.errors import Interrupted
-from albert.model_line import ModelLine
-from albert.stage import stage_main
 from flows import tasks
 from flows.domain_config import DomainAdaptiveConfig, data_configs, resolve_base
 from flows.domain_report import MODELS, domain_report_markdown, format_headline_line
-from flows.line_night import NOTHING_NEW, novelty, run_night
-from flows.line_report import line_report_path
-from flows.prefect_settings import flow_defaults
+from flows.entry import flow_main
 from flows.report import TrainingProgress, write_report
 from flows.report_text import files_text, finetune_command
 from flows.run_config import (
@@ -49,12 +42,6 @@ from flows.run_config import (
     stage_summary,
     training_facts,
 )
-from model.distribute import leave_jax_cluster
-
-
-def one_off(config: DomainAdaptiveConfig) -> DomainAdaptiveConfig:
-    """The config of one adaptation: its steps resolved (--steps or the default)."""
-    return config.model_copy(update={"steps": config.one_off_steps()})
 
 
 def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:
@@ -104,14 +91,11 @@ def domain_facts(
 
 @flow(name="albert-domain-adaptive", log_prints=True)
 def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> Any:
-    """With --line, a night of the model line (flows.line_night: it ends Completed whether its
-    candidate was promoted or not, the message says which). Otherwise one adaptation of --base.
-    Further pretraining stopped by a signal (its checkpoint saved) ends the flow run Cancelled,
-    named "Interrupted" (`tasks.interrupted`): the same command resumes the night."""
+    """One adaptation of --base. Further pretraining stopped by a signal (its checkpoint saved)
+    ends the flow run Cancelled, named "Interrupted" (`tasks.interrupted`): the same command
+    resumes it."""
     try:
-        if config.line is not None:
-            return run_night(config, list(beam_args or []))
-        return adapt(one_off(config), beam_args)
+        return adapt(config, beam_args)
     except Interrupted as stop:
         return tasks.interrupted(stop)
 
@@ -165,11 +149,7 @@ def adapt(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> d
 
 def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
     """Validate every stage's config, run the flow, print the summary, the before -> after scores,
-    the run directory and the report (with --line: the night's outcome, the line, its report)."""
-
-    if config.line is not None:
-        return run_line(config, beam_args)
-    config = one_off(config)
+    the run directory and the report."""
     configs = stage_configs(config)  # bad values fail here, before Prefect starts
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
         return pretrain_as_secondary_process(
@@ -180,44 +160,13 @@ def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) ->
     return summary
 
 
-def run_line(
-    config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None
-) -> dict[str, Any]:
-    """A night of the line: checked and, when nothing is new, answered before Prefect starts;
-    then the flow, its summary, its one-line outcome, the line and its report."""
-    if config.process_id is not None or config.coordinator is not None:
-        raise ConfigError(
-            "DomainAdaptiveConfig.line: a line's night trains on one host (several JAX "
-            "hosts: one adaptation with --base)"
-        )
-    line = ModelLine(config.line)
-    if not line.exists() and config.base is None:
-        raise ConfigError(
-            f"DomainAdaptiveConfig.line: {line.url} is not a model line yet (no line.json); "
-            "pass --base to make it"
-        )
-    if line.exists() and line.current() is not None:
-        _, nothing_new = novelty(config, line)
-        if nothing_new:
-            print(nothing_new)
-            return {"line": line.url, "status": NOTHING_NEW, "message": nothing_new}
-    summary = tasks.resumable_flow_run(domain_adaptive, config, list(beam_args or []))
-    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
-    print(summary["message"])
-    print(f"line: {summary['line']}\nreport: {line_report_path(summary['line'])}")
-    return summary
-
-
-def _run_cli(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) -> None:
-    run(config, beam_args)  # prints its own summary, ending with the run directory and the report
-
-
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.domain_adaptive") -> int:
-    with flow_defaults():
-        code = stage_main(
-            DomainAdaptiveConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
-        )
-    return leave_jax_cluster(code, process_0_met=True)  # several JAX hosts: the others leave here
+    args = list(sys.argv[1:] if argv is None else argv)
+    if any(arg == "--line" or arg.startswith("--line=") for arg in args):
+        from flows.line.flow import main as line_main  # a night of a model line
+
+        return line_main(args, prog=prog)
+    return flow_main(DomainAdaptiveConfig, run, args, prog=prog, description=__doc__)
 
 
 if __name__ == "__main__":

@@ -16,11 +16,11 @@ from flows.report import format_value, plot_distribution
 from flows.report_sections import (
     STAGE_TITLES,
     evaluation_section,
-    heldout_document_list,
-    pretrain_section,
-    segment_section,
+    plots_dir,
+    pretrain_stage,
+    segment_stage,
     stage_section,
-    tfrecords_section,
+    tfrecords_stage,
 )
 from flows.report_text import (
     corpus_text,
@@ -147,21 +147,11 @@ def evaluation_body(run_dir: Path, facts: Mapping[str, Any], plots: Path) -> str
 
 def domain_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
     """The whole report (plots written to RUN_DIR/plots)."""
-    plots = run_dir / "plots"
-    plots.mkdir(parents=True, exist_ok=True)
     summaries = facts.get("summaries") or {}
-    metadata = summaries.get("tfrecords") or {}
     parts = [
         f"# ALBERT domain-adaptive run: `{run_dir.name}`",
         headline(facts),
-        stage_section(
-            run_dir,
-            facts,
-            ("segment",),
-            "Segment: new-domain corpus to sentences",
-            segment_section(run_dir, summaries.get("segment") or {}, plots),
-            [run_dir / "segment" / "stats.json"],
-        ),
+        segment_stage(run_dir, facts, "Segment: new-domain corpus to sentences"),
     ]
     if summaries.get("select"):
         parts.append(
@@ -175,29 +165,14 @@ def domain_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
             )
         )
     parts += [
-        stage_section(
-            run_dir,
-            facts,
-            ("tfrecords",),
-            f"{STAGE_TITLES['tfrecords']} (the base's vocabulary)",
-            tfrecords_section(run_dir, metadata, plots),
-            [run_dir / "tfrecords" / "metadata.json"],
-            heldout_document_list(run_dir, metadata),
-        ),
-        stage_section(
-            run_dir,
-            facts,
-            ("pretrain",),
-            "Further pretraining from the base model",
-            pretrain_section(run_dir, facts, plots),
-            [run_dir / "pretrain" / "metrics.jsonl"],
-        ),
+        tfrecords_stage(run_dir, facts, f"{STAGE_TITLES['tfrecords']} (the base's vocabulary)"),
+        pretrain_stage(run_dir, facts, "Further pretraining from the base model"),
         stage_section(
             run_dir,
             facts,
             ("heldout-before", "heldout-after"),
             "Held-out in-domain evaluation: before and after",
-            evaluation_body(run_dir, facts, plots),
+            evaluation_body(run_dir, facts, plots_dir(run_dir)),
             [run_dir / name / "metrics.json" for name in ("heldout-before", "heldout-after")],
         ),
     ]

@@ -33,10 +33,9 @@ from pydantic import Field, model_validator
 from albert.config import JsonDict, StageConfig, build_config
 from albert.errors import Interrupted
 from albert.fs import join
-from albert.stage import stage_main
 from flows import tasks
 from flows.default_corpus import default_corpus
-from flows.prefect_settings import flow_defaults
+from flows.entry import flow_main
 from flows.report import TrainingProgress, write_report
 from flows.report_text import files_text, finetune_command
 from flows.run_config import (
@@ -50,7 +49,6 @@ from flows.run_config import (
     training_facts,
 )
 from flows.run_report import format_headline_line, run_report_markdown
-from model.distribute import leave_jax_cluster
 from model.tasks import get_task
 from pipelines.eval_sets import eval_splits
 
@@ -329,16 +327,8 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
     return summary
 
 
-def _run_cli(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) -> None:
-    run(config, beam_args)  # prints its own summary, ending with the run directory and the report
-
-
 def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.pretrain_pipeline") -> int:
-    with flow_defaults():
-        code = stage_main(
-            PretrainPipelineConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True
-        )
-    return leave_jax_cluster(code, process_0_met=True)  # several JAX hosts: the others leave here
+    return flow_main(PretrainPipelineConfig, run, argv, prog=prog, description=__doc__)
 
 
 if __name__ == "__main__":

@@ -301,3 +301,41 @@ def stage_section(
 def heldout_document_list(run_dir: Path, metadata: Mapping[str, Any]) -> Path:
     """tfrecords' list of the held-out documents (it may not exist)."""
     return run_dir / "tfrecords" / ((metadata.get("heldout") or {}).get("document_list") or "-")
+
+
+def plots_dir(run_dir: Path) -> Path:
+    """RUN_DIR/plots, made if missing: where a report's plots go."""
+    plots = run_dir / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    return plots
+
+
+def segment_stage(run_dir: Path, facts: Mapping[str, Any], title: str) -> str:
+    """The segment stage's section (its plots written to RUN_DIR/plots)."""
+    stats = (facts.get("summaries") or {}).get("segment") or {}
+    body = segment_section(run_dir, stats, plots_dir(run_dir))
+    return stage_section(
+        run_dir, facts, ("segment",), title, body, [run_dir / "segment" / "stats.json"]
+    )
+
+
+def tfrecords_stage(run_dir: Path, facts: Mapping[str, Any], title: str) -> str:
+    """The tfrecords stage's section (its plots written to RUN_DIR/plots)."""
+    metadata = (facts.get("summaries") or {}).get("tfrecords") or {}
+    return stage_section(
+        run_dir,
+        facts,
+        ("tfrecords",),
+        title,
+        tfrecords_section(run_dir, metadata, plots_dir(run_dir)),
+        [run_dir / "tfrecords" / "metadata.json"],
+        heldout_document_list(run_dir, metadata),
+    )
+
+
+def pretrain_stage(run_dir: Path, facts: Mapping[str, Any], title: str) -> str:
+    """The pretrain stage's section (its plots written to RUN_DIR/plots)."""
+    body = pretrain_section(run_dir, facts, plots_dir(run_dir))
+    return stage_section(
+        run_dir, facts, ("pretrain",), title, body, [run_dir / "pretrain" / "metrics.jsonl"]
+    )

@@ -20,11 +20,10 @@ from flows.report_sections import (
     contamination_line,
     decontamination_section,
     evaluation_section,
-    heldout_document_list,
-    pretrain_section,
-    segment_section,
+    pretrain_stage,
+    segment_stage,
     stage_section,
-    tfrecords_section,
+    tfrecords_stage,
     vocab_section,
 )
 from flows.report_text import (
@@ -91,20 +90,11 @@ def headline(facts: Mapping[str, Any]) -> str:
 
 def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
     """The whole report (plots written to RUN_DIR/plots)."""
-    plots = run_dir / "plots"
-    plots.mkdir(parents=True, exist_ok=True)
     summaries = facts.get("summaries") or {}
-    metadata = summaries.get("tfrecords") or {}
-    parts = [f"# ALBERT pretraining run: `{run_dir.name}`", headline(facts)]
-    parts += [
-        stage_section(
-            run_dir,
-            facts,
-            ("segment",),
-            STAGE_TITLES["segment"],
-            segment_section(run_dir, summaries.get("segment") or {}, plots),
-            [run_dir / "segment" / "stats.json"],
-        ),
+    parts = [
+        f"# ALBERT pretraining run: `{run_dir.name}`",
+        headline(facts),
+        segment_stage(run_dir, facts, STAGE_TITLES["segment"]),
         *(
             [
                 stage_section(
@@ -127,23 +117,8 @@ def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
             vocab_section(summaries.get("vocab") or {}),
             [run_dir / "vocab" / "vocab_stats.json"],
         ),
-        stage_section(
-            run_dir,
-            facts,
-            ("tfrecords",),
-            STAGE_TITLES["tfrecords"],
-            tfrecords_section(run_dir, metadata, plots),
-            [run_dir / "tfrecords" / "metadata.json"],
-            heldout_document_list(run_dir, metadata),
-        ),
-        stage_section(
-            run_dir,
-            facts,
-            ("pretrain",),
-            STAGE_TITLES["pretrain"],
-            pretrain_section(run_dir, facts, plots),
-            [run_dir / "pretrain" / "metrics.jsonl"],
-        ),
+        tfrecords_stage(run_dir, facts, STAGE_TITLES["tfrecords"]),
+        pretrain_stage(run_dir, facts, STAGE_TITLES["pretrain"]),
         stage_section(
             run_dir,
             facts,

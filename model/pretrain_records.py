@@ -242,15 +242,24 @@ def check_heldout_not_empty(spec: DataSpec, counts: dict[str, int], eval_every: 
         )
 
 
+def named_split(files: list[str], metadata: dict) -> tuple[list[str], list[str]]:
+    """(training files, held-out files) of `files` as metadata.json's `heldout.files` names them
+    (none named: every file trains)."""
+    named = set((metadata.get("heldout") or {}).get("files") or ())
+    return (
+        [f for f in files if posixpath.basename(f) not in named],
+        [f for f in files if posixpath.basename(f) in named],
+    )
+
+
 def split_files(spec: DataSpec, eval_every: int = 20) -> tuple[list[str], list[str], int]:
     """(train files, held-out files, record modulus). Data from `pipelines.tfrecords` names its
     held-out shards (whole documents never trained on) in metadata.json's `heldout.files`. Without
     them (e.g. the reference's own files), the last shard is held out when there are several, and a
     single shard holds out every `eval_every`-th record instead (modulus > 0)."""
-    named = set((spec.metadata.get("heldout") or {}).get("files") or ())
-    heldout = [f for f in spec.files if posixpath.basename(f) in named]
+    training, heldout = named_split(spec.files, spec.metadata)
     if heldout:
-        return [f for f in spec.files if posixpath.basename(f) not in named], heldout, 0
+        return training, heldout, 0
     if len(spec.files) > 1:
         return spec.files[:-1], spec.files[-1:], 0
     return spec.files, spec.files, eval_every

@@ -101,15 +101,13 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
             check=False,
         )
         assert applied.returncode == 0, applied.stderr[-3000:]
-        assert "domain-adaptive-nightly" in applied.stdout
+        assert "model-line-nightly" in applied.stdout
 
         from prefect.client.orchestration import get_client
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
         with temporary_settings({PREFECT_API_URL: api}), get_client(sync_client=True) as client:
-            deployment = client.read_deployment_by_name(
-                "albert-domain-adaptive/domain-adaptive-nightly"
-            )
+            deployment = client.read_deployment_by_name("albert-model-line/model-line-nightly")
             assert deployment.schedules and deployment.schedules[0].schedule.cron == "0 2 * * *"
             assert deployment.parameters["config"]["line"] == "runs/domain-line"
             select = {

@@ -101,13 +101,15 @@ def heldout_hashes(data: Path) -> set[str]:
 def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
     from prefect.testing.utilities import prefect_test_harness
 
-    from albert.model_line import ModelLine
-    from flows.domain_adaptive import DomainAdaptiveConfig, domain_adaptive, main
+    from flows.domain_adaptive import main
+    from flows.line.config import LineConfig
+    from flows.line.flow import model_line_night
+    from flows.line.records import ModelLine
 
     inbox, line = tmp_path / "inbox", ModelLine(str(tmp_path / "line"))
     assert main(["--line", line.url, "--input", str(inbox / "*.txt")]) == 2  # no line, no --base
     night_two = documents(40, 2)
-    config = DomainAdaptiveConfig(
+    config = LineConfig(
         line=line.url,
         base=str(base),
         input=[str(inbox / "*.txt")],
@@ -118,7 +120,7 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
     )
     with prefect_test_harness(server_startup_timeout=90):
         write_docs(inbox / "n1.txt", documents(40, 1))
-        first = domain_adaptive(config)
+        first = model_line_night(config)
         assert (first["status"], first["version"], first["current"]) == (
             "promoted",
             "v0002",
@@ -133,7 +135,7 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
 
         (inbox / "n1.txt").rename(inbox / "n1-renamed.txt")  # not new: the same content
         write_docs(inbox / "n2.txt", night_two)
-        second = domain_adaptive(config)
+        second = model_line_night(config)
         assert (second["version"], second["current"]) == ("v0003", "v0003")
         v3 = line.records()["v0003"]
         assert v3["parent"] == "v0002"
@@ -147,16 +149,16 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
         )
 
         line.set_current("v0002")  # a night killed after writing v0003, before moving the pointer
-        rerun = domain_adaptive(config)
+        rerun = model_line_night(config)
         assert rerun["current"] == "v0003" and "written by a killed night" in rerun["message"]
         assert sorted(line.records()) == ["v0001", "v0002", "v0003"] and line.current() == "v0003"
 
-        nothing = domain_adaptive(config)
+        nothing = model_line_night(config)
         assert nothing["status"] == "nothing new" and max(line.records()) == "v0003"
 
         # an edited file: night two's documents again (their held-out ones stay held out) + new
         write_docs(inbox / "n3.txt", night_two + documents(20, 3))
-        state = domain_adaptive(
+        state = model_line_night(
             config.model_copy(update={"min_improvement": 100.0}), return_state=True
         )
         assert state.is_completed() and "v0004 not promoted, current stays v0003" in state.message
@@ -167,11 +169,11 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
             Path(line.path("v0004", "data"))
         )
         assert (
-            domain_adaptive(config)["status"] == "nothing new"
+            model_line_night(config)["status"] == "nothing new"
         )  # a refused night's files are taken
 
     # a base that is a TF1 checkpoint or a Hugging Face directory is saved as .keras for v0001
-    from flows.line_base import save_keras
+    from flows.line.base import save_keras
     from model.convert import load_pretrained
 
     save_keras(str(base / "pretrain" / "export" / "hf"), str(tmp_path / "saved" / "model.keras"))
@@ -185,6 +187,9 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
     )
     assert (tmp_path / "line" / "plots" / "line-history.png").stat().st_size > 0
     assert (tmp_path / "line" / "report.html").is_file()
+    from albert import cli
+
+    assert cli.main(["line", "check", line.url]) == 0  # real nights list their files: all sound
 
 
 def flow_command(line: Path, base: Path, inbox: Path) -> list[str]:
@@ -200,7 +205,7 @@ def flow_command(line: Path, base: Path, inbox: Path) -> list[str]:
 def test_a_night_killed_mid_training_leaves_the_line_as_it_was_and_the_rerun_completes_it(
     tmp_path: Path, base: Path
 ) -> None:
-    from albert.model_line import ModelLine
+    from flows.line.records import ModelLine
 
     inbox, line = tmp_path / "inbox", ModelLine(str(tmp_path / "line"))
     write_docs(inbox / "n1.txt", documents(40, 1))

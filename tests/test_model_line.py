@@ -11,16 +11,19 @@ from pathlib import Path
 
 import fsspec
 import pytest
+from test_line_check import SETTINGS
 
 from albert import cli
 from albert.errors import StageError
-from albert.model_line import (
+from albert.tfrecord_framing import tfrecord_records
+from flows.line.files import file_digest
+from flows.line.gate import decide
+from flows.line.records import (
     PROMOTED,
     REFUSED,
     VERSION_FILE,
     ModelLine,
     ancestry,
-    file_digest,
     new_files,
     next_version,
     prune_plan,
@@ -29,8 +32,7 @@ from albert.model_line import (
     write_json,
     written_night,
 )
-from albert.promotion import decide
-from albert.replay import (
+from flows.line.replay import (
     ReplayConfig,
     count_records,
     draw,
@@ -39,8 +41,7 @@ from albert.replay import (
     stream_order,
     write_records,
 )
-from albert.replay import run as replay_run
-from albert.tfrecord_framing import tfrecord_records
+from flows.line.replay import run as replay_run
 
 
 def record(parent, status=PROMOTED, files=()):
@@ -230,11 +231,20 @@ def test_replay_mix_holds_every_new_record_and_the_shares(tmp_path: Path):
 
 def test_line_show_and_prune_keep_current_and_its_ancestors(tmp_path: Path, capsys):
     line = ModelLine(str(tmp_path / "line"))
-    write_json(line.path("line.json"), {"format": "albert-model-line-v1"})
+    write_json(line.path("line.json"), SETTINGS)
     for name, rec in RECORDS.items():
         work = line.path("nights", f"{name}-work")
         write_json(f"{work}/x.json", {})
-        rec = {**rec, "night": {"work_dir": work}, "scores": {"domain": {"masked_lm_loss": 2.0}}}
+        files = [
+            {**f, "sha256": hashlib.sha256(f["sha256"].encode()).hexdigest()}
+            for f in rec["corpus"]["files"]
+        ]
+        rec = {
+            **rec,
+            "corpus": {"files": files},
+            "night": {"work_dir": work},
+            "scores": {"domain": {"masked_lm_loss": 2.0}},
+        }
 
         def fill(directory: str) -> None:
             write_json(f"{directory}/export/model.json", {})

@@ -1,4 +1,4 @@
-"""Making a model line (albert.model_line) from a base, and what every night of it shares: the
+"""Making a model line (flows.line.records) from a base, and what every night of it shares: the
 line's run settings in a night's working directory, the git revision a version records.
 
 `make_line` writes LINE/line.json from --base: the base's model and vocabulary, its general
@@ -17,32 +17,32 @@ from typing import Any
 
 from albert.errors import ConfigError, StageError
 from albert.fs import exists, join, listing_digest
-from albert.model_line import (
+from flows import tasks
+from flows.domain_config import resolve_base
+from flows.line.config import LineConfig
+from flows.line.files import copy_tree, file_digest
+from flows.line.records import (
     BASE,
     LINE_FILE,
     NIGHTS,
     ModelLine,
-    copy_tree,
-    file_digest,
     version_name,
     write_json,
 )
-from albert.replay import count_records, night_files
-from flows import tasks
-from flows.domain_config import DomainAdaptiveConfig, resolve_base
+from flows.line.replay import count_records, night_files
 from flows.run_config import run_plan
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def make_line(config: DomainAdaptiveConfig, line: ModelLine) -> None:
+def make_line(config: LineConfig, line: ModelLine) -> None:
     """line.json from --base: its model and vocabulary, its general TFRecords (training shards
     with their record counts for replay, held-out set for the gate), their instance shape."""
     model, spm = resolve_base(config)
     general = config.general_data or join(config.base, "tfrecords")
     if not exists(join(general, "metadata.json")):
         raise ConfigError(
-            f"DomainAdaptiveConfig.general_data: {general} holds no TFRecords stage output "
+            f"LineConfig.general_data: {general} holds no TFRecords stage output "
             "(metadata.json); pass the base's general TFRecords with --general-data"
         )
     metadata, training, heldout = night_files(general)
@@ -51,7 +51,7 @@ def make_line(config: DomainAdaptiveConfig, line: ModelLine) -> None:
     sha = file_digest(spm)
     if metadata.get("spm_model_sha256") not in (None, sha):
         raise ConfigError(
-            f"DomainAdaptiveConfig.spm_model: {spm} is not the vocabulary of {general} "
+            f"LineConfig.spm_model: {spm} is not the vocabulary of {general} "
             "(its metadata.json names another sha256)"
         )
     print(f"{line.url}: a new line from {config.base}; counting the general records of {general}")
@@ -84,7 +84,7 @@ def make_line(config: DomainAdaptiveConfig, line: ModelLine) -> None:
     make_base_version(config, line, line.settings())
 
 
-def make_base_version(config: DomainAdaptiveConfig, line: ModelLine, settings: dict) -> None:
+def make_base_version(config: LineConfig, line: ModelLine, settings: dict) -> None:
     """v0001: the base's export and vocabulary, scored on the general held-out set."""
     base = settings["base"]
     run = night_config(config, settings, line.path(NIGHTS, "base"))
@@ -128,7 +128,7 @@ def make_base_version(config: DomainAdaptiveConfig, line: ModelLine, settings: d
     print(f"{line.url}: v0001 is the base {base['path']} (current)")
 
 
-def base_preset(model: str, config: DomainAdaptiveConfig) -> str:
+def base_preset(model: str, config: LineConfig) -> str:
     """The preset of the base model: --preset when it matches the model's shape, else the one
     preset that does (ConfigError when none does: a line further pretrains a preset's shape)."""
     from model.config import PRESETS, get_preset  # heavy: loads Keras
@@ -141,7 +141,7 @@ def base_preset(model: str, config: DomainAdaptiveConfig) -> str:
     if matches and "preset" not in config.model_fields_set:
         return matches[0]
     raise ConfigError(
-        f"DomainAdaptiveConfig.preset: the base {model} is "
+        f"LineConfig.preset: the base {model} is "
         f"{'preset ' + ', '.join(matches) if matches else 'no known preset'}, not {config.preset}"
     )
 
@@ -156,7 +156,7 @@ def save_keras(model: str, target: str) -> None:
         copy_tree(local, target)
 
 
-def night_config(config: DomainAdaptiveConfig, settings: dict, work: str) -> DomainAdaptiveConfig:
+def night_config(config: LineConfig, settings: dict, work: str) -> LineConfig:
     """The run config of a night in `work`: the line's instance shape, documents held out by
     their hash alone (no --heldout-min-documents), every held-out sequence scored unless
     --eval-batches caps it."""
@@ -166,12 +166,12 @@ def night_config(config: DomainAdaptiveConfig, settings: dict, work: str) -> Dom
         and config.max_seq_length != shape["max_seq_length"]
     ):
         raise ConfigError(
-            "DomainAdaptiveConfig.max_seq_length: the line was made with "
+            "LineConfig.max_seq_length: the line was made with "
             f"{shape['max_seq_length']} ({join(config.line, LINE_FILE)}); leave it out"
         )
     if "preset" in config.model_fields_set and config.preset != settings["preset"]:
         raise ConfigError(
-            f"DomainAdaptiveConfig.preset: the line's model is {settings['preset']}; leave it out"
+            f"LineConfig.preset: the line's model is {settings['preset']}; leave it out"
         )
     return config.model_copy(
         update={

@@ -1,13 +1,13 @@
-"""One night of a model line (albert.model_line), inside the domain-adaptive flow (`--line`):
+"""One night of a model line (flows.line.records), inside the line's flow (flows.line.flow):
 
 1. the input files whose content (sha256) the line has not taken yet; none: say so and stop;
 2. segment -> [select] -> tfrecords of those files with the line's vocabulary, whole documents held
    out by their text's hash alone (so a document's side never depends on the rest of the corpus);
-3. the replay mix (albert.replay): the new sequences, a share of earlier nights' and of the base's
-   general ones, and the in-domain held-out set so far;
+3. the replay mix (flows.line.replay, a cached stage): the new sequences, a share of earlier
+   nights' and of the base's general ones, and the in-domain held-out set so far;
 4. further pretraining from `current` for --epochs passes over the mix (or --steps);
 5. the candidate and `current` scored on the in-domain held-out set and on the general one;
-6. the gate (albert.promotion), the new version (promoted or refused, with the reason), the report.
+6. the gate (flows.line.gate), the new version (promoted or refused, with the reason), the report.
 
 The line's lock is held throughout. Each night works in LINE/nights/<parent>-<digest of its files>:
 every stage is a cached task there and training resumes from its checkpoints, so a killed night
@@ -20,64 +20,69 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from prefect.states import Completed, State
 
 from albert.errors import ConfigError, StageError
-from albert.fs import filesystem, join, listing_digest
+from albert.fs import join, listing_digest
 from albert.hashing import derive_seed
 from albert.locks import output_lock
-from albert.model_line import (
+from flows import tasks
+from flows.domain_config import data_configs
+from flows.line.base import git_revision, make_base_version, make_line, night_config, utc_now
+from flows.line.check import require_sound, sound_settings
+from flows.line.config import LineConfig
+from flows.line.files import copy_tree, file_digest, file_size
+from flows.line.gate import Decision, decide
+from flows.line.records import (
     NIGHTS,
     PROMOTED,
     REFUSED,
     ModelLine,
     ancestry,
-    copy_tree,
-    file_digest,
     new_files,
     next_version,
     seen_files,
     written_night,
 )
-from albert.promotion import Decision, decide
-from albert.replay import MIX_FILE, ReplayConfig
-from albert.replay import run as replay_mix
-from flows import tasks
-from flows.domain_config import DomainAdaptiveConfig, data_configs
-from flows.line_base import git_revision, make_base_version, make_line, night_config, utc_now
-from flows.line_report import write_line_report
+from flows.line.replay import ReplayConfig
+from flows.line.replay import run as replay_mix
+from flows.line.report import write_line_report
 from flows.report import TrainingProgress
 from flows.run_config import cpu_seconds, run_plan
 
 NOTHING_NEW = "nothing new"
 
 
-@tasks.stage_task(
-    "replay", ("data", "domain_shards", "general_shards", "heldout"), ("albert.replay",), MIX_FILE
-)
+@tasks.registered_task("replay")
 def replay(config: ReplayConfig) -> dict:
     """Tonight's TFRecords + replayed earlier and general sequences + the in-domain held-out set
-    so far (albert.replay)."""
+    so far (flows.line.replay)."""
     return replay_mix(config)
 
 
-def run_night(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> State:
-    """The night on `config.line` (made from --base first if it does not exist); a Completed state
-    whose message is the night's one-line outcome and whose data is the summary."""
+def run_night(
+    config: LineConfig, digests: Mapping[str, str], beam_args: list[str] | None = None
+) -> State:
+    """The night on `config.line` (made from --base first if it does not exist) over the input
+    files' `digests` (path -> sha256, `input_digests`); a Completed state whose message is the
+    night's one-line outcome and whose data is the summary."""
     line = ModelLine(config.line)
     with output_lock(line.url):
         if not line.exists():
             make_line(config, line)
+        remove_leftovers(line)
+        if line.current() is None:  # killed while making its first version
+            make_base_version(config, line, sound_settings(line))
+        require_sound(line)
         settings = line.settings()
         if config.base is not None and config.base != settings["base"]["path"]:
             raise ConfigError(
-                f"DomainAdaptiveConfig.base: {line.url} was made from {settings['base']['path']}, "
+                f"LineConfig.base: {line.url} was made from {settings['base']['path']}, "
                 f"not {config.base} (leave --base out, or use another --line)"
             )
-        if line.current() is None:  # killed while making its first version
-            make_base_version(config, line, settings)
         general = settings["general"]["data"]
         if listing_digest(general) != settings["general"]["listing"]:
             raise StageError(
@@ -85,16 +90,28 @@ def run_night(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) 
                 "(line.json records their files and sizes); its general scores and replay need "
                 "them as they were"
             )
-        return night(config, line, settings, list(beam_args or []))
+        return night(config, line, settings, digests, list(beam_args or []))
+
+
+def remove_leftovers(line: ModelLine) -> None:
+    """What killed commits left in the line, removed (and said); call it holding the line's
+    lock."""
+    removed = line.remove_leftovers()
+    if removed:
+        print(f"{line.url}: removed what killed commits left: {', '.join(removed)}")
 
 
 def night(
-    config: DomainAdaptiveConfig, line: ModelLine, settings: dict, beam_args: list[str]
+    config: LineConfig,
+    line: ModelLine,
+    settings: dict,
+    digests: Mapping[str, str],
+    beam_args: list[str],
 ) -> State:
     """The night's steps (the module's docstring), holding the line's lock."""
     start, cpu_start = time.monotonic(), cpu_seconds()
     records, current = line.records(), line.current()
-    fresh, nothing_new = novelty(config, line)
+    fresh, nothing_new = novelty(config, line, digests)
     if nothing_new:
         write_line_report(line, refresh_only=True)
         return finish(nothing_new, {"line": line.url, "status": NOTHING_NEW, "current": current})
@@ -104,7 +121,7 @@ def night(
         write_line_report(line)
         message = f"{line.url}: {written} was written by a killed night; current is now {written}"
         return finish(message, {"line": line.url, "status": PROMOTED, "current": written})
-    name = next_version(records)
+    name = next_version(records, line.pruned())
     work = line.path(NIGHTS, f"{current}-{_digest(fresh.values())[:12]}")
     print(f"{line.url}: {name} from {current} on {len(fresh)} new file(s); working in {work}")
     run = night_config(config, settings, work)
@@ -138,7 +155,7 @@ def night(
     }
     for score, (model, data) in scores.items():
         configs[score] = run.held_out_eval_config(model, score).model_copy(update={"data": data})
-    progress = TrainingProgress("albert-domain-adaptive", steps)
+    progress = TrainingProgress("albert-model-line", steps)
     plan = [(tasks.pretrain, "pretrain", {"on_metrics": progress})] + [
         (tasks.heldout.with_options(name=score), score, {}) for score in scores
     ]
@@ -186,7 +203,7 @@ def night(
 
 
 def night_record(
-    config: DomainAdaptiveConfig,
+    config: LineConfig,
     records: dict,
     current: str,
     fresh: dict[str, str],
@@ -209,7 +226,7 @@ def night_record(
         "export": "export/model.keras",
         "corpus": {
             "files": [
-                {"path": path, "sha256": digest, "bytes": _size(path)}
+                {"path": path, "sha256": digest, "bytes": file_size(path)}
                 for path, digest in sorted(fresh.items())
             ],
             "documents": outcomes["tfrecords"].result["counts"].get("documents"),
@@ -251,11 +268,13 @@ def night_record(
     }
 
 
-def novelty(config: DomainAdaptiveConfig, line: ModelLine) -> tuple[dict[str, str], str | None]:
-    """(path -> sha256 of the input files the line has not taken, None) or, when there are
-    none, ({}, the one line that says so)."""
-    digests = input_digests(config.input)
-    fresh = new_files(digests, seen_files(line.records(), line.current(), config.retry_refused))
+def novelty(
+    config: LineConfig, line: ModelLine, digests: Mapping[str, str]
+) -> tuple[dict[str, str], str | None]:
+    """(path -> sha256 of the input files (`digests`) the line has not taken, None) or, when
+    there are none, ({}, the one line that says so)."""
+    seen = seen_files(line.records(), line.current(), config.retry_refused, line.pruned())
+    fresh = new_files(digests, seen)
     if fresh:
         return fresh, None
     return {}, (
@@ -270,12 +289,12 @@ def finish(message: str, summary: dict[str, Any]) -> State:
 
 
 def replay_config(
-    config: DomainAdaptiveConfig,
+    config: LineConfig,
     line: ModelLine,
     records: dict,
     earlier: list[str],
     settings: dict,
-    run: DomainAdaptiveConfig,
+    run: LineConfig,
 ) -> ReplayConfig:
     """The mix of tonight's TFRecords with the earlier nights of current's lineage and the base's
     general data, seeded from the seed and the parent's number."""
@@ -315,8 +334,3 @@ def _bookkeeping(name: str) -> bool:
 
 def _digest(values) -> str:
     return hashlib.sha256("\n".join(sorted(values)).encode()).hexdigest()
-
-
-def _size(url: str) -> int:
-    fs, path = filesystem(url)
-    return int(fs.info(path).get("size") or 0)

@@ -30,10 +30,11 @@ from pydantic import Field, model_validator
 
 from albert.config import StageConfig
 from albert.errors import StageError
-from albert.fs import exists, expand, join, open_file, remove
+from albert.fs import exists, join, open_file, remove
 from albert.hashing import derive_seed
 from albert.outputs import atomic_output_dir
 from albert.tfrecord_framing import tfrecord_frame, tfrecord_records
+from model.pretrain_records import named_split, shard_files
 
 MIX_FILE = "mix.json"
 METADATA_FILE = "metadata.json"
@@ -144,16 +145,14 @@ def shard_name(prefix: str, index: int, total: int) -> str:
 
 
 def night_files(data: str) -> tuple[dict[str, Any], list[str], list[str]]:
-    """(metadata, training shards, held-out shards) of a night's TFRecords directory."""
+    """(metadata, training shards, held-out shards) of a TFRecords stage output: the held-out
+    shards are those its metadata.json names (model.pretrain_records.named_split)."""
     metadata_path = join(data, METADATA_FILE)
     if not exists(metadata_path):
         raise StageError(f"{data}: no {METADATA_FILE} (not a TFRecords stage output)")
     with open_file(metadata_path, "r") as handle:
         metadata = json.load(handle)
-    heldout = set((metadata.get("heldout") or {}).get("files") or ())
-    shards = expand(join(data, "*.tfrecord"))
-    training = [s for s in shards if posixpath.basename(s) not in heldout]
-    return metadata, training, [s for s in shards if posixpath.basename(s) in heldout]
+    return metadata, *named_split(shard_files(data), metadata)
 
 
 def run(config: ReplayConfig) -> dict[str, Any]:

@@ -10,9 +10,14 @@ LINE/v0002/         a night: export/, vocab/, data/ (the TFRecords of its new do
                     corpus files and their sha256, the settings, the git revision, the held-out
                     scores of the candidate and its parent, status "promoted" or "refused" (why)
 LINE/current        the name of the current version, replaced in one step (albert.outputs)
+LINE/pruned.json    what `albert line prune` removed: the pruned versions' version.json (their
+                    corpus digests stay taken)
 LINE/nights/        each night's working directory (stage outputs, checkpoints): a killed night
                     resumes there
 ```
+
+Each version's version.json lists every file of its directory with its sha256 and size (`files`):
+whatever a night writes into its version is listed and checked (flows.line.check) without more.
 
 A version appears whole or not at all: its directory is committed first (a rename on disks), its
 version.json written after it, and only a directory with version.json is a version. `current` moves
@@ -20,12 +25,13 @@ last, and only to a promoted version; a night killed just before that finds its 
 (`written_night`) when it runs again, and moves `current` then. Nothing here deletes or overwrites
 a version; `prune_plan` names the versions outside current's ancestry, which only
 `albert line prune --yes` removes.
-One writer per line: the night holds `LINE.lock` (albert.locks) throughout.
+One writer per line: the night holds `LINE.lock` (albert.locks) throughout. What a killed commit
+leaves (`leftovers`: the temporary files of our atomic writes, a version directory without
+version.json) is removed under that lock (`remove_leftovers`), and never a finished version.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -34,12 +40,18 @@ from typing import Any
 from albert.errors import StageError
 from albert.fs import exists, filesystem, join, open_file, remove
 from albert.outputs import atomic_output_dir, remove_leftovers, write_atomic
+from flows.line.files import file_listing
 
 LINE_FILE = "line.json"
 VERSION_FILE = "version.json"
 CURRENT = "current"
 NIGHTS = "nights"
+PRUNED = "pruned.json"
 VERSION_NAME = re.compile(r"^v(\d{4,})$")
+TEMPORARY = re.compile(r"^(current|line\.json|pruned\.json|v\d{4,})\.tmp-[0-9a-f]{8}$")
+VERSION_TEMPORARY = re.compile(r"^version\.json\.tmp-[0-9a-f]{8}$")
+"""The temporary siblings our atomic writes make in a line (albert.outputs): of the pointer,
+line.json, pruned.json and a version's directory, and of version.json inside a version."""
 BASE, PROMOTED, REFUSED = "base", "promoted", "refused"
 """A version's status: the line's first version, a night that became current, one that did not."""
 
@@ -75,17 +87,6 @@ def write_json(url: str, value: Mapping[str, Any]) -> None:
     write_atomic(url, (json.dumps(value, indent=2, sort_keys=True) + "\n").encode())
 
 
-def file_digest(url: str) -> str:
-    """sha256 of the bytes of the file at `url`, read in 1 MiB blocks (compressed files as
-    stored)."""
-    fs, path = filesystem(url)
-    digest = hashlib.sha256()
-    with fs.open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 # --------------------------------------------------------------------------------------------
 # Pure logic over the versions' records
 
@@ -105,17 +106,18 @@ def ancestry(records: Records, name: str) -> list[str]:
 
 
 def seen_files(
-    records: Records, current: str, retry_refused: bool = False
+    records: Records, current: str, retry_refused: bool = False, pruned: Records | None = None
 ) -> dict[str, dict[str, Any]]:
     """Content digest -> {version, path} of every corpus file the line has already taken: those
-    current and its ancestors were trained on, and those of refused nights (unless
-    `retry_refused`: then a refused night's files are new again)."""
+    current and its ancestors were trained on, and those of refused nights, pruned ones included
+    (unless `retry_refused`: then a refused night's files are new again)."""
+    everything = {**(pruned or {}), **records}
     taken = set(ancestry(records, current))
     if not retry_refused:
-        taken |= {name for name, r in records.items() if r.get("status") == REFUSED}
+        taken |= {name for name, r in everything.items() if r.get("status") == REFUSED}
     seen: dict[str, dict[str, Any]] = {}
     for name in sorted(taken, key=version_number):
-        for entry in (records[name].get("corpus") or {}).get("files") or ():
+        for entry in (everything[name].get("corpus") or {}).get("files") or ():
             seen.setdefault(entry["sha256"], {"version": name, "path": entry["path"]})
     return seen
 
@@ -133,9 +135,11 @@ def new_files(digests: Mapping[str, str], seen: Mapping[str, Any]) -> dict[str, 
     return fresh
 
 
-def next_version(records: Records) -> str:
-    """The name the next version gets: one past the highest version."""
-    return version_name(1 + max((version_number(n) for n in records), default=0))
+def next_version(records: Records, pruned: Records | None = None) -> str:
+    """The name the next version gets: one past the highest version, pruned ones included (a
+    name is never given twice)."""
+    names = [*records, *(pruned or {})]
+    return version_name(1 + max((version_number(n) for n in names), default=0))
 
 
 def written_night(records: Records, parent: str, digests: Iterable[str]) -> str | None:
@@ -190,8 +194,7 @@ class ModelLine:
         fs, path = filesystem(self.url)
         if not exists(self.url):
             return []
-        names = (e.rstrip("/").rsplit("/", 1)[-1] for e in fs.ls(path, detail=False))
-        return sorted((n for n in names if VERSION_NAME.match(n)), key=version_number)
+        return sorted((n for n in _names(fs, path) if VERSION_NAME.match(n)), key=version_number)
 
     def records(self) -> dict[str, dict[str, Any]]:
         """Version name -> version.json of every finished version, by number."""
@@ -201,14 +204,59 @@ class ModelLine:
             if exists(self.path(name, VERSION_FILE))
         }
 
+    def pruned(self) -> dict[str, dict[str, Any]]:
+        """Version name -> version.json of every version `albert line prune` removed."""
+        if not exists(self.path(PRUNED)):
+            return {}
+        versions = read_json(self.path(PRUNED)).get("versions")
+        if not isinstance(versions, dict) or not all(
+            VERSION_NAME.match(n) and isinstance(r, dict) for n, r in versions.items()
+        ):
+            raise StageError(f'{self.path(PRUNED)}: expected {{"versions": {{NAME: RECORD}}}}')
+        return versions
+
+    def keep_pruned(self, records: Records) -> None:
+        """Add `records` (about to be pruned) to pruned.json, in one step."""
+        write_json(self.path(PRUNED), {"versions": {**self.pruned(), **records}})
+
     def current(self) -> str | None:
+        """The name `current` holds (None: no pointer yet); StageError when it holds no version
+        name."""
         pointer = self.path(CURRENT)
         if not exists(pointer):
             return None
-        with open_file(pointer, "r") as handle:
-            name = handle.read().strip()
-        version_number(name)
+        with open_file(pointer, "rb") as handle:
+            data = handle.read(64)
+        name = data.decode("ascii", errors="replace").strip()
+        if not VERSION_NAME.match(name):
+            raise StageError(f"{pointer}: holds {data[:20]!r}, not a version name (v0001, ...)")
         return name
+
+    def leftovers(self) -> list[str]:
+        """What killed commits left in the line: the temporary files of our atomic writes
+        (`TEMPORARY`, and `vNNNN/version.json.tmp-*`) and version directories without
+        version.json."""
+        fs, path = filesystem(self.url)
+        if not exists(self.url):
+            return []
+        found = []
+        for name in sorted(_names(fs, path)):
+            if TEMPORARY.match(name):
+                found.append(self.path(name))
+            elif VERSION_NAME.match(name) and fs.isdir(join(path, name)):
+                inside = _names(fs, join(path, name))
+                if VERSION_FILE not in inside:
+                    found.append(self.path(name))
+                found += [self.path(name, n) for n in inside if VERSION_TEMPORARY.match(n)]
+        return found
+
+    def remove_leftovers(self) -> list[str]:
+        """Remove `leftovers`; call it holding the line's lock (then no live commit writes them).
+        Returns what was removed."""
+        found = self.leftovers()
+        for url in found:
+            remove(url)
+        return found
 
     def set_current(self, name: str) -> None:
         """Point `current` at `name` in one step (a reader sees the old name or the new one)."""
@@ -231,41 +279,22 @@ class ModelLine:
         promote: bool,
     ) -> None:
         """Write version `name`: `fill(directory)` writes its files into a temporary directory that
-        becomes LINE/NAME whole, then its version.json, then (if `promote`) `current`. Call it
+        becomes LINE/NAME whole, then its version.json (`record`, with every file `fill` wrote
+        listed with its sha256 and size), then (if `promote`) `current`. Call it
         holding the line's lock: what a killed commit left of `name` is removed first (temporary
         folders; on object stores, a directory without version.json, copied in part)."""
         target = self.path(name)
         if exists(self.path(name, VERSION_FILE)):
             raise StageError(f"{target}: the version exists already; versions are never rewritten")
         remove_leftovers(target)
-        remove(target)  # an object-store commit killed before its version.json: never a version
+        remove(target)  # a commit killed before its version.json: never a version
         with atomic_output_dir(target, lock=False) as temp:
             fill(temp)
-        write_json(self.path(name, VERSION_FILE), {**record, "version": name})
+            files = file_listing(temp)
+        write_json(self.path(name, VERSION_FILE), {**record, "version": name, "files": files})
         if promote:
             self.set_current(name)
 
 
-def copy_tree(source: str, target: str, skip: Callable[[str], bool] = lambda name: False) -> None:
-    """Copy the file or directory `source` to `target` file by file (any two filesystems),
-    leaving out the files whose relative name `skip` accepts."""
-    fs, path = filesystem(source)
-    if not fs.isdir(path):
-        _copy_file(source, target)
-        return
-    protocol = source.split("://", 1)[0] + "://" if "://" in source else ""
-    for name in sorted(fs.find(path, withdirs=False)):
-        relative = name[len(path.rstrip("/")) :].lstrip("/")
-        if not skip(relative):
-            _copy_file(protocol + name if protocol else name, join(target, relative))
-
-
-def _copy_file(source: str, target: str) -> None:
-    fs, path = filesystem(target)
-    parent = path.rsplit("/", 1)[0]
-    if parent:
-        fs.makedirs(parent, exist_ok=True)
-    source_fs, source_path = filesystem(source)
-    with source_fs.open(source_path, "rb") as reader, fs.open(path, "wb") as writer:
-        while block := reader.read(1 << 20):
-            writer.write(block)
+def _names(fs, path: str) -> list[str]:
+    return [e.rstrip("/").rsplit("/", 1)[-1] for e in fs.ls(path, detail=False)]

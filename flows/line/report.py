@@ -21,8 +21,8 @@ import matplotlib.pyplot as plt
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.context import FlowRunContext
 
-from albert.model_line import BASE, PROMOTED, ModelLine, ancestry, version_number
-from albert.promotion import held_out_loss
+from flows.line.gate import held_out_loss
+from flows.line.records import BASE, PROMOTED, ModelLine, ancestry, version_number
 from flows.report import render_html
 from flows.report_text import duration, number, table
 
