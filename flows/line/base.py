@@ -21,6 +21,7 @@ from flows import tasks
 from flows.domain_config import resolve_base
 from flows.line.config import LineConfig
 from flows.line.files import copy_tree, file_digest
+from flows.line.near_dup import keep_signatures
 from flows.line.records import (
     BASE,
     LINE_FILE,
@@ -119,6 +120,7 @@ def make_base_version(config: LineConfig, line: ModelLine, settings: dict) -> No
             copy_tree(model, join(directory, "export", inside))
         else:  # a TF1 checkpoint: converted once
             save_keras(model, join(directory, "export", inside))
+        keep_signatures(join(base["path"], "segment"), directory)
         copy_tree(base["spm_model"], join(directory, "vocab", "spiece.model"))
         vocab = base["spm_model"].removesuffix(".model") + ".vocab"
         if exists(vocab):

@@ -36,6 +36,7 @@ from flows.line.check import require_sound, sound_settings
 from flows.line.config import LineConfig
 from flows.line.files import copy_tree, file_digest, file_size
 from flows.line.gate import Decision, decide
+from flows.line.near_dup import keep_signatures, lineage_references, with_lineage
 from flows.line.records import (
     NIGHTS,
     PROMOTED,
@@ -128,6 +129,8 @@ def night(
     spm = line.spm_model(current)
     storage = run.result_storage()
     configs = data_configs(run, sorted(fresh), spm)
+    lineage = lineage_references(line.path, records, current)
+    configs["segment"] = with_lineage(configs["segment"], lineage)
     beam = {"beam_args": beam_args}
     selection = [(tasks.domain_select, "select", beam)] if "select" in configs else []
     plan = [(tasks.segment, "segment", beam), *selection, (tasks.tfrecords, "tfrecords", beam)]
@@ -176,6 +179,7 @@ def night(
         copy_tree(join(run.stage_dir("pretrain"), "export"), join(directory, "export"))
         copy_tree(join(line.path(current), "vocab"), join(directory, "vocab"))
         copy_tree(run.stage_dir("tfrecords"), join(directory, "data"), _bookkeeping)
+        keep_signatures(run.stage_dir("segment"), directory)
         copy_tree(
             join(run.stage_dir("pretrain"), "metrics.jsonl"),
             join(directory, "training", "metrics.jsonl"),
@@ -231,6 +235,9 @@ def night_record(
             ],
             "documents": outcomes["tfrecords"].result["counts"].get("documents"),
             "heldout_documents": outcomes["tfrecords"].result["heldout"].get("documents"),
+            "near_duplicates_of_lineage": (
+                outcomes["segment"].result.get("near_duplicates") or {}
+            ).get("of_reference"),
         },
         "data": {
             "shards": [f"data/{name}" for name in mix["new_shards"]],
