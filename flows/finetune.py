@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from albert.fs import join, makedirs, open_file
+from albert.outputs import check_writable
 from albert.stage import stage_main
 from model.finetune import cli as finetune_cli
 from model.finetune.config import FinetuneConfig, Hyperparameters
@@ -93,7 +94,9 @@ def further_pretrain(config: FinetuneConfig, data: TaskData, hp: Hyperparameters
 
 
 def run(config: FinetuneConfig) -> dict:
-    """`model.finetune.run`, with `--further-pretrain-steps` run by `further_pretrain`."""
+    """`model.finetune.run`, with `--further-pretrain-steps` run by `further_pretrain`; its output
+    checked writable first (not after training)."""
+    check_writable(config.output, "FinetuneConfig.output")
     from model.finetune import stage as finetune_stage  # heavy: Keras and its backend
 
     return finetune_stage.run(config, further_pretrain=further_pretrain)
