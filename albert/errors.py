@@ -75,7 +75,7 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
         )
 
 
-def _write_failure(error: BaseException) -> OSError | None:
+def refused_write(error: BaseException) -> OSError | None:
     """The environment's refusal of a write in `error`'s chain (`WRITE_FAILURES`), the one naming
     its path first."""
     refused = [e for e in _chain(error) if isinstance(e, OSError) and e.errno in WRITE_FAILURES]
@@ -99,7 +99,7 @@ def describe_error(error: BaseException) -> tuple[str, int]:
         return _strip_beam_steps(quoted[-1][1]), EXIT_USER_ERROR
     if ours:
         return _strip_beam_steps(text), EXIT_USER_ERROR
-    refused = _write_failure(error)
+    refused = refused_write(error)
     if refused is not None:
         where = refused.filename if refused.filename is not None else "a write"
         return f"{where}: {WRITE_FAILURES[refused.errno]}", EXIT_USER_ERROR
@@ -127,10 +127,12 @@ def naming(path: str) -> Iterator[None]:
 @contextlib.contextmanager
 def naming_writes(path: str) -> Iterator[None]:
     """A write under `path` that the environment refuses without naming a file (a write, flush or
-    close: disk full, permission denied, read-only file system) is raised naming `path`."""
+    close: disk full, permission denied, read-only file system) is raised naming `path`, also
+    where it is the cause of another error (a Beam step's, a background thread's)."""
     try:
         yield
-    except OSError as error:
-        if error.filename is None and error.errno in WRITE_FAILURES:
-            error.filename = path
+    except Exception as error:  # the refusal, or an error raised from it (Beam, a thread)
+        for cause in _chain(error):
+            if isinstance(cause, OSError) and cause.errno in WRITE_FAILURES:
+                cause.filename = path if cause.filename is None else cause.filename
         raise
