@@ -71,13 +71,13 @@ def resumable_flow_run(flow_function, config, *args):
 
 
 def writable_environment(config) -> None:
-    """Before any work: Prefect's directories (`prefect_settings.check_environment`), then the
-    config's run directory and model line (those it has), can be written; else ConfigError /
-    StageError naming the setting or path and the reason."""
+    """Before any work: Prefect's directories (`prefect_settings.check_environment`), then where
+    the flow writes, can be written: the config's model line (a night works inside it), else its
+    run directory; else ConfigError / StageError naming the setting or path and the reason."""
     prefect_settings.check_environment()
-    for field in ("run_dir", "line"):
-        if getattr(config, field, None) is not None:
-            check_writable(str(getattr(config, field)), f"{type(config).__name__}.{field}")
+    field = "line" if getattr(config, "line", None) is not None else "run_dir"
+    if getattr(config, field, None) is not None:
+        check_writable(str(getattr(config, field)), f"{type(config).__name__}.{field}")
 
 
 def stage_task(
