@@ -131,14 +131,20 @@ def signal_mode(backend: str, processes: int) -> str:
 def stop_on_signals(mode: str) -> Iterator[StopRequest]:
     """SIGTERM and SIGINT noted by the `StopRequest` it yields for the block (with `mode='jax'`,
     SIGINT only: SIGTERM is JAX's); the previous handlers (the command's own, `albert.signals`)
-    are restored after it. Outside the main thread (where Python allows no handler) and for
-    `mode='none'`, the request never stops."""
-    if mode != "none" and threading.current_thread() is not threading.main_thread():
+    are restored after it. With `mode='none'` the request never stops and a signal ends the
+    process as Python's defaults do (a TensorFlow worker resumes from its last periodic
+    checkpoint); outside the main thread (where Python allows no handler) nothing is changed."""
+    if threading.current_thread() is not threading.main_thread():
         logger.debug("not the main thread: signals are not handled here")
-        mode = "none"
+        yield StopRequest("none")
+        return
     request = StopRequest(mode)
-    handled = {"none": (), "jax": (signal.SIGINT,), "one": SIGNALS}[mode]
-    previous = {number: signal.signal(number, request.note) for number in handled}
+    handlers = {
+        "none": {signal.SIGTERM: signal.SIG_DFL, signal.SIGINT: signal.default_int_handler},
+        "jax": {signal.SIGINT: request.note},
+        "one": dict.fromkeys(SIGNALS, request.note),
+    }[mode]
+    previous = {number: signal.signal(number, handler) for number, handler in handlers.items()}
     try:
         yield request
     finally:
