@@ -32,6 +32,9 @@ COMMANDS = ("albert run", "model.pretrain", "night", "albert finetune")
 CASES = ("PREFECT_HOME", "full disk", "read-only", "SIGTERM at 1 s")
 NEEDS_PREFECT = ("albert run", "night")
 LOUD = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b|Traceback|^\w*Error\b")
+NATIVE = re.compile(r"^[IWEF]\d{4} ")
+"""A line TensorFlow's or XLA's C++ code prints while it loads (`E0000 … failed call to cuInit` on
+a machine without a GPU): the machine's, not the failure's (docs/cli.md, "Logging")."""
 
 
 def _mount(directory: Path, options: str) -> None:
@@ -145,7 +148,7 @@ def test_every_command_under_every_bad_environment(command, case, inputs, places
     code = expected_code(command, case)
     assert process.returncode == code, output[-3000:]
     assert "Traceback" not in output, output[-3000:]
-    loud = [line for line in lines if LOUD.search(line)]
+    loud = [line for line in lines if LOUD.search(line) and not NATIVE.match(line)]
     assert len(loud) <= 3, loud
     if code == 0:
         return
