@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from albert.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, describe_error
-from albert.outputs import atomic_output_dir, unwritable
+from albert.outputs import atomic_output_dir
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -76,6 +76,8 @@ def test_the_temporary_servers_failure_to_start_is_one_line_naming_the_setting()
 
 
 def test_a_directory_that_cannot_be_written_says_why(tmp_path):
+    from albert.outputs import unwritable
+
     (tmp_path / "a-file").write_text("")
     assert unwritable(str(tmp_path / "a-file")) == "a file is in the way, not a directory"
     assert unwritable(str(tmp_path / "a-file" / "out")) == "cannot be made: not a directory"
