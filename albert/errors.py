@@ -102,7 +102,7 @@ def describe_error(error: BaseException) -> tuple[str, int]:
     refused = refused_write(error)
     if refused is not None:
         where = refused.filename if refused.filename is not None else "a write"
-        return f"{where}: {WRITE_FAILURES[refused.errno]}", EXIT_USER_ERROR
+        return f"{where}: {refused.strerror or WRITE_FAILURES[refused.errno]}", EXIT_USER_ERROR
     if isinstance(error, OSError) and error.filename is not None:
         reason = error.strerror or _first_line(_strip_beam_steps(str(error)))
         return f"{error.filename}: {reason}", EXIT_USER_ERROR

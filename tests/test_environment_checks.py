@@ -110,7 +110,7 @@ def test_a_disk_full_in_a_background_write_names_the_output_and_exits_2(tmp_path
         failed = thread.submit(write)
         with pytest.raises(OSError) as raised:
             failed.result()
-    assert describe_error(raised.value) == (f"{target}: no space left on device", 2)
+    assert describe_error(raised.value) == (f"{target}: No space left on device", 2)
     assert (target / "weights.npz").read_bytes() == b"previous"
     assert [p.name for p in target.parent.iterdir()] == [target.name]
 
