@@ -31,12 +31,16 @@ from albert.errors import EXIT_INTERRUPTED, Interrupted
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 BEFORE_TRAINING = "before the first step: nothing to save"
 """What a signal that comes before a training step interrupts (the `Interrupted` message's end)."""
+FINE_TUNING = "during fine-tuning, which saves its output only at its end: a re-run starts again"
+"""What it interrupts in a fine-tuning command (`stopping`)."""
 
 
 class _Command:
-    """The command whose signals are handled: its name and whether its body is running."""
+    """The command whose signals are handled: its name, what a signal interrupts in it and whether
+    its body is running."""
 
     prog: str | None = None
+    stopped = BEFORE_TRAINING
     raising = False
 
 
@@ -45,8 +49,13 @@ def stopped_before_training(number: int) -> Interrupted:
     return Interrupted(f"{signal.Signals(number).name} {BEFORE_TRAINING}")
 
 
+def stopping(what: str) -> None:
+    """Say what a signal interrupts in this command from now on (the message's end)."""
+    _Command.stopped = what
+
+
 def _handle(number: int, frame=None) -> None:
-    stop = stopped_before_training(number)
+    stop = Interrupted(f"{signal.Signals(number).name} {_Command.stopped}")
     if _Command.raising:
         raise stop
     command = shlex.join([*str(_Command.prog).split(), *sys.argv[1:]])

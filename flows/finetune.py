@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from albert import signals
 from albert.fs import join, makedirs, open_file
 from albert.outputs import check_writable
 from albert.stage import stage_main
@@ -103,6 +104,7 @@ def run(config: FinetuneConfig) -> dict:
 
 
 def main(argv=None, prog="python -m flows.finetune") -> int:
+    signals.stopping(signals.FINE_TUNING)  # a signal before it ends: exit 75, nothing saved
     return stage_main(FinetuneConfig, run, argv, prog=prog, description=finetune_cli.__doc__)
 
 
