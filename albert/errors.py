@@ -11,6 +11,7 @@ a ValueError from our code included, is an internal error: exit 1, never the use
 from __future__ import annotations
 
 import contextlib
+import errno
 import re
 from collections.abc import Iterator
 
@@ -39,6 +40,16 @@ class ConfigError(ValueError):
 USER_ERRORS: tuple[type[BaseException], ...] = (StageError, ConfigError)
 """Errors that mean bad input or configuration (exit 2), with an OSError that names its file."""
 
+WRITE_FAILURES = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EROFS: "read-only file system",
+}
+"""The environment's refusals of a write (errno -> reason): bad environment (exit 2), never ours,
+wherever they are raised (a write, flush or close without a path, a background thread)."""
+
 _BEAM_STEP = re.compile(r"\s*\[while running '[^']*'\]")
 _OUR_ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?(StageError|ConfigError): (.+)$", re.MULTILINE)
 
@@ -64,12 +75,22 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
         )
 
 
+def refused_write(error: BaseException) -> OSError | None:
+    """The environment's refusal of a write in `error`'s chain (`WRITE_FAILURES`), the one naming
+    its path first."""
+    refused = [e for e in _chain(error) if isinstance(e, OSError) and e.errno in WRITE_FAILURES]
+    named = [e for e in refused if e.filename is not None]
+    return (named or refused or [None])[0]
+
+
 def describe_error(error: BaseException) -> tuple[str, int]:
     """(one-line `PATH: REASON`, exit code) of a failure, whatever raised it.
 
     The innermost StageError/ConfigError wins, whether it is in the exception chain or only in the
     text of an error a Beam worker sent back; an OSError naming its file is the environment's
-    answer about that file; any other error is internal: its type and its message's first line.
+    answer about that file, and a refused write (disk full, permission denied, read-only file
+    system: `WRITE_FAILURES`) anywhere in the chain is too (`naming_writes` adds the path where
+    the write did not name it); any other error is internal: its type and its message's first line.
     """
     ours = [e for e in _chain(error) if isinstance(e, USER_ERRORS)]
     text = str(ours[-1] if ours else error)
@@ -78,6 +99,10 @@ def describe_error(error: BaseException) -> tuple[str, int]:
         return _strip_beam_steps(quoted[-1][1]), EXIT_USER_ERROR
     if ours:
         return _strip_beam_steps(text), EXIT_USER_ERROR
+    refused = refused_write(error)
+    if refused is not None:
+        where = refused.filename if refused.filename is not None else "a write"
+        return f"{where}: {refused.strerror or WRITE_FAILURES[refused.errno]}", EXIT_USER_ERROR
     if isinstance(error, OSError) and error.filename is not None:
         reason = error.strerror or _first_line(_strip_beam_steps(str(error)))
         return f"{error.filename}: {reason}", EXIT_USER_ERROR
@@ -97,3 +122,17 @@ def naming(path: str) -> Iterator[None]:
         raise StageError(
             reason if reason.startswith(f"{path}:") else f"{path}: {reason}"
         ) from error
+
+
+@contextlib.contextmanager
+def naming_writes(path: str) -> Iterator[None]:
+    """A write under `path` that the environment refuses without naming a file (a write, flush or
+    close: disk full, permission denied, read-only file system) is raised naming `path`, also
+    where it is the cause of another error (a Beam step's, a background thread's)."""
+    try:
+        yield
+    except Exception as error:  # the refusal, or an error raised from it (Beam, a thread)
+        for cause in _chain(error):
+            if isinstance(cause, OSError) and cause.errno in WRITE_FAILURES:
+                cause.filename = path if cause.filename is None else cause.filename
+        raise

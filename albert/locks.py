@@ -25,7 +25,7 @@ from typing import Any
 
 import psutil
 
-from albert.errors import StageError
+from albert.errors import StageError, naming_writes
 from albert.fs import filesystem, is_local, makedirs
 
 logger = logging.getLogger(__name__)
@@ -110,8 +110,9 @@ def _local_lock(output: str, path: str) -> Iterator[None]:
             break
         os.close(fd)
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(holder_info()).encode(), 0)
+        with naming_writes(path):  # a full disk names the lock file
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(holder_info()).encode(), 0)
         yield
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -16,6 +16,7 @@ import posixpath
 import re
 import shutil
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from collections.abc import Iterator
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from albert.errors import WRITE_FAILURES, StageError, naming_writes
 from albert.fs import exists_in, expand, filesystem, is_local, makedirs
 from albert.locks import output_lock
 
@@ -48,7 +50,7 @@ def write_atomic(url: str, data: bytes) -> None:
     makedirs(os.path.dirname(os.path.abspath(path)))
     temp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
     try:
-        with open(temp, "wb") as handle:
+        with naming_writes(url), open(temp, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -57,6 +59,44 @@ def write_atomic(url: str, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
         raise
+
+
+def unwritable(url: str) -> str | None:
+    """Why a stage could not write in the directory `url` (made, with its parents, where it can
+    be): `cannot be made: not a directory`, `cannot be written: read-only file system` ...; None
+    when it can (one file made and removed there) or for an object store (its first write says)."""
+    if not is_local(url):
+        return None
+    path = filesystem(url)[1]
+    if os.path.exists(path) and not os.path.isdir(path):
+        return "a file is in the way, not a directory"
+    for what, attempt in (("made", _make), ("written", _probe)):
+        try:
+            attempt(path)
+        except OSError as error:
+            reason = WRITE_FAILURES.get(error.errno) or (error.strerror or str(error)).lower()
+            named = str(error.filename or path)
+            where = "" if named == path or named.startswith(path + os.sep) else f" ({named})"
+            return f"cannot be {what}: {reason}{where}"
+    return None
+
+
+def check_writable(url: str, setting: str | None = None) -> None:
+    """StageError `URL: REASON (SETTING)` when a stage could not write in `url` (`unwritable`):
+    asked before any work starts."""
+    reason = unwritable(url)
+    if reason:
+        raise StageError(f"{url}: {reason}{f' ({setting})' if setting else ''}")
+
+
+def _make(path: str) -> None:
+    os.makedirs(path, exist_ok=True)
+
+
+def _probe(path: str) -> None:
+    handle, probe = tempfile.mkstemp(prefix=".write-check-", dir=path)
+    os.close(handle)
+    os.unlink(probe)
 
 
 LEFTOVER_MARKERS = (".tmp-", ".old-")
@@ -234,7 +274,8 @@ def atomic_output_dir(url: str, lock: bool = True, keep_previous: bool = True) -
         temp_path = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
         fs.makedirs(temp_path, exist_ok=True)
         try:
-            yield protocol + temp_path
+            with naming_writes(url):  # a refused write names the output (disk full ...)
+                yield protocol + temp_path
         except BaseException:
             if exists_in(fs, temp_path):  # object stores have no empty directories
                 fs.rm(temp_path, recursive=True)

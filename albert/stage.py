@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from albert import reaper
+from albert import reaper, signals
 from albert.config import StageConfig, add_config_arguments, config_from_namespace
 from albert.errors import (
     EXIT_INTERNAL_ERROR,
@@ -55,9 +55,11 @@ def report_interruption(prog: str, stop: Interrupted, command: str | None) -> in
 def guarded(prog: str, verbose: bool, body: Callable[[], int], command: str | None = None) -> int:
     """Run `body`; any exception becomes one logged line and an exit code (see `report_failure`);
     a run stopped by a signal with its work saved, one line naming `command` to resume it and
-    EXIT_INTERRUPTED (`report_interruption`)."""
+    EXIT_INTERRUPTED (`report_interruption`). Inside it a signal the command handles from its first
+    instant (`albert.signals`) raises `Interrupted` where the program is."""
     try:
-        return body()
+        with signals.raising():
+            return body()
     except Interrupted as stop:
         return report_interruption(prog, stop, command)
     except (KeyboardInterrupt, SystemExit):

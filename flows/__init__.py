@@ -1,5 +1,18 @@
 """Prefect 3 flows that chain the stages: end-to-end runs, domain-adaptive pretraining and a model
 line night after night (flows.line).
 
-Importing this package sets nothing: the flows' entry points apply their Prefect settings
-(`flows.prefect_settings`)."""
+Importing this package sets nothing, except in the commands that train (`python -m
+flows.pretrain_pipeline`, `flows.domain_adaptive` and a model line's night, `flows.finetune`), whose
+SIGTERM/SIGINT handlers it installs before Prefect or Keras is imported (`albert.signals`). The
+flows' entry points apply their Prefect settings (`flows.prefect_settings`), which also check,
+before a flow starts, that PREFECT_HOME can be written (hence Prefect's own warning, at its import,
+about a PREFECT_HOME it could not make is not shown: the check says it in one line)."""
+
+import warnings
+
+from albert.signals import install_for_command
+
+warnings.filterwarnings("ignore", message="Failed to create the Prefect home directory")
+
+for _command in ("flows.pretrain_pipeline", "flows.domain_adaptive", "flows.finetune"):
+    install_for_command(_command)

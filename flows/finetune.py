@@ -16,7 +16,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from albert import signals
 from albert.fs import join, makedirs, open_file
+from albert.outputs import check_writable
 from albert.stage import stage_main
 from model.finetune import cli as finetune_cli
 from model.finetune.config import FinetuneConfig, Hyperparameters
@@ -93,13 +95,16 @@ def further_pretrain(config: FinetuneConfig, data: TaskData, hp: Hyperparameters
 
 
 def run(config: FinetuneConfig) -> dict:
-    """`model.finetune.run`, with `--further-pretrain-steps` run by `further_pretrain`."""
+    """`model.finetune.run`, with `--further-pretrain-steps` run by `further_pretrain`; its output
+    checked writable first (not after training)."""
+    check_writable(config.output, "FinetuneConfig.output")
     from model.finetune import stage as finetune_stage  # heavy: Keras and its backend
 
     return finetune_stage.run(config, further_pretrain=further_pretrain)
 
 
 def main(argv=None, prog="python -m flows.finetune") -> int:
+    signals.stopping(signals.FINE_TUNING)  # a signal before it ends: exit 75, nothing saved
     return stage_main(FinetuneConfig, run, argv, prog=prog, description=finetune_cli.__doc__)
 
 

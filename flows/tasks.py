@@ -35,8 +35,9 @@ from albert.config import StageConfig
 from albert.errors import Interrupted, StageError
 from albert.fs import exists, join, open_file
 from albert.locks import output_lock
-from albert.outputs import atomic_output_dir, move_aside, moved_aside_copies
+from albert.outputs import atomic_output_dir, check_writable, move_aside, moved_aside_copies
 from albert.stages import STAGES, stage_module
+from flows import prefect_settings
 from flows.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
 from flows.result_storage import PlainJsonSerializer, discard_failure_record, json_only_storage
 from flows.retry import retry_options
@@ -51,13 +52,32 @@ def interrupted(stop: Interrupted) -> State:
     return Cancelled(name=INTERRUPTED, message=str(stop))
 
 
-def resumable_flow_run(flow_function, *args):
-    """Call a flow; a flow run that ended `interrupted` (it returned that state) raises
-    `Interrupted` again, for the command to exit 75: the same command resumes it."""
+def resumable_flow_run(flow_function, config, *args):
+    """Call a flow on `config`, once Prefect's directories and the run's own (its run directory,
+    a line) are known to be writable (else one line, exit 2: `writable_environment`); a flow run
+    that ended `interrupted` (it returned that state) raises `Interrupted` again, for the command
+    to exit 75: the same command resumes it. A temporary server that does not start is one line
+    (`prefect_settings.server_failure`)."""
+    writable_environment(config)
     try:
-        return flow_function(*args)
+        return flow_function(config, *args)
     except CancelledRun as cancelled:
         raise Interrupted(str(cancelled)) from None
+    except RuntimeError as error:
+        failure = prefect_settings.server_failure(error)
+        if failure is None:
+            raise
+        raise failure from error
+
+
+def writable_environment(config) -> None:
+    """Before any work: Prefect's directories (`prefect_settings.check_environment`), then where
+    the flow writes, can be written: the config's model line (a night works inside it), else its
+    run directory; else ConfigError / StageError naming the setting or path and the reason."""
+    prefect_settings.check_environment()
+    field = "line" if getattr(config, "line", None) is not None else "run_dir"
+    if getattr(config, field, None) is not None:
+        check_writable(str(getattr(config, field)), f"{type(config).__name__}.{field}")
 
 
 def stage_task(

@@ -24,7 +24,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.transforms.window import GlobalWindows
 
 from albert import reaper
-from albert.errors import EXIT_USER_ERROR, StageError, describe_error
+from albert.errors import EXIT_USER_ERROR, StageError, describe_error, refused_write
 from albert.fs import join, open_file
 from albert.outputs import atomic_output_dir
 
@@ -76,8 +76,8 @@ def run_pipeline(pipeline: beam.Pipeline) -> beam.runners.runner.PipelineResult:
         result.wait_until_finish()
     except Exception as error:  # the runner wraps what a DoFn raised, or re-raises it with a suffix
         message, code = describe_error(error)
-        if code != EXIT_USER_ERROR:
-            raise  # a bug stays a bug: never reported as the user's bad input
+        if code != EXIT_USER_ERROR or refused_write(error):
+            raise  # a bug stays a bug; a refused write is named by the output's commit
         raise StageError(message) from error
     return result
 

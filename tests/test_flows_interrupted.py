@@ -91,7 +91,7 @@ def test_a_flow_that_returns_interrupted_ends_cancelled_and_its_command_raises_i
     from flows import tasks
 
     @flow(name="albert-test-interrupted")
-    def stopped():
+    def stopped(config=None):
         try:
             raise Interrupted("SIGTERM at step 3: saved out/checkpoints/ckpt-000000003")
         except Interrupted as stop:
@@ -100,7 +100,7 @@ def test_a_flow_that_returns_interrupted_ends_cancelled_and_its_command_raises_i
     state = stopped(return_state=True)
     assert state.is_cancelled() and state.name == tasks.INTERRUPTED
     try:
-        tasks.resumable_flow_run(stopped)
+        tasks.resumable_flow_run(stopped, None)
     except Interrupted as again:
         assert "saved out/checkpoints/ckpt-000000003" in str(again)
     else:

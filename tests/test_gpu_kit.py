@@ -83,3 +83,49 @@ def test_the_kit_trains_exports_and_measures_without_tensorflow(tmp_path):
     )
     (row,) = json.loads(measured.stdout.strip().splitlines()[-1])["rows"]
     assert row["preset"] == "albert-nano" and row["sequences_per_s"] > 0
+
+
+def _check_run(kit: Path, work: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks/gpu/check.py"), "run", "--kit", str(kit)]
+        + ["--work", str(work), "--tiny"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def _kit(tmp_path: Path, case: str) -> Path:
+    kit = tmp_path / "kit"
+    if case == "missing":
+        return kit
+    (kit / "wheelhouse").mkdir(parents=True)
+    if case == "other Python":
+        (kit / "wheelhouse" / "numpy-2.0.0-cp39-cp39-manylinux_2_17_x86_64.whl").touch()
+    if case == "over the carry limit":
+        (kit / "wheelhouse" / "albert-0.1-py3-none-any.whl").touch()
+        with open(kit / "shards.bin", "wb") as big:  # sparse: 65 MiB counted, nothing written
+            big.truncate(65 * 2**20)
+    return kit
+
+
+@pytest.mark.parametrize(
+    "case, says",
+    [
+        ("missing", "does not exist"),
+        ("empty", "holds no wheels"),
+        ("other Python", "holds wheels for Python 3.9"),
+        ("over the carry limit", "over the 64 MiB a device command carries"),
+    ],
+)
+def test_a_kit_that_cannot_be_installed_is_one_line_naming_the_prepare_command(
+    tmp_path, case, says
+):
+    """Issue 46, row 2: checked before pip runs; one line, exit 2, the fix named."""
+    kit = _kit(tmp_path, case)
+    done = _check_run(kit, tmp_path / "work")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and not done.stdout, done
+    assert says in lines[0] and f"check.py prepare --kit {kit}" in lines[0]
+    assert not (tmp_path / "work").exists()  # nothing installed

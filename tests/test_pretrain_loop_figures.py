@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from model.checkpoint_manager import Checkpoints
+from model.preemption import StopRequest
 from model.pretrain.config import PretrainConfig
 from model.pretrain.time_budget import TrainingClock
 
@@ -51,6 +53,11 @@ class Log:
         return len(self.records)
 
 
+def _checkpoints(config: PretrainConfig) -> Checkpoints:
+    """None due within these runs' steps; no signal stops them."""
+    return Checkpoints("o/checkpoints", config.checkpoint_every, 1, True, StopRequest.never())
+
+
 def batches(clock: Clock, epochs: list[list[tuple[int, int]]]):
     """(epoch, index, batch) with `real` of `length` tokens a row; each takes 0.5 s to arrive, 2 s
     the first of an epoch."""
@@ -74,7 +81,7 @@ def test_the_loop_counts_every_batch_and_reports_the_steady_rate_apart(monkeypat
     state = {"step": 0, "epoch": 0, "batch_in_epoch": 0}
     trainer = trainer_module.Trainer(
         config, None, None, None, lambda step: 0.1, Engine(clock), Log(), {}, True, state,
-        TrainingClock(clock=clock),
+        TrainingClock(clock=clock), _checkpoints(config),
     )  # fmt: skip
     # epoch 0: two batches of length 8, epoch 1: a new length (16), then two more of 16
     trainer.train(batches(clock, [[(6, 8), (8, 8)], [(4, 16), (16, 16), (12, 16), (2, 8)]]))
@@ -105,7 +112,7 @@ def test_batches_ending_before_the_steps_are_a_clear_error(monkeypatch):
     state = {"step": 0, "epoch": 0, "batch_in_epoch": 0}
     trainer = trainer_module.Trainer(
         config, None, None, None, lambda step: 0.1, Engine(clock), Log(), {}, True, state,
-        TrainingClock(clock=clock),
+        TrainingClock(clock=clock), _checkpoints(config),
     )  # fmt: skip
     with pytest.raises(StageError, match="d: fewer training records than one batch of 4"):
         trainer.train(iter([]))

@@ -126,7 +126,8 @@ def test_the_learning_rate_reaches_the_compiled_step(tmp_path):
     each step reaches the optimizer of the backend's compiled step."""
     from model.pretrain.build import build_training
     from model.pretrain.identity import data_spec
-    from model.pretrain.loop import select_devices, training_dataset, training_engine
+    from model.pretrain.loop import input_options, select_devices, training_engine
+    from model.pretrain_input import train_batches
 
     data = str(write_shards(tmp_path / "records", num_shards=2, per_shard=16))
     config = PretrainConfig(**TINY, data=data, output=str(tmp_path / "o"), time_budget="1h")
@@ -136,7 +137,9 @@ def test_the_learning_rate_reaches_the_compiled_step(tmp_path):
     model, optimizer, schedule = build_training(config, spec, strategy, 100, None)
     assert schedule is None
     engine = training_engine(config, backend, model, optimizer, strategy, distribution, replicas)
-    batches = engine.batches(training_dataset(config, spec, 0, 0))
+    batches = engine.batches(
+        train_batches(spec, config.batch_size, config.input, epoch=0, **input_options(config))
+    )
 
     def weights_after_step(rate):
         engine.set_learning_rate(rate)

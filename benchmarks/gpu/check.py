@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from kit import build_kit, install
+from kit import build_kit, install, kit_problem
 from trainer import (
     last_step,
     loop_row,
@@ -326,6 +326,10 @@ def main() -> int:
     if args.tiny:
         args.rows, args.steps, args.buckets = "albert-nano:128,albert-tiny:512", 12, 4
         args.batch_tokens, args.synthetic_steps, args.finetune_steps = 2048, 3, 4
+    problem = kit_problem(args.kit, f"{sys.version_info.major}.{sys.version_info.minor}")
+    if problem:  # before installing anything: one line, the fix named
+        print(f"check.py run: {problem}", file=sys.stderr)
+        return 2
     args.kit, args.work = args.kit.resolve(), args.work.resolve()
     args.deadline = time.perf_counter() + args.budget
     return check(args)

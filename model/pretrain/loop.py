@@ -12,7 +12,7 @@ import numpy as np
 from albert.errors import StageError
 from albert.fs import join
 from albert.locks import output_lock
-from albert.outputs import remove_leftovers
+from albert.outputs import check_writable, remove_leftovers
 from model import (
     checkpointing,
     cores,
@@ -22,6 +22,7 @@ from model import (
     pretrain_input,
     pretrain_records,
 )
+from model.checkpoint_manager import Checkpoints
 from model.pretrain.build import build_training, restore, weights_digest
 from model.pretrain.config import PRECISION_POLICIES, PretrainConfig
 from model.pretrain.export import export_alone
@@ -39,7 +40,6 @@ from model.pretrain.trainer import Trainer
 from model.pretrain_input import uses_grain
 
 
-@preemption.stops_on_signals
 def run(
     config: PretrainConfig,
     on_metrics: Callable[[dict], None] | None = None,
@@ -49,14 +49,29 @@ def run(
 
     `on_metrics` (optional) receives every record written to metrics.jsonl (e.g. for progress
     artifacts in a Prefect flow); `clock` (optional, seconds) times --time-budget instead of
-    time.monotonic. SIGTERM or SIGINT stops the run after a checkpoint at a step every process
-    agrees on, with `albert.errors.Interrupted` (`model.preemption`)."""
+    time.monotonic. Once the cluster is joined, SIGTERM or SIGINT stops the run after a checkpoint
+    at a step every process agrees on, with `albert.errors.Interrupted` (`model.preemption`, the
+    mode from the process count)."""
+    check_writable(config.output, "PretrainConfig.output")  # before any work
     import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     backend = keras.config.backend()
     join_cluster(config, backend)
-    strategy, distribution, replicas = select_devices(config, backend)
     process = distribute.jax_process()
+    with preemption.stop_on_signals(preemption.signal_mode(backend, process[1])) as stop:
+        return train(config, backend, process, stop, on_metrics, clock)
+
+
+def train(
+    config: PretrainConfig,
+    backend: str,
+    process: tuple[int, int],
+    stop: preemption.StopRequest,
+    on_metrics: Callable[[dict], None] | None,
+    clock: Callable[[], float] | None,
+) -> dict:
+    """`run` once the cluster is joined and the signals are `stop`'s."""
+    strategy, distribution, replicas = select_devices(config, backend)
     spec = data_spec(config)
     config = with_length_buckets(config, spec)
     vocab_size, vocab_sha = resolve_vocab(config, spec)
@@ -92,6 +107,15 @@ def run(
         engine = training_engine(
             config, backend, model, optimizer, strategy, distribution, replicas
         )
+        checkpoints = Checkpoints(
+            join(config.output, "checkpoints"),
+            config.checkpoint_every,
+            config.keep_checkpoints,
+            chief,
+            stop,
+        )
+        # its write in flight commits before the lock goes
+        held.enter_context(checkpoints)
         trainer = Trainer(
             config,
             spec,
@@ -104,8 +128,8 @@ def run(
             chief,
             state,
             TrainingClock(state.get("training_seconds", 0.0), clock),
+            checkpoints,
         )
-        held.enter_context(trainer.writer)  # its write in flight commits before the lock goes
         with training_batches(
             config, spec, engine, trainer.epoch, trainer.batch_in_epoch, process
         ) as batches:
@@ -319,20 +343,5 @@ def training_batches(
         epoch=epoch,
         skip_batches=batch_in_epoch,
         to_batches=engine.batches,
-        **input_options(config, process),
-    )
-
-
-def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: int, process=(0, 1)):
-    """The training batches of `epoch` from its `batch_in_epoch`-th on, with the global loss
-    denominators (Grain or tf.data, as --input and the backend say: `model.pretrain_input`); with
-    several processes, this process's rows of each batch (Grain; `process` is (index, count))."""
-
-    return pretrain_input.train_batches(
-        spec,
-        config.batch_size,
-        config.input,
-        epoch=epoch,
-        skip_batches=batch_in_epoch,
         **input_options(config, process),
     )

@@ -8,9 +8,8 @@ import time
 import numpy as np
 
 from albert.errors import Interrupted, StageError
-from albert.fs import join
-from model import checkpointing, preemption, pretrain_input
-from model.checkpoint_writer import CheckpointWriter
+from model import checkpointing, pretrain_input
+from model.checkpoint_manager import Checkpoints
 from model.pretrain.config import PretrainConfig
 from model.pretrain.divergence import diverged, weights_finite
 from model.pretrain.run_log import RunLog
@@ -20,12 +19,14 @@ from model.pretrain.time_budget import TrainingClock, budget_learning_rate
 class Trainer:
     """Trains `model` from the position `state` (a checkpoint's, or step 0) with a backend's steps.
 
-    `engine` is the backend's `TfTraining` or `JaxTraining`; `log` records on the chief only; only
-    the chief writes checkpoints, in the background (`writer`, which the caller closes before it
-    releases the output's lock). `schedule` is the step schedule, or None under --time-budget: then
-    each step's learning rate follows the training time (`clock`, counting on from the time the
-    checkpoint recorded) and reaches the optimizer through `engine.set_learning_rate`. After every
-    step it asks the run's stop request (`model.preemption.active()`) whether to stop for a signal.
+    `engine` is the backend's `TfTraining` or `JaxTraining`; `log` records on the chief only;
+    `checkpoints` (`model.checkpoint_manager.Checkpoints`, which the caller closes before it
+    releases the output's lock) says when a checkpoint is due, writes it in the background (the
+    chief only) and, asked after every step, whether every process stops there for a signal.
+    `schedule` is the step schedule, or None under --time-budget: then each step's learning rate
+    follows the training time (`clock`, counting on from the time the checkpoint recorded) and
+    reaches the optimizer through `engine.set_learning_rate`. `step` is the one step counter (the
+    checkpoints and the stop agreement are asked with it).
     """
 
     def __init__(
@@ -41,6 +42,7 @@ class Trainer:
         chief: bool,
         state: dict,
         clock: TrainingClock,
+        checkpoints: Checkpoints,
     ):
         # heavy: loads keras, tensorflow; this module stays importable without it
         from model.pretraining_metrics import SUM_NAMES
@@ -69,7 +71,7 @@ class Trainer:
         self.eval_step = None
         self.clock = clock
         self.learning_rate = None  # the rate of the last step under --time-budget
-        self.writer, self.stop = CheckpointWriter(), preemption.active()
+        self.checkpoints = checkpoints
         self.saved = (self.step, None)  # (step, path) of the last save of this run
 
     def finished(self) -> bool:
@@ -122,7 +124,7 @@ class Trainer:
         """Did the step just taken fall due for a held-out evaluation or a checkpoint?"""
         config, step = self.config, self.step
         return bool(config.eval_every and step % config.eval_every == 0) or (
-            step % config.checkpoint_every == 0
+            self.checkpoints.should_save(step)
         )
 
     def count_loop_batch(self, batch, waited: float, seconds: float, unsteady: bool) -> None:
@@ -141,7 +143,7 @@ class Trainer:
         """One optimizer update, then the training record, evaluation and checkpoint that fall due;
         True when it was the last (--steps done or the budget spent)."""
         config = self.config
-        self.stop.start_training()
+        self.checkpoints.training_started()
         if config.budget_seconds is not None:
             self.learning_rate = budget_learning_rate(
                 config.learning_rate,
@@ -167,11 +169,12 @@ class Trainer:
             self.record_training()
         if config.eval_every and self.step % config.eval_every == 0 and not last:
             self.log.record({"step": self.step, "split": "heldout", **self.heldout_metrics()})
-        if self.step % config.checkpoint_every == 0 and not last:
+        if self.checkpoints.should_save(self.step) and not last:
             self.save()
-        if self.stop.agreed() and not last:  # every process asks, after every step
+        # every process asks, after every step
+        if self.checkpoints.reached_preemption(self.step) and not last:
             self.interrupt()
-        self.writer.raise_if_failed()
+        self.checkpoints.raise_if_failed()
         if self.timed_steps == 0:
             self.window_start = time.perf_counter()
         return last
@@ -233,23 +236,23 @@ class Trainer:
     def diverged(self, what: str) -> StageError:
         """`divergence.diverged` at this step, once the checkpoint being written is committed (so
         that it names the last finite one)."""
-        self.writer.wait()
+        self.checkpoints.wait()
         return diverged(self.config, self.step, what)
 
     def interrupt(self) -> None:
         """Stop for a signal: a checkpoint at this step (unless this step saved one), committed,
         then `Interrupted` naming it."""
         step, path = self.saved if self.saved[0] == self.step else (self.step, self.save())
-        self.writer.wait()
+        self.checkpoints.wait()
         saved = f"saved {path}" if path else "process 0 saved the checkpoint"
-        raise Interrupted(f"{self.stop.signal_name} at step {step}: {saved}")
+        raise Interrupted(f"{self.checkpoints.signal_name} at step {step}: {saved}")
 
     def save(self, final: bool = False) -> str | None:
         """A checkpoint of the weights, optimizer and position: copied to host memory now, written
-        and committed in the background (the chief's path, whole once `writer.wait()` returns;
-        None elsewhere). `final`: the run's last, waited for; a signal that came during the last
-        step, evaluation or this save then ends the run here, before the export
-        (`StopRequest.training_done`)."""
+        and committed in the background (the chief's path, whole once `checkpoints.wait()`
+        returns; None elsewhere). `final`: the run's last, waited for; a signal that came during
+        the last step, evaluation or this save then ends the run here, before the export
+        (`Checkpoints.training_done`)."""
 
         config = self.config
         self.engine.sync()
@@ -268,19 +271,11 @@ class Trainer:
             "window_steps": self.window_steps,
             **self.budget_record(),
         }
-        path = None
-        if self.chief:
-            path = self.writer.submit(
-                join(config.output, "checkpoints"),
-                self.step,
-                checkpointing.snapshot(self.model, self.optimizer),
-                record,
-                config.keep_checkpoints,
-            )
+        arrays = checkpointing.snapshot(self.model, self.optimizer) if self.chief else {}
+        path = self.checkpoints.save(self.step, arrays, record)
         self.saved = (self.step, path)
         if final:
-            self.writer.wait()
-            self.stop.training_done()
+            self.checkpoints.training_done()
         return path
 
 

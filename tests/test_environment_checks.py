@@ -1,0 +1,125 @@
+"""A bad environment is one line, found before the work starts (issue 46, rows 1, 3 and 4; row 2,
+the GPU kit, is in test_gpu_kit.py): a PREFECT_HOME that cannot be made, a write the disk refuses
+without naming a file (a flush, a background thread), and a signal while the command still
+imports. Real files, real processes, real signals; /dev/full is a real full disk."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from albert.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, describe_error
+from albert.outputs import atomic_output_dir
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _command(argv: list[str], env: dict | None = None, signal_after: float | None = None):
+    """(exit code, output lines) of `python ARGV` run from the repository; SIGTERM after
+    `signal_after` seconds, if given."""
+    process = subprocess.Popen(
+        [sys.executable, *argv],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    if signal_after is not None:
+        time.sleep(signal_after)
+        process.send_signal(signal.SIGTERM)
+    output, _ = process.communicate(timeout=300)
+    return process.returncode, output.strip().splitlines()
+
+
+def test_a_prefect_home_that_cannot_be_made_is_one_line_naming_it_before_prefect_starts(tmp_path):
+    """Row 1: PREFECT_HOME under a file: exit 2 in one line naming PREFECT_HOME (before: ~98 s of
+    a temporary server's retries, thousands of lines, exit 1)."""
+    (tmp_path / "a-file").write_text("")
+    home = tmp_path / "a-file" / "prefect"
+    code, lines = _command(
+        ["-m", "flows.pretrain_pipeline", "--input", "x.txt", "--run-dir", str(tmp_path / "run")],
+        {"PREFECT_HOME": str(home)},
+    )
+    assert code == EXIT_USER_ERROR and len(lines) == 1, lines
+    assert f"PREFECT_HOME={home}: cannot be made: not a directory" in lines[0]
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_prefect_home_whose_parent_can_be_made_is_made(tmp_path):
+    from prefect.settings import PREFECT_HOME, PREFECT_LOCAL_STORAGE_PATH, temporary_settings
+
+    from flows.prefect_settings import check_environment
+
+    home = tmp_path / "new" / "deeper" / "prefect"
+    with temporary_settings({PREFECT_HOME: home, PREFECT_LOCAL_STORAGE_PATH: home / "storage"}):
+        check_environment()
+    assert (home / "storage").is_dir()
+
+
+def test_the_temporary_servers_failure_to_start_is_one_line_naming_the_setting():
+    from flows.prefect_settings import server_failure
+
+    failure = server_failure(
+        RuntimeError("Timed out while attempting to connect to ephemeral Prefect API server.")
+    )
+    assert "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS" in str(failure)
+    assert "PREFECT_API_URL" in str(failure) and "\n" not in str(failure)
+    assert server_failure(RuntimeError("something else")) is None
+
+
+def test_a_directory_that_cannot_be_written_says_why(tmp_path):
+    from albert.outputs import unwritable
+
+    (tmp_path / "a-file").write_text("")
+    assert unwritable(str(tmp_path / "a-file")) == "a file is in the way, not a directory"
+    assert unwritable(str(tmp_path / "a-file" / "out")) == "cannot be made: not a directory"
+    assert unwritable(str(tmp_path / "new" / "out")) is None
+    assert (tmp_path / "new" / "out").is_dir()
+
+
+def _fill_a_full_disk(temp: str) -> None:
+    """Write what the output holds to a full disk: the refusal comes from a write or its flush,
+    without a file name."""
+    with open(os.path.join(temp, "weights.npz"), "wb") as handle, open("/dev/full", "wb") as full:
+        handle.write(b"0" * 16)
+        full.write(b"0" * 2**20)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_disk_full_in_a_background_write_names_the_output_and_exits_2(tmp_path):
+    """Row 3: as the checkpoint writer's thread commits an output: the error raised in the caller
+    names the output and 'no space left on device', exit 2 (before: `internal error: OSError:
+    [Errno 28] No space left on device`, exit 1); the previous output stays whole."""
+    target = tmp_path / "checkpoints" / "ckpt-000000004"
+    target.mkdir(parents=True)
+    (target / "weights.npz").write_bytes(b"previous")
+
+    def write() -> None:
+        with atomic_output_dir(str(target), lock=False, keep_previous=False) as temp:
+            _fill_a_full_disk(temp)
+
+    with ThreadPoolExecutor(1) as thread:
+        failed = thread.submit(write)
+        with pytest.raises(OSError) as raised:
+            failed.result()
+    assert describe_error(raised.value) == (f"{target}: No space left on device", 2)
+    assert (target / "weights.npz").read_bytes() == b"previous"
+    assert [p.name for p in target.parent.iterdir()] == [target.name]
+
+
+def test_model_pretrain_stopped_while_importing_exits_75_in_one_line(tmp_path):
+    """Row 4: SIGTERM 1 s after start, still importing (before: no output, exit 143, which GKE's
+    podFailurePolicy counts as a failure, not a preemption)."""
+    argv = ["-m", "model.pretrain", "--data", str(tmp_path / "d"), "--output", str(tmp_path / "o")]
+    code, lines = _command(argv, signal_after=1.0)
+    assert code == EXIT_INTERRUPTED and len(lines) == 1, lines
+    assert "python -m model.pretrain interrupted: SIGTERM before the first step" in lines[0]
+    assert f"resume with: python -m model.pretrain --data {tmp_path / 'd'}" in lines[0]
