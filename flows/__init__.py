@@ -2,7 +2,8 @@
 line night after night (flows.line).
 
 Importing this package sets nothing, except in the commands that train (`python -m
-flows.pretrain_pipeline`, `flows.domain_adaptive` and a model line's night, `flows.finetune`), whose
+flows.pretrain_pipeline`, `flows.domain_adaptive`, a model line's night `flows.line.flow`,
+`flows.ablation`, `flows.finetune`), whose
 SIGTERM/SIGINT handlers it installs before Prefect or Keras is imported (`albert.signals`). The
 flows' entry points apply their Prefect settings (`flows.prefect_settings`), which also check,
 before a flow starts, that PREFECT_HOME can be written (hence Prefect's own warning, at its import,
@@ -12,7 +13,16 @@ import warnings
 
 from albert.signals import install_for_command
 
+COMMANDS = (
+    "flows.pretrain_pipeline",
+    "flows.domain_adaptive",
+    "flows.line.flow",
+    "flows.ablation",
+    "flows.finetune",
+)
+"""The `python -m` commands of this package that train."""
+
 warnings.filterwarnings("ignore", message="Failed to create the Prefect home directory")
 
-for _command in ("flows.pretrain_pipeline", "flows.domain_adaptive", "flows.finetune"):
+for _command in COMMANDS:
     install_for_command(_command)
