@@ -2,7 +2,7 @@
 list of example indices, dropout off, the same schedule; the loss, the logits and the gradient norm
 compared at every step.
 
-    python benchmarks/finetune_steps.py --init EXPORT [--task sst2] [--steps 50] \
+    python -m benchmarks.finetune_steps --init EXPORT [--task sst2] [--steps 50] \
         [--schedules reference after_warmup] [--learning-rate 5e-4 --warmup-steps 30 \
         --total-steps 300] [--dev-examples 500] [--no-diagnostics]
 
@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +41,9 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(1, str(REPO / "benchmarks"))
 
-from hf_finetune import export_with_tokenizer, trainer_arguments, trainer_class
-from machine import cpu_model
-
+from benchmarks.helpers.hf_finetune import export_with_tokenizer, trainer_arguments, trainer_class
+from benchmarks.helpers.machine import cpu_model
 from model.tasks import get_task  # no Keras
 
 SHARED = REPO.parent / "shared" / "data"

@@ -1,7 +1,7 @@
 """Benchmark of pipelines.tfrecords: throughput per core and peak memory at 1x and 4x corpus.
 
-    python benchmarks/tfrecords.py [--workdir DIR]
-    python benchmarks/tfrecords.py --spread [--workdir DIR]
+    python -m benchmarks.tfrecords [--workdir DIR]
+    python -m benchmarks.tfrecords --spread [--workdir DIR]
 
 Builds (once, cached in --workdir) the segmented books + Wikipedia corpus from ../shared/data with
 pipelines.segment and a 30k SentencePiece vocabulary with ALBERT's special ids, then runs
@@ -50,7 +50,6 @@ import psutil
 import sentencepiece as spm
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 from pipelines import segment
 from pipelines.instance_writer import DocumentPass, InstanceWriter
 from pipelines.segmented_corpus import read_documents
@@ -305,7 +304,9 @@ def main() -> None:
     extra_cpu = runs["4x"]["cpu_s"] - runs["1x"]["cpu_s"]
     marginal_mb = (megabytes["4x"] - megabytes["1x"]) / extra_cpu
     core = {
-        name: measure([sys.executable, __file__, "--core", str(path), str(model)])
+        name: measure(
+            [sys.executable, "-m", "benchmarks.tfrecords", "--core", str(path), str(model)]
+        )
         for name, path in (("1x", corpus), ("4x", corpus4))
     }
     core_mb, core_tokens = json.loads(core["4x"]["stdout"])

@@ -9,7 +9,7 @@
   shared;
 - peak RSS at 1x and 4x the corpus (4 copies of every shard) with a sample smaller than the corpus.
 
-Usage: python benchmarks/vocab.py [--corpus SEGMENTED_DIR] [--threads N]
+Usage: python -m benchmarks.vocab [--corpus SEGMENTED_DIR] [--threads N]
 Without --corpus the shared books and Wikipedia sample are segmented with pipelines.segment first.
 Timings on a shared machine are noisy."""
 
@@ -27,7 +27,6 @@ from pathlib import Path
 import sentencepiece as spm
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from albert.fs import expand, remove
 from pipelines import sampling, vocab

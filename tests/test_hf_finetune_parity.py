@@ -10,8 +10,6 @@ logits, gradient norms and both schedules.
 """
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -24,9 +22,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")  # Trainer's
 
-sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))  # scripts, not a package
-
-import finetune_steps
+from benchmarks import finetune_steps
 
 STEPS = 20
 WIDE_INIT = {"initializer_range": 0.1}
