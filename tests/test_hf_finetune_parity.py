@@ -23,6 +23,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("accelerate")  # Trainer's
 
 from benchmarks import finetune_steps
+from benchmarks.helpers.hf_steps import trainer_steps
 
 STEPS = 20
 WIDE_INIT = {"initializer_range": 0.1}
@@ -47,7 +48,7 @@ def test_twenty_steps_equal_trainers(tmp_path, shared_data):
     head, ours, _ = finetune_steps.our_steps(
         setup, data, tokenizer, order, "reference", STEPS, diagnostics=False
     )
-    theirs, differ, _ = finetune_steps.trainer_steps(
+    theirs, differ, _ = trainer_steps(
         setup, data, order, head, "reference", STEPS, str(tmp_path / "trainer")
     )
     assert differ == {"input_ids": 0, "segment_ids": 0, "input_mask": 0}  # tokenized alike
