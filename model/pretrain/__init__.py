@@ -45,7 +45,7 @@ from model.pretrain.identity import (
     training_identity,
 )
 from model.pretrain.jax_step import JaxState, JaxTraining, jax_train_step
-from model.pretrain.loop import run, training_dataset
+from model.pretrain.loop import run
 from model.pretrain.run_log import MetricsLog, RunLog
 from model.pretrain.tf_step import TfTraining, tf_train_step
 
@@ -76,7 +76,6 @@ __all__ = [
     "resumable_checkpoint",
     "run",
     "tf_train_step",
-    "training_dataset",
     "training_identity",
     "weights_digest",
     "weights_finite",

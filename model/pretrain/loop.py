@@ -321,18 +321,3 @@ def training_batches(
         to_batches=engine.batches,
         **input_options(config, process),
     )
-
-
-def training_dataset(config: PretrainConfig, spec, epoch: int, batch_in_epoch: int, process=(0, 1)):
-    """The training batches of `epoch` from its `batch_in_epoch`-th on, with the global loss
-    denominators (Grain or tf.data, as --input and the backend say: `model.pretrain_input`); with
-    several processes, this process's rows of each batch (Grain; `process` is (index, count))."""
-
-    return pretrain_input.train_batches(
-        spec,
-        config.batch_size,
-        config.input,
-        epoch=epoch,
-        skip_batches=batch_in_epoch,
-        **input_options(config, process),
-    )
