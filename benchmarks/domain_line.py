@@ -39,18 +39,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 from benchmarks.helpers.machine import cpu_model
+from benchmarks.helpers.shared_data import PROSE_BOOKS
 
 SHARED = REPO.parent / "shared" / "data"
-GENERAL_BOOKS = (
-    "austen-emma",
-    "austen-persuasion",
-    "austen-sense",
-    "chesterton-ball",
-    "chesterton-brown",
-    "chesterton-thursday",
-    "melville-moby_dick",
-    "whitman-leaves",
-)
+GENERAL_BOOKS = (*PROSE_BOOKS, "whitman-leaves")
 DOMAIN_BOOKS = (
     "shakespeare-caesar",
     "shakespeare-hamlet",

@@ -50,6 +50,7 @@ import psutil
 import sentencepiece as spm
 
 REPO = Path(__file__).resolve().parents[1]
+from benchmarks.helpers.shared_data import BOOKS_AND_WIKIPEDIA
 from pipelines import segment
 from pipelines.instance_writer import DocumentPass, InstanceWriter
 from pipelines.segmented_corpus import read_documents
@@ -65,14 +66,7 @@ def segmented_corpus(workdir: Path) -> Path:
     if not output.exists():
         segment.run(
             segment.SegmentConfig(
-                input=[
-                    str(SHARED / "books" / "*.txt"),
-                    str(
-                        SHARED
-                        / "wikipedia"
-                        / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
-                    ),
-                ],
+                input=BOOKS_AND_WIKIPEDIA,
                 output=str(output),
                 num_shards=4,
                 fallback_encoding="latin-1",

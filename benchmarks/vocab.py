@@ -29,6 +29,7 @@ import sentencepiece as spm
 ROOT = Path(__file__).resolve().parents[1]
 
 from albert.fs import expand, remove
+from benchmarks.helpers.shared_data import BOOKS_AND_WIKIPEDIA
 from pipelines import sampling, vocab
 from pipelines.sentencepiece_trainer import trainer_kwargs
 
@@ -41,14 +42,7 @@ def segment_shared_corpus(output: Path) -> float:
     start = time.perf_counter()
     segment.run(
         segment.SegmentConfig(
-            input=[
-                str(SHARED / "books" / "*.txt"),
-                str(
-                    SHARED
-                    / "wikipedia"
-                    / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
-                ),
-            ],
+            input=BOOKS_AND_WIKIPEDIA,
             output=str(output),
             fallback_encoding="latin-1",
         )

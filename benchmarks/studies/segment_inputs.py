@@ -26,21 +26,14 @@ import time
 from pathlib import Path
 
 from benchmarks.helpers.machine import cpu_model
+from benchmarks.helpers.shared_data import PROSE_BOOKS
 
 ROOT = Path(__file__).resolve().parents[2]
 
 from tests.segment_testdata import numbered_chapters, source_paragraphs
 
 BOOKS = ROOT.parent / "shared" / "data" / "books"
-PROSE = (
-    "austen-emma",
-    "austen-persuasion",
-    "austen-sense",
-    "chesterton-ball",
-    "chesterton-brown",
-    "chesterton-thursday",
-    "melville-moby_dick",
-)
+PROSE = PROSE_BOOKS
 LONG_LINE_CHARS = 50_000_000
 
 
