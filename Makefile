@@ -41,9 +41,16 @@ test-tf:
 test-jax:
 	KERAS_BACKEND=jax $(PY) -m pytest -m keras $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
-## make bench: every benchmark in benchmarks/, one JSON line each
+# The living benchmarks that need no input but ../shared/data (docs/measurements.md cites each);
+# demo_downstream (a finished run), finetune_parity (a checkpoint) and learning_parity_report (logs)
+# take theirs; benchmarks/studies/ and benchmarks/helpers/ are not run.
+BENCHMARKS := segment vocab tfrecords tokenizer_export scale scale_plan model_params pretrain \
+	pretrain_quality learning_parity finetune_steps faults domain_line
+
+## make bench: the living benchmarks in benchmarks/, one JSON line each
 bench: $(VENV)/.installed-test
-	@for script in benchmarks/*.py; do echo "== $$script" >&2; $(PY) $$script || exit 1; done
+	@for name in $(BENCHMARKS); do echo "== benchmarks.$$name" >&2; \
+		$(PY) -m benchmarks.$$name || exit 1; done
 
 ## make lint: ruff's rules (line length 100 included) and its formatting, as CI checks them
 lint: $(VENV)/.installed-test

@@ -1,5 +1,8 @@
-"""Shared core of the project: typed stage configs, the `albert` CLI, logging, file I/O,
-tokenization.
+"""The shared core that every layer above imports (`pipelines`, `model`, `flows`): never losing
+work (errors, fs, locks, outputs, reaper, runs), the stages and their entry points (stages, stage,
+config, log, the `albert` CLI), tokenization and its exports, masking, and the pretraining
+example's formats (pretraining_example, tfrecord_framing, protobuf_wire, hashing). Logic with a
+single user lives beside that user, not here.
 
 Importing it sets nothing, except in the `albert` command itself, whose signal handlers it installs
 first (`albert.signals`). Each command's entry point sets up logging (`albert.log.setup_logging`,

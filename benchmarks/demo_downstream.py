@@ -1,7 +1,7 @@
 """What the demo model gains downstream: fine-tune a finished run's model and a randomly initialised
 twin (same preset, budget and seed) on GLUE tasks from ../shared/data, for several seeds.
 
-    python benchmarks/demo_downstream.py [--run-dir runs/enwiki-sample] [--tasks sst2,mrpc] [--seeds
+    python -m benchmarks.demo_downstream [--run-dir runs/enwiki-sample] [--tasks sst2,mrpc] [--seeds
     1,2]
         [--train-steps 300] [--learning-rate 0.001] [--max-seq-length 128]
 
@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-from model.tasks import get_task  # after the sys.path line
+from model.tasks import get_task
 
 SHARED = REPO.parent / "shared" / "data"
 TASK_DIRS = {"sst2": "SST-2", "mrpc": "MRPC", "cola": "CoLA", "stsb": "STS-B"}

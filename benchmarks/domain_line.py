@@ -2,7 +2,7 @@
 night"): a general base pretrained on Wikipedia and prose books, then a domain (Shakespeare's
 plays, Milton, Blake) fed in three nights of new documents, each line from the same base.
 
-    python benchmarks/domain_line.py [--work /tmp/domain-line] [--base-steps 4000]
+    python -m benchmarks.domain_line [--work /tmp/domain-line] [--base-steps 4000]
         [--replays 0:0,0.2:0.2] [--gated 0.2:0.2] [--epochs 1]
 
 1. Corpora from ../shared/data/books and the Wikipedia sample: every book cut into documents of
@@ -37,21 +37,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-from machine import cpu_model  # benchmarks/ is on sys.path as the script's directory
+from benchmarks.helpers.machine import cpu_model
+from benchmarks.helpers.shared_data import PROSE_BOOKS
 
 SHARED = REPO.parent / "shared" / "data"
-GENERAL_BOOKS = (
-    "austen-emma",
-    "austen-persuasion",
-    "austen-sense",
-    "chesterton-ball",
-    "chesterton-brown",
-    "chesterton-thursday",
-    "melville-moby_dick",
-    "whitman-leaves",
-)
+GENERAL_BOOKS = (*PROSE_BOOKS, "whitman-leaves")
 DOMAIN_BOOKS = (
     "shakespeare-caesar",
     "shakespeare-hamlet",

@@ -21,12 +21,12 @@ Scenarios (all on the real stages, shared books as the corpus):
   (tests/record_mutations.py): each must be refused in one line or read back as plain JSON data,
   and no payload (pickles that touch a marker file, plain, base64 or compressed) may ever run.
 
-    python benchmarks/faults.py [--seed 0] [--kills 2] [--records 20000] [--work DIR]
+    python -m benchmarks.faults [--seed 0] [--kills 2] [--records 20000] [--work DIR]
                                 [--only vocab,tfrecords,records]
 
 Prints one JSON line: faults injected, survived, bytes lost, per scenario details, the CPU model.
-The scenarios live in benchmarks/fault_kills.py (kills, two writers) and benchmarks/fault_io.py
-(I/O errors, stored records)."""
+The scenarios live in benchmarks/helpers/fault_kills.py (kills, two writers) and
+benchmarks/helpers/fault_io.py (I/O errors, stored records)."""
 
 from __future__ import annotations
 
@@ -38,9 +38,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from fault_io import io_error_scenarios, record_fuzz
-from fault_kills import kill_scenario, records, run, tree, two_writers
-from machine import cpu_model
+from benchmarks.helpers.fault_io import io_error_scenarios, record_fuzz
+from benchmarks.helpers.fault_kills import kill_scenario, records, run, tree, two_writers
+from benchmarks.helpers.machine import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOKS = ROOT.parent / "shared" / "data" / "books"

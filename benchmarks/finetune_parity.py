@@ -1,7 +1,7 @@
 """Fine-tuning side by side: `python -m model.finetune` against Hugging Face's `Trainer` on
 AlbertForSequenceClassification loaded from the same export, GLUE SST-2, MRPC, CoLA and STS-B.
 
-    python benchmarks/finetune_parity.py --checkpoint RUN/checkpoints/ckpt-N --preset albert-tiny \
+    python -m benchmarks.finetune_parity --checkpoint RUN/checkpoints/ckpt-N --preset albert-tiny \
         [--steps 100] [--seeds 1 2] [--tasks sst2 mrpc cola stsb] [--max-dev-examples 500] \
         [--learning-rate 5e-4 --warmup-steps 30]   # instead of Table 14's, both sides
         [--schedule as_each|reference|after_warmup] [--sides ours hf]
@@ -38,11 +38,9 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(1, str(REPO / "benchmarks"))
 
-from hf_finetune import export_with_tokenizer, trainer_arguments, trainer_class
-from machine import cpu_model
+from benchmarks.helpers.hf_finetune import export_with_tokenizer, trainer_arguments, trainer_class
+from benchmarks.helpers.machine import cpu_model
 
 GLUE = REPO.parent / "shared" / "data" / "glue"
 SPM_MODEL = REPO.parent / "shared" / "data" / "reference" / "sp16k.model"

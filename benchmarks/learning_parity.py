@@ -1,7 +1,7 @@
 """Learning parity with Hugging Face: our pretraining (TF and JAX backends) against transformers'
 AlbertForPreTraining trained on the same batches from the same start.
 
-    python benchmarks/learning_parity.py [--data DIR] [--preset albert-tiny] [--steps 2000]
+    python -m benchmarks.learning_parity [--data DIR] [--preset albert-tiny] [--steps 2000]
         [--batch-size 32] [--seeds 1 2] [--sides tf jax hf lamb] [--eval-points 5] ...
 
 - Same start: per seed, albert-`--preset` is built (Keras, that seed), exported untrained with
@@ -36,16 +36,13 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(1, str(REPO / "benchmarks"))
-
-from learning_parity_report import KEYS, compare, plot
-from machine import cpu_model
-from pretrain_quality import tfrecords
-from tfrecords import segmented_corpus
 
 from albert.pretraining_example import decode_example
 from albert.tfrecord_framing import tfrecord_records
+from benchmarks.helpers.machine import cpu_model
+from benchmarks.learning_parity_report import KEYS, compare, plot
+from benchmarks.pretrain_quality import tfrecords
+from benchmarks.tfrecords import segmented_corpus
 from model.pretrain_records import inspect_data, split_files, window_permutation
 from model.weight_decay import is_excluded
 

@@ -1,6 +1,6 @@
 """The comparison of benchmarks/learning_parity.py's rows, and their plot.
 
-python benchmarks/learning_parity_report.py LOG [LOG ...] [--plot PLOT.png]
+python -m benchmarks.learning_parity_report LOG [LOG ...] [--plot PLOT.png]
     (rereads runs' printed lines: rows of several runs, e.g. one per seed, are compared together)
 """
 

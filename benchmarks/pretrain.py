@@ -11,7 +11,7 @@ runs in its own process (a Keras backend is chosen per process), one after anoth
 line: the CPU model and vector extensions, sequences/s and tokens/s per implementation, JAX against
 TensorFlow and ours against Hugging Face as ratios.
 
-    python benchmarks/pretrain.py [--presets albert-tiny,albert-base] [--seqs 128,512] [--batch 8]
+    python -m benchmarks.pretrain [--presets albert-tiny,albert-base] [--seqs 128,512] [--batch 8]
                                   [--implementations tf,tf-xla,jax,hf]
 """
 
@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from machine import cpu_model, vector_extensions
+
+from benchmarks.helpers.machine import cpu_model, vector_extensions
 
 ROOT = Path(__file__).resolve().parents[1]
 PREDICTIONS = 20
@@ -180,7 +181,8 @@ def measure_in_subprocess(implementation: str, preset: str, seq: int, args) -> f
         env["KERAS_BACKEND"] = IMPLEMENTATIONS[implementation]
     command = [
         sys.executable,
-        __file__,
+        "-m",
+        "benchmarks.pretrain",
         "--measure",
         implementation,
         "--presets",

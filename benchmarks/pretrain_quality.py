@@ -1,6 +1,6 @@
 """Pretraining quality check: albert-tiny on the shared books + Wikipedia for about 20 CPU minutes.
 
-    python benchmarks/pretrain_quality.py [--workdir DIR] [--steps 9000] [--batch-size 32] ...
+    python -m benchmarks.pretrain_quality [--workdir DIR] [--steps 9000] [--batch-size 32] ...
 
 Segments ../shared/data's books and Wikipedia sample with pipelines.segment, writes static-masking
 TFRecords (seq 128, `--dupe-factor 20`: every pass re-chunks the documents and re-draws the swaps,
@@ -27,11 +27,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-# benchmarks/tfrecords.py: this script's folder is first on sys.path (an installed package is named
-# `benchmarks`)
-from tfrecords import SHARED, segmented_corpus
+from benchmarks.tfrecords import SHARED, segmented_corpus
 
 SPM_MODEL = SHARED / "reference" / "sp16k.model"
 

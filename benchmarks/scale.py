@@ -1,6 +1,6 @@
 """Corpus-scale rehearsal: segment -> vocab -> tfrecords at ~0.25 GB and ~1 GB on the local runner.
 
-    python benchmarks/scale.py [--sizes 0.25,1] [--workers 2] [--workdir DIR] [--reference DIR]
+    python -m benchmarks.scale [--sizes 0.25,1] [--workers 2] [--workdir DIR] [--reference DIR]
 
 Corpora of distinct documents from the real shared text (../shared/data): the 13 Gutenberg books and
 the Wikipedia dump sample are cleaned and split into sentences by the segment stage's own pure
@@ -41,11 +41,11 @@ from pathlib import Path
 
 import numpy as np
 from apache_beam.io.filesystems import FileSystems
-from machine import cpu_model
-from process_tree import measure
+
+from benchmarks.helpers.machine import cpu_model
+from benchmarks.helpers.process_tree import measure
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 from pipelines import input_formats, segment, text_cleaning
 
 SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", REPO.parent / "shared" / "data"))

@@ -11,7 +11,7 @@ reusing the other benchmarks' set-up:
   serialize): text MB, pieces and instances per CPU second, and serialized bytes per instance.
 Then projected for English Wikipedia + BookCorpus (3.3B words) on Dataflow, and the training
 compute for albert-base/large at 125k steps x 4096 x 512 from FLOPs (see ASSUMPTIONS: prices,
-utilisation). Usage: python benchmarks/scale_plan.py [--workdir DIR]
+utilisation). Usage: python -m benchmarks.scale_plan [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -21,14 +21,11 @@ import collections
 import glob
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 ASSUMPTIONS = {
     "price_date": "list prices as of 2025, us-central1, on-demand, USD; check current prices",
@@ -59,7 +56,7 @@ ASSUMPTIONS = {
 
 
 def segment_per_core() -> dict:
-    import segment as segment_benchmark  # benchmarks/segment.py
+    import benchmarks.segment as segment_benchmark  # benchmarks/segment.py
 
     paths = [str(segment_benchmark.WIKI)] + sorted(
         str(p) for p in segment_benchmark.BOOKS.glob("*.txt")
@@ -68,8 +65,7 @@ def segment_per_core() -> dict:
 
 
 def vocab_per_core(workdir: Path, corpus: Path) -> dict:
-    import tfrecords as tfrecords_benchmark  # benchmarks/tfrecords.py
-
+    import benchmarks.tfrecords as tfrecords_benchmark  # benchmarks/tfrecords.py
     from pipelines.vocab import VocabConfig, prepare_sentence  # heavy: Beam
 
     config = VocabConfig(input=str(corpus), output="unused")
@@ -188,7 +184,7 @@ def main() -> None:
         "--workdir", help="cache of the segmented corpus and vocabulary (default: a temp dir)"
     )
     args = parser.parse_args()
-    import tfrecords as tfrecords_benchmark  # heavy: Beam
+    import benchmarks.tfrecords as tfrecords_benchmark  # heavy: Beam
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="scale-plan-"))
     workdir.mkdir(parents=True, exist_ok=True)

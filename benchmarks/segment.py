@@ -12,7 +12,7 @@ Prints one JSON line with:
   its documents, characters, speed and markup residues next to ours on the same pages.
 - `scale`: the Wikipedia sample repeated 1x and 4x in one dump: peak RSS of the streaming work
   (flat) and of the local Beam job (whose in-process runner keeps shuffled data in memory).
-The machine is shared, so CPU-time figures are the stable ones. Run: python benchmarks/segment.py
+The machine is shared, so CPU-time figures are the stable ones. Run: python -m benchmarks.segment
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 from pipelines import input_formats, segment, wikipedia, wikitext
 from pipelines.text_cleaning import SentenceSplitter, normalize_text
 
@@ -88,7 +87,7 @@ def beam_case(inputs: list[str], workers: int, output: str) -> dict:
 def subprocess_case(mode: str, arguments: dict) -> dict:
     """Run `mode` ('--beam' or '--stream') in a fresh Python process; its JSON result."""
     result = subprocess.run(
-        [sys.executable, __file__, mode, json.dumps(arguments)],
+        [sys.executable, "-m", "benchmarks.segment", mode, json.dumps(arguments)],
         capture_output=True,
         text=True,
         check=True,

@@ -1,7 +1,7 @@
 """Benchmark of pipelines.tfrecords: throughput per core and peak memory at 1x and 4x corpus.
 
-    python benchmarks/tfrecords.py [--workdir DIR]
-    python benchmarks/tfrecords.py --spread [--workdir DIR]
+    python -m benchmarks.tfrecords [--workdir DIR]
+    python -m benchmarks.tfrecords --spread [--workdir DIR]
 
 Builds (once, cached in --workdir) the segmented books + Wikipedia corpus from ../shared/data with
 pipelines.segment and a 30k SentencePiece vocabulary with ALBERT's special ids, then runs
@@ -50,7 +50,7 @@ import psutil
 import sentencepiece as spm
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from benchmarks.helpers.shared_data import BOOKS_AND_WIKIPEDIA
 from pipelines import segment
 from pipelines.instance_writer import DocumentPass, InstanceWriter
 from pipelines.segmented_corpus import read_documents
@@ -66,14 +66,7 @@ def segmented_corpus(workdir: Path) -> Path:
     if not output.exists():
         segment.run(
             segment.SegmentConfig(
-                input=[
-                    str(SHARED / "books" / "*.txt"),
-                    str(
-                        SHARED
-                        / "wikipedia"
-                        / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
-                    ),
-                ],
+                input=BOOKS_AND_WIKIPEDIA,
                 output=str(output),
                 num_shards=4,
                 fallback_encoding="latin-1",
@@ -305,7 +298,9 @@ def main() -> None:
     extra_cpu = runs["4x"]["cpu_s"] - runs["1x"]["cpu_s"]
     marginal_mb = (megabytes["4x"] - megabytes["1x"]) / extra_cpu
     core = {
-        name: measure([sys.executable, __file__, "--core", str(path), str(model)])
+        name: measure(
+            [sys.executable, "-m", "benchmarks.tfrecords", "--core", str(path), str(model)]
+        )
         for name, path in (("1x", corpus), ("4x", corpus4))
     }
     core_mb, core_tokens = json.loads(core["4x"]["stdout"])

@@ -1,6 +1,6 @@
 """How often the exported tokenizers give our ids, on every line of the shared corpora.
 
-    python benchmarks/tokenizer_export.py [--vocab-size 16000]
+    python -m benchmarks.tokenizer_export [--vocab-size 16000]
 
 For the reference vocabulary (reference/sp16k.model) and one `pipelines.vocab` trains here on the
 books and the SQuAD contexts: the Hugging Face export (`AutoTokenizer.from_pretrained` on what
@@ -17,21 +17,18 @@ import json
 import logging
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 import sentencepiece as spm
 import transformers
-from tokenizer_corpora import book_lines, corpus_lines, squad_lines
 
 from albert.tokenization import AlbertTokenizer
 from albert.tokenizer_export import sentencepiece_with_preprocessing, write_hf_tokenizer
 from pipelines import vocab
+from tests.tokenizer_corpora import book_lines, corpus_lines, squad_lines
 
 SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", ROOT.parent / "shared" / "data"))
 

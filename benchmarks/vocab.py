@@ -9,7 +9,7 @@
   shared;
 - peak RSS at 1x and 4x the corpus (4 copies of every shard) with a sample smaller than the corpus.
 
-Usage: python benchmarks/vocab.py [--corpus SEGMENTED_DIR] [--threads N]
+Usage: python -m benchmarks.vocab [--corpus SEGMENTED_DIR] [--threads N]
 Without --corpus the shared books and Wikipedia sample are segmented with pipelines.segment first.
 Timings on a shared machine are noisy."""
 
@@ -27,9 +27,9 @@ from pathlib import Path
 import sentencepiece as spm
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from albert.fs import expand, remove
+from benchmarks.helpers.shared_data import BOOKS_AND_WIKIPEDIA
 from pipelines import sampling, vocab
 from pipelines.sentencepiece_trainer import trainer_kwargs
 
@@ -42,14 +42,7 @@ def segment_shared_corpus(output: Path) -> float:
     start = time.perf_counter()
     segment.run(
         segment.SegmentConfig(
-            input=[
-                str(SHARED / "books" / "*.txt"),
-                str(
-                    SHARED
-                    / "wikipedia"
-                    / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
-                ),
-            ],
+            input=BOOKS_AND_WIKIPEDIA,
             output=str(output),
             fallback_encoding="latin-1",
         )

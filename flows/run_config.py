@@ -1,5 +1,5 @@
-"""What the two flows share: the run parameters, the stage configs derived from them, running a
-plan, and the facts their reports state about it.
+"""What the flows share (the pipeline, domain-adaptive, ablation and model-line flows): the run
+parameters, the stage configs derived from them, running a plan, and the facts their reports state.
 
 `RunConfig` holds the parameters of a run that trains on TFRecords it writes itself (run directory,
 instance shape, model and training budget, per-stage overrides); `pretrain_pipeline` and

@@ -44,6 +44,35 @@ class WeightEntry:
     hf_transpose: bool = False
 
 
+# The reference's `albert_config.json` fields that are ours under the same name and meaning (Hugging
+# Face's `config.json` has them too).
+REFERENCE_CONFIG_FIELDS = (
+    "vocab_size",
+    "embedding_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "num_hidden_groups",
+    "inner_group_num",
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "max_position_embeddings",
+    "type_vocab_size",
+    "initializer_range",
+)
+
+
+def config_fields(values: dict[str, Any], extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The fields of a checkpoint's config dict that carry over to `AlbertConfig` unchanged:
+    `REFERENCE_CONFIG_FIELDS` and `extra`, where set and not null."""
+    return {
+        name: values[name]
+        for name in (*REFERENCE_CONFIG_FIELDS, *extra)
+        if values.get(name) is not None
+    }
+
+
 def projection_flag(values: dict[str, Any], has_projection: bool) -> bool | None:
     """`embedding_projection` for a checkpoint: None where it is the default (present iff
     E != H)."""

@@ -18,6 +18,7 @@ from model.checkpoint_weights import (
     ConversionError,
     assign_weights,
     checkpoint_groups,
+    config_fields,
     projection_flag,
     weight_entries,
 )
@@ -51,24 +52,7 @@ def config_from_huggingface(values: dict[str, Any], source: str = "config.json")
             f"{source}: unsupported position_embedding_type "
             f"{values['position_embedding_type']!r} (only 'absolute')"
         )
-    fields = (
-        "vocab_size",
-        "embedding_size",
-        "hidden_size",
-        "num_hidden_layers",
-        "num_attention_heads",
-        "intermediate_size",
-        "num_hidden_groups",
-        "inner_group_num",
-        "hidden_dropout_prob",
-        "attention_probs_dropout_prob",
-        "classifier_dropout_prob",
-        "max_position_embeddings",
-        "type_vocab_size",
-        "initializer_range",
-        "layer_norm_eps",
-    )
-    kwargs = {name: values[name] for name in fields if values.get(name) is not None}
+    kwargs = config_fields(values, ("classifier_dropout_prob", "layer_norm_eps"))
     return AlbertConfig(
         **kwargs,
         hidden_act=_HF_ACTIVATIONS[act],

@@ -8,7 +8,12 @@ import os
 from typing import Any
 
 from albert.fs import exists, join, open_file
-from model.checkpoint_weights import ConversionError, assign_weights, projection_flag
+from model.checkpoint_weights import (
+    ConversionError,
+    assign_weights,
+    config_fields,
+    projection_flag,
+)
 from model.config import AlbertConfig
 from model.pretraining_model import AlbertPretrainingModel
 
@@ -31,22 +36,7 @@ def config_from_tf1(values: dict[str, Any], has_projection: bool, source: str) -
     acts = {"gelu": "gelu_new", "relu": "relu"}
     if act not in acts:
         raise ConversionError(f"{source}: unsupported hidden_act {act!r}")
-    fields = (
-        "vocab_size",
-        "embedding_size",
-        "hidden_size",
-        "num_hidden_layers",
-        "num_attention_heads",
-        "intermediate_size",
-        "num_hidden_groups",
-        "inner_group_num",
-        "hidden_dropout_prob",
-        "attention_probs_dropout_prob",
-        "max_position_embeddings",
-        "type_vocab_size",
-        "initializer_range",
-    )
-    kwargs = {name: values[name] for name in fields if values.get(name) is not None}
+    kwargs = config_fields(values)
     kwargs.setdefault("embedding_size", kwargs.get("hidden_size", 768))
     return AlbertConfig(
         **kwargs,

@@ -10,8 +10,6 @@ logits, gradient norms and both schedules.
 """
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -24,9 +22,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")  # Trainer's
 
-sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))  # scripts, not a package
-
-import finetune_steps
+from benchmarks import finetune_steps
+from benchmarks.helpers.hf_steps import trainer_steps
 
 STEPS = 20
 WIDE_INIT = {"initializer_range": 0.1}
@@ -51,7 +48,7 @@ def test_twenty_steps_equal_trainers(tmp_path, shared_data):
     head, ours, _ = finetune_steps.our_steps(
         setup, data, tokenizer, order, "reference", STEPS, diagnostics=False
     )
-    theirs, differ, _ = finetune_steps.trainer_steps(
+    theirs, differ, _ = trainer_steps(
         setup, data, order, head, "reference", STEPS, str(tmp_path / "trainer")
     )
     assert differ == {"input_ids": 0, "segment_ids": 0, "input_mask": 0}  # tokenized alike

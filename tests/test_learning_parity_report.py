@@ -1,11 +1,6 @@
 """benchmarks/learning_parity_report.compare: the side-by-side verdicts, from printed rows alone."""
 
-import sys
-from pathlib import Path
-
-sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))  # scripts, not a package
-
-from learning_parity_report import compare
+from benchmarks.learning_parity_report import compare
 
 
 def row(side: str, seed: int, accuracies: list[float], losses: dict[int, float]) -> dict:

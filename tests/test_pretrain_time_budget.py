@@ -126,8 +126,7 @@ def test_the_learning_rate_reaches_the_compiled_step(tmp_path):
     each step reaches the optimizer of the backend's compiled step."""
     from model.pretrain.build import build_training
     from model.pretrain.identity import data_spec
-    from model.pretrain.loop import input_options, select_devices, training_engine
-    from model.pretrain_input import train_batches
+    from model.pretrain.loop import select_devices, training_batches, training_engine
 
     data = str(write_shards(tmp_path / "records", num_shards=2, per_shard=16))
     config = PretrainConfig(**TINY, data=data, output=str(tmp_path / "o"), time_budget="1h")
@@ -137,20 +136,18 @@ def test_the_learning_rate_reaches_the_compiled_step(tmp_path):
     model, optimizer, schedule = build_training(config, spec, strategy, 100, None)
     assert schedule is None
     engine = training_engine(config, backend, model, optimizer, strategy, distribution, replicas)
-    batches = engine.batches(
-        train_batches(spec, config.batch_size, config.input, epoch=0, **input_options(config))
-    )
 
-    def weights_after_step(rate):
+    def weights_after_step(batches, rate):
         engine.set_learning_rate(rate)
-        engine.step(next(batches))
+        engine.step(next(batches)[2])  # (epoch, batch in epoch, batch)
         engine.sync()
         return [np.array(w) for w in model.get_weights()]
 
     before = [np.array(w) for w in model.get_weights()]
-    unchanged = weights_after_step(0.0)
+    with training_batches(config, spec, engine, 0, 0) as batches:
+        unchanged = weights_after_step(batches, 0.0)
+        moved = weights_after_step(batches, 1e-3)
     assert all(np.array_equal(a, b) for a, b in zip(before, unchanged))
-    moved = weights_after_step(1e-3)
     assert any(not np.array_equal(a, b) for a, b in zip(unchanged, moved))
     assert float(np.asarray(optimizer.learning_rate)) == pytest.approx(1e-3)
     compiled = (  # one compilation serves every rate

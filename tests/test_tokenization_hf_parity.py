@@ -5,7 +5,7 @@ contexts and questions, GLUE sentences), with the reference vocabulary and one o
 
 The one expected difference is an exact tie: two segmentations with the same unigram score, which
 SentencePiece (scoring the whole sentence) and tokenizers (scoring word by word) break differently
-through float rounding. Full-corpus figures: `python benchmarks/tokenizer_export.py`.
+through float rounding. Full-corpus figures: `python -m benchmarks.tokenizer_export`.
 """
 
 from __future__ import annotations

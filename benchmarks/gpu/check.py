@@ -118,7 +118,7 @@ def pretrain_run(args, env, data: Path, output: Path, preset: str, steps: int, b
 
 def synthetic_run(args, env, preset: str, seq: int, batch: int) -> dict:
     done = timed_run(
-        [sys.executable, str(HERE / "train.py"), "--row", f"{preset}:{seq}"]
+        [sys.executable, "-m", "benchmarks.gpu.train", "--row", f"{preset}:{seq}"]
         + [
             "--batch-tokens",
             str(batch * seq),
@@ -127,7 +127,8 @@ def synthetic_run(args, env, preset: str, seq: int, batch: int) -> dict:
             "--warmup",
             "2",
         ],
-        env,
+        # the installed kit first; this checkout after it, for `benchmarks` alone
+        {**env, "PYTHONPATH": f"{env['PYTHONPATH']}{os.pathsep}{HERE.parents[1]}"},
         args,
     )
     return done
@@ -158,7 +159,7 @@ def huggingface_runs(args, preset: str, seq: int, batch: int) -> dict:
             {
                 **os.environ,
                 "JAX_PLATFORMS": "cpu",
-                "PYTHONPATH": f"{HERE.parent}:{HERE.parents[1]}",
+                "PYTHONPATH": str(HERE.parents[1]),
             },
             args,
         )
@@ -168,8 +169,7 @@ def huggingface_runs(args, preset: str, seq: int, batch: int) -> dict:
 
 def measure_huggingface(preset: str, seq: int, batch: int, mode: str, steps: int) -> dict:
     """In this process: Hugging Face's step on the GPU (`benchmarks/pretrain.huggingface_step`)."""
-    sys.path.insert(0, str(HERE.parent))
-    from pretrain import huggingface_step, make_batch, timed
+    from benchmarks.pretrain import huggingface_step, make_batch, timed
 
     step = huggingface_step(
         preset, make_batch(batch, seq, 30000), device="cuda", compiled=mode == "compile"

@@ -7,7 +7,7 @@ on a generated batch (random ids, 20 masked positions per sequence, as the refer
 ONE JSON line with, per row: sequences/s, tokens/s, peak device memory, whether attention compiled
 to cuDNN's fused (flash) kernel, model FLOPs per token and MFU against the device's dense bf16 peak.
 
-    python benchmarks/gpu/train.py [--presets albert-base,albert-large] [--seqs 128,512]
+    python -m benchmarks.gpu.train [--presets albert-base,albert-large] [--seqs 128,512]
                                    [--batch-tokens 65536] [--steps 20] [--peak-tflops 989]
 
 Model FLOPs per token = 6 x (parameters as applied per token: every layer's weights once per layer
@@ -24,12 +24,8 @@ import platform
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parents[1])
-)  # benchmarks/: the CPU benchmark's generated batch
-from pretrain import PREDICTIONS, make_batch
+from benchmarks.pretrain import PREDICTIONS, make_batch  # the CPU benchmark's generated batch
 
 # Dense (no sparsity) bf16 peak of the device, TFLOP/s, by a substring of jax's `device_kind`.
 DENSE_BF16_PEAK_TFLOPS = {
@@ -185,7 +181,8 @@ def main() -> int:
         for seq in (int(s) for s in args.seqs.split(",")):
             child = [
                 sys.executable,
-                __file__,
+                "-m",
+                "benchmarks.gpu.train",
                 "--row",
                 f"{preset}:{seq}",
                 "--batch-tokens",

@@ -2,7 +2,7 @@
 reading the same data once with tf.data as training does (parse every feature), on the shared
 reference TFRecords and on a generated ~100 MB set (seq 512, 20 predictions). Prints one JSON line.
 
-    python benchmarks/shard_check.py [--megabytes 100] [--workdir DIR]
+    python -m benchmarks.studies.shard_check [--megabytes 100] [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
-from machine import cpu_model
 
 from albert.pretraining_example import encode_example
+from benchmarks.helpers.machine import cpu_model
 from model import pretrain_data
 
 REFERENCE = (
-    Path(__file__).resolve().parents[1].parent
+    Path(__file__).resolve().parents[2].parent
     / "shared"
     / "data"
     / "reference"

@@ -18,7 +18,7 @@ thread (the backend's weights brought into the Keras variables and checked finit
 
 Best of `--repeats` for each. Prints ONE JSON line with the CPU model and load.
 
-    python benchmarks/checkpoint_stall.py [--presets albert-base,albert-large] [--batch 8]
+    python -m benchmarks.studies.checkpoint_stall [--presets albert-base,albert-large] [--batch 8]
         [--seq 128] [--repeats 3] [--output DIR]   (KERAS_BACKEND picks the backend)
 """
 
@@ -33,10 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from machine import cpu_model
-from pretrain import make_batch
-
 from albert.fs import join
+from benchmarks.helpers.machine import cpu_model
+from benchmarks.pretrain import make_batch
 from model import checkpointing
 from model.checkpoint_writer import CheckpointWriter
 from model.pretrain.divergence import weights_finite

@@ -1,7 +1,7 @@
 """A time budget against step schedules (issue 29): three pretraining runs given the same
 wall-clock budget, on the same data, preset, batch, seed and warmup.
 
-    python benchmarks/time_budget.py --data DIR [--budget 10m] [--preset albert-tiny]
+    python -m benchmarks.studies.time_budget --data DIR [--budget 10m] [--preset albert-tiny]
         [--batch-size 32] [--learning-rate LR] [--warmup-steps 250] [--eval-batches 50]
         [--workdir DIR]
 
@@ -30,11 +30,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from machine import cpu_model
-
+from benchmarks.helpers.machine import cpu_model
 from model.pretrain.time_budget import parse_duration
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def heldout_at(metrics: Path, step: int | None = None) -> dict | None:

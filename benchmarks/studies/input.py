@@ -12,8 +12,8 @@ load.
 Goals (issue 27, on a 2-core machine): dynamic masking with 2 workers on both inputs
 >= 8,000 sequences/s at s128 and >= 5,000 at s512; 2 workers >= 1.7x 1 worker.
 
-    python benchmarks/input.py [--megabytes 10] [--seqs 128,512] [--batch 32] [--workdir DIR]
-        [--real DIR ...] [--length-buckets 4]
+    python -m benchmarks.studies.input [--megabytes 10] [--seqs 128,512] [--batch 32]
+        [--workdir DIR] [--real DIR ...] [--length-buckets 4]
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from machine import cpu_model
-from shard_check import generate
 
 from albert import batch_masking, masking
 from albert.pretraining_example import decode_example
 from albert.tfrecord_framing import tfrecord_records
+from benchmarks.helpers.machine import cpu_model
+from benchmarks.studies.shard_check import generate
 from model import grain_input, pretrain_data, pretrain_records
 
 GOALS = {("dynamic", 128): 8000, ("dynamic", 512): 5000}
@@ -203,7 +203,7 @@ def main() -> None:
                 *records_of(sorted(directory.glob("*.tfrecord")), 4096),
                 args.batch,
             )
-    reference = Path(__file__).resolve().parents[2] / "shared/data/reference/ref_seq128.tfrecord"
+    reference = Path(__file__).resolve().parents[3] / "shared/data/reference/ref_seq128.tfrecord"
     if reference.exists():
         masker_row("reference s128 (real text)", *records_of([reference], 4096), args.batch)
     for data in args.real:

@@ -4,7 +4,7 @@ Prints one JSON line: per splitter, sentences and MB per CPU second (the machine
 time is the fair measure; wall-clock MB/s too) on the same paragraphs, and counts
 of two error signatures: a sentence ending in a common abbreviation (a false split after "Mr.",
 "e.g." ...) and a sentence starting with a lower-case letter (a false split mid-sentence), plus
-agreement with the others. Run: python benchmarks/sentence_splitters.py [--paragraphs N]
+agreement with the others. Run: python -m benchmarks.studies.sentence_splitters [--paragraphs N]
 """
 
 from __future__ import annotations
@@ -13,16 +13,13 @@ import argparse
 import bz2
 import json
 import re
-import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines import books, wikipedia, wikitext
 from pipelines.text_cleaning import SentenceSplitter, normalize_text
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 ABBREVIATION_END = re.compile(
     r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Prof|Gen|Col|Capt|Lt|Sgt|Rev|Jr|Sr|vs|etc|No|Vol|pp|ca|cf|Inc|Ltd|Co)"
     r"|\be\.g|\bi\.e|\bU\.S|\ba\.m|\bp\.m)\.$"

@@ -4,7 +4,7 @@ lists of pieces), ours per record (`albert.masking.mask_tokens`) and ours per ba
 (`albert.batch_masking.mask_batch`), each with a generator per record. Records masked per CPU
 second, best of `--repeat`. One JSON line, with the CPU model and load.
 
-    python benchmarks/masker.py --reference DIR [--batch 32] [--repeat 3]
+    python -m benchmarks.studies.masker --reference DIR [--batch 32] [--repeat 3]
 
 `DIR`: a checkout of google-research/albert.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import os
 import random
@@ -20,17 +21,18 @@ import shutil
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 import numpy as np
-from machine import cpu_model
 
 from albert import batch_masking, masking
 from albert.pretraining_example import decode_example
 from albert.tfrecord_framing import tfrecord_records
 from albert.tokenization import AlbertTokenizer
+from benchmarks.helpers.machine import cpu_model
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "reference"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "reference"
 
 
 def real_instances() -> tuple[np.ndarray, np.ndarray]:
@@ -53,10 +55,14 @@ def reference_masker(checkout: Path, work: Path):
     package.mkdir()
     for name in ("__init__.py", "create_pretraining_data.py", "tokenization.py"):
         shutil.copy(checkout / name, package / name)
-    (work / "tensorflow_hub.py").write_text('"""Blank stand-in: unused here."""\n')
-    sys.path.insert(0, str(work))
+    sys.modules.setdefault("tensorflow_hub", types.ModuleType("tensorflow_hub"))  # unused here
     for name in [n for n in sys.modules if n == "albert" or n.startswith("albert.")]:
         del sys.modules[name]  # ours stay bound here; `albert` is now the reference's package
+    spec = importlib.util.spec_from_file_location(
+        "albert", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    sys.modules["albert"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules["albert"])
     module = importlib.import_module("albert.create_pretraining_data")
     module.FLAGS(["masker"])
     return module

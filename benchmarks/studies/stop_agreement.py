@@ -7,7 +7,7 @@ Starts `--processes` JAX processes on 127.0.0.1 (CPU, gloo collectives, as the t
 times `--calls` calls of each after a warm-up. Prints ONE JSON line (process 0's figures, seconds
 per call) with the CPU model and load.
 
-    python benchmarks/stop_agreement.py [--processes 2] [--calls 300]
+    python -m benchmarks.studies.stop_agreement [--processes 2] [--calls 300]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from machine import cpu_model
+from benchmarks.helpers.machine import cpu_model
 
 
 def worker(coordinator: str, processes: int, index: int, calls: int) -> None:
@@ -75,7 +75,15 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     workers = [
         subprocess.Popen(
-            [sys.executable, __file__, "--coordinator", coordinator, "--calls", str(args.calls)]
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.studies.stop_agreement",
+                "--coordinator",
+                coordinator,
+                "--calls",
+                str(args.calls),
+            ]
             + ["--worker", str(args.processes), str(index)],
             env=env,
             stdout=subprocess.PIPE,

@@ -9,7 +9,8 @@ Two corpora built from the shared Gutenberg books:
   sentence length and the share of sentences cut at max_sentence_chars.
 Each case runs `python -m pipelines.segment` in a fresh process from this checkout and, with
 `--baseline DIR` (e.g. an older commit unpacked with `git archive COMMIT | tar -x -C DIR`), from
-that one too. Prints one JSON line. Run: python benchmarks/segment_inputs.py [--baseline DIR]
+that one too. Prints one JSON line.
+Run: python -m benchmarks.studies.segment_inputs [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -24,24 +25,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from machine import cpu_model
+from benchmarks.helpers.machine import cpu_model
+from benchmarks.helpers.shared_data import PROSE_BOOKS
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+ROOT = Path(__file__).resolve().parents[2]
 
-from segment_testdata import numbered_chapters, source_paragraphs  # after the sys.path lines
+from tests.segment_testdata import numbered_chapters, source_paragraphs
 
 BOOKS = ROOT.parent / "shared" / "data" / "books"
-PROSE = (
-    "austen-emma",
-    "austen-persuasion",
-    "austen-sense",
-    "chesterton-ball",
-    "chesterton-brown",
-    "chesterton-thursday",
-    "melville-moby_dick",
-)
+PROSE = PROSE_BOOKS
 LONG_LINE_CHARS = 50_000_000
 
 

@@ -5,7 +5,7 @@ reference's 16k vocabulary. One JSON line per row with the CPU model and load: e
 start included) and the speedup over 0 workers; every row's arrays and counts are checked equal to
 the 0-worker row's.
 
-    python benchmarks/finetune_input.py [--sst2-examples 20000] [--workers 0,1,2]
+    python -m benchmarks.studies.finetune_input [--sst2-examples 20000] [--workers 0,1,2]
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from machine import cpu_model
 
 from albert.tokenization import AlbertTokenizer
+from benchmarks.helpers.machine import cpu_model
 from model.tasks.parallel_encoding import encode_split
 from model.tasks.splits import SplitSettings, encoded_examples, read_examples
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 SPM_MODEL = SHARED / "reference" / "sp16k.model"
 
 

@@ -16,12 +16,9 @@ import fsspec
 import numpy as np
 from fsspec.implementations.memory import MemoryFileSystem
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))  # record_mutations: the fuzz of the cached-result read path
-
 from albert.outputs import atomic_output_dir, remove_leftovers, write_atomic
 
+ROOT = Path(__file__).resolve().parents[2]
 BOOKS = ROOT.parent / "shared" / "data" / "books"
 
 
@@ -159,11 +156,11 @@ def record_fuzz(work: Path, examples: int, seed: int) -> dict:
     # Prefect reads the PREFECT_* variables above when it is first imported, here
     from prefect import flow  # heavy: Prefect, after its settings
     from prefect.testing.utilities import prefect_test_harness  # heavy: Prefect
-    from record_mutations import fuzz_reads  # heavy: Prefect, Hypothesis
 
     from flows import tasks  # heavy: Prefect
     from flows.result_storage import JsonOnlyLocalFileSystem  # heavy: Prefect
     from pipelines.segment import SegmentConfig  # heavy: Beam
+    from tests.record_mutations import fuzz_reads  # heavy: Prefect, Hypothesis
 
     root = work / "records"
     config = SegmentConfig(

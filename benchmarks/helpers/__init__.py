@@ -1,0 +1,1 @@
+"""What the benchmarks share; nothing here is run on its own."""
