@@ -45,7 +45,7 @@ test-jax:
 # demo_downstream (a finished run), finetune_parity (a checkpoint) and learning_parity_report (logs)
 # take theirs; benchmarks/studies/ and benchmarks/helpers/ are not run.
 BENCHMARKS := segment vocab tfrecords tokenizer_export scale scale_plan model_params pretrain \
-	pretrain_quality learning_parity finetune_steps faults domain_line
+	pretrain_quality learning_parity finetune_steps faults domain_line near_dedup decontamination
 
 ## make bench: the living benchmarks in benchmarks/, one JSON line each
 bench: $(VENV)/.installed-test

@@ -27,7 +27,7 @@ import resource
 import tempfile
 from pathlib import Path
 
-from benchmarks.machine import cpu_model
+from benchmarks.helpers.machine import cpu_model
 from pipelines import contamination, decontaminate, segment
 from pipelines.eval_sets import eval_splits, read_examples
 from pipelines.segmented_corpus import input_files, read_documents

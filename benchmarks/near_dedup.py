@@ -26,7 +26,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.machine import cpu_model
+from benchmarks.helpers.machine import cpu_model
 from pipelines import input_formats, minhash, segment
 from pipelines.near_dup_clusters import CURRENT, Member, accepted_pairs, node, removals
 from pipelines.word_ngrams import normalised_words, word_ngrams
