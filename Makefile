@@ -23,7 +23,7 @@ $(VENV)/.installed-test: pyproject.toml constraints.txt | $(PY)
 
 ## make run: the end-to-end flow on the embedded default corpus (ARGS="..." adds flow flags)
 run: $(VENV)/.installed-run
-	$(PY) -m flows.pretrain_pipeline $(ARGS)
+	$(PY) -m flows.pipeline.flow $(ARGS)
 
 ## make test: the whole suite on the TensorFlow backend, then the Keras tests again on JAX
 test: $(VENV)/.installed-test browser

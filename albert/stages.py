@@ -94,7 +94,7 @@ STAGES: dict[str, Stage] = {
         "HeldOutEvalConfig",
         ("model", "data"),
         "metrics.json",
-        config_module="flows.tasks",
+        config_module="flows.engine.tasks",
     ),
     "replay": Stage(
         "flows.line.replay",
@@ -108,11 +108,11 @@ STAGES: dict[str, Stage] = {
 OTHER_COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("model.evaluate", "score predictions or a model"),
     "run": (
-        "flows.pretrain_pipeline",
+        "flows.pipeline.flow",
         "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> heldout",
     ),
     "ablate": (
-        "flows.ablation",
+        "flows.ablation.flow",
         (
             "Prefect: the paper's ablation tables (objective, sharing, E) over a grid of "
             "pretraining runs"

@@ -9,7 +9,7 @@ plays, Milton, Blake) fed in three nights of new documents, each line from the s
    whole paragraphs (about 2,000 characters), blank-line separated. General: the Wikipedia sample,
    Austen, Chesterton, Melville, Whitman. Domain: Shakespeare, Milton, Blake, its documents dealt
    by a stable hash into three nights of 1/4, 1/2 and 1/4 of them.
-2. The base: `python -m flows.pretrain_pipeline` on the general corpus (albert-tiny, 64 tokens).
+2. The base: `python -m flows.pipeline.flow` on the general corpus (albert-tiny, 64 tokens).
 3. One line per replay setting of --replays (`D:G` = --domain-replay D --general-replay G), three
    nights each, with a gate that promotes every night (their figures are what a gate would see),
    and with --gated a line with the flow's default gate.
@@ -148,7 +148,7 @@ def night(line: Path, base: Path, inputs: Path, new: Path, flags: list[str], log
     the file's digest, so a resumed benchmark finds nights done before) and `current`."""
     seconds = run(
         [
-            *("-m", "flows.domain_adaptive", "--line", str(line), "--base", str(base)),
+            *("-m", "flows.domain.flow", "--line", str(line), "--base", str(base)),
             *("--input", str(inputs / "*.txt"), *FLOW_FLAGS, *flags),
         ],
         log,
@@ -201,7 +201,7 @@ def main() -> None:
     inputs = [flag for path in general for flag in ("--input", path)]
     base_seconds = run(
         [
-            *("-m", "flows.pretrain_pipeline", "--run-dir", str(base)),
+            *("-m", "flows.pipeline.flow", "--run-dir", str(base)),
             *("--steps", str(args.base_steps), *inputs, "--max-seq-length", "64"),
             *("--dupe-factor", "4", "--pretrain", '{"progress": false}'),
         ],

@@ -2,22 +2,22 @@
 line night after night (flows.line).
 
 Importing this package sets nothing, except in the commands that train (`python -m
-flows.pretrain_pipeline`, `flows.domain_adaptive`, a model line's night `flows.line.flow`,
-`flows.ablation`, `flows.finetune`), whose
-SIGTERM/SIGINT handlers it installs before Prefect or Keras is imported (`albert.signals`). The
-flows' entry points apply their Prefect settings (`flows.prefect_settings`), which also check,
-before a flow starts, that PREFECT_HOME can be written (hence Prefect's own warning, at its import,
-about a PREFECT_HOME it could not make is not shown: the check says it in one line)."""
+flows.pipeline.flow`, `flows.domain.flow`, a model line's night `flows.line.flow`,
+`flows.ablation.flow`, `flows.finetune`), whose SIGTERM/SIGINT handlers it installs before Prefect
+or Keras is imported (`albert.signals`). The flows' entry points apply their Prefect settings
+(`flows.engine.prefect_settings`), which also check, before a flow starts, that PREFECT_HOME can be
+written (hence Prefect's own warning, at its import, about a PREFECT_HOME it could not make is not
+shown: the check says it in one line)."""
 
 import warnings
 
 from albert.signals import install_for_command
 
 COMMANDS = (
-    "flows.pretrain_pipeline",
-    "flows.domain_adaptive",
+    "flows.pipeline.flow",
+    "flows.domain.flow",
     "flows.line.flow",
-    "flows.ablation",
+    "flows.ablation.flow",
     "flows.finetune",
 )
 """The `python -m` commands of this package that train."""

@@ -21,7 +21,7 @@ from prefect.exceptions import ObjectAlreadyExists
 
 from albert.config import ConfigError, read_yaml
 from albert.stage import ArgumentParser, run_command
-from flows.prefect_settings import flow_defaults
+from flows.engine.prefect_settings import flow_defaults
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The parameters of the domain-adaptive flow (`python -m flows.domain_adaptive`), what it shares
+"""The parameters of the domain-adaptive flow (`python -m flows.domain.flow`), what it shares
 with a model line's night (flows.line.config), and the data stages' configs both build."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class DomainDataConfig(RunConfig):
 
 
 class DomainAdaptiveConfig(DomainDataConfig):
-    """Parameters of one adaptation of a base (flows.domain_adaptive)."""
+    """Parameters of one adaptation of a base (flows.domain.flow)."""
 
     base: str = Field(
         description="earlier run directory, or a model (.keras / HF dir / TF1 checkpoint)"

@@ -22,8 +22,8 @@ from pydantic import Field, model_validator
 from albert.config import JsonDict, StageConfig, build_config
 from albert.errors import StageError
 from albert.fs import join
-from flows import tasks
-from flows.result_storage import result_storage_for
+from flows.engine import tasks
+from flows.engine.result_storage import result_storage_for
 from model.baselines import unigram_baseline
 from model.config import get_preset, parameter_counts
 

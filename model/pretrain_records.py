@@ -246,10 +246,8 @@ def named_split(files: list[str], metadata: dict) -> tuple[list[str], list[str]]
     """(training files, held-out files) of `files` as metadata.json's `heldout.files` names them
     (none named: every file trains)."""
     named = set((metadata.get("heldout") or {}).get("files") or ())
-    return (
-        [f for f in files if posixpath.basename(f) not in named],
-        [f for f in files if posixpath.basename(f) in named],
-    )
+    heldout = [f for f in files if posixpath.basename(f) in named]
+    return [f for f in files if f not in heldout], heldout
 
 
 def split_files(spec: DataSpec, eval_every: int = 20) -> tuple[list[str], list[str], int]:

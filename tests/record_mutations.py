@@ -290,7 +290,7 @@ def read_outcome(storage: Any, key: str, data: bytes, genuine: bytes, marker: Pa
     from prefect._internal.result_records import ResultRecord
     from prefect.results import ResultStore
 
-    from flows.result_storage import PlainJsonSerializer, UnsafeResultError
+    from flows.engine.result_storage import PlainJsonSerializer, UnsafeResultError
 
     where = f"{storage.basepath}/{key}"
     Path(where).write_bytes(data)

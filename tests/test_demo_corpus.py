@@ -7,7 +7,7 @@ import fnmatch
 import tomllib
 from pathlib import Path
 
-from flows.default_corpus import DEMO_CORPUS_DIR, default_corpus
+from flows.pipeline.default_corpus import DEMO_CORPUS_DIR, default_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -45,7 +45,7 @@ def test_a_prefect_home_that_cannot_be_made_is_one_line_naming_it_before_prefect
     (tmp_path / "a-file").write_text("")
     home = tmp_path / "a-file" / "prefect"
     code, lines = _command(
-        ["-m", "flows.pretrain_pipeline", "--input", "x.txt", "--run-dir", str(tmp_path / "run")],
+        ["-m", "flows.pipeline.flow", "--input", "x.txt", "--run-dir", str(tmp_path / "run")],
         {"PREFECT_HOME": str(home)},
     )
     assert code == EXIT_USER_ERROR and len(lines) == 1, lines
@@ -56,7 +56,7 @@ def test_a_prefect_home_that_cannot_be_made_is_one_line_naming_it_before_prefect
 def test_a_prefect_home_whose_parent_can_be_made_is_made(tmp_path):
     from prefect.settings import PREFECT_HOME, PREFECT_LOCAL_STORAGE_PATH, temporary_settings
 
-    from flows.prefect_settings import check_environment
+    from flows.engine.prefect_settings import check_environment
 
     home = tmp_path / "new" / "deeper" / "prefect"
     with temporary_settings({PREFECT_HOME: home, PREFECT_LOCAL_STORAGE_PATH: home / "storage"}):
@@ -65,7 +65,7 @@ def test_a_prefect_home_whose_parent_can_be_made_is_made(tmp_path):
 
 
 def test_the_temporary_servers_failure_to_start_is_one_line_naming_the_setting():
-    from flows.prefect_settings import server_failure
+    from flows.engine.prefect_settings import server_failure
 
     failure = server_failure(
         RuntimeError("Timed out while attempting to connect to ephemeral Prefect API server.")

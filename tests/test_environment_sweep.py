@@ -99,7 +99,7 @@ def argv(command: str, inputs: dict, out: Path) -> list[str]:
         ]
     if command == "night":
         return [
-            *("-m", "flows.domain_adaptive", "--line", str(out / "line"), "--base", str(base_run)),
+            *("-m", "flows.domain.flow", "--line", str(out / "line"), "--base", str(base_run)),
             *("--input", str(inputs["inbox"] / "*.txt"), "--preset", "albert-nano"),
             *("--batch-size", "8", "--num-shards", "2", "--steps", "2"),
             *("--segment", json.dumps({"format": "text", "num_shards": 2})),

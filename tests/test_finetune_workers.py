@@ -14,7 +14,7 @@ from conftest import shared_path
 from albert import cli
 from albert.errors import StageError
 from albert.tokenization import AlbertTokenizer
-from flows.pretrain_pipeline import PretrainPipelineConfig, downstream_configs
+from flows.pipeline.flow import PretrainPipelineConfig, downstream_configs
 from model import cores
 from model.finetune import main as finetune_main
 from model.finetune.batches import train_batches

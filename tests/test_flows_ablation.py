@@ -13,8 +13,8 @@ import pytest
 from test_flows_pipeline import write_corpus
 
 from albert.config import add_config_arguments, config_from_namespace
-from flows.ablation import AblationConfig, grid
-from flows.ablation_report import axis_rows, direction, summarize_variants
+from flows.ablation.flow import AblationConfig, grid
+from flows.ablation.report import axis_rows, direction, summarize_variants
 
 
 def parse(*flags: str) -> AblationConfig:
@@ -92,7 +92,7 @@ def test_variant_means_spreads_and_the_papers_directions() -> None:
 def test_nano_grid_end_to_end_cached_and_incremental(tmp_path: Path) -> None:
     from prefect.testing.utilities import prefect_test_harness
 
-    from flows.ablation import ablation
+    from flows.ablation.flow import ablation
 
     config = AblationConfig(
         input=[str(write_corpus(tmp_path / "corpus.txt"))],

@@ -9,9 +9,9 @@ from pydantic import Field
 from albert.config import ConfigError, StageConfig
 from albert.errors import StageError
 from albert.outputs import atomic_output_dir
-from flows.caching import code_version, manifest_digest, module_closure, stage_cache_key
-from flows.retry import is_transient_error
-from flows.tasks import run_stage, stage_task
+from flows.engine.caching import code_version, manifest_digest, module_closure, stage_cache_key
+from flows.engine.retry import is_transient_error
+from flows.engine.tasks import run_stage, stage_task
 
 
 class CopyConfig(StageConfig):
@@ -23,7 +23,9 @@ class CopyConfig(StageConfig):
 CALLS: list[str] = []
 
 
-@stage_task("copy", input_fields=["input"], modules=["flows.caching"], output_marker="copy.txt")
+@stage_task(
+    "copy", input_fields=["input"], modules=["flows.engine.caching"], output_marker="copy.txt"
+)
 def copy_stage(config: CopyConfig) -> dict:
     """A tiny real stage: copies its input into OUTPUT/copy.txt atomically."""
     CALLS.append(config.output)
@@ -57,8 +59,8 @@ def test_cache_key_changes_with_config_inputs_and_stage(tmp_path: Path) -> None:
     assert key != stage_cache_key("other", config, ["input"], ["flows"])
     source.write_text("hellO")
     assert key != stage_cache_key("copy", config, ["input"], ["flows"])
-    assert len(code_version(["flows.caching"])) == 64
-    assert code_version(["flows.caching"]) != code_version(["albert.fs"])
+    assert len(code_version(["flows.engine.caching"])) == 64
+    assert code_version(["flows.engine.caching"]) != code_version(["albert.fs"])
 
 
 def test_code_version_covers_the_modules_a_stage_runs() -> None:

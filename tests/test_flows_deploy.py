@@ -78,7 +78,7 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
             [
                 sys.executable,
                 "-m",
-                "flows.pretrain_pipeline",
+                "flows.pipeline.flow",
                 "--input",
                 str(corpus),
                 "--run-dir",

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 SIGNALS_ITSELF = """
 import os, signal, sys
 from albert.cli import main
-from flows import report
+from flows.report import render as report
 signal_at, progress = int(sys.argv[1]), report.TrainingProgress.__call__
 def progress_and_signal(self, record):
     if record["split"] == "train" and record["step"] == signal_at:
@@ -82,13 +82,13 @@ def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(t
 
 
 def test_a_flow_that_returns_interrupted_ends_cancelled_and_its_command_raises_interrupted():
-    """The pattern of `flows.domain_adaptive` (one-off runs and line nights) and `albert run`: the
+    """The pattern of `flows.domain.flow` (one-off runs and line nights) and `albert run`: the
     flow catches `Interrupted` and returns `tasks.interrupted`; the run ends Cancelled, named
     "Interrupted"; `tasks.resumable_flow_run` raises `Interrupted` again, for exit 75."""
     from prefect import flow
 
     from albert.errors import Interrupted
-    from flows import tasks
+    from flows.engine import tasks
 
     @flow(name="albert-test-interrupted")
     def stopped(config=None):

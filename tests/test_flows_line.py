@@ -93,7 +93,7 @@ def base(tmp_path_factory) -> Path:
 def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
     from prefect.testing.utilities import prefect_test_harness
 
-    from flows.domain_adaptive import main
+    from flows.domain.flow import main
     from flows.line.config import LineConfig
     from flows.line.flow import model_line_night
     from flows.line.records import ModelLine
@@ -188,7 +188,7 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
 
 def flow_command(line: Path, base: Path, inbox: Path) -> list[str]:
     return [
-        *(sys.executable, "-m", "flows.domain_adaptive", "--line", str(line)),
+        *(sys.executable, "-m", "flows.domain.flow", "--line", str(line)),
         *("--base", str(base), "--input", str(inbox / "*.txt"), "--preset", "albert-nano"),
         *("--batch-size", "8", "--num-shards", "2", "--steps", "400", "--min-improvement", "-10"),
         *("--segment", json.dumps(TINY["segment"])),

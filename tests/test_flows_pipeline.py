@@ -85,7 +85,7 @@ def test_pipeline_cached_rerun_and_transient_retry(
 
     import pipelines.tfrecords
     from albert.errors import StageError
-    from flows.pretrain_pipeline import PretrainPipelineConfig, pretrain_pipeline
+    from flows.pipeline.flow import PretrainPipelineConfig, pretrain_pipeline
 
     # --max-seq-length is the flow's default (64), not the user's choice; long sentences: it cuts
     corpus = write_corpus(tmp_path / "corpus.txt", words=(10, 40))
@@ -255,7 +255,7 @@ def test_pipeline_cached_rerun_and_transient_retry(
 
 def test_remove_contaminated_makes_the_later_stages_read_the_cleaned_corpus(tmp_path: Path) -> None:
     from albert.config import ConfigError, build_config
-    from flows.pretrain_pipeline import PretrainPipelineConfig, stage_configs
+    from flows.pipeline.flow import PretrainPipelineConfig, stage_configs
 
     run_dir = tmp_path / "run"
     config = PretrainPipelineConfig(run_dir=str(run_dir), eval=[str(RTE)], remove_contaminated=True)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from browser import image_widths
 
-from flows.report import render_html
-from flows.report_text import downstream_table, duration, number
-from flows.run_report import run_report_markdown
+from flows.pipeline.report import run_report_markdown
+from flows.report.render import render_html
+from flows.report.text import downstream_table, duration, number
 
 # what segment, vocab and tfrecords return (= their stats.json, vocab_stats.json, metadata.json)
 SUMMARIES = {
@@ -242,7 +242,7 @@ DOMAIN_FACTS["summaries"] = {
 
 
 def test_domain_report_headline_before_after_and_images_load_in_a_browser(tmp_path):
-    from flows.domain_report import change, domain_report_markdown, format_headline_line
+    from flows.domain.report import change, domain_report_markdown, format_headline_line
 
     run_dir = tmp_path / "domain"
     write_stage_files(run_dir)

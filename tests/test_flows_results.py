@@ -13,14 +13,14 @@ from record_mutations import fuzz_reads, pickle_record
 
 from albert.config import StageConfig
 from albert.outputs import atomic_output_dir
-from flows.caching import stage_cache_key
-from flows.result_storage import (
+from flows.engine.caching import stage_cache_key
+from flows.engine.result_storage import (
     JsonOnlyLocalFileSystem,
     PlainJsonSerializer,
     UnsafeResultError,
     check_result_record,
 )
-from flows.tasks import run_stage, stage_task
+from flows.engine.tasks import run_stage, stage_task
 
 
 class EchoConfig(StageConfig):
@@ -28,7 +28,9 @@ class EchoConfig(StageConfig):
     output: str = Field(description="output directory")
 
 
-@stage_task("echo", input_fields=["input"], modules=["flows.tasks"], output_marker="echo.txt")
+@stage_task(
+    "echo", input_fields=["input"], modules=["flows.engine.tasks"], output_marker="echo.txt"
+)
 def echo_stage(config: EchoConfig) -> dict:
     """A tiny real stage: copies its input into OUTPUT/echo.txt."""
     with atomic_output_dir(config.output) as out:
@@ -100,7 +102,7 @@ def echo_run(tmp_path_factory: pytest.TempPathFactory):
 
     with prefect_test_harness(server_startup_timeout=90):
         assert echo_flow() == (False, {"chars": 5})
-        record = storage / stage_cache_key("echo", config, ["input"], ["flows.tasks"])
+        record = storage / stage_cache_key("echo", config, ["input"], ["flows.engine.tasks"])
         yield SimpleNamespace(
             flow=echo_flow, record=record, genuine=record.read_bytes(), marker=root / "pwned"
         )

@@ -41,7 +41,7 @@ def test_tf_config_tasks_are_the_jax_processes_chief_first():
 
 
 def test_the_flows_pass_the_flags_to_pretrain(tmp_path):
-    from flows.pretrain_pipeline import PretrainPipelineConfig
+    from flows.pipeline.flow import PretrainPipelineConfig
 
     config = PretrainPipelineConfig(
         run_dir=str(tmp_path),

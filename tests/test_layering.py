@@ -93,9 +93,7 @@ def test_imports_by_string_are_seen() -> None:
     """The check reads module names in strings: the registry names every layer's stages."""
     registry = _imported_packages(ROOT / "albert" / "stages.py")
     assert {"pipelines", "model", "flows"} <= registry
-    assert _modules_named_in("python -m flows.pretrain_pipeline --steps 1") == {
-        "flows.pretrain_pipeline"
-    }
+    assert _modules_named_in("python -m flows.pipeline.flow --steps 1") == {"flows.pipeline.flow"}
     assert not _modules_named_in("model.keras")  # a file name, not a module
 
 

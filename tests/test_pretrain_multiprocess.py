@@ -328,7 +328,7 @@ def test_a_flow_on_two_hosts_prepares_the_data_once_and_trains_on_both(tmp_path)
     env = _environment(1, tmp_path / "jax-cache")
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "flows.pretrain_pipeline", *flags, "--process-id", str(index)],
+            [sys.executable, "-m", "flows.pipeline.flow", *flags, "--process-id", str(index)],
             cwd=REPO,
             env=env,
             stdout=subprocess.PIPE,

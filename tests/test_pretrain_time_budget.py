@@ -159,8 +159,8 @@ def test_the_learning_rate_reaches_the_compiled_step(tmp_path):
 
 
 def test_albert_run_passes_the_budget_to_pretrain_and_states_it(tmp_path):
-    from flows.pretrain_pipeline import PretrainPipelineConfig, stage_configs
-    from flows.run_report import training_text
+    from flows.pipeline.flow import PretrainPipelineConfig, stage_configs
+    from flows.pipeline.report import training_text
 
     config = PretrainPipelineConfig(run_dir=str(tmp_path), time_budget="45m")
     pretrain = stage_configs(config)["pretrain"]

@@ -10,7 +10,7 @@ import pytest
 from conftest import shared_path
 
 from albert.errors import StageError
-from flows.report_sections import segment_section
+from flows.report.sections import segment_section
 from pipelines import minhash, segment
 from pipelines.near_dup_config import AUDIT_FILE
 from pipelines.segment import SegmentConfig

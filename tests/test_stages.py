@@ -6,7 +6,7 @@ import pytest
 
 from albert import cli
 from albert.stages import COMMANDS, DATAFLOW_STAGES, STAGES, config_class, stage_module
-from flows import tasks
+from flows.engine import tasks
 
 
 def task_of(name: str):

@@ -157,8 +157,8 @@ def record_fuzz(work: Path, examples: int, seed: int) -> dict:
     from prefect import flow  # heavy: Prefect, after its settings
     from prefect.testing.utilities import prefect_test_harness  # heavy: Prefect
 
-    from flows import tasks  # heavy: Prefect
-    from flows.result_storage import JsonOnlyLocalFileSystem  # heavy: Prefect
+    from flows.engine import tasks  # heavy: Prefect
+    from flows.engine.result_storage import JsonOnlyLocalFileSystem  # heavy: Prefect
     from pipelines.segment import SegmentConfig  # heavy: Beam
     from tests.record_mutations import fuzz_reads  # heavy: Prefect, Hypothesis
 

@@ -4,11 +4,11 @@ gate, a new version kept whether promoted or refused, and the line's report (flo
 `--base` makes a new line's first version. What the nightly deployment in prefect.yaml runs.
 
     python -m flows.line.flow --line LINE --input GLOB [--base BASE]
-    python -m flows.domain_adaptive --line LINE --input GLOB [--base BASE]   (the same)
+    python -m flows.domain.flow --line LINE --input GLOB [--base BASE]   (the same)
 
 The input files are hashed once, before Prefect starts: a night with nothing new is answered
 then (what killed commits left removed, the line checked), and the flow takes the digests.
-Stages are cached and retried as in flows.pretrain_pipeline.
+Stages are cached and retried as in flows.pipeline.flow.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from prefect import flow
 from albert.config import ConfigError
 from albert.errors import Interrupted
 from albert.locks import output_lock
-from flows import tasks
-from flows.entry import flow_main
+from flows.engine import tasks
+from flows.engine.entry import flow_main
 from flows.line.check import require_sound
 from flows.line.config import LineConfig
 from flows.line.night import NOTHING_NEW, input_digests, novelty, remove_leftovers, run_night
@@ -60,7 +60,7 @@ def run(config: LineConfig, beam_args: Sequence[str] | None = None) -> dict[str,
     if config.process_id is not None or config.coordinator is not None:
         raise ConfigError(
             "LineConfig.line: a line's night trains on one host (several JAX hosts: one "
-            "adaptation with python -m flows.domain_adaptive --base)"
+            "adaptation with python -m flows.domain.flow --base)"
         )
     line = ModelLine(config.line)
     if not line.exists() and config.base is None:

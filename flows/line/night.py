@@ -29,8 +29,8 @@ from albert.errors import ConfigError, StageError
 from albert.fs import join, listing_digest
 from albert.hashing import derive_seed
 from albert.locks import output_lock
-from flows import tasks
 from flows.domain_config import data_configs
+from flows.engine import tasks
 from flows.line.base import git_revision, make_base_version, make_line, night_config, utc_now
 from flows.line.check import require_sound, sound_settings
 from flows.line.config import LineConfig
@@ -51,7 +51,7 @@ from flows.line.records import (
 from flows.line.replay import ReplayConfig
 from flows.line.replay import run as replay_mix
 from flows.line.report import write_line_report
-from flows.report import TrainingProgress
+from flows.report.render import TrainingProgress
 from flows.run_config import cpu_seconds, run_plan
 
 NOTHING_NEW = "nothing new"

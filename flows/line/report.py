@@ -23,8 +23,8 @@ from prefect.context import FlowRunContext
 
 from flows.line.gate import held_out_loss
 from flows.line.records import BASE, PROMOTED, ModelLine, ancestry, version_number
-from flows.report import render_html
-from flows.report_text import duration, number, table
+from flows.report.render import render_html
+from flows.report.text import duration, number, table
 
 MARKER = "<!-- versions: {} -->"
 

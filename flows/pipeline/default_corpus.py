@@ -1,10 +1,10 @@
 """The corpus `make run` uses when none is given: the demo corpus shipped with the package.
 
-`flows/demo_corpus/` (package data; its README.md gives the sources, attribution and licences) holds
-a real English Wikipedia dump sample in the dump's own XML + bz2 format, so the demo exercises the
-real Wikipedia path of the segment stage (XML streaming, wikitext cleaning, redirects and
-non-article pages skipped), is small enough for an end-to-end run on a laptop CPU in minutes, and
-needs neither the network nor `../shared`.
+`flows/pipeline/demo_corpus/` (package data; its README.md gives the sources, attribution and
+licences) holds a real English Wikipedia dump sample in the dump's own XML + bz2 format, so the demo
+exercises the real Wikipedia path of the segment stage (XML streaming, wikitext cleaning, redirects
+and non-article pages skipped), is small enough for an end-to-end run on a laptop CPU in minutes,
+and needs neither the network nor `../shared`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The domain-adaptive run's report: a headline to read in 30 seconds, then a section per stage.
 
-Built from the run report's blocks (flows.report_sections, flows.report_text: stage sections,
+Built from the run report's blocks (flows.report.sections, flows.report.text: stage sections,
 headline lines, tables, plots): the held-out in-domain scores of the base model before and of
 the adapted model after further pretraining, beside the unigram baseline; what went in (the
 base, the new-domain corpus, the selection); the export; time per stage; the next command.
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flows.report import format_value, plot_distribution
-from flows.report_sections import (
+from flows.report.render import format_value, plot_distribution
+from flows.report.sections import (
     STAGE_TITLES,
     evaluation_section,
     plots_dir,
@@ -22,7 +22,7 @@ from flows.report_sections import (
     stage_section,
     tfrecords_stage,
 )
-from flows.report_text import (
+from flows.report.text import (
     corpus_text,
     heldout_line,
     kept_lines,

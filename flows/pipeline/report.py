@@ -4,9 +4,9 @@
 metadata: the contents of their stats.json, vocab_stats.json and metadata.json, in
 `facts["summaries"]`), pretrain's metrics.jsonl, the evaluation, the baselines and optional
 downstream fine-tuning results into curated tables — human labels and units, formatted numbers,
-links to the full JSON files instead of option dumps — and readable plots (flows.report draws
-them). The sections come from flows.report_sections, the shared sentences and tables from
-flows.report_text."""
+links to the full JSON files instead of option dumps — and readable plots (flows.report.render draws
+them). The sections come from flows.report.sections, the shared sentences and tables from
+flows.report.text."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flows.report import format_value
-from flows.report_sections import (
+from flows.report.render import format_value
+from flows.report.sections import (
     STAGE_TITLES,
     contamination_line,
     decontamination_section,
@@ -26,7 +26,7 @@ from flows.report_sections import (
     tfrecords_stage,
     vocab_section,
 )
-from flows.report_text import (
+from flows.report.text import (
     corpus_text,
     downstream_table,
     heldout_line,

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flows.report import plot_curves, plot_distribution, read_metrics
-from flows.report_text import budget_note, duration, link, millions, number, percent, table
+from flows.report.render import plot_curves, plot_distribution, read_metrics
+from flows.report.text import budget_note, duration, link, millions, number, percent, table
 from pipelines.near_dup_config import AUDIT_FILE
 
 STAGE_TITLES = {

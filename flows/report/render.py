@@ -1,6 +1,6 @@
 """What the run reports are drawn and published with: tables, PNG plots, HTML, Prefect artifacts.
 
-flows.run_report and flows.domain_report curate the stages' own summaries into report.md; this
+flows.pipeline.report and flows.domain.report curate the stages' own summaries into report.md; this
 module renders: count distributions (histograms, label balance, scores side by side) become bar
 charts, the training log (metrics.jsonl) becomes curves, the markdown becomes a standalone HTML page
 and a Prefect markdown artifact, training progress a Prefect progress artifact.

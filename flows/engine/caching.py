@@ -212,7 +212,7 @@ class StageCachePolicy(CachePolicy):
     modules the stage runs (their imports within our packages join the code version). Other task
     parameters (Beam runner flags, callbacks) do not change the stage's output and are not part of
     the key. `output_marker` is the file (relative to the output) that the stage's finished output
-    always contains: a cached result counts only while it is there (`flows.tasks.run_stage`).
+    always contains: a cached result counts only while it is there (`flows.engine.tasks.run_stage`).
     """
 
     input_fields: tuple[str, ...] = ()

@@ -16,7 +16,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from flows.report import markdown_table
+from flows.report.render import markdown_table
 from model.config import get_preset, parameter_counts
 
 METRICS = ("masked_lm_accuracy", "sop_accuracy", "nsp_accuracy")
@@ -215,7 +215,7 @@ def axis_table(rows: Sequence[Mapping[str, Any]], axis: str) -> str:
 
 def plot_axis(rows: Sequence[Mapping[str, Any]], axis: str, path: Path) -> Path:
     """Grouped horizontal bars: one group per variant, one bar per metric, seed spread as error
-    bars (matplotlib's Agg backend: `flows.report` selects it)."""
+    bars (matplotlib's Agg backend: `flows.report.render` selects it)."""
     fig, ax = plt.subplots(figsize=(7, 1.2 + 0.9 * len(rows)))
     height = 0.8 / len(METRICS)
     for i, metric in enumerate(METRICS):

@@ -2,18 +2,18 @@
 
 A base model + a new-domain corpus -> segment -> tfrecords (the base vocabulary) -> held-out
 metrics of the base -> further pretraining -> held-out metrics again. The base is an earlier run
-directory of flows.pretrain_pipeline (its pretrain/export/model.keras and vocab/spiece.model) or an
+directory of flows.pipeline.flow (its pretrain/export/model.keras and vocab/spiece.model) or an
 imported model (.keras, Hugging Face dir, TF1 checkpoint) with --spm-model. Before/after figures
 are held-out in-domain masked-LM accuracy and perplexity (on whole documents of the new corpus that
 further pretraining never sees: pipelines.tfrecords' held-out split), beside the unigram baseline.
-The run ends with RUN_DIR/report.md + report.html + plots (flows.domain_report: a headline block,
+The run ends with RUN_DIR/report.md + report.html + plots (flows.domain.report: a headline block,
 then one section per stage) and a Prefect markdown artifact, and prints the before -> after scores.
 
 `--line LINE --input GLOB` (night after night: a model line) hands the command over to the model
 line's own flow (flows.line.flow, `python -m flows.line.flow --help` for its flags): a night of
 the line, what the nightly deployment in prefect.yaml runs.
 
-Stages are cached and retried as in flows.pretrain_pipeline; `albert deploy` applies the
+Stages are cached and retried as in flows.pipeline.flow; `albert deploy` applies the
 deployment."""
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from prefect import flow
 
 from albert.config import StageConfig
 from albert.errors import Interrupted
-from flows import tasks
+from flows.domain.report import MODELS, domain_report_markdown, format_headline_line
 from flows.domain_config import DomainAdaptiveConfig, data_configs, resolve_base
-from flows.domain_report import MODELS, domain_report_markdown, format_headline_line
-from flows.entry import flow_main
-from flows.report import TrainingProgress, write_report
-from flows.report_text import files_text, finetune_command
+from flows.engine import tasks
+from flows.engine.entry import flow_main
+from flows.report.render import TrainingProgress, write_report
+from flows.report.text import files_text, finetune_command
 from flows.run_config import (
     cpu_seconds,
     piece_baseline,
@@ -160,7 +160,7 @@ def run(config: DomainAdaptiveConfig, beam_args: Sequence[str] | None = None) ->
     return summary
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.domain_adaptive") -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.domain.flow") -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if any(arg == "--line" or arg.startswith("--line=") for arg in args):
         from flows.line.flow import main as line_main  # a night of a model line

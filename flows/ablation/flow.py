@@ -4,10 +4,10 @@ Prefect flow.
 segment and vocab run once; tfrecords once per objective (`tfrecords-sop`, `tfrecords-nsp`: the same
 documents, seed and shard split, so the same held-out documents); then one pretraining run per grid
 cell and seed (`cells/<cell>/pretrain`), each a cached, resumable `pretrain` task as in
-flows.pretrain_pipeline, one at a time in this process (Keras and TensorFlow state is per process);
+flows.pipeline.flow, one at a time in this process (Keras and TensorFlow state is per process);
 then every trained model is scored on three held-out sets: masked-LM (on the SOP data), SOP pairs
 and NSP pairs, so each model is also scored on the objective it was not trained on (Table 5). The
-run ends with RUN_DIR/ablation.md, ablation.csv and plots (flows.ablation_report).
+run ends with RUN_DIR/ablation.md, ablation.csv and plots (flows.ablation.report).
 
 The grid varies one axis at a time from the baseline (the first value of each axis), as the paper's
 tables do: `--objective sop,nsp --sharing all,ffn` trains sop/all (the baseline), nsp/all and
@@ -32,10 +32,10 @@ from pydantic import Field, field_validator
 from albert.config import CommaList, StageConfig, build_config
 from albert.fs import exists, join
 from albert.stage import stage_main
-from flows import tasks
-from flows.ablation_report import cell_record, write_ablation_report
-from flows.prefect_settings import flow_defaults
-from flows.pretrain_pipeline import PretrainPipelineConfig, stage_configs
+from flows.ablation.report import cell_record, write_ablation_report
+from flows.engine import tasks
+from flows.engine.prefect_settings import flow_defaults
+from flows.pipeline.flow import PretrainPipelineConfig, stage_configs
 from flows.run_config import run_plan, stage_summary
 
 OBJECTIVES = ("sop", "nsp")
@@ -265,7 +265,7 @@ def _run_cli(config: AblationConfig, beam_args: Sequence[str] | None = None) -> 
     run(config, beam_args)
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.ablation") -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.ablation.flow") -> int:
     with flow_defaults():
         return stage_main(AblationConfig, _run_cli, argv, prog=prog, description=__doc__, beam=True)
 

@@ -5,18 +5,18 @@ Each stage is a Prefect task that calls the stage's library `run` function and w
 directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, heldout);
 `--downstream TASK=DIR` adds fine-tuning of the pretrained model and of a randomly initialised twin
 (RUN_DIR/finetune-TASK[-random]); `--eval PATH` adds decontamination after segment
-(RUN_DIR/decontaminate: how many examples of each evaluation set share a 13-gram with the corpus,
-in the report; with `--remove-contaminated` vocab and tfrecords read the corpus without those
-sentences). Held-out figures are on whole documents training never reads
-(pipelines.tfrecords). The run ends with RUN_DIR/report.md + report.html + plots (flows.run_report:
-a headline block, then one section per stage) and a Prefect markdown artifact, and prints the
-held-out scores beside their baselines. Stages are cached across runs on (input manifest, stage
-config, code version): re-running with nothing changed skips every stage, changing one parameter
-re-runs that stage and the ones after it. Transient failures are retried.
+(RUN_DIR/decontaminate: how many examples of each evaluation set share a 13-gram with the corpus, in
+the report; with `--remove-contaminated` vocab and tfrecords read the corpus without those
+sentences). Held-out figures are on whole documents training never reads (pipelines.tfrecords). The
+run ends with RUN_DIR/report.md + report.html + plots (flows.pipeline.report: a headline block, then
+one section per stage) and a Prefect markdown artifact, and prints the held-out scores beside their
+baselines. Stages are cached across runs on (input manifest, stage config, code version): re-running
+with nothing changed skips every stage, changing one parameter re-runs that stage and the ones after
+it. Transient failures are retried.
 
 With no --input, the corpus is the demo corpus shipped with the package (a real Wikipedia dump
-sample, see flows.default_corpus), so `make run` works offline on a fresh machine. With no Prefect
-server configured, the flow runs against Prefect's temporary local server.
+sample, see flows.pipeline.default_corpus), so `make run` works offline on a fresh machine.
+With no Prefect server configured, the flow runs against Prefect's temporary local server.
 """
 
 from __future__ import annotations
@@ -33,11 +33,12 @@ from pydantic import Field, model_validator
 from albert.config import JsonDict, StageConfig, build_config
 from albert.errors import Interrupted
 from albert.fs import join
-from flows import tasks
-from flows.default_corpus import default_corpus
-from flows.entry import flow_main
-from flows.report import TrainingProgress, write_report
-from flows.report_text import files_text, finetune_command
+from flows.engine import tasks
+from flows.engine.entry import flow_main
+from flows.pipeline.default_corpus import default_corpus
+from flows.pipeline.report import format_headline_line, run_report_markdown
+from flows.report.render import TrainingProgress, write_report
+from flows.report.text import files_text, finetune_command
 from flows.run_config import (
     RunConfig,
     cpu_seconds,
@@ -48,7 +49,6 @@ from flows.run_config import (
     stage_summary,
     training_facts,
 )
-from flows.run_report import format_headline_line, run_report_markdown
 from model.tasks import get_task
 from pipelines.eval_sets import eval_splits
 
@@ -61,7 +61,7 @@ class PretrainPipelineConfig(RunConfig):
         default_factory=list,
         description="raw corpus files or globs (Wikipedia dumps, books, text); default: the demo "
         "corpus "
-        "shipped with the package (flows/demo_corpus)",
+        "shipped with the package (flows/pipeline/demo_corpus)",
     )
     run_dir: str = Field(
         "runs/enwiki-sample",
@@ -327,7 +327,7 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
     return summary
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.pretrain_pipeline") -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m flows.pipeline.flow") -> int:
     return flow_main(PretrainPipelineConfig, run, argv, prog=prog, description=__doc__)
 
 

@@ -4,12 +4,12 @@ results.
 Each stage's module, input fields and output marker come from the registry (albert.stages). Every
 task takes the stage's typed config as `config`; its cache key is the manifest of the files the
 config's input fields name + the config + the source of the modules the stage runs
-(flows.caching). Tasks retry transient failures (I/O, connection, preemption) with exponential
-backoff and never retry bad input or configuration (flows.retry). The stage modules are imported
-when a task runs, so that importing the flows does not load TensorFlow or Beam.
+(flows.engine.caching). Tasks retry transient failures (I/O, connection, preemption) with
+exponential backoff and never retry bad input or configuration (flows.engine.retry). The stage
+modules are imported when a task runs, so that importing the flows does not load TensorFlow or Beam.
 
 Results are persisted as plain JSON only, in storage that reads back nothing else
-(`flows.result_storage`); a stored record a stage would reuse is checked before the task runs
+(`flows.engine.result_storage`); a stored record a stage would reuse is checked before the task runs
 (`refuse_unsafe_record`).
 
 A pretraining stopped by SIGTERM or SIGINT once its checkpoint is saved ends its task run in a
@@ -37,10 +37,14 @@ from albert.fs import exists, join, open_file
 from albert.locks import output_lock
 from albert.outputs import atomic_output_dir, check_writable, move_aside, moved_aside_copies
 from albert.stages import STAGES, stage_module
-from flows import prefect_settings
-from flows.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
-from flows.result_storage import PlainJsonSerializer, discard_failure_record, json_only_storage
-from flows.retry import retry_options
+from flows.engine import prefect_settings
+from flows.engine.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
+from flows.engine.result_storage import (
+    PlainJsonSerializer,
+    discard_failure_record,
+    json_only_storage,
+)
+from flows.engine.retry import retry_options
 
 INTERRUPTED = "Interrupted"
 """The name of the Cancelled state of a task or flow run stopped by a signal with its work saved."""
@@ -208,7 +212,7 @@ def heldout(config: HeldOutEvalConfig) -> dict:
 
 def task_cache_key(stage: Task[..., Any], config: StageConfig) -> str:
     """The cache key of `stage` run on `config`: its cache policy's inputs and code
-    (`flows.caching.stage_cache_key`)."""
+    (`flows.engine.caching.stage_cache_key`)."""
     policy = stage.cache_policy
     return stage_cache_key(stage.name, config, policy.input_fields, policy.modules)
 
@@ -221,7 +225,7 @@ def output_marker(stage: Task[..., Any], config: StageConfig) -> str:
 
 def holds_finished_output(stage: Task[..., Any], config: StageConfig, key: str) -> bool:
     """Whether `config.output` is the finished output of the stage run `key`: its marker file
-    exists and it records that cache key (`flows.caching.mark_output`)."""
+    exists and it records that cache key (`flows.engine.caching.mark_output`)."""
     return exists(output_marker(stage, config)) and output_key(config.output) == key
 
 
