@@ -1,7 +1,9 @@
-"""Suite-wide fixtures: the shared corpora (skipped where absent) and an isolated Prefect home."""
+"""Suite-wide fixtures: the shared corpora (skipped where absent), an isolated Prefect home and one
+temporary Prefect server for the flows run in this process."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -43,3 +45,34 @@ def keras_backend() -> str:
     import keras
 
     return keras.config.backend()
+
+
+_PREFECT_SERVER = contextlib.ExitStack()
+
+
+@contextlib.contextmanager
+def prefect_server():
+    """Prefect's test harness (a temporary server on a temporary database) for flows run in this
+    process: started by the first test that asks, in each session (each xdist worker), and kept
+    until the session ends instead of started again per test (tens of seconds each). Every test
+    keeps its flows' cached results in its own run directory, so none sees another's."""
+    if not _PREFECT_SERVER._exit_callbacks:
+        from prefect.testing.utilities import prefect_test_harness
+
+        _PREFECT_SERVER.enter_context(prefect_test_harness(server_startup_timeout=90))
+    yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_prefect_server():
+    yield
+    _PREFECT_SERVER.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    """The modules that hold a `slow` test first, each module's tests together and in their order:
+    `make test` hands whole modules to its two workers in this order (`--dist loadfile
+    --no-loadscope-reorder`), so the long ones start first and none is left running alone at the
+    end while the other worker idles."""
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items[:] = sorted(items, key=lambda item: item.nodeid.split("::")[0] not in slow)

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import prefect_server
 from test_flows_pipeline import write_corpus
 
 from albert.config import add_config_arguments, config_from_namespace
@@ -90,7 +91,6 @@ def test_variant_means_spreads_and_the_papers_directions() -> None:
 
 @pytest.mark.slow
 def test_nano_grid_end_to_end_cached_and_incremental(tmp_path: Path) -> None:
-    from prefect.testing.utilities import prefect_test_harness
 
     from flows.ablation.flow import ablation
 
@@ -109,7 +109,7 @@ def test_nano_grid_end_to_end_cached_and_incremental(tmp_path: Path) -> None:
         segment={"format": "text", "num_shards": 2},
         pretrain={"jit_compile": False, "progress": False},
     )
-    with prefect_test_harness(server_startup_timeout=90):
+    with prefect_server():
         first = ablation(config)
         trained = {
             name: stage["cached"]

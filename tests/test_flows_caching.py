@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import prefect_server
 from pydantic import Field
 
 from albert.config import ConfigError, StageConfig
@@ -96,7 +97,6 @@ def test_transient_errors_are_retried_bad_input_is_not() -> None:
 
 def test_stage_cached_across_runs_and_rerun_when_needed(tmp_path: Path) -> None:
     from prefect import flow
-    from prefect.testing.utilities import prefect_test_harness
 
     source = tmp_path / "in.txt"
     source.write_text("hello")
@@ -115,7 +115,7 @@ def test_stage_cached_across_runs_and_rerun_when_needed(tmp_path: Path) -> None:
         return outcome.cached, outcome.result
 
     CALLS.clear()
-    with prefect_test_harness(server_startup_timeout=90):
+    with prefect_server():
         assert copy_flow() == (False, {"chars": 5})
         assert copy_flow() == (True, {"chars": 5})  # a new flow run: cross-run cache hit
         cached, result = copy_flow("!")  # parameter changed: re-run; the first output is kept aside

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_flows_pipeline import tiny_flow_flags, write_corpus
 
 from model import checkpointing
@@ -36,6 +37,7 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+@pytest.mark.slow
 def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(tmp_path):
     run_dir = tmp_path / "run"
     flags = tiny_flow_flags(write_corpus(tmp_path / "corpus.txt"), run_dir)

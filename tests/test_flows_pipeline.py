@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from browser import image_widths
+from conftest import prefect_server
 
 RTE = Path(__file__).parent / "fixtures" / "tasks" / "glue" / "RTE"
 WORDS = [
@@ -77,11 +78,11 @@ def outputs(run_dir: Path) -> dict[str, str]:
     return {p.name: digest(p) for p in stages}
 
 
+@pytest.mark.slow
 def test_pipeline_cached_rerun_and_transient_retry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     import keras_hub
-    from prefect.testing.utilities import prefect_test_harness
 
     import pipelines.tfrecords
     from albert.errors import StageError
@@ -100,7 +101,7 @@ def test_pipeline_cached_rerun_and_transient_retry(
         segment={"format": "text", "num_shards": 2},
         pretrain={"jit_compile": False, "progress": False},
     )
-    with prefect_test_harness(server_startup_timeout=90):
+    with prefect_server():
         no_input = tmp_path / "no-input"
         with pytest.raises(StageError, match="no file matches"):
             pretrain_pipeline(

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import prefect_server
 from pydantic import Field
 from record_mutations import fuzz_reads, pickle_record
 
@@ -82,7 +83,6 @@ def echo_run(tmp_path_factory: pytest.TempPathFactory):
     """One real flow run of the echo stage on a temporary Prefect server (kept for the module): its
     flow, persisted record, the record's genuine bytes and the marker file payloads would touch."""
     from prefect import flow
-    from prefect.testing.utilities import prefect_test_harness
 
     root = tmp_path_factory.mktemp("echo")
     source, storage = root / "in.txt", root / ".prefect"
@@ -100,7 +100,7 @@ def echo_run(tmp_path_factory: pytest.TempPathFactory):
         )
         return outcome.cached, outcome.result
 
-    with prefect_test_harness(server_startup_timeout=90):
+    with prefect_server():
         assert echo_flow() == (False, {"chars": 5})
         record = storage / stage_cache_key("echo", config, ["input"], ["flows.engine.tasks"])
         yield SimpleNamespace(

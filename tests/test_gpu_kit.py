@@ -34,6 +34,7 @@ def checked(command: list[str], **options) -> subprocess.CompletedProcess:
     return done
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_the_kit_trains_exports_and_measures_without_tensorflow(tmp_path):
     records = shared_path("reference", "ref_seq128.tfrecord")

@@ -328,6 +328,7 @@ def _records(output: Path) -> list[dict]:
     return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
 
 
+@pytest.mark.slow
 @pytest.mark.keras
 def test_a_killed_run_resumes_to_the_same_weights_and_records_and_extends_without_losing_any(
     data, tmp_path

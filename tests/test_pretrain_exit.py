@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from pretrain_testdata import write_shards
 
 from albert.tfrecord_framing import tfrecord_frame
@@ -95,6 +96,7 @@ def left_behind(stderr: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_runs_with_buckets_and_workers_exit_and_leave_nothing_behind(tmp_path):
     # 96 training records of 16 to 32 tokens, 2 length buckets: epochs of about 23 batches of 4
     data = write_shards(tmp_path / "records", num_shards=3, per_shard=48, dynamic=True)

@@ -112,6 +112,7 @@ def reference(tmp_path_factory) -> dict[str, Path]:
     return outputs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", ["segment", "vocab", "tfrecords"])
 def test_python_m_and_albert_in_process_and_on_two_processes_give_the_same_bytes(
     stage, reference, tmp_path
