@@ -121,7 +121,8 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
                 "config": {
                     "line": str(line),
                     "base": str(base),
-                    "input": [str(write_corpus(tmp_path / "d.txt", 40))],
+                    # new documents: the base's own would be near-duplicates of the line's
+                    "input": [str(write_corpus(tmp_path / "d.txt", 40, seed=1))],
                     "num_shards": 2,
                     "steps": 2,
                     "batch_size": 8,

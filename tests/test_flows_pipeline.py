@@ -42,8 +42,10 @@ WORDS = [
 ]
 
 
-def write_corpus(path: Path, documents: int = 60, words: tuple[int, int] = (6, 14)) -> Path:
-    rng = np.random.default_rng(0)
+def write_corpus(
+    path: Path, documents: int = 60, words: tuple[int, int] = (6, 14), seed: int = 0
+) -> Path:
+    rng = np.random.default_rng(seed)
     docs = []
     for _ in range(documents):
         sentences = [

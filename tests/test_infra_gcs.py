@@ -119,6 +119,10 @@ def gcs_pipeline_outputs():
 def test_stages_read_and_write_gs(gcs_pipeline_outputs):
     listing, files = gcs_pipeline_outputs["listing"], gcs_pipeline_outputs["files"]
     assert listing["corpus"] == [
+        "corpus/near_dup_signatures-00000-of-00002.minhash",
+        "corpus/near_dup_signatures-00001-of-00002.minhash",
+        "corpus/near_dup_signatures.json",
+        "corpus/near_duplicates.jsonl",
         "corpus/part-00000-of-00002.txt",
         "corpus/part-00001-of-00002.txt",
         "corpus/stats.json",
