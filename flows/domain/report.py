@@ -16,6 +16,7 @@ from flows.report.render import format_value, plot_distribution
 from flows.report.sections import (
     STAGE_TITLES,
     evaluation_section,
+    optional_stage,
     plots_dir,
     pretrain_stage,
     segment_stage,
@@ -147,24 +148,18 @@ def evaluation_body(run_dir: Path, facts: Mapping[str, Any], plots: Path) -> str
 
 def domain_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
     """The whole report (plots written to RUN_DIR/plots)."""
-    summaries = facts.get("summaries") or {}
     parts = [
         f"# ALBERT domain-adaptive run: `{run_dir.name}`",
         headline(facts),
         segment_stage(run_dir, facts, "Segment: new-domain corpus to sentences"),
-    ]
-    if summaries.get("select"):
-        parts.append(
-            stage_section(
-                run_dir,
-                facts,
-                ("select",),
-                "Domain-classifier selection",
-                selection_section(summaries["select"]),
-                [run_dir / "select" / "selection.json"],
-            )
-        )
-    parts += [
+        *optional_stage(
+            run_dir,
+            facts,
+            "select",
+            "Domain-classifier selection",
+            selection_section,
+            "selection.json",
+        ),
         tfrecords_stage(run_dir, facts, f"{STAGE_TITLES['tfrecords']} (the base's vocabulary)"),
         pretrain_stage(run_dir, facts, "Further pretraining from the base model"),
         stage_section(

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flows.report.data_quality import contamination_line, decontamination_section
 from flows.report.render import format_value
 from flows.report.sections import (
     STAGE_TITLES,
-    contamination_line,
-    decontamination_section,
     evaluation_section,
+    optional_stage,
     pretrain_stage,
     segment_stage,
     stage_section,
@@ -95,19 +95,13 @@ def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
         f"# ALBERT pretraining run: `{run_dir.name}`",
         headline(facts),
         segment_stage(run_dir, facts, STAGE_TITLES["segment"]),
-        *(
-            [
-                stage_section(
-                    run_dir,
-                    facts,
-                    ("decontaminate",),
-                    STAGE_TITLES["decontaminate"],
-                    decontamination_section(summaries["decontaminate"]),
-                    [run_dir / "decontaminate" / "contamination.json"],
-                )
-            ]
-            if summaries.get("decontaminate")
-            else []
+        *optional_stage(
+            run_dir,
+            facts,
+            "decontaminate",
+            STAGE_TITLES["decontaminate"],
+            decontamination_section,
+            "contamination.json",
         ),
         stage_section(
             run_dir,

@@ -3,15 +3,13 @@ shared by the pretraining and domain-adaptive reports: curated tables and plots.
 
 from __future__ import annotations
 
-import itertools
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flows.report.data_quality import near_duplicate_examples, near_duplicate_figure
 from flows.report.render import plot_curves, plot_distribution, read_metrics
 from flows.report.text import budget_note, duration, link, millions, number, percent, table
-from pipelines.near_dup_config import AUDIT_FILE
 
 STAGE_TITLES = {
     "segment": "Segment: raw text to sentences",
@@ -42,7 +40,7 @@ def segment_section(run_dir: Path, stats: Mapping[str, Any], plots: Path) -> str
         ("bad files", number(len(stats.get("bad_files") or []))),
     ]
     parts = [table(rows, ("figure", "value"))]
-    examples = near_duplicate_examples(run_dir / "segment" / AUDIT_FILE)
+    examples = near_duplicate_examples(run_dir / "segment")
     if examples:
         parts.append(examples)
     if len(skipped) >= 2:
@@ -54,80 +52,6 @@ def segment_section(run_dir: Path, stats: Mapping[str, Any], plots: Path) -> str
         )
         parts.append(f"![documents skipped by reason]({image.relative_to(run_dir).as_posix()})")
     return "\n\n".join(parts)
-
-
-def decontamination_section(report: Mapping[str, Any]) -> str:
-    """Per evaluation set and split: its examples, those long enough to be matched, and those
-    sharing an n-gram with the corpus; what --remove took out, where it ran."""
-    n = report.get("ngram")
-    rows = [
-        (
-            f"{entry['name']} {entry['split']}",
-            number(entry["examples"]),
-            number(entry.get("examples_with_ngram")),
-            f"{number(found)} ({percent(found / entry['examples'])})",
-        )
-        for entry in report.get("sets") or []
-        for found in [entry["contaminated"]]
-    ]
-    header = ("set and split", "examples", f"with a {n}-word n-gram", "sharing one with the corpus")
-    parts = [table(rows, header)]
-    removed = (report.get("corpus") or {}).get("removed")
-    if removed:
-        parts.append(
-            f"Removed from the corpus the later stages read: {number(removed['sentences_removed'])}"
-            f" sentences ({number(removed['characters_removed'])} characters), "
-            f"{number(removed['documents_removed'])} documents left empty."
-        )
-    return "\n\n".join(parts)
-
-
-def contamination_line(report: Mapping[str, Any]) -> str:
-    """The headline's line: contaminated / examples per evaluation set and split."""
-    sets = ", ".join(
-        f"{entry['name']} {entry['split']} {number(entry['contaminated'])} of "
-        f"{number(entry['examples'])}"
-        for entry in report.get("sets") or []
-    )
-    removed = " (removed from training)" if (report.get("corpus") or {}).get("removed") else ""
-    return f"**Evaluation examples in the corpus ({report.get('ngram')}-gram):** {sets}{removed}"
-
-
-def near_duplicate_figure(near: Mapping[str, Any] | None) -> str:
-    """'12 in 9 clusters (1.2 M characters; 3 of an earlier corpus)', or 'off'."""
-    if not near or near.get("settings") is None:
-        return "off"
-    text = (
-        f"{number(near.get('documents'))} in {number(near.get('clusters'))} clusters "
-        f"({millions(near.get('characters'))} characters"
-    )
-    if near.get("of_reference"):
-        text += f"; {number(near['of_reference'])} of an earlier corpus"
-    return text + ")"
-
-
-def near_duplicate_examples(audit: Path, count: int = 3) -> str:
-    """The first `count` pairs of segment's near-duplicate audit: removed text, the text it
-    duplicates and their estimated similarity ('' where there is no audit or it is empty)."""
-    if not audit.exists():
-        return ""
-    rows = []
-    with audit.open(encoding="utf-8") as handle:
-        for line in itertools.islice(handle, count):
-            record = json.loads(line)
-            rows.append(
-                (
-                    record["removed_text"][:80] + "…",
-                    record["duplicate_of_text"][:80] + "…"
-                    if record["duplicate_of_text"]
-                    else "(a document of an earlier corpus)",
-                    f"{record['similarity']:.2f}",
-                )
-            )
-    if not rows:
-        return ""
-    header = ("removed document", "near-duplicate of (kept)", "estimated similarity")
-    return f"Examples from `{AUDIT_FILE}`:\n\n" + table(rows, header)
 
 
 def vocab_section(stats: Mapping[str, Any]) -> str:
@@ -339,3 +263,16 @@ def pretrain_stage(run_dir: Path, facts: Mapping[str, Any], title: str) -> str:
     return stage_section(
         run_dir, facts, ("pretrain",), title, body, [run_dir / "pretrain" / "metrics.jsonl"]
     )
+
+
+def optional_stage(
+    run_dir: Path, facts: Mapping[str, Any], name: str, title: str, body, stats_file: str
+) -> list[str]:
+    """[stage `name`'s section, `body(summary)` under `title`] where the run ran it (its summary
+    is in the facts), else []."""
+    summary = (facts.get("summaries") or {}).get(name)
+    if not summary:
+        return []
+    return [
+        stage_section(run_dir, facts, (name,), title, body(summary), [run_dir / name / stats_file])
+    ]

@@ -1,0 +1,88 @@
+"""The report's data-quality parts: near-duplicate documents segment removed (a figure and a few
+examples from its audit) and evaluation examples found in the corpus (decontamination)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flows.report.text import millions, number, percent, table
+from pipelines.near_dup_config import AUDIT_FILE
+
+
+def decontamination_section(report: Mapping[str, Any]) -> str:
+    """Per evaluation set and split: its examples, those long enough to be matched, and those
+    sharing an n-gram with the corpus; what --remove took out, where it ran."""
+    n = report.get("ngram")
+    rows = [
+        (
+            f"{entry['name']} {entry['split']}",
+            number(entry["examples"]),
+            number(entry.get("examples_with_ngram")),
+            f"{number(found)} ({percent(found / entry['examples'])})",
+        )
+        for entry in report.get("sets") or []
+        for found in [entry["contaminated"]]
+    ]
+    header = ("set and split", "examples", f"with a {n}-word n-gram", "sharing one with the corpus")
+    parts = [table(rows, header)]
+    removed = (report.get("corpus") or {}).get("removed")
+    if removed:
+        parts.append(
+            f"Removed from the corpus the later stages read: {number(removed['sentences_removed'])}"
+            f" sentences ({number(removed['characters_removed'])} characters), "
+            f"{number(removed['documents_removed'])} documents left empty."
+        )
+    return "\n\n".join(parts)
+
+
+def contamination_line(report: Mapping[str, Any]) -> str:
+    """The headline's line: contaminated / examples per evaluation set and split."""
+    sets = ", ".join(
+        f"{entry['name']} {entry['split']} {number(entry['contaminated'])} of "
+        f"{number(entry['examples'])}"
+        for entry in report.get("sets") or []
+    )
+    removed = " (removed from training)" if (report.get("corpus") or {}).get("removed") else ""
+    return f"**Evaluation examples in the corpus ({report.get('ngram')}-gram):** {sets}{removed}"
+
+
+def near_duplicate_figure(near: Mapping[str, Any] | None) -> str:
+    """'12 in 9 clusters (1.2 M characters; 3 of an earlier corpus)', or 'off'."""
+    if not near or near.get("settings") is None:
+        return "off"
+    text = (
+        f"{number(near.get('documents'))} in {number(near.get('clusters'))} clusters "
+        f"({millions(near.get('characters'))} characters"
+    )
+    if near.get("of_reference"):
+        text += f"; {number(near['of_reference'])} of an earlier corpus"
+    return text + ")"
+
+
+def near_duplicate_examples(segment_dir: Path, count: int = 3) -> str:
+    """The first `count` pairs of segment's near-duplicate audit: removed text, the text it
+    duplicates and their estimated similarity ('' where there is no audit or it is empty)."""
+    audit = segment_dir / AUDIT_FILE
+    if not audit.exists():
+        return ""
+    rows = []
+    with audit.open(encoding="utf-8") as handle:
+        for line in itertools.islice(handle, count):
+            record = json.loads(line)
+            rows.append(
+                (
+                    record["removed_text"][:80] + "…",
+                    record["duplicate_of_text"][:80] + "…"
+                    if record["duplicate_of_text"]
+                    else "(a document of an earlier corpus)",
+                    f"{record['similarity']:.2f}",
+                )
+            )
+    if not rows:
+        return ""
+    header = ("removed document", "near-duplicate of (kept)", "estimated similarity")
+    return f"Examples from `{AUDIT_FILE}`:\n\n" + table(rows, header)
