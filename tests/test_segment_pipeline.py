@@ -204,7 +204,7 @@ def test_gs_input_and_output_with_a_bad_file(tmp_path):
         stats = segment.run(
             SegmentConfig(
                 input=["gs://bucket/in/*.txt"],
-                output="gs://bucket/corpus",
+                output="gs://bucket/segmented",
                 on_error="skip",
                 num_shards=2,
                 min_document_chars=0,
@@ -217,20 +217,20 @@ def test_gs_input_and_output_with_a_bad_file(tmp_path):
                 "read such files",
             }
         ]
-        assert sorted(fs.ls("bucket/corpus")) == [
-            "bucket/corpus/near_dup_signatures-00000-of-00002.minhash",
-            "bucket/corpus/near_dup_signatures-00001-of-00002.minhash",
-            "bucket/corpus/near_dup_signatures.json",
-            "bucket/corpus/near_duplicates.jsonl",
-            "bucket/corpus/part-00000-of-00002.txt",
-            "bucket/corpus/part-00001-of-00002.txt",
-            "bucket/corpus/stats.json",
+        assert sorted(fs.ls("bucket/segmented")) == [
+            "bucket/segmented/near_dup_signatures-00000-of-00002.minhash",
+            "bucket/segmented/near_dup_signatures-00001-of-00002.minhash",
+            "bucket/segmented/near_dup_signatures.json",
+            "bucket/segmented/near_duplicates.jsonl",
+            "bucket/segmented/part-00000-of-00002.txt",
+            "bucket/segmented/part-00001-of-00002.txt",
+            "bucket/segmented/stats.json",
         ]
         with pytest.raises(
             StageError, match=r"^gs://bucket/in/bad.txt: line 1: not UTF-8 \(byte 0xff"
         ):
             segment.run(SegmentConfig(input=["gs://bucket/in/*.txt"], output="gs://bucket/failed"))
-        assert sorted(fs.ls("bucket")) == ["bucket/corpus", "bucket/in"]
+        assert sorted(fs.ls("bucket")) == ["bucket/in", "bucket/segmented"]
 
 
 def test_a_directory_input_reads_the_files_in_it(tmp_path):
