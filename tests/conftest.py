@@ -67,12 +67,3 @@ def prefect_server():
 def _stop_prefect_server():
     yield
     _PREFECT_SERVER.close()
-
-
-def pytest_collection_modifyitems(config, items):
-    """The modules that hold a `slow` test first, each module's tests together and in their order:
-    `make test` hands whole modules to its two workers in this order (`--dist loadfile
-    --no-loadscope-reorder`), so the long ones start first and none is left running alone at the
-    end while the other worker idles."""
-    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
-    items[:] = sorted(items, key=lambda item: item.nodeid.split("::")[0] not in slow)
