@@ -13,6 +13,8 @@ import tempfile
 from collections.abc import Callable, Iterator
 from types import ModuleType
 
+from albert import signals
+
 _NOISY = ("tensorflow", "absl", "apache_beam", "h5py", "urllib3", "google", "jax", "httpx")
 _LIBRARIES = _NOISY + ("prefect",)
 
@@ -41,12 +43,13 @@ def _no_library_tracebacks(record: logging.LogRecord) -> bool:
 def setup_logging(verbose: bool = False) -> None:
     """Configure the root logger; with verbose (or ALBERT_VERBOSE=1, which verbose sets for child
     processes), also let TensorFlow, Beam and friends speak, else keep TensorFlow quiet
-    (`quiet_tensorflow`). Call it before anything imports TensorFlow."""
+    (`quiet_tensorflow`); either way TensorFlow's import is loaded whole (`load_tensorflow_whole`).
+    Call it before anything imports TensorFlow."""
     if verbose:
         os.environ["ALBERT_VERBOSE"] = "1"
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
-    elif os.environ.get("ALBERT_VERBOSE") != "1":
-        quiet_tensorflow()
+    quiet = not verbose and os.environ.get("ALBERT_VERBOSE") != "1" and quiet_tensorflow()
+    load_tensorflow_whole(drop_native_info_lines=quiet)
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -65,28 +68,39 @@ def has_gpu_device() -> bool:
     return bool(glob.glob("/dev/nvidia*"))
 
 
-def quiet_tensorflow() -> None:
-    """Keep TensorFlow's C++ logs to what matters, unless the user set TF_CPP_MIN_LOG_LEVEL.
+def quiet_tensorflow() -> bool:
+    """Keep TensorFlow's C++ logs to what matters, unless the user set TF_CPP_MIN_LOG_LEVEL; return
+    whether the INFO lines it prints while it loads, before that level applies, are to be dropped.
 
     With a GPU device node: errors only (level 2), so real device errors show. Without one: nothing
     (level 3), which hides the CUDA probe's `failed call to cuInit` error about a GPU that is not
-    there. Either way the INFO lines TensorFlow prints while it loads, before that level applies,
-    are dropped (`_NATIVE_INFO_LINE`; everything else it prints then is kept). The variable reaches
-    child processes; the load filter applies to this process's first `import tensorflow`.
+    there. The variable reaches child processes.
     """
     level = os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2" if has_gpu_device() else "3")
-    if level.strip() in ("", "0") or "tensorflow" in sys.modules:
+    return level.strip() not in ("", "0")
+
+
+def load_tensorflow_whole(drop_native_info_lines: bool) -> None:
+    """From now on this process's first `import tensorflow` runs with signals deferred to its end
+    (`albert.signals.deferred`: a SIGTERM raised inside TensorFlow's native loading can crash the
+    process or leave a half-loaded module) and, if asked, without the native INFO lines
+    (`_NATIVE_INFO_LINE`; everything else it prints then is kept)."""
+    if "tensorflow" in sys.modules:
         return
-    if not any(isinstance(finder, _QuietTensorFlowLoad) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _QuietTensorFlowLoad())
+    for finder in sys.meta_path:
+        if isinstance(finder, _WholeTensorFlowLoad):
+            finder.drop_native_info_lines = drop_native_info_lines
+            return
+    sys.meta_path.insert(0, _WholeTensorFlowLoad(drop_native_info_lines))
 
 
-class _QuietTensorFlowLoad(importlib.abc.MetaPathFinder):
+class _WholeTensorFlowLoad(importlib.abc.MetaPathFinder):
     """Finds `tensorflow` as the other finders would (whatever loader they give, e.g. an import
-    hook's), its loader's `exec_module` run under `_without_native_info_lines`. A library that only
+    hook's), its loader's `exec_module` run as `load_tensorflow_whole` says. A library that only
     probes for it loads nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, drop_native_info_lines: bool) -> None:
+        self.drop_native_info_lines = drop_native_info_lines
         self._finding = False
 
     def find_spec(self, name, path=None, target=None):
@@ -98,16 +112,20 @@ class _QuietTensorFlowLoad(importlib.abc.MetaPathFinder):
         finally:
             self._finding = False
         if spec is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader.exec_module = _quietly(spec.loader.exec_module)  # this spec's own loader
+            # this spec's own loader
+            spec.loader.exec_module = _whole(spec.loader.exec_module, self.drop_native_info_lines)
         return spec
 
 
-def _quietly(exec_module: Callable[[ModuleType], None]) -> Callable[[ModuleType], None]:
-    def quiet_exec_module(module: ModuleType) -> None:
-        with _without_native_info_lines():
+def _whole(
+    exec_module: Callable[[ModuleType], None], drop_native_info_lines: bool
+) -> Callable[[ModuleType], None]:
+    def whole_exec_module(module: ModuleType) -> None:
+        quiet = _without_native_info_lines() if drop_native_info_lines else contextlib.nullcontext()
+        with signals.deferred(), quiet:
             exec_module(module)
 
-    return quiet_exec_module
+    return whole_exec_module
 
 
 @contextlib.contextmanager

@@ -42,6 +42,8 @@ class _Command:
     prog: str | None = None
     stopped = BEFORE_TRAINING
     raising = False
+    deferring = 0
+    noted: int | None = None  # a signal the body has not acted on yet (see `missed`)
 
 
 def stopped_before_training(number: int) -> Interrupted:
@@ -55,8 +57,12 @@ def stopping(what: str) -> None:
 
 
 def _handle(number: int, frame=None) -> None:
+    if _Command.deferring:
+        _Command.noted = _Command.noted or number
+        return
     stop = Interrupted(f"{signal.Signals(number).name} {_Command.stopped}")
     if _Command.raising:
+        _Command.noted = number  # in case the raise is swallowed (e.g. inside a gc callback)
         raise stop
     command = shlex.join([*str(_Command.prog).split(), *sys.argv[1:]])
     sys.stderr.write(f"{_Command.prog} interrupted: {stop}; resume with: {command}\n")
@@ -90,8 +96,28 @@ def install_for_command(module: str, script: str | None = None, prog: str | None
 @contextlib.contextmanager
 def raising() -> Iterator[None]:
     """While the command's body runs, a signal raises `Interrupted` where the program is."""
-    previous, _Command.raising = _Command.raising, True
+    previous, _Command.raising, _Command.noted = _Command.raising, True, None
     try:
         yield
     finally:
         _Command.raising = previous
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """A signal during the block (a native library's loading, which a raise in its middle can
+    crash or leave half-done) is handled as the block ends, as if it came then."""
+    _Command.deferring += 1
+    try:
+        yield
+    finally:
+        _Command.deferring -= 1
+    if not _Command.deferring and _Command.noted is not None:
+        _handle(_Command.noted)
+
+
+def missed() -> int | None:
+    """The signal the command's body received and that nothing acted on: a raise that a library
+    swallowed (Python only prints `Exception ignored in ...` for one inside a gc callback or a
+    `__del__`). Whoever takes the signals over (`model.preemption.stop_on_signals`) acts on it."""
+    return _Command.noted if _Command.raising else None

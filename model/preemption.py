@@ -35,6 +35,7 @@ import threading
 from collections.abc import Iterator
 
 from albert.errors import Interrupted
+from albert import signals
 from albert.signals import SIGNALS, stopped_before_training
 from model import distribute
 
@@ -146,6 +147,8 @@ def stop_on_signals(mode: str) -> Iterator[StopRequest]:
     }[mode]
     previous = {number: signal.signal(number, handler) for number, handler in handlers.items()}
     try:
+        if (missed := signals.missed()) is not None:  # came before, and a library swallowed it
+            raise stopped_before_training(missed)
         yield request
     finally:
         for number, handler in previous.items():
