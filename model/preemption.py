@@ -34,8 +34,8 @@ import signal
 import threading
 from collections.abc import Iterator
 
-from albert.errors import Interrupted
 from albert import signals
+from albert.errors import Interrupted
 from albert.signals import SIGNALS, stopped_before_training
 from model import distribute
 

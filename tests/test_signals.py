@@ -32,10 +32,10 @@ def _signal_self() -> None:
 
 def test_a_signal_in_a_deferred_block_is_raised_as_the_block_ends(handlers):
     finished = False
-    with signals.raising(), pytest.raises(Interrupted, match="SIGTERM before the first step"):
-        with signals.deferred():
-            _signal_self()
-            finished = True
+    stop = pytest.raises(Interrupted, match="SIGTERM before the first step")
+    with signals.raising(), stop, signals.deferred():
+        _signal_self()
+        finished = True
     assert finished
 
 
@@ -46,8 +46,8 @@ def test_a_swallowed_raise_is_acted_on_when_training_takes_the_signals_over(hand
         except Interrupted:
             pass  # what Python does with a raise inside a gc callback
         assert signals.missed() == signal.SIGTERM
-        with pytest.raises(Interrupted, match="SIGTERM before the first step"):
-            with stop_on_signals("one"):
-                pytest.fail("training started after a signal")
+        stop = pytest.raises(Interrupted, match="SIGTERM before the first step")
+        with stop, stop_on_signals("one"):
+            pytest.fail("training started after a signal")
     with signals.raising():
         assert signals.missed() is None
