@@ -27,6 +27,12 @@ class StageError(RuntimeError):
     """Bad input or a failed stage; the message names the file or record and the reason."""
 
 
+class NothingNew(StageError):
+    """Segment left no document, and some were near-copies of its reference corpus
+    (`--near-dup-reference`): the input holds nothing the reference does not (a model line's night
+    answers 'nothing new')."""
+
+
 class Interrupted(BaseException):
     """A run stopped by a signal once its work was saved; the message says where (e.g. `SIGTERM at
     step 37: saved OUTPUT/checkpoints/ckpt-000000037`). A BaseException, as KeyboardInterrupt is:

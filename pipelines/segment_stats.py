@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from apache_beam.io.filesystems import FileSystems
 
-from albert.errors import StageError
+from albert.errors import NothingNew, StageError
 from albert.fs import join
 from pipelines import near_dup_config, spill
 
@@ -152,7 +152,8 @@ def write_stats(
 
 
 def check_not_empty(stats: dict) -> None:
-    """Refuse a corpus with nothing in it: every input file skipped, or no document left."""
+    """Refuse a corpus with nothing in it: every input file skipped, or no document left
+    (`NothingNew` where near-copies of the reference were among them)."""
     if stats["files_read"] == 0 and stats["bad_files"]:
         first = stats["bad_files"][0]
         raise StageError(
@@ -163,7 +164,9 @@ def check_not_empty(stats: dict) -> None:
         skipped = ", ".join(
             f"{reason} {count}" for reason, count in stats["skipped"].items() if count
         )
-        raise StageError(
+        of_reference = (stats.get("near_duplicates") or {}).get("of_reference", 0)
+        raise (NothingNew if of_reference else StageError)(
             f"no document left: {stats['documents_in']} read from {stats['files_read']} file(s), "
             f"all skipped ({skipped or 'nothing readable'})"
+            + (f"; near-copies of the reference corpus: {of_reference}" if of_reference else "")
         )

@@ -25,7 +25,7 @@ from typing import Any
 
 from prefect.states import Completed, State
 
-from albert.errors import ConfigError, StageError
+from albert.errors import ConfigError, NothingNew, StageError
 from albert.fs import join, listing_digest
 from albert.hashing import derive_seed
 from albert.locks import output_lock
@@ -134,7 +134,12 @@ def night(
     beam = {"beam_args": beam_args}
     selection = [(tasks.domain_select, "select", beam)] if "select" in configs else []
     plan = [(tasks.segment, "segment", beam), *selection, (tasks.tfrecords, "tfrecords", beam)]
-    outcomes = run_plan(plan, configs, storage)
+    try:
+        outcomes = run_plan(plan, configs, storage)
+    except NothingNew as seen:  # every document a near-copy of what the lineage has read
+        write_line_report(line, refresh_only=True)
+        message = f"{line.url}: nothing new in {len(fresh)} new file(s): {seen}; nothing done"
+        return finish(message, {"line": line.url, "status": NOTHING_NEW, "current": current})
     earlier = ancestry(records, current)
     configs["replay"] = replay_config(config, line, records, earlier, settings, run)
     outcomes |= run_plan([(replay, "replay", {})], configs, storage)
