@@ -34,44 +34,6 @@ def spm_model(tmp_path_factory):
     return train_tiny_spm(tmp_path_factory.mktemp("spm"))
 
 
-def test_sst2_with_sun_strategies_then_evaluate(spm_model, tmp_path):
-    output = str(tmp_path / "sst2")
-    config = finetune.FinetuneConfig(
-        task="sst2",
-        spm_model=spm_model,
-        output=output,
-        data_dir=str(shared_path("glue", "SST-2")),
-        truncation="head_tail",
-        head_tokens=8,
-        features="mean_last4",
-        layer_decay=0.95,
-        **SMALL,
-    )
-    summary = finetune.run(config)
-    results = json.loads((tmp_path / "sst2" / "results.json").read_text())
-    assert results["dev"] == summary["dev"] and 0.0 <= summary["dev"]["accuracy"] <= 1.0
-    assert [h["step"] for h in results["history"]] == [2, 4] and results["counts"]["dev"][
-        "read"
-    ] == 872
-    lines = (tmp_path / "sst2" / "predictions.tsv").read_text().splitlines()
-    assert lines[0] == "index\tprediction" and len(lines) == 25
-    # model.evaluate re-predicts with the saved model and scores the same dev rows
-    dev = tmp_path / "dev24.tsv"
-    dev.write_text(
-        "".join(shared_path("glue", "SST-2", "dev.tsv").read_text().splitlines(True)[:25])
-    )
-    scored = evaluate.run(
-        evaluate.EvaluateConfig(
-            task="sst2", gold=str(dev), model=output, output=str(tmp_path / "eval")
-        )
-    )
-    assert scored["scores"]["accuracy"] == pytest.approx(summary["dev"]["accuracy"])
-    rescored = evaluate.run(
-        evaluate.EvaluateConfig(task="sst2", gold=str(dev), predictions=scored["predictions"])
-    )
-    assert rescored["scores"] == scored["scores"]
-
-
 def test_multitask_then_single_task_mrpc_with_stsb(spm_model, tmp_path):
     config = finetune.FinetuneConfig(
         task="mrpc",
@@ -79,8 +41,8 @@ def test_multitask_then_single_task_mrpc_with_stsb(spm_model, tmp_path):
         output=str(tmp_path / "mrpc"),
         data_dir=str(shared_path("glue", "MRPC")),
         multitask=[f"stsb={shared_path('glue', 'STS-B')}"],
-        multitask_steps=4,
-        **SMALL,
+        multitask_steps=2,
+        **{**SMALL, "train_steps": 2},
     )
     finetune.run(config)
     results = json.loads((tmp_path / "mrpc" / "results.json").read_text())
@@ -93,29 +55,48 @@ def test_multitask_then_single_task_mrpc_with_stsb(spm_model, tmp_path):
     assert set(results["dev"]) == {"f1", "accuracy", "acc_and_f1"}
 
 
-def test_mnli_is_scored_on_matched_and_mismatched_dev_sets(spm_model, tmp_path):
-    mnli = FIXTURES / "glue" / "MNLI"
+def test_mnli_with_sun_strategies_is_scored_on_both_dev_sets_then_evaluated(spm_model, tmp_path):
+    """Sun et al.'s strategies (head+tail truncation, the last four layers' mean, layer-wise
+    learning-rate decay) on a pair task; the matched dev set selects the model, the mismatched is
+    scored too; model.evaluate re-predicts with the saved model, and rescoring its predictions
+    gives the same scores."""
+    mnli, output = FIXTURES / "glue" / "MNLI", tmp_path / "mnli"
     config = finetune.FinetuneConfig(
-        task="mnli", spm_model=spm_model, output=str(tmp_path / "mnli"), data_dir=str(mnli), **SMALL
+        task="mnli",
+        spm_model=spm_model,
+        output=str(output),
+        data_dir=str(mnli),
+        truncation="head_tail",
+        head_tokens=4,
+        features="mean_last4",
+        layer_decay=0.95,
+        **{**SMALL, "max_seq_length": 16, "max_dev_examples": 1},
     )
     summary = finetune.run(config)
-    results = json.loads((tmp_path / "mnli" / "results.json").read_text())
+    results = json.loads((output / "results.json").read_text())
+    assert results["dev"] == summary["dev"] and 0.0 <= summary["dev"]["accuracy"] <= 1.0
+    assert [h["step"] for h in results["history"]] == [2, 4]
+    assert results["counts"]["dev"]["read"] == 2  # of which max_dev_examples=1 are scored
+    lines = (output / "predictions.tsv").read_text().splitlines()
+    assert lines[0] == "index\tprediction" and len(lines) == 2
     assert (
         set(results["dev_sets"]) == {"MNLI-m", "MNLI-mm"}
         and summary["dev_sets"] == results["dev_sets"]
     )
     assert results["dev_sets"]["MNLI-m"] == results["dev"]  # the matched set selects the model
+    gold = str(mnli / "dev_mismatched.tsv")
     mismatched = evaluate.run(
         evaluate.EvaluateConfig(
-            task="mnli",
-            gold=str(mnli / "dev_mismatched.tsv"),
-            model=str(tmp_path / "mnli"),
-            output=str(tmp_path / "eval-mm"),
+            task="mnli", gold=gold, model=str(output), output=str(tmp_path / "eval-mm")
         )
     )
     assert mismatched["scores"]["accuracy"] == pytest.approx(
         results["dev_sets"]["MNLI-mm"]["accuracy"]
     )
+    rescored = evaluate.run(
+        evaluate.EvaluateConfig(task="mnli", gold=gold, predictions=mismatched["predictions"])
+    )
+    assert rescored["scores"] == mismatched["scores"]
 
 
 def squad_v2_fixture(path, questions=40):

@@ -5,6 +5,8 @@ v2 holdout, RACE)."""
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -56,15 +58,34 @@ def assert_same_data(one, other):
     assert one.dev_examples == other.dev_examples
 
 
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Chunks of at least 50 examples (the product's MIN_CHUNK is 500): 120 make two."""
+    monkeypatch.setattr(parallel_encoding, "MIN_CHUNK", 50)
+
+
 def sst2(spm_model: str, workers: int):
     return load(
         "sst2",
         spm_model,
         workers,
         data_dir=str(shared_path("glue", "SST-2")),
-        max_train_examples=1200,
+        max_train_examples=120,
+        max_dev_examples=60,
         max_seq_length=32,
     )
+
+
+def squad_sample(path: Path, articles: int = 4, paragraphs: int = 2) -> Path:
+    """The first `paragraphs` paragraphs of the first `articles` articles of SQuAD v1.1's dev set
+    (Super Bowl 50, Warsaw, the Normans, ...), in the same format."""
+    squad = json.loads(shared_path("squad", "dev-v1.1.json").read_text())
+    squad["data"] = [
+        {**article, "paragraphs": article["paragraphs"][:paragraphs]}
+        for article in squad["data"][:articles]
+    ]
+    path.write_text(json.dumps(squad))
+    return path
 
 
 def test_the_default_is_every_core_with_an_accelerator_and_0_on_cpu():
@@ -82,7 +103,7 @@ def test_chunks_cover_in_order_and_never_split_a_key():
     assert chunk_bounds(list(range(10)), 4, 50) == [(0, 10)] and chunk_bounds([], 2, 1) == []
 
 
-def test_sst2_features_are_the_same_for_0_1_and_2_workers(spm_model, monkeypatch):
+def test_sst2_features_are_the_same_for_0_1_and_2_workers(spm_model, small_chunks, monkeypatch):
     in_process, original, started = sst2(spm_model, 0), parallel_encoding.start_worker, []
 
     def start_worker(settings, start, stop, output, total):
@@ -93,17 +114,18 @@ def test_sst2_features_are_the_same_for_0_1_and_2_workers(spm_model, monkeypatch
     assert_same_data(in_process, sst2(spm_model, 1))
     assert not started  # one worker: no process to start, the same work here
     assert_same_data(in_process, sst2(spm_model, 2))
-    assert started == [(0, 600), (600, 1200)]  # the 872 dev examples: one chunk, here
+    assert started == [(0, 60), (60, 120)]  # the 60 dev examples: one chunk, here
 
 
-def test_squad_v2_and_race_features_are_the_same_for_0_and_2_workers(spm_model, monkeypatch):
+def test_squad_v2_and_race_features_are_the_same_for_0_and_2_workers(
+    spm_model, monkeypatch, tmp_path
+):
     monkeypatch.setattr(parallel_encoding, "MIN_CHUNK", 4)  # the RACE sample has 17 examples
-    squad = shared_path("squad", "dev-v1.1.json")
+    squad = squad_sample(tmp_path / "squad.json")
     squad_values = {
         "data_dir": str(squad.parent),
         "train_file": str(squad),
         "dev_file": str(squad),
-        "max_train_examples": 1100,  # Super Bowl 50 (held out), Warsaw, a few Normans
         "max_dev_examples": 8,
         "max_seq_length": 48,
         "doc_stride": 16,
@@ -121,21 +143,21 @@ def test_squad_v2_and_race_features_are_the_same_for_0_and_2_workers(spm_model, 
     assert in_process.counts["train"] == {} and len(in_process.train["input_ids"]) == 17
 
 
-def test_a_failed_worker_is_a_stage_error_with_its_last_line(spm_model, tmp_path):
+def test_a_failed_worker_is_a_stage_error_with_its_last_line(spm_model, small_chunks, tmp_path):
     path = str(shared_path("glue", "SST-2", "train.tsv"))
-    settings = SplitSettings("sst2", path, "train", str(tmp_path / "gone.model"), 32, limit=1000)
+    settings = SplitSettings("sst2", path, "train", str(tmp_path / "gone.model"), 32, limit=100)
     examples = read_examples(settings)
-    with pytest.raises(StageError, match=r"train.tsv: encoding examples \[0, 500\) failed: .*gone"):
+    with pytest.raises(StageError, match=r"train.tsv: encoding examples \[0, 50\) failed: .*gone"):
         encode_split(settings, AlbertTokenizer(spm_model), examples, 2)
 
 
 @pytest.mark.keras
-def test_the_first_batches_are_the_same_for_0_and_2_workers(spm_model, keras_backend):
+def test_the_first_batches_are_the_same_for_0_and_2_workers(spm_model, small_chunks, keras_backend):
     batches = []
     for workers in (0, 2):
         data = sst2(spm_model, workers)
         dataset = train_batches((inputs_of(data.train), data.train["labels"]), 32, seed=5)
-        batches.append(list(itertools.islice(iter(dataset), 40)))  # past the epoch's end
+        batches.append(list(itertools.islice(iter(dataset), 6)))  # past the epoch's end
     for (inputs, labels), (other_inputs, other_labels) in zip(*batches):
         assert np.array_equal(np.asarray(labels), np.asarray(other_labels))
         for name in inputs:

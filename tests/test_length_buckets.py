@@ -5,7 +5,6 @@ without padding; a resumed run keeps its own."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from pretrain_testdata import write_shards
 
 from model import length_buckets, pretrain_records
@@ -35,7 +34,6 @@ def test_the_default_is_off_on_cpu_and_measured_on_an_accelerator(tmp_path):
     assert chosen == length_buckets.choose_buckets(lengths, 32) > 0
 
 
-@pytest.mark.keras
 def test_a_run_left_to_the_default_keeps_its_checkpoints_buckets(tmp_path, monkeypatch):
     from model.pretrain import PretrainConfig, loop
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def test_same_output_bytes_whatever_the_number_of_workers(tmp_path):
         str(FIXTURES / "articles.xml"),
         str(FIXTURES / "notes.txt"),
         str(shared_path("wikipedia", "testcorpus.xml.bz2")),
-        str(shared_path("books", "austen-persuasion.txt")),
+        str(shared_path("books", "shakespeare-macbeth.txt")),
         str(shared_path("books", "blake-poems.txt")),
     ]
     results = []
@@ -102,27 +103,46 @@ def test_same_output_bytes_whatever_the_number_of_workers(tmp_path):
     assert results[0][0]["documents_out"] == 3 + 3 + 8 + 2
 
 
-@pytest.mark.parametrize(
-    "name, make, reason",
-    [
-        ("cut.xml.bz2", lambda xml: bz2.compress(xml)[:-200], "truncated bz2 archive"),
-        ("bad.xml.bz2", lambda xml: bz2.compress(xml)[:10] + b"\0" * 100, "corrupt bz2 archive"),
-        ("cut.xml", lambda xml: xml[:-400], "malformed XML"),
-        ("latin.txt", lambda xml: "Déjà vu, here.\n".encode("latin-1"), "line 1: not UTF-8"),
-        ("empty.txt", lambda xml: b"", "empty file"),
-    ],
-)
-def test_bad_input_fails_naming_the_file_or_is_skipped_and_reported(tmp_path, name, make, reason):
-    bad = tmp_path / "in" / name
-    bad.parent.mkdir()
+BAD_INPUTS = [  # file name, its bytes made from articles.xml, the reason the error names
+    ("cut.xml.bz2", lambda xml: bz2.compress(xml)[:-200], "truncated bz2 archive"),
+    ("bad.xml.bz2", lambda xml: bz2.compress(xml)[:10] + b"\0" * 100, "corrupt bz2 archive"),
+    ("cut.xml", lambda xml: xml[:-400], "malformed XML"),
+    ("latin.txt", lambda xml: "Déjà vu, here.\n".encode("latin-1"), "line 1: not UTF-8"),
+    ("empty.txt", lambda xml: b"", "empty file"),
+]
+
+
+def read_fails(path: Path, pattern: str) -> None:
+    """The job's read step on `path` raises the one-line StageError matching `pattern` (the job
+    fails with it: test_bad_inputs_fail_the_job_naming_the_file_or_are_skipped_and_reported)."""
+    read = segment.ReadFiles(SegmentConfig(input=[str(path)], output="unused"))
+    read.start_bundle()
+    with pytest.raises(StageError, match=pattern):
+        list(read.process(str(path)))
+
+
+@pytest.mark.parametrize("name, make, reason", BAD_INPUTS)
+def test_a_bad_input_file_is_an_error_naming_it(tmp_path, name, make, reason):
+    bad = tmp_path / name
     bad.write_bytes(make((FIXTURES / "articles.xml").read_bytes()))
-    shutil.copy(FIXTURES / "notes.txt", tmp_path / "in" / "notes.txt")
-    with pytest.raises(StageError, match=rf"{bad}: {reason}"):
-        run(tmp_path, [str(tmp_path / "in" / "*")])
+    read_fails(bad, rf"^{bad}: {reason}")
+
+
+def test_bad_inputs_fail_the_job_naming_the_file_or_are_skipped_and_reported(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name, make, _ in BAD_INPUTS:
+        (folder / name).write_bytes(make((FIXTURES / "articles.xml").read_bytes()))
+    shutil.copy(FIXTURES / "notes.txt", folder / "notes.txt")
+    named = "|".join(re.escape(f"{folder / name}: {reason}") for name, _, reason in BAD_INPUTS)
+    with pytest.raises(StageError, match=rf"^({named})"):
+        run(tmp_path, [str(folder / "*")])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
-    stats, _out = run(tmp_path, [str(tmp_path / "in" / "*")], on_error="skip", min_document_chars=0)
-    assert stats["skipped"]["bad_file"] == 1 and stats["bad_files"][0]["file"] == str(bad)
-    assert reason in stats["bad_files"][0]["reason"]
+    stats, _out = run(tmp_path, [str(folder / "*")], on_error="skip", min_document_chars=0)
+    assert stats["skipped"]["bad_file"] == len(BAD_INPUTS)
+    reasons = {bad["file"]: bad["reason"] for bad in stats["bad_files"]}
+    assert sorted(reasons) == sorted(str(folder / name) for name, _, _ in BAD_INPUTS)
+    assert all(reason in reasons[str(folder / name)] for name, _, reason in BAD_INPUTS)
     assert stats["files_read"] == 1 and stats["documents_out"] >= 2
 
 
@@ -150,7 +170,7 @@ def test_shared_wikipedia_sample_and_books(tmp_path):
                     "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2",
                 )
             ),
-            str(shared_path("books", "austen-emma.txt")),
+            str(shared_path("books", "blake-poems.txt")),
             str(shared_path("books", "chesterton-ball.txt")),
         ],
         fallback_encoding="latin-1",
@@ -282,8 +302,7 @@ def test_a_corrupt_block_in_a_real_dump_is_a_corrupt_archive_not_malformed_xml(t
     )
     bad = tmp_path / "dump.xml.bz2"
     bad.write_bytes(bytes(data))
-    with pytest.raises(StageError, match=rf"^{bad}: corrupt bz2 archive \(Invalid data stream\)$"):
-        run(tmp_path, [str(bad)])
+    read_fails(bad, rf"^{bad}: corrupt bz2 archive \(Invalid data stream\)$")
 
 
 def test_a_page_whose_ns_is_not_a_number_names_the_file_and_page_or_is_skipped(tmp_path):
@@ -292,10 +311,6 @@ def test_a_page_whose_ns_is_not_a_number_names_the_file_and_page_or_is_skipped(t
     bad.write_bytes(
         (FIXTURES / "articles.xml").read_bytes().replace(b"<ns>1</ns>", b"<ns>talk</ns>", 1)
     )
-    with pytest.raises(
-        StageError,
-        match=(rf"^{bad}: page 12 \('Talk:Lighthouse'\): <ns> is not a number \('talk'\)$"),
-    ):
-        run(tmp_path, [str(bad)])
+    read_fails(bad, rf"^{bad}: page 12 \('Talk:Lighthouse'\): <ns> is not a number \('talk'\)$")
     stats, _out = run(tmp_path, [str(bad)], on_error="skip", min_document_chars=0)
     assert stats["skipped"]["bad_record"] == 1 and stats["documents_out"] == 3

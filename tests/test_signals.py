@@ -17,9 +17,12 @@ from model.preemption import stop_on_signals
 
 @pytest.fixture
 def handlers():
-    """The command's handlers installed in this (main) thread; the previous ones restored after."""
+    """The command's handlers installed in this (main) thread, before any training step (an
+    earlier in-process fine-tuning run in this session said otherwise); the previous ones restored
+    after."""
     previous = {number: signal.getsignal(number) for number in signals.SIGNALS}
     signals.install("python -m model.pretrain")
+    signals.stopping(signals.BEFORE_TRAINING)
     yield
     for number, handler in previous.items():
         signal.signal(number, handler)

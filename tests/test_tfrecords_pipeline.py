@@ -84,10 +84,15 @@ def config(corpus, spm_model, output, **kwargs) -> tfrecords.TFRecordsConfig:
 
 
 def read_records(directory: Path, max_seq_length=64, max_predictions=10) -> dict[str, np.ndarray]:
+    return read_records_of(sorted(directory.glob("*.tfrecord")), max_seq_length, max_predictions)
+
+
+def read_records_of(paths, max_seq_length=64, max_predictions=10) -> dict[str, np.ndarray]:
+    """Every record of the TFRecord files `paths`, parsed into one array per feature."""
     import tensorflow as tf
     from pretrain_testdata import feature_spec  # heavy: imports TensorFlow
 
-    files = sorted(str(p) for p in directory.glob("*.tfrecord"))
+    files = [str(p) for p in paths]
     batches = (
         tf.data.TFRecordDataset(files)
         .batch(100_000)
@@ -206,21 +211,6 @@ def test_dynamic_masking_writes_each_instance_once_unmasked(corpus, spm_model, t
     assert records["token_boundary"].sum() > 0
 
 
-def test_nsp_objective(corpus, spm_model, tmp_path):
-    summary = tfrecords.run(
-        config(
-            corpus,
-            spm_model,
-            tmp_path / "nsp",
-            objective="nsp",
-            dupe_factor=1,
-            nsp_bucket_documents=10,
-        )
-    )
-    assert 0.4 < summary["nsp_label_balance"] < 0.75
-    assert summary["counts"]["instances"] == len(read_records(tmp_path / "nsp")["input_ids"])
-
-
 def test_bad_inputs_get_clear_errors(corpus, spm_model, tmp_path):
     output = tmp_path / "out"
     with pytest.raises(StageError, match="not found"):
@@ -263,9 +253,11 @@ def test_command_line(corpus, spm_model, tmp_path, capsys):
     assert tfrecords.main(argv[:2] + ["--spm-model", str(tmp_path / "nope.model")] + argv[4:]) == 2
 
 
-def test_nsp_identical_bytes_for_one_or_two_workers(corpus, spm_model, tmp_path):
-    nsp = {"objective": "nsp", "nsp_bucket_documents": 10}
-    tfrecords.run(config(corpus, spm_model, tmp_path / "one", **nsp))
+def test_nsp_objective_gives_the_same_bytes_for_one_or_two_workers(corpus, spm_model, tmp_path):
+    nsp = {"objective": "nsp", "dupe_factor": 1, "nsp_bucket_documents": 10}
+    summary = tfrecords.run(config(corpus, spm_model, tmp_path / "one", **nsp))
+    assert 0.4 < summary["nsp_label_balance"] < 0.75
+    assert summary["counts"]["instances"] == len(read_records(tmp_path / "one")["input_ids"])
     tfrecords.run(
         config(corpus, spm_model, tmp_path / "two", **nsp),
         ["--direct_running_mode=multi_threading", "--direct_num_workers=2"],
@@ -330,7 +322,13 @@ def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model
     out = tmp_path / "split"
     tfrecords.run(
         config(
-            corpus, spm_model, out, masking="dynamic", heldout_fraction=0.1, heldout_min_documents=6
+            corpus,
+            spm_model,
+            out,
+            masking="dynamic",
+            dupe_factor=1,
+            heldout_fraction=0.1,
+            heldout_min_documents=6,
         )
     )
     metadata = json.loads((out / "metadata.json").read_text())
@@ -344,22 +342,19 @@ def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model
             ids = np.concatenate(instances.encode_sentences(tokenizer, doc.splitlines()))
             streams[f"{path.name}:{index}"] = ids.astype(np.int64).tobytes()
 
-    def homes(files) -> list[set[str]]:
-        """Per instance, the documents holding both its segments."""
-        import tensorflow as tf
-        from pretrain_testdata import feature_spec  # heavy: imports TensorFlow
-
+    def homes(name: str) -> list[set[str]]:
+        """Per instance of the `name` shards, the documents holding both its segments."""
+        records = read_records_of(sorted(out.glob(f"{name}-*.tfrecord")))
         found = []
-        for raw in tf.data.TFRecordDataset([str(p) for p in files]):
-            example = tf.io.parse_single_example(raw, feature_spec(64, 10))
-            ids = example["input_ids"].numpy()[example["input_mask"].numpy() == 1]
+        for ids, mask in zip(records["input_ids"], records["input_mask"]):
+            ids = ids[mask == 1]
             seps = np.flatnonzero(ids == tokenizer.sep_id)
             a, b = ids[1 : seps[0]].tobytes(), ids[seps[0] + 1 : seps[1]].tobytes()
             found.append({key for key, stream in streams.items() if a in stream and b in stream})
         return found
 
-    assert all(keys & held_keys for keys in homes(out.glob("heldout-*.tfrecord")))
-    assert all(keys - held_keys for keys in homes(out.glob("data-*.tfrecord")))
+    assert all(keys & held_keys for keys in homes("heldout"))
+    assert all(keys - held_keys for keys in homes("data"))
     assert metadata["heldout"]["instances"] > 0
     # the same documents are held out whatever the seed: the choice hashes the text only
     tfrecords.run(
@@ -368,6 +363,7 @@ def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model
             spm_model,
             tmp_path / "seed",
             masking="dynamic",
+            dupe_factor=1,
             seed=7,
             heldout_fraction=0.1,
             heldout_min_documents=6,
