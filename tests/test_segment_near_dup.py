@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-from albert.errors import StageError
+from albert.errors import NothingNew, StageError
 from flows.report.sections import segment_section
 from pipelines import minhash, segment
 from pipelines.near_dup_config import AUDIT_FILE
@@ -148,6 +148,19 @@ def test_a_later_run_removes_copies_of_a_reference_corpus(segmented, corpus, tmp
     with pytest.raises(StageError, match="signatures made with"):
         run(later, tmp_path / "other", near_dup_reference=[signatures], near_dup_ngram=3)
     assert not (tmp_path / "other").exists()
+
+
+def test_a_run_of_near_copies_of_the_reference_only_is_nothing_new(segmented, tmp_path):
+    """What a model line's night answers 'nothing new' (flows/line/night.py): a NothingNew, no
+    output."""
+    reference, _ = segmented[1]
+    later = tmp_path / "later"
+    later.mkdir()
+    copy = add_a_notice(shared_path("books", "blake-poems.txt").read_text("latin-1"))
+    (later / "blake-again.txt").write_text(copy.upper(), encoding="latin-1")
+    with pytest.raises(NothingNew, match="near-copies of the reference corpus: 1$"):
+        run(later, tmp_path / "out", near_dup_reference=[str(reference)])
+    assert not (tmp_path / "out").exists()
 
 
 def test_switched_off_nothing_near_duplicate_is_removed_or_written(corpus, tmp_path):
