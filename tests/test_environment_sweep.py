@@ -1,6 +1,7 @@
 """Every command that trains, under every bad environment (issue 46's sweep): `albert run`,
 `python -m model.pretrain`, a model line's night and `albert finetune`, each under a PREFECT_HOME
-whose parent cannot be made, a full disk (a 4 MiB tmpfs, nearly full), a read-only output (a
+whose parent cannot be made, a full disk (a 4 MiB tmpfs full to its last byte: a directory or an
+empty file can still be made there, the first write of data is refused), a read-only output (a
 read-only tmpfs) and SIGTERM 1 s after start. Every case ends with the documented exit code
 (docs/cli.md): 0 where the command does not need what is broken (Prefect, for `model.pretrain` and
 `albert finetune`), 2 for a bad environment, 75 for a signal; no traceback, and at most 3 lines
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_flows_line import base, documents, write_docs  # noqa: F401  (`base`: a fixture)
+from line_inputs import base, documents, write_docs  # noqa: F401  (`base`: a fixture)
 from test_flows_pipeline import tiny_flow_flags, write_corpus
 
 pytestmark = pytest.mark.slow
@@ -51,14 +52,16 @@ def _mount(directory: Path, options: str) -> None:
 
 @pytest.fixture(scope="module")
 def places(tmp_path_factory):
-    """A full disk (4 MiB, 16 KiB left) and a read-only one, unmounted after the module."""
+    """A full disk (4 MiB, nothing left) and a read-only one, unmounted after the module."""
     root = tmp_path_factory.mktemp("mounts")
     full, read_only = root / "full", root / "read-only"
     _mount(full, "size=4m")
-    try:
-        (full / "filler").write_bytes(b"\0" * (4 * 2**20 - 16 * 2**10))
-    except OSError:  # the filler fills it to the last byte: as full as it gets
-        pass
+    with open(full / "filler", "wb", buffering=0) as filler:
+        try:
+            while filler.write(b"\0" * 2**16):
+                pass
+        except OSError:  # no space left: full to the last byte
+            pass
     try:
         _mount(read_only, "ro,size=1m")
         yield {"full disk": full, "read-only": read_only}

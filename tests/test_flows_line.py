@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
-from test_flows_pipeline import WORDS
+from conftest import prefect_server
+from line_inputs import base, documents, write_docs  # noqa: F401  (`base`: a fixture)
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = {
@@ -27,72 +27,7 @@ TINY = {
 }
 
 
-def documents(count: int, seed: int) -> list[str]:
-    rng = np.random.default_rng(seed)
-    return [
-        "\n".join(
-            " ".join(rng.choice(WORDS, size=rng.integers(6, 14))).capitalize() + "."
-            for _ in range(rng.integers(6, 10))
-        )
-        for _ in range(count)
-    ]
-
-
-def write_docs(path: Path, docs: list[str]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory) -> Path:
-    """A finished run directory (segment, vocab, tfrecords, pretrain) of albert-nano, built by the
-    stages themselves (no flow)."""
-    from model.pretrain import PretrainConfig
-    from model.pretrain import run as pretrain
-    from pipelines import segment, tfrecords, vocab
-
-    root = tmp_path_factory.mktemp("base")
-    corpus = write_docs(root / "general.txt", documents(60, 0))
-    segment.run(
-        segment.SegmentConfig(
-            input=[str(corpus)], output=str(root / "segment"), format="text", num_shards=2
-        )
-    )
-    vocab.run(
-        vocab.VocabConfig(input=str(root / "segment"), output=str(root / "vocab"), vocab_size=60)
-    )
-    spm = str(root / "vocab" / "spiece.model")
-    tfrecords.run(
-        tfrecords.TFRecordsConfig(
-            input=str(root / "segment"),
-            spm_model=spm,
-            output=str(root / "tfrecords"),
-            max_seq_length=64,
-            max_predictions_per_seq=10,
-            dupe_factor=2,
-            num_shards=2,
-        )
-    )
-    pretrain(
-        PretrainConfig(
-            data=str(root / "tfrecords"),
-            output=str(root / "pretrain"),
-            preset="albert-nano",
-            spm_model=spm,
-            steps=2,
-            batch_size=8,
-            warmup_steps=0,
-            jit_compile=False,
-            progress=False,
-        )
-    )
-    return root
-
-
-def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
-    from prefect.testing.utilities import prefect_test_harness
-
+def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:  # noqa: F811
     from flows.domain.flow import main
     from flows.line.config import LineConfig
     from flows.line.flow import model_line_night
@@ -108,9 +43,10 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
         preset="albert-nano",
         min_improvement=-10,
         max_forgetting=10,
+        epochs=0.1,  # a few steps, still counted from the night's sequences
         **TINY,
     )
-    with prefect_test_harness(server_startup_timeout=90):
+    with prefect_server():
         write_docs(inbox / "n1.txt", documents(40, 1))
         first = model_line_night(config)
         assert (first["status"], first["version"], first["current"]) == (
@@ -186,18 +122,19 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:
     assert cli.main(["line", "check", line.url]) == 0  # real nights list their files: all sound
 
 
-def flow_command(line: Path, base: Path, inbox: Path) -> list[str]:
+def flow_command(line: Path, base_run: Path, inbox: Path) -> list[str]:
     return [
         *(sys.executable, "-m", "flows.domain.flow", "--line", str(line)),
-        *("--base", str(base), "--input", str(inbox / "*.txt"), "--preset", "albert-nano"),
-        *("--batch-size", "8", "--num-shards", "2", "--steps", "400", "--min-improvement", "-10"),
+        *("--base", str(base_run), "--input", str(inbox / "*.txt"), "--preset", "albert-nano"),
+        *("--batch-size", "8", "--num-shards", "2", "--steps", "12", "--min-improvement", "-10"),
         *("--segment", json.dumps(TINY["segment"])),
-        *("--pretrain", json.dumps({**TINY["pretrain"], "checkpoint_every": 10})),
+        *("--pretrain", json.dumps({**TINY["pretrain"], "checkpoint_every": 4})),
     ]
 
 
 def test_a_night_killed_mid_training_leaves_the_line_as_it_was_and_the_rerun_completes_it(
-    tmp_path: Path, base: Path
+    tmp_path: Path,
+    base: Path,  # noqa: F811
 ) -> None:
     from flows.line.records import ModelLine
 
@@ -238,5 +175,5 @@ def test_a_night_killed_mid_training_leaves_the_line_as_it_was_and_the_rerun_com
         assert f"{stage}: cached" in output
     assert "resumed from" in output and "v0002 promoted, current is now v0002" in output
     assert sorted(line.records()) == ["v0001", "v0002"] and line.current() == "v0002"
-    assert line.records()["v0002"]["trained_on"]["steps"] == 400
+    assert line.records()["v0002"]["trained_on"]["steps"] == 12
     assert not list(Path(line.url).glob("*.tmp-*")) and not list(Path(line.url).glob("v*.lock"))
