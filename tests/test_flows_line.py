@@ -1,8 +1,9 @@
 """A model line night after night through the real flow (Prefect's temporary server, Beam, Keras
 on TensorFlow), on small corpora of our own: three nights with their lineage and pointer, a renamed
-file that is not new, a night that finds nothing new, a refused night that keeps `current`, a night
-whose pointer move was lost, and a night SIGKILLed mid-training: the line is as it was, and the
-same command run again completes the night from the night's cache and checkpoints."""
+file that is not new, a night that finds nothing new (no new file, or near-copies only), a refused
+night that keeps `current`, a night whose pointer move was lost, and a night SIGKILLed
+mid-training: the line is as it was, and the same command run again completes the night from the
+night's cache and checkpoints."""
 
 from __future__ import annotations
 
@@ -101,6 +102,11 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:  # noqa: 
         assert (
             model_line_night(config)["status"] == "nothing new"
         )  # a refused night's files are taken
+        # a file of near-copies only: nothing new, nothing written
+        write_docs(inbox / "n4.txt", [f"{doc.lower()}\nAnother notice." for doc in night_two])
+        copied = model_line_night(config)
+        assert copied["status"] == "nothing new" and max(line.records()) == "v0004"
+        assert "near-copies of the reference corpus: 40" in copied["message"]
 
     # a base that is a TF1 checkpoint or a Hugging Face directory is saved as .keras for v0001
     from flows.line.base import save_keras
