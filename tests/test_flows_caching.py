@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 from conftest import prefect_server
@@ -90,6 +91,8 @@ def test_transient_errors_are_retried_bad_input_is_not() -> None:
     assert is_transient_error(ConnectionResetError())
     assert is_transient_error(TimeoutError())
     assert not is_transient_error(FileNotFoundError("gone"))
+    assert not is_transient_error(OSError(errno.ENOSPC, "No space left on device"))
+    assert not is_transient_error(OSError(errno.EROFS, "Read-only file system"))
     assert not is_transient_error(StageError("bad record"))
     assert not is_transient_error(ConfigError("bad field"))
     assert not is_transient_error(ValueError("bug"))

@@ -1,5 +1,5 @@
 """When a stage task is retried: transient failures (I/O, connection, preemption) with exponential
-backoff; never bad input or configuration, never a bug.
+backoff; never bad input or configuration, never the environment refusing a write, never a bug.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from prefect.client.schemas.objects import TaskRun
 from prefect.states import State
 from prefect.tasks import Task, exponential_backoff
 
-from albert.errors import ConfigError, StageError
+from albert.errors import WRITE_FAILURES, ConfigError, StageError
 
 RETRIES = 2
 RETRY_BACKOFF_SECONDS = 2.0
@@ -41,6 +41,8 @@ def is_transient_error(error: BaseException) -> bool:
     """Whether retrying may help: I/O and connection errors, timeouts, preemption; not bad input."""
     if isinstance(error, (StageError, ConfigError, _PERMANENT_OS_ERRORS)):
         return False
+    if isinstance(error, OSError) and error.errno in WRITE_FAILURES:  # a full disk, read-only
+        return False  # file system, quota: a retry seconds later meets the same refusal
     if isinstance(error, OSError):  # includes ConnectionError, TimeoutError, BrokenPipeError, EIO
         return True
     names = {f"{cls.__module__}.{cls.__qualname__}" for cls in type(error).__mro__}
