@@ -216,44 +216,27 @@ def test_pipeline_cached_rerun_and_transient_retry(
             (5, "heldout"),
         ]
 
-        nano = pretrain_pipeline(
-            longer.model_copy(update={"preset": "albert-nano"})
-        )  # another model shape
-        moved = Path(nano["stages"]["pretrain"]["moved_aside"])
-        assert (moved / "checkpoints" / "ckpt-000000005").is_dir() and (
-            moved / "export" / "model.keras"
-        ).is_file()
-        assert f"moved aside to `{moved}`" in Path(nano["report"]).read_text()
-
-        # Nothing deletes a finished output, upstream stages included: a new vocabulary, then a new
-        # corpus, re-run the stages after the change; every earlier output stays, whole, under the
-        # name the run reports (segment: in place the first time, its stage did not run).
-        run_dir, changes = (
-            tmp_path / "run",
-            [
-                ({"vocab_size": 50}, ["vocab", "tfrecords", "pretrain", "heldout"]),
-                (
-                    {"input": [str(write_corpus(tmp_path / "other.txt", documents=50))]},
-                    ["segment", "vocab", "tfrecords", "pretrain", "heldout"],
-                ),
-            ],
+        # Nothing deletes a finished output, upstream stages included: a new corpus, vocabulary
+        # and model shape re-run every stage after segment's; each earlier output stays, whole,
+        # under the name the run reports (decontaminate and the fine-tunes, not run: in place).
+        before = outputs(tmp_path / "run")
+        other = write_corpus(tmp_path / "other.txt", documents=50)
+        changed = longer.model_copy(
+            update={"input": [str(other)], "vocab_size": 50, "preset": "albert-nano"}
         )
-        settings = longer.model_copy(update={"preset": "albert-nano"})
-        for change, moved_stages in changes:
-            before, settings = outputs(run_dir), settings.model_copy(update=change)
-            summary = pretrain_pipeline(settings)
-            after = outputs(run_dir)
-            stages = summary["stages"]
-            assert [n for n, s in stages.items() if not s["cached"]] == moved_stages
-            moved = {
-                name: Path(stage["moved_aside"]).name
-                for name, stage in stages.items()
-                if "moved_aside" in stage
-            }
-            assert list(moved) == moved_stages and all(after[moved[n]] == before[n] for n in moved)
-            assert all(after.get(name) == before[name] for name in before if name not in moved)
-            report = Path(summary["report"]).read_text()
-            assert f"moved aside to `{stages['vocab']['moved_aside']}`" in report
+        summary = pretrain_pipeline(changed)
+        after, stages = outputs(tmp_path / "run"), summary["stages"]
+        rerun = ["segment", "vocab", "tfrecords", "pretrain", "heldout"]
+        assert [n for n, s in stages.items() if not s["cached"]] == rerun
+        moved = {n: Path(s["moved_aside"]).name for n, s in stages.items() if "moved_aside" in s}
+        assert list(moved) == rerun and all(after[moved[n]] == before[n] for n in moved)
+        assert all(after.get(name) == before[name] for name in before if name not in moved)
+        aside = Path(stages["pretrain"]["moved_aside"])  # another model shape, vocabulary, data
+        assert (aside / "checkpoints" / "ckpt-000000005").is_dir()
+        assert (aside / "export" / "model.keras").is_file()
+        report = Path(summary["report"]).read_text()
+        for name in ("vocab", "pretrain"):
+            assert f"moved aside to `{stages[name]['moved_aside']}`" in report
 
 
 def test_remove_contaminated_makes_the_later_stages_read_the_cleaned_corpus(tmp_path: Path) -> None:
