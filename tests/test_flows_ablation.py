@@ -1,5 +1,5 @@
 """`albert ablate`: the grid, the tables' arithmetic, and a nano grid end to end under Prefect
-(second run fully cached, an added cell the only one trained, tables equal to the per-cell
+(second run fully cached, added cells the only ones trained, tables equal to the per-cell
 files)."""
 
 from __future__ import annotations
@@ -104,31 +104,32 @@ def test_nano_grid_end_to_end_cached_and_incremental(tmp_path: Path) -> None:
         steps=3,
         batch_size=8,
         eval_batches=2,
-        objective=["sop", "nsp"],
-        sharing=["all", "none"],
+        objective=["sop"],
+        sharing=["all"],
         segment={"format": "text", "num_shards": 2},
         pretrain={"jit_compile": False, "progress": False},
     )
     with prefect_server():
-        first = ablation(config)
+        first = ablation(config)  # the baseline cell alone; the data of both objectives
         trained = {
             name: stage["cached"]
             for name, stage in first["stages"].items()
             if name.startswith("pretrain-")
         }
-        assert trained == {
-            "pretrain-sop-all-epreset-seed12345": False,
-            "pretrain-nsp-all-epreset-seed12345": False,
-            "pretrain-sop-none-epreset-seed12345": False,
-        }
+        assert trained == {"pretrain-sop-all-epreset-seed12345": False}
 
         second = ablation(config)
         assert all(stage["cached"] for stage in second["stages"].values()), second["stages"]
         assert second["cells"] == [{**cell, "cached": True} for cell in first["cells"]]
 
-        third = ablation(config.model_copy(update={"sharing": ["all", "none", "ffn"]}))
+        third = ablation(
+            config.model_copy(update={"objective": ["sop", "nsp"], "sharing": ["all", "none"]})
+        )
         fresh = [name for name, stage in third["stages"].items() if not stage["cached"]]
-        assert fresh == ["pretrain-sop-ffn-epreset-seed12345"], third["stages"]
+        assert fresh == [
+            "pretrain-nsp-all-epreset-seed12345",
+            "pretrain-sop-none-epreset-seed12345",
+        ], third["stages"]
 
     run = tmp_path / "run"
     rows = list(csv.DictReader((run / "ablation.csv").open(encoding="utf-8")))
@@ -146,4 +147,4 @@ def test_nano_grid_end_to_end_cached_and_incremental(tmp_path: Path) -> None:
     )
     assert (run / "plots" / "ablation-sharing.png").stat().st_size > 0
     nano_params = {row["sharing"]: int(row["parameters"]) for row in rows}
-    assert nano_params["none"] > nano_params["ffn"] > nano_params["all"]
+    assert nano_params["none"] > nano_params["all"]  # sharing "ffn": tests/test_model_core.py

@@ -1,6 +1,7 @@
-"""A real `prefect server start` on 127.0.0.1: `albert deploy` applies prefect.yaml, a process
-worker picks up a triggered run of the nightly deployment and completes a night of a model line
-(made from a base run on that first night, with domain-classifier selection)."""
+"""A real Prefect server (this session's temporary one, tests/conftest.py: uvicorn on 127.0.0.1
+in its own process): `albert deploy` applies prefect.yaml, a process worker picks up a triggered
+run of the nightly deployment and completes a night of a model line (made from a base run on that
+first night, with domain-classifier selection)."""
 
 from __future__ import annotations
 
@@ -12,86 +13,32 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
+from base_run import build_base
 from browser import image_widths
-from cloud_harness import free_port
+from conftest import prefect_server
 from test_flows_pipeline import write_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 PREFECT = str(Path(sys.executable).with_name("prefect"))
 
 
-def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "prefect server exited"
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError(f"{url} did not become healthy")
-
-
 @pytest.mark.slow
 def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
-    port = free_port()
-    api = f"http://127.0.0.1:{port}/api"
+    with prefect_server():
+        from prefect.settings import PREFECT_API_URL
+
+        api = PREFECT_API_URL.value()
     env = {
         **os.environ,
         "PREFECT_HOME": str(tmp_path / "prefect-home"),
         "PREFECT_API_URL": api,
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PYTHONPATH": str(REPO),
     }
-    processes = [
-        subprocess.Popen(
-            [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-    ]
+    processes: list[subprocess.Popen] = []
     try:
-        wait_healthy(api, processes[0])
-        base = tmp_path / "base"
         corpus = write_corpus(tmp_path / "corpus.txt")
-        tiny = [
-            "--max-seq-length",
-            "64",
-            "--num-shards",
-            "2",
-            "--steps",
-            "2",
-            "--batch-size",
-            "8",
-            "--eval-batches",
-            "2",
-            "--segment",
-            '{"format": "text", "num_shards": 2}',
-            "--pretrain",
-            '{"jit_compile": false, "progress": false}',
-        ]
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "flows.pipeline.flow",
-                "--input",
-                str(corpus),
-                "--run-dir",
-                str(base),
-                "--vocab-size",
-                "60",
-                *tiny,
-            ],
-            env=env,
-            check=True,
-            cwd=REPO,
-            stdout=subprocess.DEVNULL,
-        )
+        base = build_base(tmp_path / "base", corpus)
         applied = subprocess.run(
             [sys.executable, "-m", "albert.cli", "deploy"],
             env=env,
@@ -104,9 +51,8 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
         assert "model-line-nightly" in applied.stdout
 
         from prefect.client.orchestration import get_client
-        from prefect.settings import PREFECT_API_URL, temporary_settings
 
-        with temporary_settings({PREFECT_API_URL: api}), get_client(sync_client=True) as client:
+        with prefect_server(), get_client(sync_client=True) as client:
             deployment = client.read_deployment_by_name("albert-model-line/model-line-nightly")
             assert deployment.schedules and deployment.schedules[0].schedule.cron == "0 2 * * *"
             assert deployment.parameters["config"]["line"] == "runs/domain-line"

@@ -3,8 +3,9 @@ step, the task and flow runs end Cancelled, named "Interrupted" (not Failed), th
 with one line naming the command that resumes; that command then finds the earlier stages cached
 and resumes pretraining from the signal's step.
 
-Real processes, a real Prefect temporary server and a real signal (sent by the process to itself
-when the training record of step 2 reaches the flow's progress callback: a deterministic point).
+Real processes, a real Prefect server (this session's temporary one, tests/conftest.py, which both
+commands use instead of starting one each) and a real signal (sent by the process to itself when
+the training record of step 2 reaches the flow's progress callback: a deterministic point).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import prefect_server
 from test_flows_pipeline import tiny_flow_flags, write_corpus
 
 from model import checkpointing
@@ -41,10 +43,15 @@ sys.exit(main(sys.argv[2:]))
 def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(tmp_path):
     run_dir = tmp_path / "run"
     flags = tiny_flow_flags(write_corpus(tmp_path / "corpus.txt"), run_dir)
+    with prefect_server():
+        from prefect.settings import PREFECT_API_URL
+
+        api = PREFECT_API_URL.value()
     env = dict(
         os.environ,
         PYTHONPATH=str(REPO),
         PREFECT_HOME=str(tmp_path / "prefect"),
+        PREFECT_API_URL=api,
         PREFECT_LOGGING_LEVEL="INFO",  # the flow and task runs' final states
     )
 
@@ -99,11 +106,12 @@ def test_a_flow_that_returns_interrupted_ends_cancelled_and_its_command_raises_i
         except Interrupted as stop:
             return tasks.interrupted(stop)
 
-    state = stopped(return_state=True)
-    assert state.is_cancelled() and state.name == tasks.INTERRUPTED
-    try:
-        tasks.resumable_flow_run(stopped, None)
-    except Interrupted as again:
-        assert "saved out/checkpoints/ckpt-000000003" in str(again)
-    else:
-        raise AssertionError("resumable_flow_run did not raise Interrupted")
+    with prefect_server():
+        state = stopped(return_state=True)
+        assert state.is_cancelled() and state.name == tasks.INTERRUPTED
+        try:
+            tasks.resumable_flow_run(stopped, None)
+        except Interrupted as again:
+            assert "saved out/checkpoints/ckpt-000000003" in str(again)
+        else:
+            raise AssertionError("resumable_flow_run did not raise Interrupted")

@@ -1,6 +1,7 @@
 """The whole DAG under prefect_test_harness on a small corpus of our own: second run cached,
-one changed parameter re-runs that stage and the ones after it, a transient failure is retried,
-and no run deletes an earlier finished output (new vocabulary, new corpus: all moved aside);
+one changed parameter re-runs that stage and the ones after it (more steps: a resumed pretrain), a
+transient failure is retried, and no run deletes an earlier finished output (new corpus,
+vocabulary and model shape: all moved aside); fine-tuning downstream beside a random twin;
 keras-hub loads the export; the flow's own defaults warn about nothing; a failed stage leaves no
 record behind."""
 
@@ -143,6 +144,27 @@ def test_pipeline_cached_rerun_and_transient_retry(
         assert all(stage["cached"] for stage in second["stages"].values()), second["stages"]
         assert second["evaluation"] == first["evaluation"]
 
+        pretrain_dir = tmp_path / "run" / "pretrain"
+        before = (pretrain_dir / "metrics.jsonl").read_text().splitlines()
+        longer = config.model_copy(update={"steps": 5})
+        extended = pretrain_pipeline(longer)  # --steps 3 -> 5 resumes: steps 4 and 5 only
+        assert [n for n, s in extended["stages"].items() if not s["cached"]] == [
+            "pretrain",
+            "heldout",
+        ]
+        assert "moved_aside" not in extended["stages"]["pretrain"]
+        after = [
+            json.loads(line) for line in (pretrain_dir / "metrics.jsonl").read_text().splitlines()
+        ]
+        assert (pretrain_dir / "metrics.jsonl").read_text().splitlines()[: len(before)] == before
+        # steps 4 and 5 only (the flow evaluates held-out every max(1, steps // 4) = 1 step)
+        assert [(r["step"], r["split"]) for r in after[len(before) :]] == [
+            (4, "train"),
+            (4, "heldout"),
+            (5, "train"),
+            (5, "heldout"),
+        ]
+
         real_run, attempts = pipelines.tfrecords.run, []
 
         def flaky_run(*args, **kwargs):  # a transient I/O failure on the first attempt only
@@ -162,98 +184,43 @@ def test_pipeline_cached_rerun_and_transient_retry(
             },
         }
         evaluation_sets = {"eval": [str(RTE)]}  # decontamination after segment, in the report
-        third = pretrain_pipeline(
-            config.model_copy(update={"dupe_factor": 3, **downstream, **evaluation_sets})
+        # Nothing deletes a finished output, upstream stages included: a new corpus, vocabulary,
+        # masking and model shape re-run every stage; each earlier output stays, whole, under the
+        # name the run reports.
+        before = outputs(tmp_path / "run")
+        other = write_corpus(tmp_path / "other.txt", documents=50)
+        changes = {"input": [str(other)], "vocab_size": 50, "preset": "albert-nano"}
+        changed = pretrain_pipeline(
+            longer.model_copy(update={"dupe_factor": 3, **changes, **downstream, **evaluation_sets})
         )
         assert len(attempts) == 2
-        assert {name: s["cached"] for name, s in third["stages"].items()} == {
-            "segment": True,
-            "decontaminate": False,
-            "vocab": True,
-            "tfrecords": False,
-            "pretrain": False,
-            "heldout": False,
-            "finetune-rte": False,
-            "finetune-rte-random": False,
-        }, third["stages"]
-        [rte] = third[
-            "downstream"
-        ]  # the pretrained model and its random twin, same budget and seed
-        assert (
-            rte["metric"] == "accuracy"
-            and "accuracy" in rte["pretrained"]
-            and "accuracy" in rte["random"]
-        )
-        assert (
-            "**Evaluation examples in the corpus (13-gram):** rte dev 0 of"
-            in Path(third["report"]).read_text()
-        )
-        pretrain_dir = tmp_path / "run" / "pretrain"
-        first_run = Path(
-            third["stages"]["pretrain"]["moved_aside"]
-        )  # other data: kept under a new name
-        assert (first_run / "checkpoints" / "ckpt-000000003").is_dir() and (
-            first_run / "metrics.jsonl"
-        ).is_file()
-
-        before = (pretrain_dir / "metrics.jsonl").read_text().splitlines()
-        longer = config.model_copy(update={"dupe_factor": 3, "steps": 5})
-        extended = pretrain_pipeline(longer)  # --steps 3 -> 5 resumes: steps 4 and 5 only
-        assert [n for n, s in extended["stages"].items() if not s["cached"]] == [
+        after, stages = outputs(tmp_path / "run"), changed["stages"]
+        assert not any(stage["cached"] for stage in stages.values())
+        assert list(stages) == [
+            "segment",
+            "decontaminate",
+            "vocab",
+            "tfrecords",
             "pretrain",
             "heldout",
+            "finetune-rte",
+            "finetune-rte-random",
         ]
-        assert "moved_aside" not in extended["stages"]["pretrain"]
-        after = [
-            json.loads(line) for line in (pretrain_dir / "metrics.jsonl").read_text().splitlines()
-        ]
-        assert (pretrain_dir / "metrics.jsonl").read_text().splitlines()[: len(before)] == before
-        # steps 4 and 5 only (the flow evaluates held-out every max(1, steps // 4) = 1 step)
-        assert [(r["step"], r["split"]) for r in after[len(before) :]] == [
-            (4, "train"),
-            (4, "heldout"),
-            (5, "train"),
-            (5, "heldout"),
-        ]
-
-        nano = pretrain_pipeline(
-            longer.model_copy(update={"preset": "albert-nano"})
-        )  # another model shape
-        moved = Path(nano["stages"]["pretrain"]["moved_aside"])
-        assert (moved / "checkpoints" / "ckpt-000000005").is_dir() and (
-            moved / "export" / "model.keras"
-        ).is_file()
-        assert f"moved aside to `{moved}`" in Path(nano["report"]).read_text()
-
-        # Nothing deletes a finished output, upstream stages included: a new vocabulary, then a new
-        # corpus, re-run the stages after the change; every earlier output stays, whole, under the
-        # name the run reports (segment: in place the first time, its stage did not run).
-        run_dir, changes = (
-            tmp_path / "run",
-            [
-                ({"vocab_size": 50}, ["vocab", "tfrecords", "pretrain", "heldout"]),
-                (
-                    {"input": [str(write_corpus(tmp_path / "other.txt", documents=50))]},
-                    ["segment", "vocab", "tfrecords", "pretrain", "heldout"],
-                ),
-            ],
-        )
-        settings = longer.model_copy(update={"preset": "albert-nano"})
-        for change, moved_stages in changes:
-            before, settings = outputs(run_dir), settings.model_copy(update=change)
-            summary = pretrain_pipeline(settings)
-            after = outputs(run_dir)
-            stages = summary["stages"]
-            assert [n for n, s in stages.items() if not s["cached"]] == moved_stages
-            moved = {
-                name: Path(stage["moved_aside"]).name
-                for name, stage in stages.items()
-                if "moved_aside" in stage
-            }
-            assert list(moved) == moved_stages and all(after[moved[n]] == before[n] for n in moved)
-            assert all(after.get(name) == before[name] for name in before if name not in moved)
-            report = Path(summary["report"]).read_text()
-            assert f"moved aside to `{stages['vocab']['moved_aside']}`" in report
+        moved = {n: Path(s["moved_aside"]).name for n, s in stages.items() if "moved_aside" in s}
+        assert list(moved) == ["segment", "vocab", "tfrecords", "pretrain", "heldout"]
+        assert all(after[moved[n]] == before[n] for n in moved)
+        assert all(after.get(name) == before[name] for name in before if name not in moved)
+        aside = Path(stages["pretrain"]["moved_aside"])  # another model shape, vocabulary, data
+        assert (aside / "checkpoints" / "ckpt-000000005").is_dir()
+        assert (aside / "export" / "model.keras").is_file()
+        report = Path(changed["report"]).read_text()
+        for name in ("vocab", "pretrain"):
+            assert f"moved aside to `{stages[name]['moved_aside']}`" in report
+        assert "**Evaluation examples in the corpus (13-gram):** rte dev 0 of" in report
+        # the pretrained model and its random twin, same budget and seed
+        [rte] = changed["downstream"]
+        assert rte["metric"] == "accuracy"
+        assert "accuracy" in rte["pretrained"] and "accuracy" in rte["random"]
 
 
 def test_remove_contaminated_makes_the_later_stages_read_the_cleaned_corpus(tmp_path: Path) -> None:
