@@ -1,7 +1,7 @@
 """A real Prefect server (this session's temporary one, tests/conftest.py: uvicorn on 127.0.0.1
 in its own process): `albert deploy` applies prefect.yaml, a process worker picks up a triggered
-run of the nightly deployment and completes a night of a model line (made from a base run on that
-first night, with domain-classifier selection)."""
+run of the nightly deployment and completes a night of a model line (made on that first night from
+the session's line base, tests/line_inputs.py, with domain-classifier selection)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from base_run import build_base
 from browser import image_widths
 from conftest import prefect_server
+from line_inputs import base  # noqa: F401  (a fixture: the session's line base)
 from test_flows_pipeline import write_corpus
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ PREFECT = str(Path(sys.executable).with_name("prefect"))
 
 
 @pytest.mark.slow
-def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
+def test_deployment_served_by_process_worker(tmp_path: Path, base: Path) -> None:  # noqa: F811
     with prefect_server():
         from prefect.settings import PREFECT_API_URL
 
@@ -37,8 +37,6 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
     }
     processes: list[subprocess.Popen] = []
     try:
-        corpus = write_corpus(tmp_path / "corpus.txt")
-        base = build_base(tmp_path / "base", corpus)
         applied = subprocess.run(
             [sys.executable, "-m", "albert.cli", "deploy"],
             env=env,
@@ -58,7 +56,7 @@ def test_deployment_served_by_process_worker(tmp_path: Path) -> None:
             assert deployment.parameters["config"]["line"] == "runs/domain-line"
             select = {
                 "target_samples": str(write_corpus(tmp_path / "target.txt", documents=6)),
-                "source_samples": str(corpus),
+                "source_samples": str(base / "general.txt"),
                 "top_k": 25,
                 "epochs": 1,
             }
