@@ -20,6 +20,7 @@ TRAIN = {**SETTINGS, "shuffle_buffer": 16}
 PRETRAIN_WITHOUT_TENSORFLOW = (
     NO_TENSORFLOW
     + """
+import json
 from model.pretrain import PretrainConfig, run
 
 from model.baselines import unigram_baseline
@@ -78,6 +79,7 @@ def test_jax_pretraining_runs_without_tensorflow_and_matches_tf_data(
 FINETUNE_WITHOUT_TENSORFLOW = (
     NO_TENSORFLOW
     + """
+import json
 from model.finetune import FinetuneConfig, run
 
 config = FinetuneConfig(**json.loads(sys.argv[1]))
