@@ -22,6 +22,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")  # Trainer's
 
+from pretrain_runs import shared_jax_compilations  # noqa: F401 (autouse)
+
 from benchmarks import finetune_steps
 from benchmarks.helpers.hf_steps import trainer_steps
 

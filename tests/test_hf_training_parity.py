@@ -11,6 +11,7 @@ import pytest
 keras = pytest.importorskip("keras")
 torch = pytest.importorskip("torch")
 
+from pretrain_runs import shared_jax_compilations  # noqa: F401 (autouse)
 from pretrain_testdata import write_shards
 
 from albert.pretraining_example import decode_example

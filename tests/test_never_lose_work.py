@@ -25,9 +25,6 @@ from albert.outputs import (
     write_atomic,
 )
 
-TIMING = ("steps_per_second", "sequences_per_second")
-
-
 # --------------------------------------------------------------------------------------------
 # One writer per output
 
@@ -295,47 +292,18 @@ def test_metrics_log_keeps_every_record_on_gcs():
 # Training: resume to the same weights and records; extend; refuse what cannot be continued
 
 
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    pytest.importorskip("keras")
-    from pretrain_testdata import write_shards
-
-    return str(write_shards(tmp_path_factory.mktemp("records"), num_shards=3, per_shard=24))
-
-
-def _config(data, output, **values):
-    from model.pretrain import PretrainConfig
-
-    settings = {
-        "preset": "albert-nano",
-        "batch_size": 8,
-        "learning_rate": 5e-3,
-        "warmup_steps": 1,
-        "eval_batches": 1,
-        "eval_every": 0,
-        "progress": False,
-        "jit_compile": False,
-        "log_every": 1,
-        "checkpoint_every": 2,
-        "export": False,
-        "steps": 5,
-    }
-    return PretrainConfig(**{**settings, **values}, data=data, output=str(output))
-
-
-def _records(output: Path) -> list[dict]:
-    lines = (output / "metrics.jsonl").read_text().splitlines()
-    return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
-
-
 @pytest.mark.slow
 @pytest.mark.keras
 def test_a_killed_run_resumes_to_the_same_weights_and_records_and_extends_without_losing_any(
-    data, tmp_path
+    tmp_path, tmp_path_factory
 ):
+    import pretrain_runs
+    from pretrain_runs import config, metrics_records
+
     from model.pretrain import IncompatibleOutputError, run
 
-    whole = run(_config(data, tmp_path / "whole"))
+    data = pretrain_runs.records(tmp_path_factory)
+    whole, whole_summary = pretrain_runs.reference(tmp_path_factory)  # 6 steps, uninterrupted
 
     class Killed(Exception):
         pass
@@ -346,29 +314,29 @@ def test_a_killed_run_resumes_to_the_same_weights_and_records_and_extends_withou
 
     output = tmp_path / "interrupted"  # its batches prepared by 2, then 1 input worker(s)
     with pytest.raises(Killed):
-        run(_config(data, output, input_workers=2), on_metrics=kill_at_step_4)
-    resumed = run(_config(data, output, input_workers=1))
-    assert resumed["weights_sha256"] == whole["weights_sha256"]
-    assert _records(output) == _records(tmp_path / "whole")
+        run(config(data, output, input_workers=2), on_metrics=kill_at_step_4)
+    resumed = run(config(data, output, input_workers=1))  # from ckpt-2, across an epoch's end
+    assert resumed["weights_sha256"] == whole_summary["weights_sha256"]
+    assert metrics_records(output) == metrics_records(whole)
 
     first = (output / "metrics.jsonl").read_text().splitlines()
-    extended = run(_config(data, output, steps=7))  # --steps 5 -> 7 trains steps 6 and 7
-    assert extended["steps"] == 7
+    extended = run(config(data, output, steps=8))  # --steps 6 -> 8 trains steps 7 and 8
+    assert extended["steps"] == 8
     lines = (output / "metrics.jsonl").read_text().splitlines()
     assert lines[: len(first)] == first
-    assert [(r["step"], r["split"]) for r in _records(output)[len(first) :]] == [
-        (6, "train"),
+    assert [(r["step"], r["split"]) for r in metrics_records(output)[len(first) :]] == [
         (7, "train"),
-        (7, "heldout"),
+        (8, "train"),
+        (8, "heldout"),
     ]
 
-    with pytest.raises(StageError, match="newest checkpoint is at step 7, past --steps 3"):
-        run(_config(data, output, steps=3))
+    with pytest.raises(StageError, match="newest checkpoint is at step 8, past --steps 3"):
+        run(config(data, output, steps=3))
     with pytest.raises(IncompatibleOutputError, match=r"another training run \(seed 12345 -> 1\)"):
-        run(_config(data, output, steps=9, seed=1))
+        run(config(data, output, steps=9, seed=1))
     with pytest.raises(IncompatibleOutputError, match="resume is off"):
-        run(_config(data, output, steps=9, resume=False))
-    assert (output / "checkpoints" / "ckpt-000000007").is_dir()  # nothing was deleted
+        run(config(data, output, steps=9, resume=False))
+    assert (output / "checkpoints" / "ckpt-000000008").is_dir()  # nothing was deleted
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,13 +9,13 @@ the steps (a checkpoint every third) take far longer."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from pretrain_runs import NO_TENSORFLOW, subprocess_env
 from pretrain_testdata import write_shards
 
 from albert.tfrecord_framing import tfrecord_frame
@@ -24,15 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # `python -m model.pretrain` as the GPU kit runs it (no TensorFlow), then the worker processes
 # still alive once `main` has returned
-RUN = """
-import json, multiprocessing, sys
-
-class NoTensorFlow:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "tensorflow":
-            raise ImportError(f"{name}: TensorFlow is not installed here")
-
-sys.meta_path.insert(0, NoTensorFlow())
+RUN = (
+    NO_TENSORFLOW
+    + """
+import json, multiprocessing
 from model.pretrain import main
 
 code = main(sys.argv[1:])
@@ -40,9 +35,10 @@ alive = [p.name for p in multiprocessing.active_children()]
 print(json.dumps({"alive_after_run": alive}), file=sys.stderr)
 sys.exit(code)
 """
+)
 
 
-def run_pretrain(tmp_path: Path, data: Path, name: str, steps: int) -> dict:
+def run_pretrain(tmp_path: Path, env: dict, data: Path, name: str, steps: int) -> dict:
     """Run to its end; rc, seconds from the summary's last line to the exit, stderr."""
     flags = [
         *("--data", str(data), "--output", str(tmp_path / name), "--preset", "albert-nano"),
@@ -51,15 +47,6 @@ def run_pretrain(tmp_path: Path, data: Path, name: str, steps: int) -> dict:
         *("--checkpoint-every", "3", "--keep-checkpoints", "1", "--eval-every", "0"),
         *("--eval-batches", "1", "--no-progress", "--no-export", "--no-check-data"),
     ]
-    env = {
-        **os.environ,
-        "KERAS_BACKEND": "jax",
-        "JAX_PLATFORMS": "cpu",
-        "PYTHONPATH": str(ROOT),
-        # the runs share their compilations: one per bucket length, not one per run
-        "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax-cache"),
-        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-    }
     process = subprocess.Popen(
         [sys.executable, "-c", RUN, *flags],
         cwd=tmp_path,
@@ -97,11 +84,20 @@ def left_behind(stderr: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_runs_with_buckets_and_workers_exit_and_leave_nothing_behind(tmp_path):
+@pytest.mark.keras
+def test_runs_with_buckets_and_workers_exit_and_leave_nothing_behind(
+    keras_backend, tmp_path, tmp_path_factory
+):
+    if keras_backend != "jax":
+        pytest.skip(
+            "Grain workers and length buckets are the JAX backend's: runs in `make test-jax`"
+        )
+    # the runs share their compilations (one per bucket length, not one per run)
+    env = subprocess_env(tmp_path_factory, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
     # 96 training records of 16 to 32 tokens, 2 length buckets: epochs of about 23 batches of 4
     data = write_shards(tmp_path / "records", num_shards=3, per_shard=48, dynamic=True)
     for steps in (1, 30):  # the first step alone (compiling); across an epoch boundary
-        done = run_pretrain(tmp_path, data, f"run-{steps}", steps)
+        done = run_pretrain(tmp_path, env, data, f"run-{steps}", steps)
         assert done["rc"] == 0, done["stderr"][-3000:]
         assert done["after_summary_s"] < 10, (steps, done["after_summary_s"])
         assert left_behind(done["stderr"]) == [], steps
@@ -110,6 +106,6 @@ def test_runs_with_buckets_and_workers_exit_and_leave_nothing_behind(tmp_path):
     # line naming the record) and its input is closed all the same.
     first = min(data.glob("*.tfrecord"))
     first.write_bytes(first.read_bytes() + tfrecord_frame(b"a record cut short")[:-6])
-    done = run_pretrain(tmp_path, data, "failing", 60)
+    done = run_pretrain(tmp_path, env, data, "failing", 60)
     assert done["rc"] == 2 and f"{first}: record 48: truncated" in done["stderr"]
     assert left_behind(done["stderr"]) == []

@@ -3,14 +3,13 @@ training step (model.checkpoint_writer).
 
 One run interrupted at every point in turn (during a step, before the first step, during a save
 with a second signal, during an evaluation), each re-run resuming where the last stopped, ends with
-the weights and records of one uninterrupted run (the module's `baseline`); under --time-budget the
-saved state carries the training time; a run SIGKILLed while its background writer is half-way
+the weights and records of one uninterrupted run (`pretrain_runs.reference`); under --time-budget
+the saved state carries the training time; a run SIGKILLed while its background writer is half-way
 through a checkpoint keeps the previous one and resumes from it. The writer itself: one write in
 flight, `keep` prunes only committed checkpoints, a failed write raises in the caller. Signals are
 real (os.kill), sent by hooks at deterministic points: no sleeps.
 """
 
-import json
 import os
 import signal
 import subprocess
@@ -19,28 +18,15 @@ import threading
 from pathlib import Path
 
 import numpy as np
+import pretrain_runs
 import pytest
+from pretrain_runs import SETTINGS, config, metrics_records
 
 from albert.errors import EXIT_INTERRUPTED, Interrupted
 from model import checkpointing
 from model.checkpoint_writer import CheckpointWriter
 
 REPO = Path(__file__).resolve().parents[1]
-TIMING = ("steps_per_second", "sequences_per_second")
-SETTINGS = {
-    "preset": "albert-nano",
-    "batch_size": 8,
-    "learning_rate": 5e-3,
-    "warmup_steps": 1,
-    "steps": 6,
-    "log_every": 1,
-    "checkpoint_every": 2,
-    "eval_every": 4,
-    "eval_batches": 1,
-    "progress": False,
-    "jit_compile": False,
-    "export": False,
-}
 
 
 def _argv(data, output) -> list[str]:
@@ -49,15 +35,7 @@ def _argv(data, output) -> list[str]:
     return pretrain_argv(data, output, SETTINGS)
 
 
-def _config(data, output, **values):
-    from model.pretrain import PretrainConfig
-
-    return PretrainConfig(**{**SETTINGS, **values}, data=str(data), output=str(output))
-
-
-def _records(output: Path) -> list[dict]:
-    lines = (output / "metrics.jsonl").read_text().splitlines()
-    return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
+_records = metrics_records
 
 
 def _checkpoints(output: Path) -> list[int]:
@@ -92,46 +70,17 @@ def _signal_during_the_next_step(trainer, times: int = 1) -> None:
     trainer.engine.step = stepping
 
 
-@pytest.fixture(scope="module", autouse=True)
-def compile_once(tmp_path_factory):
-    """On JAX, the module's runs (the same model, a new process's worth each) share a compilation
-    cache: each step compiles once in the module."""
-    keras = pytest.importorskip("keras")
-    if keras.config.backend() != "jax":
-        yield
-        return
-    import jax
-    from jax.experimental.compilation_cache import compilation_cache
-
-    settings = {
-        "jax_compilation_cache_dir": str(tmp_path_factory.mktemp("jax-cache")),
-        "jax_persistent_cache_min_compile_time_secs": 0.0,
-    }
-    previous = {name: getattr(jax.config, name) for name in settings}
-    for name, value in settings.items():
-        jax.config.update(name, value)
-    compilation_cache.reset_cache()
-    yield
-    for name, value in previous.items():
-        jax.config.update(name, value)
-    compilation_cache.reset_cache()
-
-
-@pytest.fixture(scope="module")
+@pytest.fixture
 def data(tmp_path_factory):
     pytest.importorskip("keras")
-    from pretrain_testdata import write_shards
-
-    return write_shards(tmp_path_factory.mktemp("records"), num_shards=3, per_shard=24)
+    return pretrain_runs.records(tmp_path_factory)
 
 
-@pytest.fixture(scope="module")
-def baseline(data, tmp_path_factory):
-    """The uninterrupted run: (output directory, summary)."""
-    from model.pretrain import run
-
-    output = tmp_path_factory.mktemp("baseline") / "out"
-    return output, run(_config(data, output))
+@pytest.fixture
+def baseline(tmp_path_factory):
+    """The uninterrupted run (shared by the modules): (output directory, summary)."""
+    pytest.importorskip("keras")
+    return pretrain_runs.reference(tmp_path_factory)
 
 
 @pytest.mark.keras
@@ -168,7 +117,7 @@ def test_a_signal_at_any_point_saves_and_the_reruns_end_as_one_uninterrupted_run
     before = sorted((p.name, p.stat().st_size) for p in (output / "checkpoints").rglob("*"))
     with monkeypatch.context() as patch, pytest.raises(Interrupted, match="before the first step"):
         patch.setattr(loop, "restore", signal_before_restoring)
-        run(_config(data, output))
+        run(config(data, output))
     assert sorted((p.name, p.stat().st_size) for p in (output / "checkpoints").rglob("*")) == before
 
     # 3. While ckpt-2 is being written in the background (held half-way: its folder made, its
@@ -194,7 +143,7 @@ def test_a_signal_at_any_point_saves_and_the_reruns_end_as_one_uninterrupted_run
     with monkeypatch.context() as patch, pytest.raises(Interrupted, match="at step 3: saved"):
         patch.setattr(checkpointing, "open_file", opening)
         patch.setattr(Trainer, "train_step", signal_while_writing)
-        run(_config(data, output))
+        run(config(data, output))
     assert _checkpoints(output) == [1, 2, 3]
     for step in (2, 3):
         _assert_whole(output, step)
@@ -206,7 +155,7 @@ def test_a_signal_at_any_point_saves_and_the_reruns_end_as_one_uninterrupted_run
 
     with monkeypatch.context() as patch, pytest.raises(Interrupted, match="at step 4: saved"):
         patch.setattr(Trainer, "heldout_metrics", signal_during_evaluation)
-        run(_config(data, output))
+        run(config(data, output))
     assert _checkpoints(output) == [2, 3, 4]  # keep=3: pruned after the commit
     _assert_whole(output, 4)
     assert [(r["step"], r["split"]) for r in _records(output)][-2:] == [
@@ -215,7 +164,7 @@ def test_a_signal_at_any_point_saves_and_the_reruns_end_as_one_uninterrupted_run
     ]
 
     # 5. The re-run ends where the uninterrupted run ended.
-    resumed = run(_config(data, output))
+    resumed = run(config(data, output))
     assert resumed["weights_sha256"] == baseline[1]["weights_sha256"]
     assert _records(output) == _records(baseline[0])
     assert signal.getsignal(signal.SIGTERM) is handler  # the handlers are given back
@@ -283,11 +232,13 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-def test_a_kill_during_a_background_write_keeps_the_previous_checkpoint(data, baseline, tmp_path):
+def test_a_kill_during_a_background_write_keeps_the_previous_checkpoint(
+    data, baseline, tmp_path, tmp_path_factory
+):
     from model.pretrain import run
 
     output = tmp_path / "out"
-    env = dict(os.environ, PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2")
+    env = pretrain_runs.subprocess_env(tmp_path_factory)
     killed = subprocess.run(
         [sys.executable, "-c", KILLED_WHILE_WRITING, "4", *_argv(data, output)],
         check=False,
@@ -303,7 +254,7 @@ def test_a_kill_during_a_background_write_keeps_the_previous_checkpoint(data, ba
     assert _checkpoints(output) == [2]
     _assert_whole(output, 2)
 
-    resumed = run(_config(data, output))
+    resumed = run(config(data, output))
     assert resumed["weights_sha256"] == baseline[1]["weights_sha256"]
     assert not list((output / "checkpoints").glob("*.tmp-*"))
 

@@ -9,6 +9,7 @@ import yaml
 
 keras = pytest.importorskip("keras")
 
+from pretrain_runs import shared_jax_compilations  # noqa: F401 (autouse)
 from pretrain_testdata import write_shards
 
 from model import checkpointing, distribute

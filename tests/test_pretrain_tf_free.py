@@ -5,43 +5,22 @@ the same data and seed."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from pretrain_runs import NO_TENSORFLOW, SETTINGS, subprocess_env
 from pretrain_testdata import write_shards
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TRAIN = {
-    "preset": "albert-nano",
-    "batch_size": 8,
-    "steps": 3,
-    "warmup_steps": 0,
-    "eval_batches": 2,
-    "log_every": 1,
-    "checkpoint_every": 2,
-    "progress": False,
-    "export": False,
-    "shuffle_buffer": 16,
-}
+TRAIN = {**SETTINGS, "shuffle_buffer": 16}
 
-BLOCK_TENSORFLOW = """
-import json, sys
-
-class NoTensorFlow:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "tensorflow":
-            raise ImportError(f"{name}: TensorFlow is not installed here")
-
-sys.meta_path.insert(0, NoTensorFlow())
-"""
-
-NO_TENSORFLOW = (
-    BLOCK_TENSORFLOW
+PRETRAIN_WITHOUT_TENSORFLOW = (
+    NO_TENSORFLOW
     + """
+import json
 from model.pretrain import PretrainConfig, run
 
 from model.baselines import unigram_baseline
@@ -61,32 +40,36 @@ print(json.dumps({
 
 
 @pytest.mark.keras
-def test_jax_pretraining_runs_without_tensorflow_and_matches_tf_data(keras_backend, tmp_path):
+def test_jax_pretraining_runs_without_tensorflow_and_matches_tf_data(
+    keras_backend, tmp_path, tmp_path_factory
+):
     if keras_backend != "jax":
         pytest.skip("compares with a tf.data run on the JAX backend: runs in `make test-jax`")
     from model.pretrain import PretrainConfig, run
 
     data = write_shards(tmp_path / "records", num_shards=3, per_shard=24, dynamic=True)
     config = {**TRAIN, "data": str(data), "output": str(tmp_path / "grain")}
-    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
-    without_tf = subprocess.Popen(
-        [sys.executable, "-c", NO_TENSORFLOW, json.dumps(config)],
+    # the tf.data run here first: the run without TensorFlow reads its compilations from the cache
+    env = subprocess_env(tmp_path_factory, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
+    tf_data = run(
+        PretrainConfig(**{**config, "output": str(tmp_path / "tf_data"), "input": "tf.data"})
+    )
+    without_tf = subprocess.run(
+        [sys.executable, "-c", PRETRAIN_WITHOUT_TENSORFLOW, json.dumps(config)],
         env=env,
         cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
+        timeout=300,
+        check=False,
     )
-    try:  # the tf.data run here meanwhile (both mostly compile, one core each)
-        tf_data = run(
-            PretrainConfig(**{**config, "output": str(tmp_path / "tf_data"), "input": "tf.data"})
-        )
-        stdout, stderr = without_tf.communicate(timeout=300)
-    finally:
-        without_tf.kill()
-    assert without_tf.returncode == 0, stderr[-3000:]
-    grain = json.loads(stdout.strip().splitlines()[-1])
-    assert grain["steps"] == 3 and grain["tensorflow"] == [] and 0.0 <= grain["baseline"] <= 1.0
+    assert without_tf.returncode == 0, without_tf.stderr[-3000:]
+    grain = json.loads(without_tf.stdout.strip().splitlines()[-1])
+    assert (
+        grain["steps"] == SETTINGS["steps"]
+        and grain["tensorflow"] == []
+        and 0.0 <= grain["baseline"] <= 1.0
+    )
     assert list((tmp_path / "grain" / "checkpoints").glob("ckpt-*"))
     assert list((tmp_path / "grain" / "tensorboard").glob("events.out.tfevents.*"))
     assert tf_data["weights_sha256"] == grain["weights"]
@@ -94,8 +77,9 @@ def test_jax_pretraining_runs_without_tensorflow_and_matches_tf_data(keras_backe
 
 
 FINETUNE_WITHOUT_TENSORFLOW = (
-    BLOCK_TENSORFLOW
+    NO_TENSORFLOW
     + """
+import json
 from model.finetune import FinetuneConfig, run
 
 config = FinetuneConfig(**json.loads(sys.argv[1]))
@@ -136,7 +120,9 @@ def write_glue(directory: Path, rows: int, regression: bool) -> str:
 
 
 @pytest.mark.keras
-def test_jax_finetuning_and_multitask_run_without_tensorflow(keras_backend, tmp_path):
+def test_jax_finetuning_and_multitask_run_without_tensorflow(
+    keras_backend, tmp_path, tmp_path_factory
+):
     if keras_backend != "jax":
         pytest.skip("the JAX backend's TF-free fine-tuning input: runs in `make test-jax`")
     from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
@@ -155,12 +141,12 @@ def test_jax_finetuning_and_multitask_run_without_tensorflow(keras_backend, tmp_
         "multitask": [f"stsb={write_glue(tmp_path / 'STS-B', 16, regression=True)}"],
         "multitask_steps": 3,
     }
-    env = {
-        **os.environ,
-        "KERAS_BACKEND": "jax",
-        "JAX_PLATFORMS": "cpu",
-        "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}",
-    }
+    env = subprocess_env(
+        tmp_path_factory,
+        KERAS_BACKEND="jax",
+        JAX_PLATFORMS="cpu",
+        PYTHONPATH=f"{ROOT}:{ROOT / 'tests'}",
+    )
     done = subprocess.run(
         [sys.executable, "-c", FINETUNE_WITHOUT_TENSORFLOW, json.dumps(config)],
         env=env,
