@@ -67,3 +67,20 @@ def prefect_server():
 def _stop_prefect_server():
     yield
     _PREFECT_SERVER.close()
+
+
+_VERBOSITY = ("ALBERT_VERBOSE", "TF_CPP_MIN_LOG_LEVEL")
+
+
+@pytest.fixture(autouse=True)
+def _verbosity_stays_in_its_test():
+    """A command run in-process with --verbose sets ALBERT_VERBOSE and TF_CPP_MIN_LOG_LEVEL=0 for
+    its child processes (albert.log.setup_logging): put them back after the test, so that a later
+    test's commands on the same worker are not verbose (they printed TensorFlow's load lines)."""
+    saved = {name: os.environ.get(name) for name in _VERBOSITY}
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
