@@ -146,10 +146,15 @@ def test_a_night_killed_mid_training_leaves_the_line_as_it_was_and_the_rerun_com
 
     inbox, line = tmp_path / "inbox", ModelLine(str(tmp_path / "line"))
     write_docs(inbox / "n1.txt", documents(40, 1))
+    with prefect_server():  # the session's server: the nights' processes start none of their own
+        from prefect.settings import PREFECT_API_URL
+
+        api = PREFECT_API_URL.value()
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO),
         "PREFECT_HOME": str(tmp_path / "prefect"),
+        "PREFECT_API_URL": api,
         "PREFECT_LOGGING_LEVEL": "INFO",  # the stages' banners: cached or done
     }
     command = flow_command(Path(line.url), base, inbox)
