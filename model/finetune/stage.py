@@ -38,7 +38,7 @@ def run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None = None)
         )
     if config.multitask:
         multitask_kinds(config)  # a bad --multitask is found before any work
-    keras.utils.set_random_seed(config.seed)
+    keras_seeds.set_random_seed(config.seed, tensorflow=keras.config.backend() != "jax")
     tokenizer = AlbertTokenizer(config.spm_model)
     hp = hyperparameters(config, spec)
     data = kind.load(config, tokenizer, hp)  # raises if the train or dev file holds no examples

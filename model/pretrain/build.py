@@ -11,7 +11,7 @@ import numpy as np
 
 from albert.errors import naming
 from albert.fs import exists, join
-from model import checkpointing, keras_seeds, pretrain_records
+from model import checkpointing, keras_seeds, pretrain_input, pretrain_records
 from model.checkpointing import assign_all, load_checkpoint
 from model.config import get_preset
 from model.pretrain.config import PretrainConfig
@@ -26,7 +26,8 @@ def build_model(config: PretrainConfig, vocab_size: int):
     # heavy: loads keras, tensorflow; this module stays importable without it
     from model.pretraining_model import AlbertPretrainingModel
 
-    keras.utils.set_random_seed(config.seed)
+    tf_data = not pretrain_input.uses_grain(config.input)
+    keras_seeds.set_random_seed(config.seed, tensorflow=keras.config.backend() != "jax" or tf_data)
     with keras_seeds.drawn_from(config.seed):  # the same model on every host, whatever threads do
         return AlbertPretrainingModel(
             get_preset(config.preset, **{**config.architecture, "vocab_size": vocab_size}),
