@@ -1,11 +1,14 @@
 """model.pretrain on two JAX processes of two CPU devices each (see tests/multiprocess_runs.py):
 SIGTERM to one process stops both at one step with one checkpoint and exit 75; a re-run on one
-process of four devices restores that checkpoint and ends as the uninterrupted two-process run.
+process of four devices restores that checkpoint and ends as the uninterrupted run.
 
-The uninterrupted run and the stopped one are shared by the tests."""
+The stopped run is shared by the tests; the uninterrupted run is `pretrain_runs.reference` (one
+process, one device: the same training as 2 x 1 devices, test_pretrain_multiprocess, and so as
+2 x 2 and 1 x 4, whose global batch is the same)."""
 
 import shutil
 
+import pretrain_runs
 import pytest
 from multiprocess_runs import STEPS, assert_same_training, finish, skip_unless_jax, start, succeeded
 
@@ -49,13 +52,6 @@ def _jax_only():
 
 
 @pytest.fixture(scope="module")
-def whole(tmp_path_factory):
-    """Two processes, two devices each, uninterrupted: (output directory, both results)."""
-    output = tmp_path_factory.mktemp("whole") / "out"
-    return output, succeeded(start(tmp_path_factory, output, processes=2, devices=2))
-
-
-@pytest.fixture(scope="module")
 def stopped(tmp_path_factory):
     """Two processes, two devices each, process 1 sent SIGTERM during step 2: (output directory,
     each process's (exit code, stdout, stderr)); never written to."""
@@ -86,12 +82,12 @@ def test_sigterm_to_one_process_stops_both_at_one_step_with_one_checkpoint(stopp
     assert not list(checkpoints.glob("*.tmp-*"))
 
 
-def test_a_rerun_on_one_process_of_four_devices_resumes_as_two_of_two(
-    whole, stopped, tmp_path, tmp_path_factory
+def test_a_rerun_on_one_process_of_four_devices_resumes_as_the_uninterrupted_run(
+    stopped, tmp_path, tmp_path_factory
 ):
     """1 x 4 devices resuming the checkpoint the stopped 2 x 2 run saved ends as the uninterrupted
-    2 x 2 run: a checkpoint of 2 processes restores on 1, and 2 x 2 devices train as 1 x 4. (A
-    re-run on the same two processes resumes exactly: test_pretrain_multiprocess's kill test.)"""
+    run: a checkpoint of 2 processes restores on 1, and 2 x 2 devices train as 1 x 4. (A re-run
+    on the same two processes resumes exactly: test_pretrain_multiprocess's kill test.)"""
     step = _stop_step(stopped)
     four = tmp_path / "four"
     name = f"ckpt-{step:09d}"
@@ -99,5 +95,4 @@ def test_a_rerun_on_one_process_of_four_devices_resumes_as_two_of_two(
     shutil.copy(stopped[0] / "metrics.jsonl", four / "metrics.jsonl")
     results = succeeded(start(tmp_path_factory, four, processes=1, devices=4))
     assert [r["replicas"] for r in results] == [4]
-    assert [r["replicas"] for r in whole[1]] == [4, 4]
-    assert_same_training(four, whole[0])
+    assert_same_training(four, pretrain_runs.reference(tmp_path_factory)[0])
