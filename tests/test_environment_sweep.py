@@ -176,8 +176,9 @@ def test_every_command_under_every_bad_environment(command, case, inputs, places
         assert f"interrupted: SIGTERM {stopped}" in outcome or (
             "interrupted: SIGTERM before the first step: nothing to save; resume with: " in outcome
         ), outcome
-    elif case == "PREFECT_HOME":
+    elif case == "PREFECT_HOME":  # one line, before Prefect starts and before any output
         assert f"PREFECT_HOME={env['PREFECT_HOME']}: cannot be made: not a directory" in outcome
+        assert lines == [outcome] and not out.exists(), lines
     elif case == "read-only":
         assert f"{out}" in outcome and "read-only file system" in outcome.lower(), outcome
     else:  # the first output's lock: before any work
