@@ -164,10 +164,10 @@ def test_an_unknown_albert_command_is_one_line(capsys):
             ),
         ),
         (
-            ["albert", "vocab", "--config"],
+            ["albert", "finetune", "--config"],  # its config is checked before Keras loads
             "input: [a, b\n",
             (
-                "albert vocab failed: {path}: line 2, column 1: expected ',' or ']', but got "
+                "albert finetune failed: {path}: line 2, column 1: expected ',' or ']', but got "
                 "'<stream "
                 "end>'"
             ),
@@ -182,7 +182,7 @@ def test_an_unknown_albert_command_is_one_line(capsys):
             ),
         ),
     ],
-    ids=["python -m pipelines.segment", "albert vocab", "python -m model.pretrain"],
+    ids=["python -m pipelines.segment", "albert finetune", "python -m model.pretrain"],
 )
 def test_the_real_command_prints_one_line_and_exits_2(command, config_text, expected, tmp_path):
     path = tmp_path / "config.yaml"

@@ -1,7 +1,8 @@
 """A bad environment is one line, found before the work starts (issue 46, rows 1, 3 and 4; row 2,
-the GPU kit, is in test_gpu_kit.py): a PREFECT_HOME that cannot be made, a write the disk refuses
-without naming a file (a flush, a background thread), and a signal while the command still
-imports. Real files, real processes, real signals; /dev/full is a real full disk."""
+the GPU kit, is in test_gpu_kit.py): a PREFECT_HOME that cannot be made (the commands themselves:
+test_environment_sweep's PREFECT_HOME cases), a write the disk refuses without naming a file (a
+flush, a background thread), and a signal while the command still imports. Real files, real
+processes, real signals; /dev/full is a real full disk."""
 
 from __future__ import annotations
 
@@ -15,19 +16,19 @@ from pathlib import Path
 
 import pytest
 
-from albert.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, describe_error
+from albert.errors import EXIT_INTERRUPTED, describe_error
 from albert.outputs import atomic_output_dir
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _command(argv: list[str], env: dict | None = None, signal_after: float | None = None):
+def _command(argv: list[str], signal_after: float | None = None):
     """(exit code, output lines) of `python ARGV` run from the repository; SIGTERM after
     `signal_after` seconds, if given."""
     process = subprocess.Popen(
         [sys.executable, *argv],
         cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+        env={**os.environ, "PYTHONPATH": str(REPO)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -37,20 +38,6 @@ def _command(argv: list[str], env: dict | None = None, signal_after: float | Non
         process.send_signal(signal.SIGTERM)
     output, _ = process.communicate(timeout=300)
     return process.returncode, output.strip().splitlines()
-
-
-def test_a_prefect_home_that_cannot_be_made_is_one_line_naming_it_before_prefect_starts(tmp_path):
-    """Row 1: PREFECT_HOME under a file: exit 2 in one line naming PREFECT_HOME (before: ~98 s of
-    a temporary server's retries, thousands of lines, exit 1)."""
-    (tmp_path / "a-file").write_text("")
-    home = tmp_path / "a-file" / "prefect"
-    code, lines = _command(
-        ["-m", "flows.pipeline.flow", "--input", "x.txt", "--run-dir", str(tmp_path / "run")],
-        {"PREFECT_HOME": str(home)},
-    )
-    assert code == EXIT_USER_ERROR and len(lines) == 1, lines
-    assert f"PREFECT_HOME={home}: cannot be made: not a directory" in lines[0]
-    assert not (tmp_path / "run").exists()
 
 
 def test_a_prefect_home_whose_parent_can_be_made_is_made(tmp_path):

@@ -1,14 +1,16 @@
 """Every command that trains, under every bad environment (issue 46's sweep): `albert run`,
 `python -m model.pretrain`, a model line's night and `albert finetune`, each under a PREFECT_HOME
 whose parent cannot be made, a full disk (a 4 MiB tmpfs full to its last byte: a directory or an
-empty file can still be made there, the first write of data is refused), a read-only output (a
-read-only tmpfs) and SIGTERM 1 s after start. Every case ends with the documented exit code
-(docs/cli.md): 0 where the command does not need what is broken (Prefect, for `model.pretrain` and
-`albert finetune`), 2 for a bad environment, 75 for a signal; no traceback, and at most 3 lines
-of warnings and errors (at most 3 lines at all where it fails before any work).
+empty file can still be made there, the first write of data is refused: each command's first, the
+lock of its first output, before any training), a read-only output (a read-only tmpfs) and SIGTERM
+1 s after start. Every case ends with the documented exit code (docs/cli.md): 0 where the command
+does not need what is broken (Prefect, for `model.pretrain` and `albert finetune`), 2 for a bad
+environment, 75 for a signal; no traceback, and at most 3 lines of warnings and errors (at most 3
+lines at all where it fails before any work).
 
 Real processes, real mounts (skipped with the reason where this user may not mount), real signals.
-A case that fails before the work starts does so by design in seconds (imports aside).
+A case that fails before the work starts does so by design in seconds (imports aside). A flow whose
+run starts (the full disk) talks to the session's Prefect server, not a temporary one of its own.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import prefect_server
 from line_inputs import base, documents, write_docs  # noqa: F401  (`base`: a fixture)
 from test_flows_pipeline import tiny_flow_flags, write_corpus
 
@@ -90,14 +93,15 @@ def inputs(tmp_path_factory, base):  # noqa: F811  (the imported fixture)
 
 
 def argv(command: str, inputs: dict, out: Path) -> list[str]:
-    """The command line of `command` writing under `out`."""
+    """The command line of `command` writing under `out`: the fewest steps and examples it
+    accepts (where it works, exit 0, it trains them all)."""
     base_run = inputs["base"]
     if command == "albert run":
         return ["-m", "albert.cli", "run", *tiny_flow_flags(inputs["corpus"], out / "run", 2)]
     if command == "model.pretrain":
         return [
             *("-m", "model.pretrain", "--data", str(base_run / "tfrecords"), "--output", str(out)),
-            *("--preset", "albert-nano", "--steps", "2", "--batch-size", "8"),
+            *("--preset", "albert-nano", "--steps", "1", "--batch-size", "2"),
             *("--eval-batches", "1", "--no-progress", "--no-jit-compile", "--no-export"),
         ]
     if command == "night":
@@ -112,9 +116,18 @@ def argv(command: str, inputs: dict, out: Path) -> list[str]:
         *("-m", "albert.cli", "finetune", "--task", "sst2", "--init", "random"),
         *("--preset", "albert-nano", "--spm-model", str(base_run / "vocab" / "spiece.model")),
         *("--data-dir", str(inputs["sst2"]), "--output", str(out / "sst2")),
-        *("--max-seq-length", "32", "--train-steps", "2", "--eval-every", "2"),
-        *("--batch-size", "8", "--max-train-examples", "16", "--max-dev-examples", "8"),
+        *("--max-seq-length", "16", "--train-steps", "1", "--eval-every", "1"),
+        *("--batch-size", "2", "--max-train-examples", "2", "--max-dev-examples", "2"),
     ]
+
+
+def session_server() -> str:
+    """The API of this session's Prefect server (conftest's `prefect_server`), for a command
+    whose flow runs: it then starts no temporary server of its own (tens of seconds each)."""
+    with prefect_server():
+        from prefect.settings import PREFECT_API_URL
+
+        return PREFECT_API_URL.value()
 
 
 def expected_code(command: str, case: str) -> int:
@@ -135,6 +148,8 @@ def test_every_command_under_every_bad_environment(command, case, inputs, places
         env["PREFECT_HOME"] = str(tmp_path / "a-file" / "prefect")
     elif case in places:
         out = places[case] / f"{command.replace(' ', '-')}"
+    if case == "full disk" and command in NEEDS_PREFECT:  # the work starts: a flow run
+        env["PREFECT_API_URL"] = session_server()
     process = subprocess.Popen(
         [sys.executable, *argv(command, inputs, out)],
         cwd=REPO,
@@ -161,11 +176,12 @@ def test_every_command_under_every_bad_environment(command, case, inputs, places
         assert f"interrupted: SIGTERM {stopped}" in outcome or (
             "interrupted: SIGTERM before the first step: nothing to save; resume with: " in outcome
         ), outcome
-    elif case == "PREFECT_HOME":
+    elif case == "PREFECT_HOME":  # one line, before Prefect starts and before any output
         assert f"PREFECT_HOME={env['PREFECT_HOME']}: cannot be made: not a directory" in outcome
+        assert lines == [outcome] and not out.exists(), lines
     elif case == "read-only":
         assert f"{out}" in outcome and "read-only file system" in outcome.lower(), outcome
-    else:
-        assert f"{out}" in outcome and "no space left on device" in outcome.lower(), outcome
+    else:  # the first output's lock: before any work
+        assert f"{out}" in outcome and ".lock: no space left on device" in outcome.lower(), outcome
     if case != "full disk":  # the others fail before any work, in one line
         assert len(lines) <= 3, lines

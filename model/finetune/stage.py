@@ -13,6 +13,7 @@ import keras
 
 from albert.errors import StageError
 from albert.fs import join, open_file
+from albert.locks import output_lock
 from albert.outputs import atomic_output_dir
 from albert.tokenization import AlbertTokenizer
 from model import keras_seeds
@@ -29,7 +30,15 @@ FurtherPretrain = Callable[[FinetuneConfig, TaskData, Hyperparameters], dict]
 
 def run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None = None) -> dict:
     """Fine-tune, score the dev set(s), write results, predictions and the model; return the
-    results. `further_pretrain` runs `--further-pretrain-steps` (the flows pass it)."""
+    results. `further_pretrain` runs `--further-pretrain-steps` (the flows pass it). The output's
+    lock is held from the start (one writer per output): a second run, or a disk that refuses its
+    first write, fails before the training, not after it."""
+    with output_lock(config.output):
+        return _run(config, further_pretrain)
+
+
+def _run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None) -> dict:
+    """`run` while the output's lock is held."""
     kind = task_kind(config.task)
     spec = kind.spec
     if config.further_pretrain_steps and further_pretrain is None:
