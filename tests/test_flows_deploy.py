@@ -37,16 +37,13 @@ def test_deployment_served_by_process_worker(tmp_path: Path, base: Path) -> None
     }
     processes: list[subprocess.Popen] = []
     try:
-        applied = subprocess.run(
-            [sys.executable, "-m", "albert.cli", "deploy"],
-            env=env,
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert applied.returncode == 0, applied.stderr[-3000:]
-        assert "model-line-nightly" in applied.stdout
+        from flows.deploy import apply, load_deployments
+
+        with prefect_server():  # `albert deploy`'s work, in this process (its flags:
+            # tests/test_entry_point_errors.py); the worker below is a real process
+            (deployment,) = load_deployments(REPO / "prefect.yaml")
+            assert deployment["name"] == "model-line-nightly"
+            apply(deployment, REPO)
 
         from prefect.client.orchestration import get_client
 
@@ -68,9 +65,9 @@ def test_deployment_served_by_process_worker(tmp_path: Path, base: Path) -> None
                     # new documents: the base's own would be near-duplicates of the line's
                     "input": [str(write_corpus(tmp_path / "d.txt", 40, seed=1))],
                     "num_shards": 2,
-                    "steps": 2,
+                    "steps": 1,
                     "batch_size": 8,
-                    "eval_batches": 2,
+                    "eval_batches": 1,
                     "min_improvement": -10,
                     "heldout_fraction": 0.3,  # of 25 selected documents: some held out
                     "segment": {"format": "text", "num_shards": 2},

@@ -1,13 +1,15 @@
 """A model line night after night through the real flow (Prefect's temporary server, Beam, Keras
-on TensorFlow), on small corpora of our own: three nights with their lineage and pointer, a renamed
-file that is not new, a night that finds nothing new (no new file, or near-copies only), a refused
-night that keeps `current`, a night whose pointer move was lost, and a night SIGKILLed
-mid-training: the line is as it was, and the same command run again completes the night from the
-night's cache and checkpoints."""
+on TensorFlow), on small corpora of our own: two trained nights, one promoted and one refused that
+keeps `current`, with their lineage and replay, a night whose pointer move was lost, a renamed file
+that is not new, a night that finds nothing new (no new file, or near-copies only), and a night
+SIGKILLed mid-training: the line is as it was, and the same command run again completes the night
+from the night's cache and checkpoints."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -28,7 +30,10 @@ TINY = {
 }
 
 
-def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:  # noqa: F811
+def test_a_line_night_after_night(tmp_path: Path, base: Path) -> None:  # noqa: F811
+    """Two trained nights (one promoted, one refused) show every step of a line: its first version
+    from the base, lineage and replay, a lost pointer move, a renamed file, near-copies, nothing
+    new; a night's steps are the same whatever it decides."""
     from flows.domain.flow import main
     from flows.line.config import LineConfig
     from flows.line.flow import model_line_night
@@ -36,7 +41,7 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:  # noqa: 
 
     inbox, line = tmp_path / "inbox", ModelLine(str(tmp_path / "line"))
     assert main(["--line", line.url, "--input", str(inbox / "*.txt")]) == 2  # no line, no --base
-    night_two = documents(40, 2)
+    night_one = documents(40, 1)
     config = LineConfig(
         line=line.url,
         base=str(base),
@@ -45,10 +50,11 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:  # noqa: 
         min_improvement=-10,
         max_forgetting=10,
         epochs=0.1,  # a few steps, still counted from the night's sequences
+        eval_batches=1,
         **TINY,
     )
     with prefect_server():
-        write_docs(inbox / "n1.txt", documents(40, 1))
+        write_docs(inbox / "n1.txt", night_one)
         first = model_line_night(config)
         assert (first["status"], first["version"], first["current"]) == (
             "promoted",
@@ -58,17 +64,34 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:  # noqa: 
         records = line.records()
         assert records["v0001"]["status"] == "base" and records["v0001"]["parent"] is None
         assert records["v0001"]["scores"]["general"]["masked_lm_loss"] > 0
+        assert records["v0002"]["parent"] == "v0001" and records["v0002"]["git"]["commit"]
+        assert records["v0002"]["trained_on"]["replay_general"] > 0
         settings = line.settings()
         assert settings["preset"] == "albert-nano" and settings["tfrecords"]["max_seq_length"] == 64
         assert sum(settings["general"]["counts"]) > 0
 
         (inbox / "n1.txt").rename(inbox / "n1-renamed.txt")  # not new: the same content
-        write_docs(inbox / "n2.txt", night_two)
-        second = model_line_night(config)
-        assert (second["version"], second["current"]) == ("v0003", "v0003")
-        v3 = line.records()["v0003"]
-        assert v3["parent"] == "v0002"
+        line.set_current("v0001")  # a night killed after writing v0002, before moving the pointer
+        rerun = model_line_night(config)
+        assert rerun["current"] == "v0002" and "written by a killed night" in rerun["message"]
+        assert sorted(line.records()) == ["v0001", "v0002"] and line.current() == "v0002"
+
+        nothing = model_line_night(config)
+        assert nothing["status"] == "nothing new" and max(line.records()) == "v0002"
+
+        # a file holding near-copies of night one's documents (upper case, a notice added) + new
+        # ones: the copies are near-duplicates of a document of current's lineage, not new
+        copies = [f"{doc.upper()}\nA scanner's notice." for doc in night_one]
+        write_docs(inbox / "n2.txt", copies + documents(20, 2))
+        state = model_line_night(
+            config.model_copy(update={"min_improvement": 100.0}), return_state=True
+        )
+        assert state.is_completed() and "v0003 not promoted, current stays v0002" in state.message
+        v3, second = line.records()["v0003"], state.result()
+        assert v3["status"] == "refused" and "does not improve by the margin 100" in v3["reason"]
+        assert line.current() == "v0002" and v3["parent"] == "v0002"
         assert [f["path"] for f in v3["corpus"]["files"]] == [str(inbox / "n2.txt")]
+        assert v3["corpus"]["near_duplicates_of_lineage"] == len(night_one)
         assert v3["trained_on"]["replay_domain"] > 0 and v3["trained_on"]["replay_general"] > 0
         assert v3["git"]["commit"] and v3["settings"]["line"] == line.url
         for part in ("export/model.keras", "vocab/spiece.model", "data/metadata.json"):
@@ -76,36 +99,15 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:  # noqa: 
         assert v3["scores"]["domain"]["masked_lm_loss"] == pytest.approx(
             second["scores"]["domain"]["masked_lm_loss"]
         )
-
-        line.set_current("v0002")  # a night killed after writing v0003, before moving the pointer
-        rerun = model_line_night(config)
-        assert rerun["current"] == "v0003" and "written by a killed night" in rerun["message"]
-        assert sorted(line.records()) == ["v0001", "v0002", "v0003"] and line.current() == "v0003"
-
-        nothing = model_line_night(config)
-        assert nothing["status"] == "nothing new" and max(line.records()) == "v0003"
-
-        # a file holding near-copies of night two's documents (upper case, a notice added) + new
-        # ones: the copies are near-duplicates of a document of current's lineage, not new
-        copies = [f"{doc.upper()}\nA scanner's notice." for doc in night_two]
-        write_docs(inbox / "n3.txt", copies + documents(20, 3))
-        state = model_line_night(
-            config.model_copy(update={"min_improvement": 100.0}), return_state=True
-        )
-        assert state.is_completed() and "v0004 not promoted, current stays v0003" in state.message
-        v4 = line.records()["v0004"]
-        assert v4["status"] == "refused" and "does not improve by the margin 100" in v4["reason"]
-        assert line.current() == "v0003"
-        assert v4["corpus"]["near_duplicates_of_lineage"] == len(night_two)
-        kept = sorted(p.name for p in Path(line.path("v0003", "near_dup")).iterdir())
+        kept = sorted(p.name for p in Path(line.path("v0002", "near_dup")).iterdir())
         assert "near_dup_signatures.json" in kept and kept[0].endswith(".minhash")
         assert (
             model_line_night(config)["status"] == "nothing new"
         )  # a refused night's files are taken
         # a file of near-copies only: nothing new, nothing written
-        write_docs(inbox / "n4.txt", [f"{doc.lower()}\nAnother notice." for doc in night_two])
+        write_docs(inbox / "n3.txt", [f"{doc.lower()}\nAnother notice." for doc in night_one])
         copied = model_line_night(config)
-        assert copied["status"] == "nothing new" and max(line.records()) == "v0004"
+        assert copied["status"] == "nothing new" and max(line.records()) == "v0003"
         assert "near-copies of the reference corpus: 40" in copied["message"]
 
     # a base that is a TF1 checkpoint or a Hugging Face directory is saved as .keras for v0001
@@ -118,8 +120,8 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:  # noqa: 
 
     report = (tmp_path / "line" / "report.md").read_text()
     assert (
-        "| **v0003** | v0002 | promoted (current) |" in report
-        and "| v0004 | v0003 | refused |" in report
+        "| **v0002** | v0001 | promoted (current) |" in report
+        and "| v0003 | v0002 | refused |" in report
     )
     assert (tmp_path / "line" / "plots" / "line-history.png").stat().st_size > 0
     assert (tmp_path / "line" / "report.html").is_file()
@@ -128,25 +130,30 @@ def test_a_line_over_three_nights(tmp_path: Path, base: Path) -> None:  # noqa: 
     assert cli.main(["line", "check", line.url]) == 0  # real nights list their files: all sound
 
 
-def flow_command(line: Path, base_run: Path, inbox: Path) -> list[str]:
-    return [
-        *(sys.executable, "-m", "flows.domain.flow", "--line", str(line)),
-        *("--base", str(base_run), "--input", str(inbox / "*.txt"), "--preset", "albert-nano"),
-        *("--batch-size", "8", "--num-shards", "2", "--steps", "12", "--min-improvement", "-10"),
-        *("--segment", json.dumps(TINY["segment"])),
-        *("--pretrain", json.dumps({**TINY["pretrain"], "checkpoint_every": 4})),
-    ]
+FLAGS = [
+    *("--preset", "albert-nano", "--batch-size", "8", "--num-shards", "2", "--steps", "12"),
+    *("--min-improvement", "-10", "--eval-batches", "1"),
+    *("--segment", json.dumps(TINY["segment"])),
+    *("--pretrain", json.dumps({**TINY["pretrain"], "checkpoint_every": 4})),
+]
 
 
 def test_a_night_killed_mid_training_leaves_the_line_as_it_was_and_the_rerun_completes_it(
     tmp_path: Path,
     base: Path,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """A real process SIGKILLed mid-training; the same command's night, run again (in this
+    process), completes it from the night's cached stages and its checkpoint."""
+    from albert.config import add_config_arguments, config_from_namespace
+    from flows.line.config import LineConfig
+    from flows.line.flow import run
     from flows.line.records import ModelLine
 
     inbox, line = tmp_path / "inbox", ModelLine(str(tmp_path / "line"))
     write_docs(inbox / "n1.txt", documents(40, 1))
-    with prefect_server():  # the session's server: the nights' processes start none of their own
+    argv = ["--line", line.url, "--base", str(base), "--input", str(inbox / "*.txt"), *FLAGS]
+    with prefect_server():  # the session's server: the night's process starts none of its own
         from prefect.settings import PREFECT_API_URL
 
         api = PREFECT_API_URL.value()
@@ -155,11 +162,9 @@ def test_a_night_killed_mid_training_leaves_the_line_as_it_was_and_the_rerun_com
         "PYTHONPATH": str(REPO),
         "PREFECT_HOME": str(tmp_path / "prefect"),
         "PREFECT_API_URL": api,
-        "PREFECT_LOGGING_LEVEL": "INFO",  # the stages' banners: cached or done
     }
-    command = flow_command(Path(line.url), base, inbox)
     killed = subprocess.Popen(
-        command,
+        [sys.executable, "-m", "flows.domain.flow", *argv],
         cwd=REPO,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -179,12 +184,16 @@ def test_a_night_killed_mid_training_leaves_the_line_as_it_was_and_the_rerun_com
     assert sorted(line.records()) == ["v0001"] and line.current() == "v0001"
     assert [p.name for p in Path(line.url).iterdir() if p.name.startswith("v")] == ["v0001"]
 
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    output = done.stdout + done.stderr
-    for stage in ("segment", "tfrecords", "replay"):
-        assert f"{stage}: cached" in output
-    assert "resumed from" in output and "v0002 promoted, current is now v0002" in output
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser, LineConfig)
+    config = config_from_namespace(LineConfig, parser.parse_args(argv))
+    with prefect_server(), caplog.at_level(logging.INFO, logger="model.pretrain"):
+        done = run(config)
+    assert "resumed from" in caplog.text
+    assert done["message"].startswith(f"{line.url}: v0002 promoted, current is now v0002")
     assert sorted(line.records()) == ["v0001", "v0002"] and line.current() == "v0002"
-    assert line.records()["v0002"]["trained_on"]["steps"] == 12
+    v2 = line.records()["v0002"]
+    stages = v2["night"]["stages"]
+    assert all(stages[stage]["cached"] for stage in ("segment", "tfrecords", "replay")), stages
+    assert not stages["pretrain"]["cached"] and v2["trained_on"]["steps"] == 12
     assert not list(Path(line.url).glob("*.tmp-*")) and not list(Path(line.url).glob("v*.lock"))
