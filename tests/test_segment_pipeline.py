@@ -212,47 +212,6 @@ def test_config_rejects_an_unknown_fallback_encoding():
         )
 
 
-def test_gs_input_and_output_with_a_bad_file(tmp_path):
-    """On an object store (GCS emulator): skip reports the bad file; fail names it and writes
-    nothing."""
-    import cloud_harness as harness
-
-    with harness.loopback_only(), harness.gcs_emulator("bucket"), harness.offline_metadata_server():
-        fs = harness.gcs_filesystem()
-        fs.pipe("bucket/in/notes.txt", (FIXTURES / "notes.txt").read_bytes())
-        fs.pipe("bucket/in/bad.txt", b"\xff\xfe not UTF-8\n")
-        stats = segment.run(
-            SegmentConfig(
-                input=["gs://bucket/in/*.txt"],
-                output="gs://bucket/segmented",
-                on_error="skip",
-                num_shards=2,
-                min_document_chars=0,
-            )
-        )
-        assert stats["bad_files"] == [
-            {
-                "file": "gs://bucket/in/bad.txt",
-                "reason": "line 1: not UTF-8 (byte 0xff at column 1); set fallback_encoding to "
-                "read such files",
-            }
-        ]
-        assert sorted(fs.ls("bucket/segmented")) == [
-            "bucket/segmented/near_dup_signatures-00000-of-00002.minhash",
-            "bucket/segmented/near_dup_signatures-00001-of-00002.minhash",
-            "bucket/segmented/near_dup_signatures.json",
-            "bucket/segmented/near_duplicates.jsonl",
-            "bucket/segmented/part-00000-of-00002.txt",
-            "bucket/segmented/part-00001-of-00002.txt",
-            "bucket/segmented/stats.json",
-        ]
-        with pytest.raises(
-            StageError, match=r"^gs://bucket/in/bad.txt: line 1: not UTF-8 \(byte 0xff"
-        ):
-            segment.run(SegmentConfig(input=["gs://bucket/in/*.txt"], output="gs://bucket/failed"))
-        assert sorted(fs.ls("bucket")) == ["bucket/in", "bucket/segmented"]
-
-
 def test_a_directory_input_reads_the_files_in_it(tmp_path):
     folder = tmp_path / "in"
     (folder / "nested").mkdir(parents=True)
