@@ -212,15 +212,23 @@ def test_config_rejects_an_unknown_fallback_encoding():
         )
 
 
-def test_a_directory_input_reads_the_files_in_it(tmp_path):
-    folder = tmp_path / "in"
+@pytest.fixture(scope="module")
+def folder_run(tmp_path_factory) -> tuple[dict, Path]:
+    """One job on a directory (its sub-directories are not read) holding notes.txt and dump.xml,
+    articles.xml whose talk page's <ns> is not a number, skipping bad records: stats and folder."""
+    folder = tmp_path_factory.mktemp("folder") / "in"
     (folder / "nested").mkdir(parents=True)
-    for name in ("articles.xml", "notes.txt"):
-        shutil.copy(FIXTURES / name, folder / name)
-    shutil.copy(
-        FIXTURES / "book.txt", folder / "nested" / "book.txt"
-    )  # sub-directories are not read
-    stats, _out = run(tmp_path, [str(folder)], min_document_chars=0)
+    shutil.copy(FIXTURES / "notes.txt", folder / "notes.txt")
+    (folder / "dump.xml").write_bytes(
+        (FIXTURES / "articles.xml").read_bytes().replace(b"<ns>1</ns>", b"<ns>talk</ns>", 1)
+    )
+    shutil.copy(FIXTURES / "book.txt", folder / "nested" / "book.txt")
+    stats, _out = run(folder.parent, [str(folder)], on_error="skip", min_document_chars=0)
+    return stats, folder
+
+
+def test_a_directory_input_reads_the_files_in_it(folder_run):
+    stats, _folder = folder_run
     assert stats["input_files"] == stats["files_read"] == 2
     assert stats["formats"] == {"wikipedia": 1, "text": 1}
 
@@ -264,12 +272,8 @@ def test_a_corrupt_block_in_a_real_dump_is_a_corrupt_archive_not_malformed_xml(t
     read_fails(bad, rf"^{bad}: corrupt bz2 archive \(Invalid data stream\)$")
 
 
-def test_a_page_whose_ns_is_not_a_number_names_the_file_and_page_or_is_skipped(tmp_path):
-    bad = tmp_path / "in" / "dump.xml"
-    bad.parent.mkdir()
-    bad.write_bytes(
-        (FIXTURES / "articles.xml").read_bytes().replace(b"<ns>1</ns>", b"<ns>talk</ns>", 1)
-    )
+def test_a_page_whose_ns_is_not_a_number_names_the_file_and_page_or_is_skipped(folder_run):
+    stats, folder = folder_run
+    bad = folder / "dump.xml"
     read_fails(bad, rf"^{bad}: page 12 \('Talk:Lighthouse'\): <ns> is not a number \('talk'\)$")
-    stats, _out = run(tmp_path, [str(bad)], on_error="skip", min_document_chars=0)
-    assert stats["skipped"]["bad_record"] == 1 and stats["documents_out"] == 3
+    assert stats["skipped"]["bad_record"] == 1 and stats["documents_out"] == 3 + 3  # + notes.txt
