@@ -1,5 +1,6 @@
 """Storage, offline: segment -> vocab -> tfrecords with input and output on gs:// (a local GCS
-emulator), then the training input builder over the written records.
+emulator), then the training input builder over the written records; segment on an object store
+skips and reports a bad file, or fails naming it and writes nothing.
 
 Every connection and name lookup that is not loopback is refused. tf.io.gfile (used by training in
 production for gs://) has no emulator support: the training test reads the same records through
@@ -14,6 +15,8 @@ import random
 
 import cloud_harness as harness
 import pytest
+
+from albert.errors import StageError
 
 WORDS = [
     "river",
@@ -60,7 +63,9 @@ def small_corpus(documents: int, seed: int = 7) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def gcs_pipeline_outputs():
-    """Run the three Beam stages in-process (FnApiRunner) on gs:// inputs and outputs."""
+    """Run the three Beam stages in-process (FnApiRunner) on gs:// inputs and outputs, with a
+    file that is not UTF-8 among the inputs (segment skips it); then segment again without
+    skipping (it fails naming the file)."""
     from pipelines import segment, tfrecords, vocab
 
     with (
@@ -77,6 +82,7 @@ def gcs_pipeline_outputs():
         )
         jsonl = "\n".join(json.dumps({"text": " ".join(doc)}) for doc in corpus[half:]) + "\n"
         fs.pipe("bucket/in/more.jsonl.gz", gzip.compress(jsonl.encode()))
+        fs.pipe("bucket/in/bad.txt", b"\xff\xfe not UTF-8\n")
 
         summaries = {
             "segment": segment.run(
@@ -85,6 +91,7 @@ def gcs_pipeline_outputs():
                     output="gs://bucket/corpus",
                     num_shards=2,
                     min_document_chars=20,
+                    on_error="skip",
                 )
             ),
             "vocab": vocab.run(
@@ -113,7 +120,18 @@ def gcs_pipeline_outputs():
             for prefix in ("corpus", "vocab", "tfrecords")
         }
         files = {path: fs.cat(f"bucket/{path}") for paths in listing.values() for path in paths}
-        yield {"summaries": summaries, "listing": listing, "files": files, "refused": list(refused)}
+        with pytest.raises(StageError) as failed:
+            segment.run(
+                segment.SegmentConfig(input=["gs://bucket/in/*.txt"], output="gs://bucket/f")
+            )
+        yield {
+            "summaries": summaries,
+            "listing": listing,
+            "files": files,
+            "refused": list(refused),
+            "failed": str(failed.value),
+            "bucket": sorted(fs.ls("bucket")),
+        }
 
 
 def test_stages_read_and_write_gs(gcs_pipeline_outputs):
@@ -128,7 +146,14 @@ def test_stages_read_and_write_gs(gcs_pipeline_outputs):
         "corpus/stats.json",
     ]
     stats = json.loads(files["corpus/stats.json"])
-    assert stats["documents_out"] == 60 and stats["formats"] == {"text": 1, "jsonl": 1}
+    assert stats["documents_out"] == 60 and stats["formats"] == {"text": 2, "jsonl": 1}  # bad.txt
+    assert stats["bad_files"] == [
+        {
+            "file": "gs://bucket/in/bad.txt",
+            "reason": "line 1: not UTF-8 (byte 0xff at column 1); set fallback_encoding to "
+            "read such files",
+        }
+    ]
     assert {"vocab/spiece.model", "vocab/spiece.vocab", "vocab/vocab_stats.json"} <= set(
         listing["vocab"]
     )
@@ -143,6 +168,18 @@ def test_stages_read_and_write_gs(gcs_pipeline_outputs):
     # nothing half-written is left behind by the atomic outputs
     assert not any(".tmp-" in path for paths in listing.values() for path in paths)
     assert gcs_pipeline_outputs["refused"] == []
+
+
+def test_a_bad_file_on_gs_fails_segment_naming_it_and_writes_nothing(gcs_pipeline_outputs):
+    assert gcs_pipeline_outputs["failed"].startswith(
+        "gs://bucket/in/bad.txt: line 1: not UTF-8 (byte 0xff"
+    )
+    assert gcs_pipeline_outputs["bucket"] == [
+        "bucket/corpus",
+        "bucket/in",
+        "bucket/tfrecords",
+        "bucket/vocab",
+    ]
 
 
 def test_records_from_gs_feed_the_training_input_pipeline(gcs_pipeline_outputs, tmp_path):

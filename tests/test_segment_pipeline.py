@@ -212,56 +212,23 @@ def test_config_rejects_an_unknown_fallback_encoding():
         )
 
 
-def test_gs_input_and_output_with_a_bad_file(tmp_path):
-    """On an object store (GCS emulator): skip reports the bad file; fail names it and writes
-    nothing."""
-    import cloud_harness as harness
-
-    with harness.loopback_only(), harness.gcs_emulator("bucket"), harness.offline_metadata_server():
-        fs = harness.gcs_filesystem()
-        fs.pipe("bucket/in/notes.txt", (FIXTURES / "notes.txt").read_bytes())
-        fs.pipe("bucket/in/bad.txt", b"\xff\xfe not UTF-8\n")
-        stats = segment.run(
-            SegmentConfig(
-                input=["gs://bucket/in/*.txt"],
-                output="gs://bucket/segmented",
-                on_error="skip",
-                num_shards=2,
-                min_document_chars=0,
-            )
-        )
-        assert stats["bad_files"] == [
-            {
-                "file": "gs://bucket/in/bad.txt",
-                "reason": "line 1: not UTF-8 (byte 0xff at column 1); set fallback_encoding to "
-                "read such files",
-            }
-        ]
-        assert sorted(fs.ls("bucket/segmented")) == [
-            "bucket/segmented/near_dup_signatures-00000-of-00002.minhash",
-            "bucket/segmented/near_dup_signatures-00001-of-00002.minhash",
-            "bucket/segmented/near_dup_signatures.json",
-            "bucket/segmented/near_duplicates.jsonl",
-            "bucket/segmented/part-00000-of-00002.txt",
-            "bucket/segmented/part-00001-of-00002.txt",
-            "bucket/segmented/stats.json",
-        ]
-        with pytest.raises(
-            StageError, match=r"^gs://bucket/in/bad.txt: line 1: not UTF-8 \(byte 0xff"
-        ):
-            segment.run(SegmentConfig(input=["gs://bucket/in/*.txt"], output="gs://bucket/failed"))
-        assert sorted(fs.ls("bucket")) == ["bucket/in", "bucket/segmented"]
-
-
-def test_a_directory_input_reads_the_files_in_it(tmp_path):
-    folder = tmp_path / "in"
+@pytest.fixture(scope="module")
+def folder_run(tmp_path_factory) -> tuple[dict, Path]:
+    """One job on a directory (its sub-directories are not read) holding notes.txt and dump.xml,
+    articles.xml whose talk page's <ns> is not a number, skipping bad records: stats and folder."""
+    folder = tmp_path_factory.mktemp("folder") / "in"
     (folder / "nested").mkdir(parents=True)
-    for name in ("articles.xml", "notes.txt"):
-        shutil.copy(FIXTURES / name, folder / name)
-    shutil.copy(
-        FIXTURES / "book.txt", folder / "nested" / "book.txt"
-    )  # sub-directories are not read
-    stats, _out = run(tmp_path, [str(folder)], min_document_chars=0)
+    shutil.copy(FIXTURES / "notes.txt", folder / "notes.txt")
+    (folder / "dump.xml").write_bytes(
+        (FIXTURES / "articles.xml").read_bytes().replace(b"<ns>1</ns>", b"<ns>talk</ns>", 1)
+    )
+    shutil.copy(FIXTURES / "book.txt", folder / "nested" / "book.txt")
+    stats, _out = run(folder.parent, [str(folder)], on_error="skip", min_document_chars=0)
+    return stats, folder
+
+
+def test_a_directory_input_reads_the_files_in_it(folder_run):
+    stats, _folder = folder_run
     assert stats["input_files"] == stats["files_read"] == 2
     assert stats["formats"] == {"wikipedia": 1, "text": 1}
 
@@ -305,12 +272,8 @@ def test_a_corrupt_block_in_a_real_dump_is_a_corrupt_archive_not_malformed_xml(t
     read_fails(bad, rf"^{bad}: corrupt bz2 archive \(Invalid data stream\)$")
 
 
-def test_a_page_whose_ns_is_not_a_number_names_the_file_and_page_or_is_skipped(tmp_path):
-    bad = tmp_path / "in" / "dump.xml"
-    bad.parent.mkdir()
-    bad.write_bytes(
-        (FIXTURES / "articles.xml").read_bytes().replace(b"<ns>1</ns>", b"<ns>talk</ns>", 1)
-    )
+def test_a_page_whose_ns_is_not_a_number_names_the_file_and_page_or_is_skipped(folder_run):
+    stats, folder = folder_run
+    bad = folder / "dump.xml"
     read_fails(bad, rf"^{bad}: page 12 \('Talk:Lighthouse'\): <ns> is not a number \('talk'\)$")
-    stats, _out = run(tmp_path, [str(bad)], on_error="skip", min_document_chars=0)
-    assert stats["skipped"]["bad_record"] == 1 and stats["documents_out"] == 3
+    assert stats["skipped"]["bad_record"] == 1 and stats["documents_out"] == 3 + 3  # + notes.txt

@@ -110,6 +110,20 @@ def static_output(tmp_path_factory, corpus, spm_model) -> Path:
     return output
 
 
+HELD_OUT = {"heldout_fraction": 0.1, "heldout_min_documents": 6}
+
+
+@pytest.fixture(scope="module")
+def dynamic_output(tmp_path_factory, corpus, spm_model) -> tuple[dict, Path]:
+    """Dynamic masking (dupe factor 5, which it ignores) holding out at least 6 documents: the
+    summary and the output (read by two tests)."""
+    output = tmp_path_factory.mktemp("out") / "dynamic"
+    summary = tfrecords.run(
+        config(corpus, spm_model, output, masking="dynamic", dupe_factor=5, **HELD_OUT)
+    )
+    return summary, output
+
+
 def test_encode_sentences_is_the_tokenizers_encode(corpus, spm_model):
     tokenizer = AlbertTokenizer(spm_model)
     lines = [
@@ -200,11 +214,9 @@ def test_identical_bytes_for_one_or_two_workers(static_output, corpus, spm_model
     assert one_meta["counts"] == two_meta["counts"]
 
 
-def test_dynamic_masking_writes_each_instance_once_unmasked(corpus, spm_model, tmp_path):
-    summary = tfrecords.run(
-        config(corpus, spm_model, tmp_path / "dyn", masking="dynamic", dupe_factor=5)
-    )
-    records = read_records(tmp_path / "dyn")
+def test_dynamic_masking_writes_each_instance_once_unmasked(dynamic_output):
+    summary, output = dynamic_output
+    records = read_records(output)
     assert summary["counts"]["instances"] == len(records["input_ids"])
     assert not records["masked_lm_weights"].any() and not records["masked_lm_positions"].any()
     assert not (records["input_ids"] == 4).any()
@@ -318,19 +330,10 @@ def test_fewer_documents_than_the_held_out_minimum_is_said_in_one_line():
     assert "nothing is held out" in heldout.few_documents_note(1, 0, 8)
 
 
-def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model, tmp_path):
-    out = tmp_path / "split"
-    tfrecords.run(
-        config(
-            corpus,
-            spm_model,
-            out,
-            masking="dynamic",
-            dupe_factor=1,
-            heldout_fraction=0.1,
-            heldout_min_documents=6,
-        )
-    )
+def test_heldout_shard_holds_whole_documents_never_in_training(
+    dynamic_output, corpus, spm_model, tmp_path
+):
+    out = dynamic_output[1]
     metadata = json.loads((out / "metadata.json").read_text())
     listed = (out / metadata["heldout"]["document_list"]).read_text().splitlines()
     held_keys = {line.split("\t")[1] for line in listed}
@@ -365,8 +368,7 @@ def test_heldout_shard_holds_whole_documents_never_in_training(corpus, spm_model
             masking="dynamic",
             dupe_factor=1,
             seed=7,
-            heldout_fraction=0.1,
-            heldout_min_documents=6,
+            **HELD_OUT,
         )
     )
     assert (
