@@ -9,56 +9,40 @@ import yaml
 
 keras = pytest.importorskip("keras")
 
-from pretrain_runs import shared_jax_compilations  # noqa: F401 (autouse)
-from pretrain_testdata import write_shards
+import pretrain_runs
+from pretrain_runs import SETTINGS, shared_jax_compilations  # noqa: F401 (autouse)
 
 from model import checkpointing, distribute
-from model.pretrain import PretrainConfig, main, run
+from model.pretrain import main, run
 from model.pretraining_metrics import evaluate_pretraining
 
-TINY = {
-    "preset": "albert-nano",
-    "batch_size": 8,
-    "learning_rate": 5e-3,
-    "warmup_steps": 2,
-    "eval_batches": 2,
-    "progress": False,
-    "jit_compile": False,
-}
 
-
-@pytest.fixture(scope="module")
+@pytest.fixture
 def data(tmp_path_factory):
-    return str(write_shards(tmp_path_factory.mktemp("records"), num_shards=3, per_shard=32))
+    """The shared records: with `SETTINGS` on JAX every run here but the XLA-compiled one takes
+    the step compiled by the first (and by the other modules' runs on this worker)."""
+    return str(pretrain_runs.records(tmp_path_factory))
+
+
+class Enough(Exception):
+    pass
 
 
 @pytest.mark.keras
 def test_cli_run_writes_every_output_and_learns(data, tmp_path, capsys):
     output = tmp_path / "run"
-    (tmp_path / "run.yaml").write_text(yaml.safe_dump({**TINY, "data": data, "steps": 40}))
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump({**SETTINGS, "data": data, "export": True}))
     code = main(
-        [
-            "--config",
-            str(tmp_path / "run.yaml"),
-            "--output",
-            str(output),
-            "--log-every",
-            "10",
-            "--eval-every",
-            "20",
-            "--checkpoint-every",
-            "10",
-            "--keep-checkpoints",
-            "2",
-        ]
-    )
+        ["--config", str(tmp_path / "run.yaml"), "--output", str(output), "--log-every", "2"]
+        + ["--eval-every", "3", "--checkpoint-every", "2", "--keep-checkpoints", "2"]
+    )  # the flags override the file
     assert code == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["steps"] == 40
-    assert [c.step for c in checkpointing.list_checkpoints(str(output / "checkpoints"))] == [30, 40]
+    assert result["steps"] == 6
+    assert [c.step for c in checkpointing.list_checkpoints(str(output / "checkpoints"))] == [4, 6]
     records = [json.loads(line) for line in (output / "metrics.jsonl").read_text().splitlines()]
     train = [r for r in records if r["split"] == "train"]
-    assert [r["step"] for r in train] == [10, 20, 30, 40]
+    assert [r["step"] for r in train] == [2, 4, 6]
     assert train[-1]["loss"] < train[0]["loss"]
     assert {
         "masked_lm_accuracy",
@@ -67,7 +51,7 @@ def test_cli_run_writes_every_output_and_learns(data, tmp_path, capsys):
         "sop_loss",
         "learning_rate",
     } <= set(train[0])
-    assert [r["step"] for r in records if r["split"] == "heldout"] == [20, 40]
+    assert [r["step"] for r in records if r["split"] == "heldout"] == [3, 6]
     assert set(result["heldout"]) >= {
         "masked_lm_accuracy",
         "masked_lm_loss",
@@ -83,35 +67,35 @@ def test_cli_run_writes_every_output_and_learns(data, tmp_path, capsys):
 
     # The exported model scores the same on the held-out split through evaluate_pretraining.
     exported = evaluate_pretraining(
-        str(output / "export" / "model.keras"), data, batch_size=8, max_batches=2
+        str(output / "export" / "model.keras"), data, batch_size=8, max_batches=1
     )
     for name in ("masked_lm_accuracy", "masked_lm_loss", "sop_accuracy", "sop_loss", "perplexity"):
         assert exported[name] == pytest.approx(result["heldout"][name], rel=1e-4)
 
     # --init loads weights only: a fresh output starts at step 0 from the checkpoint's weights.
-    further = run(
-        PretrainConfig(
-            **{**TINY, "learning_rate": 1e-9, "warmup_steps": 0},
-            data=data,
-            steps=1,
-            output=str(tmp_path / "further"),
-            export=False,
-            init=result["checkpoint"],
+    # The warmup's first rate is 0, so step 1 leaves them as they are and its evaluation scores
+    # them (the run is stopped there: only that record matters).
+    def stop_after_step_1_heldout(record):
+        if record["split"] == "heldout":
+            raise Enough
+
+    further = tmp_path / "further"
+    with pytest.raises(Enough):
+        run(
+            pretrain_runs.config(data, further, eval_every=1, init=result["checkpoint"]),
+            on_metrics=stop_after_step_1_heldout,
         )
-    )
-    assert further["steps"] == 1
-    assert abs(further["heldout"]["loss"] - result["heldout"]["loss"]) < 1e-3
+    step_1, heldout = pretrain_runs.metrics_records(further)
+    assert (step_1["split"], step_1["learning_rate"], heldout["step"]) == ("train", 0.0, 1)
+    assert heldout["loss"] == pytest.approx(result["heldout"]["loss"], abs=1e-4)
 
 
 @pytest.mark.keras
 def test_gradient_accumulation_equals_one_large_batch(data, tmp_path):
-    common = dict(TINY, data=data, steps=2, export=False, eval_batches=1)
-    whole = run(PretrainConfig(**common, output=str(tmp_path / "whole")))
+    whole = run(pretrain_runs.config(data, tmp_path / "whole", steps=2))
     accumulated = run(
-        PretrainConfig(
-            **{**common, "jit_compile": True},
-            output=str(tmp_path / "accumulated"),
-            gradient_accumulation=4,
+        pretrain_runs.config(
+            data, tmp_path / "accumulated", steps=2, jit_compile=True, gradient_accumulation=4
         )
     )  # also runs the XLA-compiled step
     for name in ("loss", "masked_lm_accuracy", "sop_loss"):
@@ -137,26 +121,9 @@ def test_batch_not_divisible_by_accumulation_is_a_clear_error(data, tmp_path):
     from albert.errors import StageError
 
     with pytest.raises(StageError, match="divisible"):
-        run(
-            PretrainConfig(
-                **{**TINY, "batch_size": 6},
-                data=data,
-                output=str(tmp_path / "x"),
-                steps=1,
-                gradient_accumulation=4,
-            )
-        )
+        run(pretrain_runs.config(data, tmp_path / "x", batch_size=6, gradient_accumulation=4))
 
 
 def test_float16_trains_with_loss_scaling(data, tmp_path):
-    result = run(
-        PretrainConfig(
-            **{**TINY, "eval_batches": 1},
-            data=data,
-            output=str(tmp_path / "fp16"),
-            steps=2,
-            export=False,
-            precision="float16",
-        )
-    )
+    result = run(pretrain_runs.config(data, tmp_path / "fp16", steps=2, precision="float16"))
     assert np.isfinite(result["train"]["loss"]) and np.isfinite(result["heldout"]["loss"])
