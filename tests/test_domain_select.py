@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from albert.config import ConfigError, build_config
-from pipelines.domain_select import DomainSelectConfig, run
 from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
+
+# pipelines.domain_select is imported by each test: Beam's RunInference imports torch where it is
+# installed (5 CPU-s), which every xdist worker would pay when it collects this module.
 
 SPORT = [
     "The broncos won the super bowl.",
@@ -52,6 +54,8 @@ def selected_documents(output: Path) -> list[str]:
 
 
 def test_top_k_selects_the_target_domain_deterministically(corpus, tmp_path):
+    from pipelines.domain_select import DomainSelectConfig, run
+
     root, spm_model, target, source = corpus
     config = DomainSelectConfig(
         input=str(root / "corpus"),
@@ -94,6 +98,8 @@ def test_top_k_selects_the_target_domain_deterministically(corpus, tmp_path):
 
 
 def test_config_needs_one_rule_and_a_classifier():
+    from pipelines.domain_select import DomainSelectConfig
+
     with pytest.raises(ConfigError, match="exactly one of top_k and threshold"):
         build_config(
             DomainSelectConfig, {"input": "i", "output": "o", "spm_model": "s", "classifier": "c"}

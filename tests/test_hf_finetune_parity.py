@@ -18,9 +18,6 @@ import pytest
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 keras = pytest.importorskip("keras")
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("accelerate")  # Trainer's
 
 from pretrain_runs import shared_jax_compilations  # noqa: F401 (autouse)
 
@@ -34,6 +31,9 @@ WIDE_INIT = {"initializer_range": 0.1}
 @pytest.mark.keras
 @pytest.mark.shared_data
 def test_twenty_steps_equal_trainers(tmp_path, shared_data):
+    # here, not at collection: torch and transformers cost every xdist worker seconds to import
+    for name in ("torch", "transformers", "accelerate"):  # accelerate: Trainer's
+        pytest.importorskip(name)
     spm_model = str(shared_data / "reference" / "sp16k.model")
     init = finetune_steps.nano_export(str(tmp_path / "nano"), 1, WIDE_INIT, spm_model)
     setup = finetune_steps.Setup(

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 keras = pytest.importorskip("keras")
-torch = pytest.importorskip("torch")
 
 from pretrain_runs import shared_jax_compilations  # noqa: F401 (autouse)
 from pretrain_testdata import write_shards
@@ -40,6 +39,7 @@ def first_records(path: str, count: int) -> dict[str, np.ndarray]:
 
 def huggingface_loss(hf_dir: str, batch: dict[str, np.ndarray]) -> float:
     """AlbertForPreTraining's loss: labels -100 off the masked positions (weight 0 included)."""
+    import torch  # here, not at collection: it costs every xdist worker seconds to import
     from transformers import AlbertForPreTraining
 
     model = AlbertForPreTraining.from_pretrained(hf_dir, dtype=torch.float32)
@@ -62,6 +62,7 @@ def huggingface_loss(hf_dir: str, batch: dict[str, np.ndarray]) -> float:
 
 @pytest.mark.keras
 def test_first_batch_loss_equals_hugging_face(tmp_path):
+    pytest.importorskip("torch")
     data = write_shards(tmp_path / "records", num_shards=2, per_shard=BATCH, seq_len=128, preds=20)
     config = PretrainConfig(
         data=str(data),

@@ -23,7 +23,6 @@ from albert.tokenization import AlbertTokenizer
 from albert.tokenizer_export import sentencepiece_with_preprocessing, write_hf_tokenizer
 from pipelines import vocab
 
-transformers = pytest.importorskip("transformers")
 logging.getLogger("transformers").setLevel(logging.ERROR)
 
 TRICKY = [
@@ -44,6 +43,8 @@ def equal_score_tie(ours: AlbertTokenizer, ids: list[int], other: list[int]) -> 
 def agreement(ours: AlbertTokenizer, directory, lines: list[tuple[str, str]]) -> dict:
     """Lines where the exports' ids equal ours; asserts every Hugging Face difference is a tie and
     the SentencePiece export has none."""
+    # here, not at collection: transformers costs every xdist worker seconds to import
+    transformers = pytest.importorskip("transformers")
     write_hf_tokenizer(ours, str(directory))
     hf = transformers.AutoTokenizer.from_pretrained(str(directory))
     texts = [text for _, text in lines]
