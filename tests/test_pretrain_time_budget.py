@@ -93,13 +93,13 @@ def test_budget_run_stops_at_the_budget_and_a_resume_keeps_the_time_spent(tmp_pa
     output = tmp_path / "run"
     common = dict(TINY, data=data, output=str(output), log_every=1, checkpoint_every=1000)
 
-    first = run(PretrainConfig(**common, time_budget="4s", export=False), clock=TickingClock(0.1))
+    first = run(PretrainConfig(**common, time_budget="4s", export=False), clock=TickingClock(0.2))
     assert first["time_budget"] == "4s" and first["training_seconds"] >= 4.0
     saved = checkpointing.read_state(first["checkpoint"])
     assert saved["step"] == first["steps"] and saved["training_seconds"] >= 4.0
 
     # A longer budget continues the same run from the time its checkpoint recorded.
-    second = run(PretrainConfig(**common, time_budget="8s"), clock=TickingClock(0.1))
+    second = run(PretrainConfig(**common, time_budget="8s"), clock=TickingClock(0.2))
     assert second["steps"] > first["steps"] and second["training_seconds"] >= 8.0
     records = [json.loads(line) for line in (output / "metrics.jsonl").read_text().splitlines()]
     train = [r for r in records if r["split"] == "train"]
@@ -117,7 +117,7 @@ def test_budget_run_stops_at_the_budget_and_a_resume_keeps_the_time_spent(tmp_pa
     assert "--time-budget 8s" in card and '"time_budget"' not in card.split("---")[1]
 
     # Re-run once the budget is spent: nothing trains, the final checkpoint stands.
-    again = run(PretrainConfig(**common, time_budget="8s", export=False), clock=TickingClock(0.1))
+    again = run(PretrainConfig(**common, time_budget="8s", export=False), clock=TickingClock(0.2))
     assert again["steps"] == second["steps"] and again["checkpoint"] == second["checkpoint"]
 
 
