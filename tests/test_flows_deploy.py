@@ -1,7 +1,8 @@
 """A real Prefect server (this session's temporary one, tests/conftest.py: uvicorn on 127.0.0.1
-in its own process): `albert deploy` applies prefect.yaml, a process worker picks up a triggered
-run of the nightly deployment and completes a night of a model line (made on that first night from
-the session's line base, tests/line_inputs.py, with domain-classifier selection)."""
+in its own process): prefect.yaml's deployments applied as `albert deploy` applies them
+(flows.deploy), a process worker picks up a triggered run of the nightly deployment and completes
+a night of a model line (made on that first night from the session's line base,
+tests/line_inputs.py, with domain-classifier selection)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,23 @@
 """A model line night after night through the real flow (Prefect's temporary server, Beam, Keras
-on TensorFlow), on small corpora of our own: two trained nights, one promoted and one refused that
-keeps `current`, with their lineage and replay, a night whose pointer move was lost, a renamed file
-that is not new, a night that finds nothing new (no new file, or near-copies only), and a night
-SIGKILLed mid-training: the line is as it was, and the same command run again completes the night
-from the night's cache and checkpoints."""
+on TensorFlow), on small corpora of our own, in one line: a first night SIGKILLed mid-training (a
+real process) leaves the line as it was, and the same command run again completes it from the
+night's cache and checkpoints; then a night whose pointer move was lost, a renamed file that is not
+new, a night that finds nothing new (no new file, or near-copies only), and a second trained
+night, refused, that keeps `current`, with its lineage and replay."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,50 +25,104 @@ from conftest import prefect_server
 from line_inputs import base, documents, write_docs  # noqa: F401  (`base`: a fixture)
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = {
-    "batch_size": 8,
-    "num_shards": 2,
-    "segment": {"format": "text", "num_shards": 2},
-    "pretrain": {"jit_compile": False, "progress": False},
-}
+FLAGS = [
+    *("--preset", "albert-nano", "--batch-size", "8", "--num-shards", "2", "--eval-batches", "1"),
+    *("--epochs", "0.5"),  # steps counted from the night's sequences: 15, a checkpoint every 4
+    *("--min-improvement", "-10", "--max-forgetting", "10"),
+    *("--segment", json.dumps({"format": "text", "num_shards": 2})),
+    *("--pretrain", json.dumps({"jit_compile": False, "progress": False, "checkpoint_every": 4})),
+]
 
 
-def test_a_line_night_after_night(tmp_path: Path, base: Path) -> None:  # noqa: F811
-    """Two trained nights (one promoted, one refused) show every step of a line: its first version
-    from the base, lineage and replay, a lost pointer move, a renamed file, near-copies, nothing
-    new; a night's steps are the same whatever it decides."""
+def killed_night(argv: list[str], line: Path, tmp_path: Path) -> None:
+    """`python -m flows.domain.flow ARGV` (the line's first night) SIGKILLed once its training
+    saved a checkpoint; the night's process uses the session's Prefect server."""
+    with prefect_server():
+        from prefect.settings import PREFECT_API_URL
+
+        api = PREFECT_API_URL.value()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "PREFECT_HOME": str(tmp_path / "prefect"),
+        "PREFECT_API_URL": api,
+    }
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "flows.domain.flow", *argv],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not list((line / "nights").glob("v0001-*/pretrain/checkpoints/ckpt-*")):
+            assert killed.poll() is None, "the night ended before it could be killed"
+            assert time.monotonic() < deadline, "no checkpoint within 240 s"
+            time.sleep(0.05)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait()
+
+
+@contextlib.contextmanager
+def trainer_log() -> Iterator[list[str]]:
+    """The trainer's (model.pretrain's) INFO lines while the block runs (a handler of its own:
+    Prefect's and our commands' logging set-ups replace the root's handlers, caplog's too)."""
+    said: list[str] = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = lambda record: said.append(record.getMessage())
+    logger = logging.getLogger("model.pretrain")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield said
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def test_a_line_night_after_night_from_a_killed_night(
+    tmp_path: Path,
+    base: Path,  # noqa: F811
+) -> None:
+    from albert.config import add_config_arguments, config_from_namespace
     from flows.domain.flow import main
     from flows.line.config import LineConfig
-    from flows.line.flow import model_line_night
+    from flows.line.flow import model_line_night, run
     from flows.line.records import ModelLine
 
     inbox, line = tmp_path / "inbox", ModelLine(str(tmp_path / "line"))
-    assert main(["--line", line.url, "--input", str(inbox / "*.txt")]) == 2  # no line, no --base
     night_one = documents(40, 1)
-    config = LineConfig(
-        line=line.url,
-        base=str(base),
-        input=[str(inbox / "*.txt")],
-        preset="albert-nano",
-        min_improvement=-10,
-        max_forgetting=10,
-        epochs=0.1,  # a few steps, still counted from the night's sequences
-        eval_batches=1,
-        **TINY,
-    )
+    write_docs(inbox / "n1.txt", night_one)
+    argv = ["--line", line.url, "--base", str(base), "--input", str(inbox / "*.txt"), *FLAGS]
+    killed_night(argv, Path(line.url), tmp_path)
+    assert sorted(line.records()) == ["v0001"] and line.current() == "v0001"
+    assert [p.name for p in Path(line.url).iterdir() if p.name.startswith("v")] == ["v0001"]
+
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser, LineConfig)
+    config = config_from_namespace(LineConfig, parser.parse_args(argv))
     with prefect_server():
-        write_docs(inbox / "n1.txt", night_one)
-        first = model_line_night(config)
-        assert (first["status"], first["version"], first["current"]) == (
-            "promoted",
-            "v0002",
-            "v0002",
-        )
+        with trainer_log() as said:
+            first = run(config)  # the same command again, in this process
+        assert any(line.startswith("resumed from") for line in said), said
+        assert first["message"].startswith(f"{line.url}: v0002 promoted, current is now v0002")
+        assert (first["version"], first["current"]) == ("v0002", "v0002")
+        assert not list(Path(line.url).glob("*.tmp-*"))
+        assert not list(Path(line.url).glob("v*.lock"))
         records = line.records()
         assert records["v0001"]["status"] == "base" and records["v0001"]["parent"] is None
         assert records["v0001"]["scores"]["general"]["masked_lm_loss"] > 0
-        assert records["v0002"]["parent"] == "v0001" and records["v0002"]["git"]["commit"]
-        assert records["v0002"]["trained_on"]["replay_general"] > 0
+        v2 = records["v0002"]
+        stages = v2["night"]["stages"]
+        assert all(stages[s]["cached"] for s in ("segment", "tfrecords", "replay")), stages
+        assert not stages["pretrain"]["cached"]
+        trained_on = v2["trained_on"]
+        assert trained_on["steps"] == math.ceil(0.5 * trained_on["sequences"] / 8) > 4
+        assert v2["parent"] == "v0001" and v2["git"]["commit"] and trained_on["replay_general"] > 0
         settings = line.settings()
         assert settings["preset"] == "albert-nano" and settings["tfrecords"]["max_seq_length"] == 64
         assert sum(settings["general"]["counts"]) > 0
@@ -83,9 +140,8 @@ def test_a_line_night_after_night(tmp_path: Path, base: Path) -> None:  # noqa: 
         # ones: the copies are near-duplicates of a document of current's lineage, not new
         copies = [f"{doc.upper()}\nA scanner's notice." for doc in night_one]
         write_docs(inbox / "n2.txt", copies + documents(20, 2))
-        state = model_line_night(
-            config.model_copy(update={"min_improvement": 100.0}), return_state=True
-        )
+        refusing = config.model_copy(update={"min_improvement": 100.0, "epochs": 0.1})
+        state = model_line_night(refusing, return_state=True)
         assert state.is_completed() and "v0003 not promoted, current stays v0002" in state.message
         v3, second = line.records()["v0003"], state.result()
         assert v3["status"] == "refused" and "does not improve by the margin 100" in v3["reason"]
@@ -128,72 +184,5 @@ def test_a_line_night_after_night(tmp_path: Path, base: Path) -> None:  # noqa: 
     from albert import cli
 
     assert cli.main(["line", "check", line.url]) == 0  # real nights list their files: all sound
-
-
-FLAGS = [
-    *("--preset", "albert-nano", "--batch-size", "8", "--num-shards", "2", "--steps", "12"),
-    *("--min-improvement", "-10", "--eval-batches", "1"),
-    *("--segment", json.dumps(TINY["segment"])),
-    *("--pretrain", json.dumps({**TINY["pretrain"], "checkpoint_every": 4})),
-]
-
-
-def test_a_night_killed_mid_training_leaves_the_line_as_it_was_and_the_rerun_completes_it(
-    tmp_path: Path,
-    base: Path,  # noqa: F811
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """A real process SIGKILLed mid-training; the same command's night, run again (in this
-    process), completes it from the night's cached stages and its checkpoint."""
-    from albert.config import add_config_arguments, config_from_namespace
-    from flows.line.config import LineConfig
-    from flows.line.flow import run
-    from flows.line.records import ModelLine
-
-    inbox, line = tmp_path / "inbox", ModelLine(str(tmp_path / "line"))
-    write_docs(inbox / "n1.txt", documents(40, 1))
-    argv = ["--line", line.url, "--base", str(base), "--input", str(inbox / "*.txt"), *FLAGS]
-    with prefect_server():  # the session's server: the night's process starts none of its own
-        from prefect.settings import PREFECT_API_URL
-
-        api = PREFECT_API_URL.value()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "PREFECT_HOME": str(tmp_path / "prefect"),
-        "PREFECT_API_URL": api,
-    }
-    killed = subprocess.Popen(
-        [sys.executable, "-m", "flows.domain.flow", *argv],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    checkpoints = Path(line.url) / "nights"
-    try:
-        deadline = time.monotonic() + 240
-        while not list(checkpoints.glob("v0001-*/pretrain/checkpoints/ckpt-*")):
-            assert killed.poll() is None, "the night ended before it could be killed"
-            assert time.monotonic() < deadline, "no checkpoint within 240 s"
-            time.sleep(0.05)
-    finally:
-        os.killpg(killed.pid, signal.SIGKILL)
-        killed.wait()
-    assert sorted(line.records()) == ["v0001"] and line.current() == "v0001"
-    assert [p.name for p in Path(line.url).iterdir() if p.name.startswith("v")] == ["v0001"]
-
-    parser = argparse.ArgumentParser()
-    add_config_arguments(parser, LineConfig)
-    config = config_from_namespace(LineConfig, parser.parse_args(argv))
-    with prefect_server(), caplog.at_level(logging.INFO, logger="model.pretrain"):
-        done = run(config)
-    assert "resumed from" in caplog.text
-    assert done["message"].startswith(f"{line.url}: v0002 promoted, current is now v0002")
-    assert sorted(line.records()) == ["v0001", "v0002"] and line.current() == "v0002"
-    v2 = line.records()["v0002"]
-    stages = v2["night"]["stages"]
-    assert all(stages[stage]["cached"] for stage in ("segment", "tfrecords", "replay")), stages
-    assert not stages["pretrain"]["cached"] and v2["trained_on"]["steps"] == 12
-    assert not list(Path(line.url).glob("*.tmp-*")) and not list(Path(line.url).glob("v*.lock"))
+    no_line = str(tmp_path / "no-line")
+    assert main(["--line", no_line, "--input", str(inbox / "*.txt")]) == 2  # no line, no --base
