@@ -145,9 +145,16 @@ def offline_metadata_server() -> Iterator[str]:
     os.environ.update({"GCE_METADATA_HOST": address, "GCE_METADATA_IP": address})
     os.environ.pop("NO_GCE_CHECK", None)
     os.environ.pop("GOOGLE_APPLICATION_CREDENTIALS", None)
+    # google.auth reads GCE_METADATA_HOST once, when it is first imported: a test that imported it
+    # earlier in this process left it on metadata.google.internal
+    from google.auth.compute_engine import _metadata
+
+    host = _metadata._GCE_METADATA_HOST
+    _metadata._GCE_METADATA_HOST = address
     try:
         yield address
     finally:
+        _metadata._GCE_METADATA_HOST = host
         _restore(saved)
 
 
