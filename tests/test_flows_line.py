@@ -24,8 +24,6 @@ import pytest
 from conftest import prefect_server
 from line_inputs import base, documents, write_docs  # noqa: F401  (`base`: a fixture)
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 REPO = Path(__file__).resolve().parents[1]
 FLAGS = [
     *("--preset", "albert-nano", "--batch-size", "8", "--num-shards", "2", "--eval-batches", "1"),

@@ -23,8 +23,6 @@ from flows.engine.result_storage import (
 )
 from flows.engine.tasks import run_stage, stage_task
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 
 class EchoConfig(StageConfig):
     input: str = Field(description="file to copy")

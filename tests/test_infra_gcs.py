@@ -18,8 +18,6 @@ import pytest
 
 from albert.errors import StageError
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 WORDS = [
     "river",
     "stone",

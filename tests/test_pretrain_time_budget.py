@@ -16,8 +16,6 @@ from model import checkpointing
 from model.pretrain import PretrainConfig, main, run
 from model.pretrain.time_budget import TrainingClock, budget_learning_rate, parse_duration
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 TINY = {
     "preset": "albert-nano",
     "batch_size": 8,
