@@ -28,8 +28,6 @@ from model.checkpoint_writer import CheckpointWriter
 
 REPO = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 
 def _argv(data, output) -> list[str]:
     from pretrain_testdata import pretrain_argv  # loads TensorFlow: only the Keras tests

@@ -16,8 +16,6 @@ from model import checkpointing, distribute
 from model.pretrain import main, run
 from model.pretraining_metrics import evaluate_pretraining
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 
 @pytest.fixture
 def data(tmp_path_factory):

@@ -15,8 +15,6 @@ from pretrain_testdata import write_shards
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.slow  # scheduled first (tests/conftest.py)
-
 TRAIN = {**SETTINGS, "shuffle_buffer": 16}
 
 PRETRAIN_WITHOUT_TENSORFLOW = (
