@@ -23,13 +23,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("ALBERT_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 
 
-def pytest_collection_modifyitems(items):
-    """The `slow` modules first, each kept whole: `make test` runs with xdist's `--dist loadfile
-    --no-loadscope-reorder`, which hands the modules to the workers in this order, so the longest
-    start first and the short ones fill the end (longest first: the two workers end together)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """`../shared/data` (or $ALBERT_SHARED_DATA); the test is skipped where it is absent."""
