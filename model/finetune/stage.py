@@ -72,7 +72,7 @@ def _run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None) -> di
     # prediction's Pearson is NaN) and the last weights stay.
     metrics, predictions = evaluation.best_scores or kind.score(model, data, hp.batch_size)
     dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
-    with atomic_output_dir(config.output) as out:
+    with atomic_output_dir(config.output, lock=False) as out:  # `run` holds the lock
         predictions_path = kind.write_predictions(out, data, predictions)
         model.save(join(out, "model.keras"))
         results = {
