@@ -25,9 +25,11 @@ $(VENV)/.installed-test: pyproject.toml constraints.txt | $(PY)
 run: $(VENV)/.installed-run
 	$(PY) -m flows.pipeline.flow $(ARGS)
 
-## make test: the whole suite on the TensorFlow backend, then the Keras tests again on JAX
+## make test: the suite on the TensorFlow backend and, beside it, the Keras tests again on JAX with
+# the backend-free tests, which run once, in that shorter pass (each pass's output is printed whole
+# when it ends)
 test: $(VENV)/.installed-test browser
-	$(MAKE) --no-print-directory test-tf test-jax
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-tf test-jax
 
 # The report test looks at the HTML report in a real headless browser: Debian's chromium, installed
 # once when missing and run as root (CI on a fresh machine); elsewhere that test skips with a reason.
@@ -36,10 +38,14 @@ browser:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
 test-tf:
-	$(PY) -m pytest $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PY) -m pytest -m "not backend_free" $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+# The JAX pass collects only the modules that hold its tests.
+JAX_PASS_TESTS = $(shell grep -lE "mark\.(keras|backend_free)" tests/test_*.py)
 
 test-jax:
-	KERAS_BACKEND=jax $(PY) -m pytest -m keras $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	KERAS_BACKEND=jax $(PY) -m pytest -m "keras or backend_free" $(PYTEST_ARGS) $(JAX_PASS_TESTS) \
+		|| [ $$? -eq 5 ]
 
 # The living benchmarks that need no input but ../shared/data (docs/measurements.md cites each);
 # demo_downstream (a finished run), finetune_parity (a checkpoint) and learning_parity_report (logs)

@@ -266,18 +266,25 @@ _AT_EXIT: list = []
 
 
 def unlink_released_batches(timeout: float = 30.0) -> None:
-    """Collect the batches no longer referenced and wait until Grain's unlink thread has unlinked
-    their segments (it takes them in order; a process that exits first leaves the rest to the
-    resource tracker, which reports them leaked). The garbage collector is needed: an error raised
-    in a worker carries, in its traceback's reference cycle, the frame of Grain's prefetch thread
-    and the last batch it handled."""
-    gc.collect()
+    """Unlink the segments of the batches no longer referenced, and from now on unlink each batch
+    in the thread that releases it. Grain's unlink thread first unlinks those it was given (in
+    order; a process that exits first leaves the rest to the resource tracker, which reports them
+    leaked) and then stops (a later iterator starts another). Not in that thread from now on: the
+    batches held only in reference cycles (an error raised in a worker carries, in its traceback's
+    cycle, the frame of Grain's prefetch thread and the last batch it handled) are freed by the
+    garbage collector, which also closes their segments in its own thread, and when two threads
+    close one segment, one of them fails on a closed file descriptor; when that is Grain's thread,
+    the segment is never unlinked."""
     from grain._src.python.ipc import shared_memory_array  # the unlink thread is Grain's own
 
-    unlinking = getattr(shared_memory_array.SharedMemoryArray, "_del_thread_pool", None)
+    arrays = shared_memory_array.SharedMemoryArray
+    unlinking = getattr(arrays, "_del_thread_pool", None)
     if unlinking is not None:
+        arrays._del_thread_pool = None  # without a pool, an array unlinks in its own `__del__`
         with contextlib.suppress(ValueError):  # a pool already stopped: nothing more to wait for
             unlinking.apply_async(int).wait(timeout)  # queued after every unlink asked for so far
+        unlinking.close()
+    gc.collect()
 
 
 def train_batches(spec: DataSpec, batch_size: int, **options) -> grain.IterDataset:

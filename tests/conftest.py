@@ -1,5 +1,6 @@
-"""Suite-wide fixtures: the shared corpora (skipped where absent), an isolated Prefect home and one
-temporary Prefect server for the flows run in this process."""
+"""Suite-wide settings and fixtures: the shared corpora (skipped where absent), an isolated Prefect
+home, one Prefect server for the session (tests/prefect_session.py), and one JAX compilation cache
+for every JAX process of the suite."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import prefect_session
 import pytest
 
 # Prefect reads its settings at import: give the whole session its own home and a patient,
@@ -20,6 +22,19 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# JAX, in the test processes and every command they start (which inherit the environment): the
+# tests' models are tiny, so compiling costs far more than running. XLA skips its optimisation
+# passes, and every program compiles once into a cache all processes share (both backends' passes,
+# all xdist workers; kept in .pytest_cache for the next run). The cache's size limit turns on
+# JAX's file lock, so that a process never reads an entry another is still writing.
+os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
+os.environ.setdefault(
+    "JAX_COMPILATION_CACHE_DIR", str(REPO_ROOT / ".pytest_cache" / "jax-compilation-cache")
+)
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.25")
+os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 * 2**30))
+
 SHARED_DATA = Path(os.environ.get("ALBERT_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 
 
@@ -48,25 +63,40 @@ def keras_backend() -> str:
 
 
 _PREFECT_SERVER = contextlib.ExitStack()
+_SESSION: dict[str, Path] = {}
+
+
+def session_root(factory: pytest.TempPathFactory) -> Path:
+    """The session's temporary root, shared by its xdist workers (each has a folder in it)."""
+    root = factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
 
 
 @contextlib.contextmanager
 def prefect_server():
-    """Prefect's test harness (a temporary server on a temporary database) for flows run in this
-    process: started by the first test that asks, in each session (each xdist worker), and kept
-    until the session ends instead of started again per test (tens of seconds each). Every test
-    keeps its flows' cached results in its own run directory, so none sees another's."""
+    """The session's Prefect server (tests/prefect_session.py) as the API of the flows run in this
+    process, from the first test that asks until the session ends. Every test keeps its flows'
+    cached results in its own run directory, so none sees another's."""
     if not _PREFECT_SERVER._exit_callbacks:
-        from prefect.testing.utilities import prefect_test_harness
+        from prefect.settings import PREFECT_API_URL, temporary_settings
 
-        _PREFECT_SERVER.enter_context(prefect_test_harness(server_startup_timeout=90))
+        url = prefect_session.api_url(_SESSION["root"])
+        _PREFECT_SERVER.enter_context(temporary_settings({PREFECT_API_URL: url}))
     yield
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _stop_prefect_server():
+def _session_root(tmp_path_factory):
+    _SESSION["root"] = session_root(tmp_path_factory)
     yield
     _PREFECT_SERVER.close()
+
+
+def pytest_sessionfinish(session):
+    """The session's Prefect server ends with the session (in xdist's controller, once every
+    worker has finished)."""
+    if not hasattr(session.config, "workerinput"):
+        prefect_session.stop(session.config._tmp_path_factory.getbasetemp())
 
 
 _VERBOSITY = ("ALBERT_VERBOSE", "TF_CPP_MIN_LOG_LEVEL")

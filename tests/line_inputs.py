@@ -4,13 +4,13 @@ session (once for all xdist workers of the session) and only read afterwards."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import session_root
 from filelock import FileLock
 from test_flows_pipeline import WORDS
 
@@ -35,9 +35,7 @@ def write_docs(path: Path, docs: list[str]) -> Path:
 def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
     """`name` under the session's temporary root, built by `build(directory)` by the first test
     (of any xdist worker) that asks, under a file lock; the others wait for it and reuse it."""
-    root = factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # shared by the session's workers
+    root = session_root(factory)
     directory, built = root / name, root / f"{name}.built"
     with FileLock(str(directory) + ".lock"):
         if not built.exists():  # built in place: what it writes may name its own paths

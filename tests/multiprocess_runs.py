@@ -35,10 +35,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def environment(tmp_path_factory, devices: int) -> dict[str, str]:
-    """A JAX process's environment: `devices` CPU devices, the shared compilation cache."""
+def environment(devices: int) -> dict[str, str]:
+    """A JAX process's environment: `devices` CPU devices."""
     return pretrain_runs.subprocess_env(
-        tmp_path_factory,
         KERAS_BACKEND="jax",
         JAX_PLATFORMS="cpu",
         XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
@@ -60,7 +59,7 @@ def start(
     processes (model.pretrain's flags follow them)."""
     from pretrain_testdata import pretrain_argv
 
-    env = environment(tmp_path_factory, devices)
+    env = environment(devices)
     data = pretrain_runs.records(tmp_path_factory)
     port, argv = free_port(), pretrain_argv(data, output, SETTINGS)
 

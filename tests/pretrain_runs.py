@@ -1,6 +1,6 @@
-"""What the pretraining tests share, built once per test process (each xdist worker): one JAX
-compilation cache, and one uninterrupted run of `SETTINGS` that the interrupted-and-resumed runs of
-several modules must end as.
+"""What the pretraining tests share, built once per test process (each xdist worker): the
+TFRecords, and one uninterrupted run of `SETTINGS` that the interrupted-and-resumed runs of several
+modules must end as. (Every JAX process of the suite compiles into one cache: tests/conftest.py.)
 
 `SETTINGS` crosses an epoch boundary: 2 training shards of 16 records are 4 batches of 8, so the
 6 steps read epoch 0 whole and epoch 1 from its start."""
@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-
-import pytest
 
 TIMING = ("steps_per_second", "sequences_per_second")
 SETTINGS = {
@@ -48,39 +46,8 @@ sys.meta_path[:] = [
 """
 
 
-def jax_compilation_cache(tmp_path_factory) -> dict[str, str]:
-    """One persistent JAX compilation cache for this test process: on the JAX backend this process
-    compiles into it from now on, and a subprocess given the returned variables compiles into it
-    too, so a step compiles once however many runs (in this process or not) take it."""
-    if "jax_cache" not in _BUILT:
-        directory = tmp_path_factory.getbasetemp() / "jax-compilation-cache"
-        directory.mkdir(exist_ok=True)
-        import keras
-
-        if keras.config.backend() == "jax":
-            import jax
-            from jax.experimental.compilation_cache import compilation_cache
-
-            jax.config.update("jax_compilation_cache_dir", str(directory))
-            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-            compilation_cache.reset_cache()
-        _BUILT["jax_cache"] = {
-            "JAX_COMPILATION_CACHE_DIR": str(directory),
-            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-        }
-    return dict(_BUILT["jax_cache"])
-
-
-@pytest.fixture(autouse=True, scope="module")
-def shared_jax_compilations(tmp_path_factory):
-    """`jax_compilation_cache` for every test of a module that imports this fixture."""
-    jax_compilation_cache(tmp_path_factory)
-
-
 def records(tmp_path_factory) -> Path:
-    """The shared TFRecords (3 shards of 16 records: the last is held out); never written to.
-    Their users compile into the shared JAX compilation cache."""
-    jax_compilation_cache(tmp_path_factory)
+    """The shared TFRecords (3 shards of 16 records: the last is held out); never written to."""
     if "records" not in _BUILT:
         from pretrain_testdata import write_shards  # loads TensorFlow
 
@@ -114,9 +81,8 @@ def metrics_records(output: Path) -> list[dict]:
     return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
 
 
-def subprocess_env(tmp_path_factory, **extra: str) -> dict[str, str]:
+def subprocess_env(**extra: str) -> dict[str, str]:
     """The environment of a `python -m model.pretrain` subprocess: this checkout first on the path,
-    TensorFlow's INFO lines off, the shared JAX compilation cache."""
+    TensorFlow's INFO lines off."""
     root = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": root, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    return {**env, **jax_compilation_cache(tmp_path_factory), **extra}
+    return {**os.environ, "PYTHONPATH": root, "TF_CPP_MIN_LOG_LEVEL": "2", **extra}

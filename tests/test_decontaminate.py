@@ -18,6 +18,8 @@ from pipelines import contamination, decontaminate, segment
 from pipelines.eval_sets import EvalExample, EvalSplit, eval_splits, read_examples
 from pipelines.segmented_corpus import input_files, read_documents
 
+pytestmark = pytest.mark.backend_free
+
 REPO = Path(__file__).resolve().parents[1]
 N = contamination.DEFAULT_NGRAM
 PASSAGE = (

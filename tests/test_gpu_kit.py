@@ -38,6 +38,7 @@ def checked(command: list[str], **options) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 @pytest.mark.shared_data
+@pytest.mark.backend_free  # the kit's processes have their own environment
 def test_the_kit_trains_exports_and_measures_without_tensorflow(tmp_path):
     records = shared_path("reference", "ref_seq128.tfrecord")
     spm_model = shared_path("reference", "sp16k.model")
@@ -55,11 +56,13 @@ def test_the_kit_trains_exports_and_measures_without_tensorflow(tmp_path):
     checked([*pip, "--no-index", "--no-deps", *map(str, sorted(wheels.glob("*.whl")))])
 
     # the kit's own environment: its installed package, not this checkout; no TensorFlow at all
+    # (and, as in the suite's other JAX processes, XLA's optimisation passes off: tests/conftest.py)
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
         "KERAS_BACKEND": "jax",
         "JAX_PLATFORMS": "cpu",
+        "JAX_DISABLE_MOST_OPTIMIZATIONS": os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"],
     }
     absent = subprocess.run(
         [python, "-c", "import tensorflow"], check=False, env=env, stderr=subprocess.DEVNULL

@@ -225,3 +225,51 @@ def test_the_workers_carry_on_across_an_epoch_boundary(tmp_path):
     steady = float(np.median(intervals[:boundary]))
     print({"boundary_s": intervals[boundary], "steady_s": steady})
     assert intervals[boundary] <= 2 * steady
+
+
+def test_a_failed_read_unlinks_every_segment_in_one_thread(tmp_path, monkeypatch):
+    """A worker's error holds the last batch in a reference cycle: closing the stream and
+    collecting it unlinks every segment this process opened, and no segment is closed by two
+    threads (the race in which Grain's unlink thread fails and the segment leaks)."""
+    import gc
+    import threading
+    from multiprocessing import shared_memory
+
+    from albert.errors import StageError
+
+    opened, closed_in, unlinked = set(), {}, set()
+    real_init, real_close, real_unlink = (
+        shared_memory.SharedMemory.__init__,
+        shared_memory.SharedMemory.close,
+        shared_memory.SharedMemory.unlink,
+    )
+
+    def init(self, name=None, create=False, size=0, **kwargs):
+        real_init(self, name, create, size, **kwargs)
+        opened.add(self.name)
+
+    def close(self):
+        closed_in.setdefault(self.name, set()).add(threading.get_ident())
+        real_close(self)
+
+    def unlink(self):
+        unlinked.add(self.name)
+        real_unlink(self)
+
+    monkeypatch.setattr(shared_memory.SharedMemory, "__init__", init)
+    monkeypatch.setattr(shared_memory.SharedMemory, "close", close)
+    monkeypatch.setattr(shared_memory.SharedMemory, "unlink", unlink)
+    data = write_shards(tmp_path / "d", num_shards=3, per_shard=24, dynamic=True)
+    first = min(data.glob("*.tfrecord"))
+    first.write_bytes(first.read_bytes() + tfrecord_frame(b"a record cut short")[:-6])
+    spec = pretrain_records.inspect_data(str(data))
+    iterator = iter(grain_input.run_batches(spec, 2, epoch=0, seed=1, shuffle_buffer=4, workers=1))
+    with pytest.raises(StageError, match="truncated"):
+        try:
+            for _ in iterator:
+                pass
+        finally:
+            grain_input.close_batches(iterator)
+    gc.collect()
+    assert opened and opened <= unlinked, opened - unlinked
+    assert [name for name, threads in closed_in.items() if len(threads) > 1] == []

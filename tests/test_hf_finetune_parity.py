@@ -19,7 +19,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 keras = pytest.importorskip("keras")
 
-from pretrain_runs import shared_jax_compilations  # noqa: F401 (autouse)
 
 from benchmarks import finetune_steps
 from benchmarks.helpers.hf_steps import trainer_steps

@@ -16,7 +16,7 @@ from albert.pretraining_example import decode_example, encode_example
 from pipelines import instance_writer, instances
 from pipelines.tfrecords_config import TFRecordsConfig
 
-pytestmark = pytest.mark.shared_data
+pytestmark = [pytest.mark.shared_data, pytest.mark.backend_free]
 
 SEED = 12345
 

@@ -7,6 +7,8 @@ import pytest
 
 from pipelines import instances
 
+pytestmark = pytest.mark.backend_free
+
 CLS, SEP = 2, 3
 
 

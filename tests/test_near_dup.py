@@ -21,6 +21,8 @@ from pipelines.near_dup_clusters import (
 from pipelines.near_dup_config import NearDupConfig
 from pipelines.word_ngrams import normalised_words, word_ngrams
 
+pytestmark = pytest.mark.backend_free
+
 TEXT = " ".join(
     f"word{index % 97} sits beside word{(index * 7) % 89} and word{(index * 13) % 83}."
     for index in range(400)

@@ -85,15 +85,13 @@ def left_behind(stderr: str) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.keras
-def test_runs_with_buckets_and_workers_exit_and_leave_nothing_behind(
-    keras_backend, tmp_path, tmp_path_factory
-):
+def test_runs_with_buckets_and_workers_exit_and_leave_nothing_behind(keras_backend, tmp_path):
     if keras_backend != "jax":
         pytest.skip(
             "Grain workers and length buckets are the JAX backend's: runs in `make test-jax`"
         )
     # the runs share their compilations (one per bucket length, not one per run)
-    env = subprocess_env(tmp_path_factory, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
+    env = subprocess_env(KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
     # 96 training records of 16 to 32 tokens, 2 length buckets: epochs of about 23 batches of 4
     data = write_shards(tmp_path / "records", num_shards=3, per_shard=48, dynamic=True)
     for steps in (1, 30):  # the first step alone (compiling); across an epoch boundary

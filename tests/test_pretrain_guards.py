@@ -8,7 +8,6 @@ import math
 import shutil
 
 import pytest
-from pretrain_runs import shared_jax_compilations  # noqa: F401 (autouse)
 from pretrain_testdata import write_shards
 
 from albert.config import ConfigError, load_config

@@ -13,7 +13,7 @@ from test_flows_pipeline import tiny_flow_flags, write_corpus
 pytestmark = [pytest.mark.keras, pytest.mark.slow]
 
 
-def test_a_flow_on_two_hosts_prepares_the_data_once_and_trains_on_both(tmp_path, tmp_path_factory):
+def test_a_flow_on_two_hosts_prepares_the_data_once_and_trains_on_both(tmp_path):
     skip_unless_jax()
     run_dir = tmp_path / "run"
     flags = [
@@ -23,7 +23,7 @@ def test_a_flow_on_two_hosts_prepares_the_data_once_and_trains_on_both(tmp_path,
         "--num-processes",
         "2",
     ]
-    env = environment(tmp_path_factory, devices=1)
+    env = environment(devices=1)
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "flows.pipeline.flow", *flags, "--process-id", str(index)],

@@ -232,13 +232,11 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-def test_a_kill_during_a_background_write_keeps_the_previous_checkpoint(
-    data, baseline, tmp_path, tmp_path_factory
-):
+def test_a_kill_during_a_background_write_keeps_the_previous_checkpoint(data, baseline, tmp_path):
     from model.pretrain import run
 
     output = tmp_path / "out"
-    env = pretrain_runs.subprocess_env(tmp_path_factory)
+    env = pretrain_runs.subprocess_env()
     killed = subprocess.run(
         [sys.executable, "-c", KILLED_WHILE_WRITING, "4", *_argv(data, output)],
         check=False,

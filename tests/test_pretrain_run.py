@@ -10,7 +10,7 @@ import yaml
 keras = pytest.importorskip("keras")
 
 import pretrain_runs
-from pretrain_runs import SETTINGS, shared_jax_compilations  # noqa: F401 (autouse)
+from pretrain_runs import SETTINGS
 
 from model import checkpointing, distribute
 from model.pretrain import main, run

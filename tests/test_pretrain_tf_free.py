@@ -40,9 +40,7 @@ print(json.dumps({
 
 
 @pytest.mark.keras
-def test_jax_pretraining_runs_without_tensorflow_and_matches_tf_data(
-    keras_backend, tmp_path, tmp_path_factory
-):
+def test_jax_pretraining_runs_without_tensorflow_and_matches_tf_data(keras_backend, tmp_path):
     if keras_backend != "jax":
         pytest.skip("compares with a tf.data run on the JAX backend: runs in `make test-jax`")
     from model.pretrain import PretrainConfig, run
@@ -50,7 +48,7 @@ def test_jax_pretraining_runs_without_tensorflow_and_matches_tf_data(
     data = write_shards(tmp_path / "records", num_shards=3, per_shard=24, dynamic=True)
     config = {**TRAIN, "data": str(data), "output": str(tmp_path / "grain")}
     # the tf.data run here first: the run without TensorFlow reads its compilations from the cache
-    env = subprocess_env(tmp_path_factory, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
+    env = subprocess_env(KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
     tf_data = run(
         PretrainConfig(**{**config, "output": str(tmp_path / "tf_data"), "input": "tf.data"})
     )
@@ -120,9 +118,7 @@ def write_glue(directory: Path, rows: int, regression: bool) -> str:
 
 
 @pytest.mark.keras
-def test_jax_finetuning_and_multitask_run_without_tensorflow(
-    keras_backend, tmp_path, tmp_path_factory
-):
+def test_jax_finetuning_and_multitask_run_without_tensorflow(keras_backend, tmp_path):
     if keras_backend != "jax":
         pytest.skip("the JAX backend's TF-free fine-tuning input: runs in `make test-jax`")
     from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
@@ -142,7 +138,6 @@ def test_jax_finetuning_and_multitask_run_without_tensorflow(
         "multitask_steps": 3,
     }
     env = subprocess_env(
-        tmp_path_factory,
         KERAS_BACKEND="jax",
         JAX_PLATFORMS="cpu",
         PYTHONPATH=f"{ROOT}:{ROOT / 'tests'}",

@@ -8,7 +8,6 @@ import pytest
 
 keras = pytest.importorskip("keras")
 
-from pretrain_runs import shared_jax_compilations  # noqa: F401 (autouse)
 from pretrain_testdata import write_shards
 
 from albert.config import ConfigError, build_config

@@ -11,6 +11,8 @@ import pytest
 
 from pipelines import books, input_formats, input_streams, text_cleaning
 
+pytestmark = pytest.mark.backend_free
+
 FIXTURES = Path(__file__).parent / "fixtures" / "segment"
 
 

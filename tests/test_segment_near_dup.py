@@ -16,6 +16,8 @@ from pipelines.near_dup_config import AUDIT_FILE
 from pipelines.segment import SegmentConfig
 from pipelines.word_ngrams import normalised_words, word_ngrams
 
+pytestmark = pytest.mark.backend_free
+
 BOOKS = ("shakespeare-caesar.txt", "shakespeare-macbeth.txt", "blake-poems.txt")
 
 

@@ -15,6 +15,8 @@ from albert.errors import StageError
 from pipelines import segment
 from pipelines.segment import SegmentConfig
 
+pytestmark = pytest.mark.backend_free
+
 FIXTURES = Path(__file__).parent / "fixtures" / "segment"
 
 

@@ -11,6 +11,8 @@ from conftest import shared_path
 
 from pipelines import input_formats, input_streams, wikipedia, wikitext
 
+pytestmark = pytest.mark.backend_free
+
 FIXTURES = Path(__file__).parent / "fixtures" / "segment"
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import apache_beam as beam
+import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipelines import dedup, segment_stats, spill
 from pipelines.runner import pipeline_options, sum_counts
+
+pytestmark = pytest.mark.backend_free
 
 
 def no_count(name, amount=1):

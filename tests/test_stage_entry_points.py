@@ -25,6 +25,8 @@ from albert.errors import StageError
 from pipelines import segment, segment_stats, tfrecords, tfrecords_metadata
 from pipelines.runner import check_runner, pipeline_options, run_pipeline
 
+pytestmark = pytest.mark.backend_free
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "segment"
 TWO_PROCESSES = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]

@@ -13,6 +13,8 @@ from albert.config import ConfigError, load_config
 from pipelines import tfrecords, tfrecords_metadata
 from pipelines.tfrecords import TFRecordsConfig
 
+pytestmark = pytest.mark.backend_free
+
 BASE = {"input": "corpus", "spm_model": "spiece.model", "output": "out"}
 
 

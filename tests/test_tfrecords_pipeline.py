@@ -16,6 +16,8 @@ from albert.tokenization import AlbertTokenizer
 from pipelines import heldout, instances, segmented_corpus, tfrecords
 from pipelines.sentencepiece_trainer import trainer_kwargs
 
+pytestmark = pytest.mark.backend_free
+
 VOCABULARY = (
     "the of and to in a is that for it as was with be by on not he i this are or his from at which "
     "but "

@@ -12,6 +12,8 @@ from albert.errors import StageError
 from albert.tokenization import AlbertTokenizer
 from pipelines import vocab
 
+pytestmark = pytest.mark.backend_free
+
 ALBERT_LAYOUT = [
     "<pad>",
     "<unk>",

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from albert.hashing import stable_hash
 from pipelines import sampling
+
+pytestmark = pytest.mark.backend_free
 
 
 def test_sentence_key_is_a_seeded_stable_hash():

@@ -1,6 +1,10 @@
 """The shared normalisation of near-duplicate removal and decontamination."""
 
+import pytest
+
 from pipelines.word_ngrams import normalised_words, word_ngrams
+
+pytestmark = pytest.mark.backend_free
 
 
 def test_case_punctuation_and_whitespace_are_folded():

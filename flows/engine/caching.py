@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import json
@@ -128,9 +129,15 @@ def parse_module(path: Path) -> ast.Module:
         return ast.parse(source, filename=str(path))
 
 
-def _imported_names(path: Path, module: str) -> set[str]:
+def _imported_names(path: Path, module: str) -> frozenset[str]:
     """Every module name `path` imports, at the top or inside functions (`from a import b` gives
-    a and a.b)."""
+    a and a.b); parsed once per version of the file (its size and modification time)."""
+    stat = path.stat()
+    return _parsed_imports(path, module, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_imports(path: Path, module: str, mtime_ns: int, size: int) -> frozenset[str]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names: set[str] = set()
     for node in ast.walk(parse_module(path)):
@@ -143,7 +150,7 @@ def _imported_names(path: Path, module: str) -> set[str]:
                 base = ".".join(parent + ([base] if base else []))
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
+    return frozenset(names)
 
 
 def module_closure(modules: Iterable[str]) -> dict[str, Path]:

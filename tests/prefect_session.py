@@ -1,0 +1,84 @@
+"""One real Prefect server for a whole test session: `prefect server start` (API only, no services,
+on a database of its own), started by the first test of any xdist worker that asks and shared by
+every worker and every command the tests start; `stop` ends it with the session. One server where
+each worker started its own saves a server start (about 12 CPU-seconds) per worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from filelock import FileLock
+
+RECORD = "prefect-server.json"
+STARTUP_SECONDS = 90
+
+
+def api_url(root: Path) -> str:
+    """The API of the session's server, whose files live in `root` (the session's temporary root,
+    shared by its workers): started if no worker has started it yet; returned once it answers."""
+    record = root / RECORD
+    with FileLock(str(record) + ".lock"):
+        if not record.exists():
+            record.write_text(json.dumps(_start(root / "prefect-server")))
+    url = json.loads(record.read_text())["url"]
+    _wait_until_healthy(url, root / "prefect-server" / "server.log")
+    return url
+
+
+def stop(root: Path) -> None:
+    """End the session's server, if one was started in `root`."""
+    record = root / RECORD
+    if record.exists():
+        try:
+            os.killpg(json.loads(record.read_text())["pid"], signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        record.unlink()
+
+
+def _start(directory: Path) -> dict:
+    directory.mkdir(parents=True, exist_ok=True)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(directory / "home"),
+        "PREFECT_SERVER_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{directory / 'db.sqlite'}",
+    }
+    env.pop("PREFECT_API_URL", None)
+    prefect = str(Path(sys.executable).with_name("prefect"))
+    with open(directory / "server.log", "wb") as log:
+        process = subprocess.Popen(
+            [prefect, "server", "start", "--host", "127.0.0.1", "--port", str(port)]
+            + ["--no-services", "--no-ui", "--analytics-off", "--log-level", "ERROR"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # outlives the worker that started it; `stop` ends the group
+        )
+    return {"pid": process.pid, "url": f"http://127.0.0.1:{port}/api"}
+
+
+def _wait_until_healthy(url: str, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            tail = log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"the session's Prefect server at {url} did not answer:\n{tail}")
+        time.sleep(0.1)
