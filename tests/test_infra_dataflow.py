@@ -23,6 +23,8 @@ from albert.stages import config_class, stage_module
 from pipelines import flex_template
 from pipelines.runner import pipeline_options
 
+pytestmark = pytest.mark.backend_free
+
 IMAGE = "us-central1-docker.pkg.dev/test-project/albert/albert-dataflow:0.1.0"
 CORPUS = "gs://bucket/corpus"
 

@@ -18,6 +18,8 @@ import pytest
 
 from albert.errors import StageError
 
+pytestmark = pytest.mark.backend_free
+
 WORDS = [
     "river",
     "stone",
