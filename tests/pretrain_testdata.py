@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert.pretraining_example import feature_shapes, feature_spec_json
+from albert.tfrecord_framing import tfrecord_frame
 
 
 def feature_spec(max_seq_length: int, max_predictions_per_seq: int) -> dict:
@@ -107,3 +108,11 @@ def pretrain_argv(data, output, settings: dict) -> list[str]:
         flag = name.replace("_", "-")
         argv += [f"--no-{flag}"] if value is False else [f"--{flag}", str(value)]
     return argv
+
+
+def cut_short_first_shard(data: Path) -> Path:
+    """Append to the first shard of `data` a record the file ends inside (its framing cut 6 bytes
+    short); returns that shard."""
+    first = min(data.glob("*.tfrecord"))
+    first.write_bytes(first.read_bytes() + tfrecord_frame(b"a record cut short")[:-6])
+    return first

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pretrain_testdata import write_shards
+from pretrain_testdata import cut_short_first_shard, write_shards
 
 from albert.tfrecord_framing import tfrecord_frame, tfrecord_records
 from model import grain_input, pretrain_data, pretrain_records
@@ -260,8 +260,7 @@ def test_a_failed_read_unlinks_every_segment_in_one_thread(tmp_path, monkeypatch
     monkeypatch.setattr(shared_memory.SharedMemory, "close", close)
     monkeypatch.setattr(shared_memory.SharedMemory, "unlink", unlink)
     data = write_shards(tmp_path / "d", num_shards=3, per_shard=24, dynamic=True)
-    first = min(data.glob("*.tfrecord"))
-    first.write_bytes(first.read_bytes() + tfrecord_frame(b"a record cut short")[:-6])
+    cut_short_first_shard(data)
     spec = pretrain_records.inspect_data(str(data))
     iterator = iter(grain_input.run_batches(spec, 2, epoch=0, seed=1, shuffle_buffer=4, workers=1))
     with pytest.raises(StageError, match="truncated"):

@@ -16,9 +16,7 @@ from pathlib import Path
 
 import pytest
 from pretrain_runs import NO_TENSORFLOW, subprocess_env
-from pretrain_testdata import write_shards
-
-from albert.tfrecord_framing import tfrecord_frame
+from pretrain_testdata import cut_short_first_shard, write_shards
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,8 +100,7 @@ def test_runs_with_buckets_and_workers_exit_and_leave_nothing_behind(keras_backe
 
     # A shard that ends inside a record, met by the workers mid-epoch: the run fails (exit 2, one
     # line naming the record) and its input is closed all the same.
-    first = min(data.glob("*.tfrecord"))
-    first.write_bytes(first.read_bytes() + tfrecord_frame(b"a record cut short")[:-6])
+    first = cut_short_first_shard(data)
     done = run_pretrain(tmp_path, env, data, "failing", 60)
     assert done["rc"] == 2 and f"{first}: record 48: truncated" in done["stderr"]
     assert left_behind(done["stderr"]) == []
