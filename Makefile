@@ -4,7 +4,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
-PYTEST_ARGS ?= -n 2 --dist loadfile --durations=20
+PYTEST_ARGS ?= -n 2 --dist loadfile --no-loadscope-reorder --durations=20
 ARGS ?=
 LINTED := albert pipelines model flows infra tests benchmarks
 

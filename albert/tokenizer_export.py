@@ -146,29 +146,36 @@ def write_hf_tokenizer(
         handle.write(tokenizer.model_proto)
 
 
-def _normalization_rules(model_proto: bytes, lower: bool, keep_accents: bool) -> dict[str, str]:
-    """Source -> target strings that make the vocabulary's SentencePiece normalizer do
-    `preprocess_text` followed by its own charsmap: one rule per character it changes, plus one
-    per canonical decomposition so that decomposed text composes as NFKC would."""
+@functools.lru_cache(maxsize=1)
+def _assigned_characters() -> tuple[str, ...]:
+    """Every character but surrogates and unassigned code points (nothing to map there)."""
+    return tuple(
+        char
+        for char in map(chr, range(1, sys.maxunicode + 1))
+        if unicodedata.category(char) not in ("Cs", "Cn")
+    )
 
-    charsmap = spm.SentencePieceNormalizer(model_proto=model_proto)
 
-    def target(text: str) -> str:
-        if text.isspace():  # SentencePiece collapses and strips the spaces, as preprocess does
-            return " "
-        return charsmap.normalize(preprocess_text(text, lower, keep_accents))
-
+def _normalization_rules(normalizer_spec: bytes, lower: bool, keep_accents: bool) -> dict[str, str]:
+    """Source -> target strings that make a SentencePiece normalizer (`normalizer_spec`, a
+    serialized NormalizerSpec) do `preprocess_text` followed by its own charsmap: one rule per
+    character it changes, plus one per canonical decomposition so that decomposed text composes
+    as NFKC would."""
+    holder = sentencepiece_model_pb2.ModelProto()
+    holder.normalizer_spec.ParseFromString(normalizer_spec)
+    charsmap = spm.SentencePieceNormalizer(model_proto=holder.SerializeToString())
+    chars = _assigned_characters()
+    # SentencePiece collapses and strips spaces, as preprocess does: a space character maps to " "
+    preprocessed = [preprocess_text(char, lower, keep_accents) for char in chars]
+    mapped = charsmap.normalize(preprocessed)  # one call for all: the same as one per character
     rules = {}
-    for code in range(1, sys.maxunicode + 1):
-        char = chr(code)
-        if unicodedata.category(char) in ("Cs", "Cn"):  # surrogates, unassigned: nothing to map
-            continue
-        mapped = target(char)
-        if mapped != char:
-            rules[char] = mapped
+    for char, target in zip(chars, mapped):
+        target = " " if char.isspace() else target
+        if target != char:
+            rules[char] = target
         decomposed = unicodedata.normalize("NFD", char)
         if len(decomposed) > 1:
-            rules[decomposed] = mapped
+            rules[decomposed] = target
     return rules
 
 
@@ -180,19 +187,28 @@ def sentencepiece_with_preprocessing(tokenizer: AlbertTokenizer) -> bytes:
     lowercase and strip accents as we do; pieces the digit-comma rule re-splits are marked UNUSED,
     so SentencePiece never chooses them. Pieces, ids and scores are unchanged.
     """
-    return _compile_with_preprocessing(
-        tokenizer.model_proto, tokenizer.do_lower_case, tokenizer.keep_accents
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(tokenizer.model_proto)
+    proto.normalizer_spec.precompiled_charsmap = _preprocessing_charsmap(
+        proto.normalizer_spec.SerializeToString(), tokenizer.do_lower_case, tokenizer.keep_accents
     )
+    proto.normalizer_spec.name = "albert_preprocess"
+    for piece in proto.pieces:
+        if is_digit_comma_piece(piece.piece):
+            piece.type = piece.UNUSED
+    return proto.SerializeToString()
 
 
 @functools.lru_cache(maxsize=4)
-def _compile_with_preprocessing(model_proto: bytes, lower: bool, keep_accents: bool) -> bytes:
+def _preprocessing_charsmap(normalizer_spec: bytes, lower: bool, keep_accents: bool) -> bytes:
+    """The charsmap SentencePiece compiles from `_normalization_rules`: the same for every
+    vocabulary trained with one normalizer, so a process computes it once."""
 
     def hex_codes(text: str) -> str:
         return " ".join(f"{ord(char):X}" for char in text)
 
     with tempfile.NamedTemporaryFile("w", suffix=".tsv", encoding="utf-8") as rules_file:
-        rules = _normalization_rules(model_proto, lower, keep_accents)
+        rules = _normalization_rules(normalizer_spec, lower, keep_accents)
         for source, target in sorted(rules.items()):
             rules_file.write(f"{hex_codes(source)}\t{hex_codes(target)}\n")
         rules_file.flush()
@@ -206,12 +222,6 @@ def _compile_with_preprocessing(model_proto: bytes, lower: bool, keep_accents: b
             normalization_rule_tsv=rules_file.name,
             minloglevel=2,
         )
-    proto, normalizer = sentencepiece_model_pb2.ModelProto(), sentencepiece_model_pb2.ModelProto()
-    proto.ParseFromString(model_proto)
+    normalizer = sentencepiece_model_pb2.ModelProto()
     normalizer.ParseFromString(compiled.getvalue())
-    proto.normalizer_spec.name = "albert_preprocess"
-    proto.normalizer_spec.precompiled_charsmap = normalizer.normalizer_spec.precompiled_charsmap
-    for piece in proto.pieces:
-        if is_digit_comma_piece(piece.piece):
-            piece.type = piece.UNUSED
-    return proto.SerializeToString()
+    return normalizer.normalizer_spec.precompiled_charsmap

@@ -84,6 +84,7 @@ def trainer_log() -> Iterator[list[str]]:
         logger.setLevel(level)
 
 
+@pytest.mark.slow
 def test_a_line_night_after_night_from_a_killed_night(
     tmp_path: Path,
     base: Path,  # noqa: F811

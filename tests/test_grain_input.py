@@ -11,6 +11,9 @@ from pretrain_testdata import cut_short_first_shard, write_shards
 from albert.tfrecord_framing import tfrecord_frame, tfrecord_records
 from model import grain_input, pretrain_data, pretrain_records
 
+# Grain against tf.data: no Keras in either, so once, in the JAX pass (the backend Grain feeds)
+pytestmark = pytest.mark.backend_free
+
 
 def _same(tf_batches, grain_batches, what) -> int:
     tf_batches, grain_batches = list(tf_batches), list(grain_batches)

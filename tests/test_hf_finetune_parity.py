@@ -27,6 +27,7 @@ STEPS = 20
 WIDE_INIT = {"initializer_range": 0.1}
 
 
+@pytest.mark.slow
 @pytest.mark.keras
 @pytest.mark.shared_data
 def test_twenty_steps_equal_trainers(tmp_path, shared_data):

@@ -136,6 +136,7 @@ def gcs_pipeline_outputs():
         }
 
 
+@pytest.mark.slow
 def test_stages_read_and_write_gs(gcs_pipeline_outputs):
     listing, files = gcs_pipeline_outputs["listing"], gcs_pipeline_outputs["files"]
     assert listing["corpus"] == [

@@ -81,6 +81,7 @@ def max_diffs(model, hf_model, batch):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.keras
 @pytest.mark.parametrize("name", sorted(PARITY_CONFIGS))
 def test_huggingface_import_parity(name, tmp_path):

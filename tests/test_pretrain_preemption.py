@@ -83,6 +83,7 @@ def baseline(tmp_path_factory):
     return pretrain_runs.reference(tmp_path_factory)
 
 
+@pytest.mark.slow
 @pytest.mark.keras
 def test_a_signal_at_any_point_saves_and_the_reruns_end_as_one_uninterrupted_run(
     data, baseline, tmp_path, monkeypatch, capsys
@@ -232,6 +233,7 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+@pytest.mark.slow
 def test_a_kill_during_a_background_write_keeps_the_previous_checkpoint(data, baseline, tmp_path):
     from model.pretrain import run
 

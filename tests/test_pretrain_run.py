@@ -90,6 +90,7 @@ def test_cli_run_writes_every_output_and_learns(data, tmp_path, capsys):
     assert heldout["loss"] == pytest.approx(result["heldout"]["loss"], abs=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.keras
 def test_gradient_accumulation_equals_one_large_batch(data, tmp_path):
     whole = run(pretrain_runs.config(data, tmp_path / "whole", steps=2))

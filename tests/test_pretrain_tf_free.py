@@ -39,6 +39,7 @@ print(json.dumps({
 )
 
 
+@pytest.mark.slow
 @pytest.mark.keras
 def test_jax_pretraining_runs_without_tensorflow_and_matches_tf_data(keras_backend, tmp_path):
     if keras_backend != "jax":
@@ -117,6 +118,7 @@ def write_glue(directory: Path, rows: int, regression: bool) -> str:
     return str(directory)
 
 
+@pytest.mark.slow
 @pytest.mark.keras
 def test_jax_finetuning_and_multitask_run_without_tensorflow(keras_backend, tmp_path):
     if keras_backend != "jax":

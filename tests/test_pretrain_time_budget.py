@@ -86,6 +86,7 @@ def test_steps_and_time_budget_together_are_one_line_of_error(tmp_path, capsys):
     assert "not a duration" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.keras
 def test_budget_run_stops_at_the_budget_and_a_resume_keeps_the_time_spent(tmp_path):
     data = str(write_shards(tmp_path / "records", num_shards=2, per_shard=16))
