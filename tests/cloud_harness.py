@@ -21,6 +21,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ports import free_port
+
 from albert.config import add_config_arguments, config_from_namespace
 from albert.stages import STAGES, config_class
 
@@ -75,12 +77,6 @@ def loopback_only() -> Iterator[list]:
         yield refused
     finally:
         socket.socket.connect, socket.getaddrinfo = original_connect, original_getaddrinfo
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class _MetadataHandler(http.server.BaseHTTPRequestHandler):

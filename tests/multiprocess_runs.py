@@ -6,7 +6,6 @@ shared JAX compilation cache (a topology's step compiles once in a test process)
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pretrain_runs
 import pytest
+from ports import free_port
 from pretrain_runs import SETTINGS, metrics_records
 
 from model import checkpointing
@@ -27,12 +27,6 @@ def skip_unless_jax() -> None:
 
     if keras.config.backend() != "jax":
         pytest.skip("several JAX processes: runs in `make test-jax`")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def environment(devices: int) -> dict[str, str]:

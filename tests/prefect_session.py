@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 from filelock import FileLock
+from ports import free_port
 
 RECORD = "prefect-server.json"
 STARTUP_SECONDS = 90
@@ -46,9 +46,7 @@ def stop(root: Path) -> None:
 
 def _start(directory: Path) -> dict:
     directory.mkdir(parents=True, exist_ok=True)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = {
         **os.environ,
         "PREFECT_HOME": str(directory / "home"),

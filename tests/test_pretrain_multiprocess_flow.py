@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from multiprocess_runs import REPO, environment, finish, free_port, skip_unless_jax
+from multiprocess_runs import REPO, environment, finish, skip_unless_jax
+from ports import free_port
 from test_flows_pipeline import tiny_flow_flags, write_corpus
 
 pytestmark = [pytest.mark.keras, pytest.mark.slow]
