@@ -165,11 +165,11 @@ def _normalization_rules(normalizer_spec: bytes, lower: bool, keep_accents: bool
     holder.normalizer_spec.ParseFromString(normalizer_spec)
     charsmap = spm.SentencePieceNormalizer(model_proto=holder.SerializeToString())
     chars = _assigned_characters()
-    # SentencePiece collapses and strips spaces, as preprocess does: a space character maps to " "
     preprocessed = [preprocess_text(char, lower, keep_accents) for char in chars]
     mapped = charsmap.normalize(preprocessed)  # one call for all: the same as one per character
     rules = {}
     for char, target in zip(chars, mapped):
+        # SentencePiece collapses and strips spaces, as preprocess does: a space maps to " "
         target = " " if char.isspace() else target
         if target != char:
             rules[char] = target
