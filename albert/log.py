@@ -4,7 +4,7 @@ default."""
 import contextlib
 import glob
 import importlib.abc
-import importlib.util
+import importlib.machinery
 import logging
 import os
 import re
@@ -43,13 +43,13 @@ def _no_library_tracebacks(record: logging.LogRecord) -> bool:
 def setup_logging(verbose: bool = False) -> None:
     """Configure the root logger; with verbose (or ALBERT_VERBOSE=1, which verbose sets for child
     processes), also let TensorFlow, Beam and friends speak, else keep TensorFlow quiet
-    (`quiet_tensorflow`); either way TensorFlow's import is loaded whole (`load_tensorflow_whole`).
+    (`quiet_tensorflow`); either way native code is loaded whole (`load_native_code_whole`).
     Call it before anything imports TensorFlow."""
     if verbose:
         os.environ["ALBERT_VERBOSE"] = "1"
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"
     quiet = not verbose and os.environ.get("ALBERT_VERBOSE") != "1" and quiet_tensorflow()
-    load_tensorflow_whole(drop_native_info_lines=quiet)
+    load_native_code_whole(drop_native_info_lines=quiet)
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -80,41 +80,59 @@ def quiet_tensorflow() -> bool:
     return level.strip() not in ("", "0")
 
 
-def load_tensorflow_whole(drop_native_info_lines: bool) -> None:
-    """From now on this process's first `import tensorflow` runs with signals deferred to its end
-    (`albert.signals.deferred`: a SIGTERM raised inside TensorFlow's native loading can crash the
-    process or leave a half-loaded module) and, if asked, without the native INFO lines
-    (`_NATIVE_INFO_LINE`; everything else it prints then is kept)."""
-    if "tensorflow" in sys.modules:
-        return
+def load_native_code_whole(drop_native_info_lines: bool) -> None:
+    """From now on this process loads native code whole: a native extension module's
+    initialization and the first `import tensorflow` run with signals deferred to their end
+    (`albert.signals.deferred`: a SIGTERM raised in their middle can crash the process, leave a
+    half-loaded module, or come out as an ImportError, which pybind11 makes of an error raised in
+    the Python code a module's initialization calls, and which a library takes for "not
+    installed": Keras' probe of `optree`, whose initialization calls `textwrap.dedent`).
+    TensorFlow's import runs, if asked, without the native INFO lines (`_NATIVE_INFO_LINE`;
+    everything else it prints then is kept)."""
     for finder in sys.meta_path:
-        if isinstance(finder, _WholeTensorFlowLoad):
+        if isinstance(finder, _WholeNativeLoads):
             finder.drop_native_info_lines = drop_native_info_lines
             return
-    sys.meta_path.insert(0, _WholeTensorFlowLoad(drop_native_info_lines))
+    sys.meta_path.insert(0, _WholeNativeLoads(drop_native_info_lines))
 
 
-class _WholeTensorFlowLoad(importlib.abc.MetaPathFinder):
-    """Finds `tensorflow` as the other finders would (whatever loader they give, e.g. an import
-    hook's), its loader's `exec_module` run as `load_tensorflow_whole` says. A library that only
-    probes for it loads nothing."""
+class _WholeNativeLoads(importlib.abc.MetaPathFinder):
+    """Finds every module as the finders after it would (whatever loader they give, e.g. an import
+    hook's); the loader of a native extension and TensorFlow's run as `load_native_code_whole`
+    says. A library that only probes for a module loads nothing."""
 
     def __init__(self, drop_native_info_lines: bool) -> None:
         self.drop_native_info_lines = drop_native_info_lines
-        self._finding = False
 
     def find_spec(self, name, path=None, target=None):
-        if name != "tensorflow" or self._finding:
+        spec = self._others_spec(name, path, target)
+        if spec is None:
             return None
-        self._finding = True
-        try:
-            spec = importlib.util.find_spec(name)
-        finally:
-            self._finding = False
-        if spec is not None and hasattr(spec.loader, "exec_module"):
-            # this spec's own loader
-            spec.loader.exec_module = _whole(spec.loader.exec_module, self.drop_native_info_lines)
+        loader = spec.loader
+        if isinstance(loader, importlib.machinery.ExtensionFileLoader):
+            loader.create_module = _deferred(loader.create_module)
+            loader.exec_module = _deferred(loader.exec_module)
+        elif name == "tensorflow" and hasattr(loader, "exec_module"):
+            loader.exec_module = _whole(loader.exec_module, self.drop_native_info_lines)
         return spec
+
+    def _others_spec(self, name, path, target):
+        """The spec of the first finder after this one that finds `name`."""
+        finders = sys.meta_path[sys.meta_path.index(self) + 1 :] if self in sys.meta_path else []
+        for finder in finders:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                return spec
+        return None
+
+
+def _deferred(load: Callable):
+    def deferred_load(*args):
+        with signals.deferred():
+            return load(*args)
+
+    return deferred_load
 
 
 def _whole(

@@ -43,6 +43,7 @@ class _Command:
     stopped = BEFORE_TRAINING
     raising = False
     deferring = 0
+    waiting: int | None = None  # a signal that came during a deferred block (see `deferred`)
     noted: int | None = None  # a signal the body has not acted on yet (see `missed`)
 
 
@@ -58,7 +59,7 @@ def stopping(what: str) -> None:
 
 def _handle(number: int, frame=None) -> None:
     if _Command.deferring:
-        _Command.noted = _Command.noted or number
+        _Command.waiting = _Command.waiting or number
         return
     stop = Interrupted(f"{signal.Signals(number).name} {_Command.stopped}")
     if _Command.raising:
@@ -112,8 +113,9 @@ def deferred() -> Iterator[None]:
         yield
     finally:
         _Command.deferring -= 1
-    if not _Command.deferring and _Command.noted is not None:
-        _handle(_Command.noted)
+    if not _Command.deferring and _Command.waiting is not None:
+        number, _Command.waiting = _Command.waiting, None
+        _handle(number)
 
 
 def missed() -> int | None:

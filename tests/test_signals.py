@@ -1,17 +1,23 @@
 """The first-instant handlers' two safety nets (`albert.signals`), with real signals in this
-process: a signal inside a deferred block (TensorFlow's native loading) acts as the block ends, and
-one whose raise a library swallowed is acted on when training takes the signals over."""
+process: a signal inside a deferred block (TensorFlow's native loading, a native module's
+initialization) acts as the block ends, and one whose raise a library swallowed is acted on when
+training takes the signals over."""
 
 from __future__ import annotations
 
+import _imp
+import importlib
 import os
 import signal
+import sys
 import time
+from importlib.util import find_spec
 
 import pytest
 
 from albert import signals
 from albert.errors import Interrupted
+from albert.log import load_native_code_whole
 from model.preemption import stop_on_signals
 
 
@@ -54,3 +60,34 @@ def test_a_swallowed_raise_is_acted_on_when_training_takes_the_signals_over(hand
             pytest.fail("training started after a signal")
     with signals.raising():
         assert signals.missed() is None
+
+
+NATIVE_MODULES = ("xxlimited", "xxlimited_35", "_testbuffer", "_xxtestfuzz")
+"""CPython's own example and test extensions: native modules nothing here imports."""
+
+
+def test_a_signal_during_a_native_modules_initialization_acts_at_its_end(handlers):
+    """pybind11 turns an error raised in the Python code a module's initialization calls into an
+    ImportError, which a library takes for "not installed" (Keras' probe of `optree`: `albert
+    finetune` failed with "To use Keras, you need to have `optree` installed" under a SIGTERM): a
+    signal that comes while a native module initializes acts once the initialization has ended
+    (`albert.log.load_native_code_whole`)."""
+    load_native_code_whole(drop_native_info_lines=False)
+    name = next((n for n in NATIVE_MODULES if n not in sys.modules and find_spec(n)), None)
+    if name is None:
+        pytest.skip(f"none of CPython's example extensions is here: {NATIVE_MODULES}")
+    initialized = []
+
+    def signal_as_it_starts(frame, event, function):  # sys.setprofile's hook
+        if function is _imp.create_dynamic and event == "c_call":
+            os.kill(os.getpid(), signal.SIGTERM)
+        elif function is _imp.create_dynamic and event == "c_return":
+            initialized.append(name)
+
+    sys.setprofile(signal_as_it_starts)
+    try:
+        with signals.raising(), pytest.raises(Interrupted, match="SIGTERM before the first step"):
+            importlib.import_module(name)
+    finally:
+        sys.setprofile(None)
+    assert initialized == [name] and name not in sys.modules
