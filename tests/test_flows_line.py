@@ -34,9 +34,18 @@ FLAGS = [
 ]
 
 
+def committed_checkpoint(line: Path) -> bool:
+    """Whether the first night's training has committed a checkpoint (one being written is a
+    `ckpt-<step>.tmp-<id>` sibling, which a resume does not see)."""
+    from model.checkpointing import list_checkpoints
+
+    nights = (line / "nights").glob("v0001-*/pretrain/checkpoints")
+    return any(list_checkpoints(str(directory)) for directory in nights)
+
+
 def killed_night(argv: list[str], line: Path, tmp_path: Path) -> None:
     """`python -m flows.domain.flow ARGV` (the line's first night) SIGKILLed once its training
-    saved a checkpoint; the night's process uses the session's Prefect server."""
+    committed a checkpoint; the night's process uses the session's Prefect server."""
     with prefect_server():
         from prefect.settings import PREFECT_API_URL
 
@@ -57,7 +66,7 @@ def killed_night(argv: list[str], line: Path, tmp_path: Path) -> None:
     )
     try:
         deadline = time.monotonic() + 240
-        while not list((line / "nights").glob("v0001-*/pretrain/checkpoints/ckpt-*")):
+        while not committed_checkpoint(line):
             assert killed.poll() is None, "the night ended before it could be killed"
             assert time.monotonic() < deadline, "no checkpoint within 240 s"
             time.sleep(0.05)
