@@ -4,8 +4,10 @@ for every JAX process of the suite."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -13,9 +15,11 @@ import prefect_session
 import pytest
 
 # Prefect reads its settings at import: give the whole session its own home and a patient,
-# quiet temporary server before any test imports prefect.
-_PREFECT_HOME = tempfile.mkdtemp(prefix="albert-test-prefect-")
-os.environ.setdefault("PREFECT_HOME", _PREFECT_HOME)
+# quiet temporary server before any test imports prefect. The home is made once, by the pytest
+# process that starts first (xdist's workers inherit it), and removed as that process exits.
+if "PREFECT_HOME" not in os.environ:
+    os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="albert-test-prefect-")
+    atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], ignore_errors=True)
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
