@@ -107,7 +107,11 @@ def raising() -> Iterator[None]:
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
     """A signal during the block (a native library's loading, which a raise in its middle can
-    crash or leave half-done) is handled as the block ends, as if it came then."""
+    crash or leave half-done) is handled as the block ends, as if it came then. In a thread other
+    than the main one, nothing changes: Python runs signal handlers in the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     _Command.deferring += 1
     try:
         yield

@@ -10,6 +10,7 @@ import importlib
 import os
 import signal
 import sys
+import threading
 import time
 from importlib.util import find_spec
 
@@ -46,6 +47,27 @@ def test_a_signal_in_a_deferred_block_is_raised_as_the_block_ends(handlers):
         _signal_self()
         finished = True
     assert finished
+
+
+def test_a_block_deferred_in_another_thread_does_not_hold_a_signal_back(handlers):
+    """A thread's native load (a Grain worker thread's import, say) defers nothing: the handler
+    runs in the main thread, which acts at once."""
+    inside, done = threading.Event(), threading.Event()
+
+    def load() -> None:
+        with signals.deferred():
+            inside.set()
+            done.wait(10)
+
+    thread = threading.Thread(target=load)
+    thread.start()
+    inside.wait(10)
+    try:
+        with signals.raising(), pytest.raises(Interrupted, match="SIGTERM before the first step"):
+            _signal_self()
+    finally:
+        done.set()
+        thread.join()
 
 
 def test_a_swallowed_raise_is_acted_on_when_training_takes_the_signals_over(handlers):
