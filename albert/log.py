@@ -118,8 +118,7 @@ class _WholeNativeLoads(importlib.abc.MetaPathFinder):
 
     def _others_spec(self, name, path, target):
         """The spec of the first finder after this one that finds `name`."""
-        finders = sys.meta_path[sys.meta_path.index(self) + 1 :] if self in sys.meta_path else []
-        for finder in finders:
+        for finder in sys.meta_path[sys.meta_path.index(self) + 1 :]:
             find = getattr(finder, "find_spec", None)
             spec = find(name, path, target) if find is not None else None
             if spec is not None:
