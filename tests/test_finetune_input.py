@@ -5,6 +5,7 @@ tasks' sizes, and batches trimmed to their longest example without changing the 
 from __future__ import annotations
 
 import itertools
+import threading
 
 import keras
 import numpy as np
@@ -48,6 +49,19 @@ def test_mixture_draws_in_proportion_to_sizes(keras_backend):
     assert set(markers) == {1, 2} and abs(np.mean(markers == 1) - 0.75) < 0.08
     labels = np.concatenate([np.asarray(labels) for _, labels in batches])
     assert labels[markers == 2].max() < 10 and labels[markers == 1].max() < 30
+
+
+def test_grain_reads_with_one_thread(keras_backend):
+    """Grain's default (16 threads filling 500 batches as an iterator starts) built batches no step
+    takes and held the training loop off the interpreter: one thread reads two batches ahead, as
+    tf.data's `prefetch(2)` (model/finetune/batches.py)."""
+    if keras_backend == "tensorflow":
+        pytest.skip("the Grain input is the other backends': tf.data prefetches two on TensorFlow")
+    data = ({"input_ids": np.arange(40)[:, None]}, np.arange(40))
+    for dataset in (train_batches(data, 2, seed=0), mixture_batches([data, data], 2, seed=0)):
+        before = threading.active_count()
+        next(iter(dataset))
+        assert threading.active_count() - before <= 1
 
 
 def sequences(lengths: list[int], width: int):

@@ -15,13 +15,20 @@ are a handful, so the compiled step is reused (tf.data: one trace, XLA compiles 
 
 tf.data's autotuning is off for these in-memory datasets: there is nothing to tune, and its model
 thread, which sleeps ever longer between rounds (up to a minute), held the iterator's deletion at
-the end of `fit` for as long (35 s after 300 steps of CoLA on a shared 2-core CPU).
+the end of `fit` for as long (35 s after 300 steps of CoLA on a shared 2-core CPU). Grain reads
+them as tf.data does, one thread two batches ahead (`GRAIN_READ`): its default, 16 threads filling
+500 batches whenever an iterator starts, built batches no step would take and held the training
+loop off the interpreter meanwhile (a 4-step TF-free SST-2 and STS-B run: 52 CPU-s in 34 s).
 """
 
 from __future__ import annotations
 
 import keras
 import numpy as np
+
+
+GRAIN_READ = {"num_threads": 1, "prefetch_buffer_size": 2}
+"""How Grain reads the batches ahead of the step: `grain.ReadOptions`'s fields."""
 
 
 def _length(elements) -> int:
@@ -91,6 +98,13 @@ def _rows(elements):
     return rows
 
 
+def _read_ahead(batches):
+    """Grain's `batches` read `GRAIN_READ`'s way (the module docstring)."""
+    import grain  # optional: the Grain input, off the TensorFlow backend
+
+    return batches.to_iter_dataset(grain.ReadOptions(**GRAIN_READ))
+
+
 def _shuffled_indices(elements, seed: int):
     """Grain: the example indices of `elements`, reshuffled every epoch, repeated forever."""
     import grain  # optional: the Grain input, off the TensorFlow backend
@@ -112,7 +126,7 @@ def train_batches(elements, batch_size: int, seed: int, trim: bool = False):
         .batch(batch_size, batch_fn=np.asarray)
         .map(_rows(elements))
     )
-    return _trimmed(batches, elements, trim)
+    return _read_ahead(_trimmed(batches, elements, trim))
 
 
 def mixture_batches(parts: list, batch_size: int, seed: int, trim: bool = False):
@@ -134,4 +148,4 @@ def mixture_batches(parts: list, batch_size: int, seed: int, trim: bool = False)
 
     examples = [_shuffled_indices(part, seed).map(_rows(part)) for part in parts]
     mixed = grain.MapDataset.mix(examples, weights=weights).batch(batch_size)
-    return _trimmed(mixed, parts[0], trim)
+    return _read_ahead(_trimmed(mixed, parts[0], trim))
