@@ -26,7 +26,6 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-
 GRAIN_READ = {"num_threads": 1, "prefetch_buffer_size": 2}
 """How Grain reads the batches ahead of the step: `grain.ReadOptions`'s fields."""
 
