@@ -298,12 +298,10 @@ def print_summary(summary: dict[str, Any], run_dir: str, headline_line: str) -> 
 
 def finished_output(stage: Task[..., Any], config: StageConfig) -> bool:
     """Whether `config.output` holds `stage`'s finished output for exactly this config and inputs,
-    as `tasks.run_stage` decides it. The cache key (the stage's code and input manifest, hashed)
-    is computed once the output's marker is there: a process waiting on another's output polls
-    this."""
-    return exists(tasks.output_marker(stage, config)) and tasks.holds_finished_output(
-        stage, config, tasks.task_cache_key(stage, config)
-    )
+    as `tasks.run_stage` decides it; the key is hashed only once the marker is there (polled)."""
+    if not exists(tasks.output_marker(stage, config)):
+        return False
+    return tasks.holds_finished_output(stage, config, tasks.task_cache_key(stage, config))
 
 
 def pretrain_as_secondary_process(
