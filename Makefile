@@ -27,9 +27,10 @@ run: $(VENV)/.installed-run
 
 ## make test: the suite on the TensorFlow backend and, beside it, the Keras tests again on JAX with
 # the backend-free tests, which run once, in that shorter pass (each pass's output is printed whole
-# when it ends)
+# when it ends), both on one Prefect server (tests/prefect_session.py)
 test: $(VENV)/.installed-test browser
-	$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-tf test-jax
+	$(PY) tests/prefect_session.py \
+		$(MAKE) --no-print-directory --jobs=2 --output-sync=target test-tf test-jax
 
 # The report test looks at the HTML report in a real headless browser: Debian's chromium, installed
 # once when missing and run as root (CI on a fresh machine); elsewhere that test skips with a reason.

@@ -84,7 +84,7 @@ def prefect_server():
     if not _PREFECT_SERVER._exit_callbacks:
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
-        url = prefect_session.api_url(_SESSION["root"])
+        url = prefect_session.api_url(prefect_session.server_root(_SESSION["root"]))
         _PREFECT_SERVER.enter_context(temporary_settings({PREFECT_API_URL: url}))
     yield
 
@@ -106,8 +106,8 @@ def pytest_collection_modifyitems(items):
 
 def pytest_sessionfinish(session):
     """The session's Prefect server ends with the session (in xdist's controller, once every
-    worker has finished)."""
-    if not hasattr(session.config, "workerinput"):
+    worker has finished), unless a command around the session shares it (tests/prefect_session)."""
+    if not hasattr(session.config, "workerinput") and prefect_session.owns_server():
         prefect_session.stop(session.config._tmp_path_factory.getbasetemp())
 
 

@@ -118,3 +118,4 @@ def test_deployment_served_by_process_worker(tmp_path: Path, base: Path) -> None
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 process.kill()
+                process.wait()  # reaped here, not by a later test's first Popen

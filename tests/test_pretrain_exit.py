@@ -40,7 +40,7 @@ def run_pretrain(tmp_path: Path, env: dict, data: Path, name: str, steps: int) -
     """Run to its end; rc, seconds from the summary's last line to the exit, stderr."""
     flags = [
         *("--data", str(data), "--output", str(tmp_path / name), "--preset", "albert-nano"),
-        *("--steps", str(steps), "--batch-size", "4", "--input-workers", "3"),
+        *("--steps", str(steps), "--batch-size", "4", "--input-workers", "2"),
         *("--length-buckets", "2", "--shuffle-buffer", "16", "--log-every", "5"),
         *("--checkpoint-every", "3", "--keep-checkpoints", "1", "--eval-every", "0"),
         *("--eval-batches", "1", "--no-progress", "--no-export", "--no-check-data"),
@@ -90,9 +90,9 @@ def test_runs_with_buckets_and_workers_exit_and_leave_nothing_behind(keras_backe
         )
     # the runs share their compilations (one per bucket length, not one per run)
     env = subprocess_env(KERAS_BACKEND="jax", JAX_PLATFORMS="cpu")
-    # 96 training records of 16 to 32 tokens, 2 length buckets: epochs of about 23 batches of 4
-    data = write_shards(tmp_path / "records", num_shards=3, per_shard=48, dynamic=True)
-    for steps in (1, 30):  # the first step alone (compiling); across an epoch boundary
+    # 48 training records of 16 to 32 tokens, 2 length buckets: epochs of about 11 batches of 4
+    data = write_shards(tmp_path / "records", num_shards=3, per_shard=24, dynamic=True)
+    for steps in (1, 16):  # the first step alone (compiling); across an epoch boundary
         done = run_pretrain(tmp_path, env, data, f"run-{steps}", steps)
         assert done["rc"] == 0, done["stderr"][-3000:]
         assert done["after_summary_s"] < 10, (steps, done["after_summary_s"])
@@ -101,6 +101,6 @@ def test_runs_with_buckets_and_workers_exit_and_leave_nothing_behind(keras_backe
     # A shard that ends inside a record, met by the workers mid-epoch: the run fails (exit 2, one
     # line naming the record) and its input is closed all the same.
     first = cut_short_first_shard(data)
-    done = run_pretrain(tmp_path, env, data, "failing", 60)
-    assert done["rc"] == 2 and f"{first}: record 48: truncated" in done["stderr"]
+    done = run_pretrain(tmp_path, env, data, "failing", 30)
+    assert done["rc"] == 2 and f"{first}: record 24: truncated" in done["stderr"]
     assert left_behind(done["stderr"]) == []

@@ -1,12 +1,14 @@
 """`albert run` on two hosts (two JAX processes on 127.0.0.1): process 1 waits for process 0's
 TFRecords and joins the training only; process 0 runs the flow (data stages, pretrain, held-out,
-report) and writes alone."""
+report) and writes alone. Both talk to the session's Prefect server (tests/conftest.py), not to a
+temporary one of process 0's own."""
 
 import json
 import subprocess
 import sys
 
 import pytest
+from conftest import prefect_server
 from multiprocess_runs import REPO, environment, finish, skip_unless_jax
 from ports import free_port
 from test_flows_pipeline import tiny_flow_flags, write_corpus
@@ -24,7 +26,10 @@ def test_a_flow_on_two_hosts_prepares_the_data_once_and_trains_on_both(tmp_path)
         "--num-processes",
         "2",
     ]
-    env = environment(devices=1)
+    with prefect_server():
+        from prefect.settings import PREFECT_API_URL
+
+        env = {**environment(devices=1), "PREFECT_API_URL": PREFECT_API_URL.value()}
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "flows.pipeline.flow", *flags, "--process-id", str(index)],
