@@ -38,11 +38,6 @@ browser:
 	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
-# The passes write bytecode (__pycache__, ignored by git) even where the environment sets
-# PYTHONDONTWRITEBYTECODE: otherwise each of the hundreds of processes they start compiles the
-# checkout's modules again, and each worker rewrites every test module's asserts again.
-test test-tf test-jax: export PYTHONDONTWRITEBYTECODE :=
-
 test-tf:
 	$(PY) -m pytest -m "not backend_free" $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
