@@ -3,11 +3,9 @@ step, the task and flow runs end Cancelled, named "Interrupted" (not Failed), th
 with one line naming the command that resumes; that command then finds the earlier stages cached
 and resumes pretraining from the signal's step.
 
-A real process, a real Prefect server (this session's, tests/conftest.py, which both commands use
-instead of starting one each) and a real signal (sent by the process to itself when the training
-record of step 2 reaches the flow's progress callback: a deterministic point). The resuming command
-runs in this process, whose TensorFlow, Beam and Prefect are loaded already: what it must find
-(the stages' cache, the checkpoint) is on disk, written by the killed process.
+Real processes, a real Prefect server (this session's temporary one, tests/conftest.py, which both
+commands use instead of starting one each) and a real signal (sent by the process to itself when
+the training record of step 2 reaches the flow's progress callback: a deterministic point).
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ import pytest
 from conftest import prefect_server
 from test_flows_pipeline import tiny_flow_flags, write_corpus
 
-from albert import cli
 from model import checkpointing
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,7 +40,7 @@ sys.exit(main(sys.argv[2:]))
 
 
 @pytest.mark.slow
-def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(tmp_path, capfd):
+def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(tmp_path):
     run_dir = tmp_path / "run"
     flags = tiny_flow_flags(write_corpus(tmp_path / "corpus.txt"), run_dir)
     with prefect_server():
@@ -58,16 +55,19 @@ def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(t
         PREFECT_LOGGING_LEVEL="INFO",  # the flow and task runs' final states
     )
 
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNALS_ITSELF, "2", "run", *flags],
-        check=False,
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    code, output = done.returncode, done.stdout + done.stderr
+    def albert_run(*command: str) -> tuple[int, str]:
+        done = subprocess.run(
+            [sys.executable, *command, "run", *flags],
+            check=False,
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        return done.returncode, done.stdout + done.stderr
+
+    code, output = albert_run("-c", SIGNALS_ITSELF, "2")
     checkpoints = str(run_dir / "pretrain" / "checkpoints")
     assert code == 75, output[-3000:]
     (line,) = [line for line in output.splitlines() if "albert run interrupted:" in line]
@@ -79,16 +79,12 @@ def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(t
     assert [c.step for c in checkpointing.list_checkpoints(checkpoints)] == [2]
     assert not (run_dir / "heldout").exists()
 
-    capfd.readouterr()
-    with prefect_server():
-        code = cli.main(["run", *flags])
-    out, err = capfd.readouterr()
-    assert code == 0, (out + err)[-3000:]
-    summary, _ = json.JSONDecoder().raw_decode(out)  # the command's result, then its summary lines
-    cached = {name for name, stage in summary["stages"].items() if stage["cached"]}
-    assert cached == {"segment", "vocab", "tfrecords"}, summary["stages"]
-    output = out + err
+    code, output = albert_run("-m", "albert.cli")
+    assert code == 0, output[-3000:]
+    for index, stage in enumerate(("segment", "vocab", "tfrecords"), start=1):
+        assert f"<== [{index}/5] {stage}: cached" in output
     assert f"resumed from {checkpoints}/ckpt-000000002 (step 2)" in output
+    assert "<== [4/5] pretrain: done" in output
     records = [json.loads(line) for line in (run_dir / "pretrain" / "metrics.jsonl").open()]
     assert [r["step"] for r in records if r["split"] == "train"] == [1, 2, 3, 4]
     assert (run_dir / "report.md").is_file()
