@@ -89,6 +89,16 @@ def prefect_server():
     yield
 
 
+def session_api_url() -> str:
+    """The API of the session's Prefect server (`prefect_server`), for the commands a test starts
+    (as PREFECT_API_URL): they then start no temporary server of their own (tens of seconds
+    each)."""
+    with prefect_server():
+        from prefect.settings import PREFECT_API_URL
+
+        return PREFECT_API_URL.value()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _session_root(tmp_path_factory):
     _SESSION["root"] = session_root(tmp_path_factory)

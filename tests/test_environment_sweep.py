@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import prefect_server
+from conftest import session_api_url
 from line_inputs import base, documents, write_docs  # noqa: F401  (`base`: a fixture)
 from test_flows_pipeline import tiny_flow_flags, write_corpus
 
@@ -121,15 +121,6 @@ def argv(command: str, inputs: dict, out: Path) -> list[str]:
     ]
 
 
-def session_server() -> str:
-    """The API of this session's Prefect server (conftest's `prefect_server`), for a command
-    whose flow runs: it then starts no temporary server of its own (tens of seconds each)."""
-    with prefect_server():
-        from prefect.settings import PREFECT_API_URL
-
-        return PREFECT_API_URL.value()
-
-
 def expected_code(command: str, case: str) -> int:
     if case == "SIGTERM at 1 s":
         return 75
@@ -149,7 +140,7 @@ def test_every_command_under_every_bad_environment(command, case, inputs, places
     elif case in places:
         out = places[case] / f"{command.replace(' ', '-')}"
     if case == "full disk" and command in NEEDS_PREFECT:  # the work starts: a flow run
-        env["PREFECT_API_URL"] = session_server()
+        env["PREFECT_API_URL"] = session_api_url()
     process = subprocess.Popen(
         [sys.executable, *argv(command, inputs, out)],
         cwd=REPO,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from browser import image_widths
-from conftest import prefect_server
+from conftest import prefect_server, session_api_url
 from line_inputs import base  # noqa: F401  (a fixture: the session's line base)
 from test_flows_pipeline import write_corpus
 
@@ -26,10 +26,7 @@ PREFECT = str(Path(sys.executable).with_name("prefect"))
 
 @pytest.mark.slow
 def test_deployment_served_by_process_worker(tmp_path: Path, base: Path) -> None:  # noqa: F811
-    with prefect_server():
-        from prefect.settings import PREFECT_API_URL
-
-        api = PREFECT_API_URL.value()
+    api = session_api_url()
     env = {
         **os.environ,
         "PREFECT_HOME": str(tmp_path / "prefect-home"),

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import prefect_server
+from conftest import prefect_server, session_api_url
 from test_flows_pipeline import tiny_flow_flags, write_corpus
 
 from model import checkpointing
@@ -43,10 +43,7 @@ sys.exit(main(sys.argv[2:]))
 def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(tmp_path):
     run_dir = tmp_path / "run"
     flags = tiny_flow_flags(write_corpus(tmp_path / "corpus.txt"), run_dir)
-    with prefect_server():
-        from prefect.settings import PREFECT_API_URL
-
-        api = PREFECT_API_URL.value()
+    api = session_api_url()
     env = dict(
         os.environ,
         PYTHONPATH=str(REPO),

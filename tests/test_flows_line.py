@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import prefect_server
+from conftest import prefect_server, session_api_url
 from line_inputs import base, documents, write_docs  # noqa: F401  (`base`: a fixture)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,10 +46,7 @@ def committed_checkpoint(line: Path) -> bool:
 def killed_night(argv: list[str], line: Path, tmp_path: Path) -> None:
     """`python -m flows.domain.flow ARGV` (the line's first night) SIGKILLed once its training
     committed a checkpoint; the night's process uses the session's Prefect server."""
-    with prefect_server():
-        from prefect.settings import PREFECT_API_URL
-
-        api = PREFECT_API_URL.value()
+    api = session_api_url()
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO),

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import prefect_server
+from conftest import session_api_url
 from multiprocess_runs import REPO, environment, finish, skip_unless_jax
 from ports import free_port
 from test_flows_pipeline import tiny_flow_flags, write_corpus
@@ -26,10 +26,7 @@ def test_a_flow_on_two_hosts_prepares_the_data_once_and_trains_on_both(tmp_path)
         "--num-processes",
         "2",
     ]
-    with prefect_server():
-        from prefect.settings import PREFECT_API_URL
-
-        env = {**environment(devices=1), "PREFECT_API_URL": PREFECT_API_URL.value()}
+    env = {**environment(devices=1), "PREFECT_API_URL": session_api_url()}
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "flows.pipeline.flow", *flags, "--process-id", str(index)],
