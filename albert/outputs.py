@@ -63,8 +63,10 @@ def write_atomic(url: str, data: bytes) -> None:
 
 def unwritable(url: str) -> str | None:
     """Why a stage could not write in the directory `url` (made, with its parents, where it can
-    be): `cannot be made: not a directory`, `cannot be written: read-only file system` ...; None
-    when it can (one file made and removed there) or for an object store (its first write says)."""
+    be): `cannot be made: not a directory`, `cannot be written: read-only file system`,
+    `cannot be written: no space left on device` ...; None when it can (a file of one byte made
+    and removed there: a full disk still makes empty files) or for an object store (its first
+    write says)."""
     if not is_local(url):
         return None
     path = filesystem(url)[1]
@@ -95,8 +97,11 @@ def _make(path: str) -> None:
 
 def _probe(path: str) -> None:
     handle, probe = tempfile.mkstemp(prefix=".write-check-", dir=path)
-    os.close(handle)
-    os.unlink(probe)
+    try:
+        os.write(handle, b"\0")
+    finally:
+        os.close(handle)
+        os.unlink(probe)
 
 
 LEFTOVER_MARKERS = (".tmp-", ".old-")
