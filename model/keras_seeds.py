@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import random
-import sys
+
+from model import keras_tensorflow
 
 
 @contextlib.contextmanager
@@ -34,18 +35,12 @@ def drawn_from(seed: int):
 def set_random_seed(seed: int, *, tensorflow: bool) -> None:
     """`keras.utils.set_random_seed(seed)`: Python's, NumPy's and Keras's seeds, and TensorFlow's
     where the run uses TensorFlow (`tensorflow`: its backend or a tf.data input) or has loaded it.
-    Keras seeds TensorFlow wherever it is installed, which imports it (seconds of CPU and hundreds
-    of MB) into a JAX run that reads its input with Grain and never uses it."""
+    Keras seeds TensorFlow wherever it is installed, which imports it into a JAX run that reads its
+    input with Grain and never uses it (`model.keras_tensorflow`)."""
     import keras
-    from keras.src.utils import module_utils  # Keras's one handle on TensorFlow
 
-    if tensorflow or "tensorflow" in sys.modules:
+    if tensorflow:
         keras.utils.set_random_seed(seed)
         return
-    handle = module_utils.tensorflow
-    known = handle._available
-    handle._available = False  # read as "not installed" for this call alone
-    try:
+    with keras_tensorflow.absent_unless_loaded():
         keras.utils.set_random_seed(seed)
-    finally:
-        handle._available = known

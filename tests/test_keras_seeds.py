@@ -1,13 +1,11 @@
 """A model built inside `keras_seeds.drawn_from` does not depend on other threads' use of Python's
 global `random` (a flow's websocket pings drew from it and gave two hosts different models), and is
-the model `keras.utils.set_random_seed` gives on a quiet process. `keras_seeds.set_random_seed`
-seeds as Keras does without loading TensorFlow into a run that never uses it."""
+the model `keras.utils.set_random_seed` gives on a quiet process. That `keras_seeds.set_random_seed`
+seeds as Keras does without loading TensorFlow: tests/test_keras_tensorflow.py."""
 
 import random
-import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -101,37 +99,3 @@ def test_seeds_of_our_own_give_the_quiet_model_whatever_other_threads_draw():
     assert _same(quiet, _beside_a_thread_drawing(_quiet))
     assert _same(quiet, _build(seeds_of_our_own=True))
     assert _same(quiet, _beside_a_thread_drawing(lambda: _build(seeds_of_our_own=True)))
-
-
-# In a JAX process: our seeding leaves TensorFlow unloaded and the same seeds as Keras's own
-# (Python's, NumPy's, Keras's global seed), which then load it.
-SEEDS_WITHOUT_TENSORFLOW = """
-import random, sys
-import numpy as np
-import keras
-from keras.src.backend.common import global_state
-from model import keras_seeds
-
-def seeds():
-    keras_seed = global_state.get_global_attribute("global_random_seed")
-    return random.random(), np.random.random(), keras_seed
-
-keras_seeds.set_random_seed(5, tensorflow=False)
-ours, loaded = seeds(), "tensorflow" in sys.modules
-keras.utils.set_random_seed(5)
-print(ours == seeds(), loaded, "tensorflow" in sys.modules)
-"""
-
-
-def test_a_jax_run_is_seeded_as_keras_seeds_it_without_loading_tensorflow():
-    if keras.config.backend() != "jax":
-        pytest.skip("the JAX backend's seeding: runs in `make test-jax`")
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run(
-        [sys.executable, "-c", SEEDS_WITHOUT_TENSORFLOW],
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "KERAS_BACKEND": "jax"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert done.stdout.split() == ["True", "False", "True"], done.stderr[-2000:]

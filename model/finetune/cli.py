@@ -21,14 +21,12 @@ TensorFlow start-up.
 from __future__ import annotations
 
 from albert import signals
-from albert.outputs import check_writable
 from albert.stage import stage_main
 from model.finetune.config import FinetuneConfig
 
 
 def run(config: FinetuneConfig) -> dict:
-    """`model.finetune.stage.run`, imported once the config is valid and the output writable."""
-    check_writable(config.output, "FinetuneConfig.output")
+    """`model.finetune.stage.run`, imported once the config is valid."""
     from model.finetune.stage import run as finetune  # heavy: Keras and its backend
 
     return finetune(config)

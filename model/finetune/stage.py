@@ -16,7 +16,7 @@ from albert.fs import join, open_file
 from albert.locks import output_lock
 from albert.outputs import atomic_output_dir
 from albert.tokenization import AlbertTokenizer
-from model import keras_seeds
+from model import keras_seeds, keras_tensorflow
 from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters
 from model.finetune.kind import TaskData, TaskKind
 from model.finetune.kinds import task_kind
@@ -74,7 +74,8 @@ def _run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None) -> di
     dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
     with atomic_output_dir(config.output, lock=False) as out:  # `run` holds the lock
         predictions_path = kind.write_predictions(out, data, predictions)
-        model.save(join(out, "model.keras"))
+        with keras_tensorflow.absent_unless_loaded():  # a JAX run's save loads no TensorFlow
+            model.save(join(out, "model.keras"))
         results = {
             "task": spec.name,
             "init": init,
