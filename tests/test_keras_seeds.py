@@ -12,6 +12,8 @@ import pytest
 
 keras = pytest.importorskip("keras")
 
+from thread_random import random_for_this_thread_alone
+
 from model.config import get_preset
 from model.keras_seeds import drawn_from
 from model.pretraining_model import AlbertPretrainingModel
@@ -35,33 +37,10 @@ def _build(seeds_of_our_own: bool) -> list[np.ndarray]:
 
 
 def _quiet() -> list[np.ndarray]:
-    """Keras's own seeding (`_build(seeds_of_our_own=False)`) as on a quiet process.
-
-    A pytest worker is not quiet: the Prefect clients of its earlier tests live on in threads,
-    and their websocket pings draw from the global `random`. Here the module's functions serve
-    only this thread from the shared generator; other threads draw from one of their own."""
-    me, theirs = threading.get_ident(), random.Random()
-    shared = {
-        name: function
-        for name in dir(random)
-        if getattr(function := getattr(random, name), "__self__", None) is random._inst
-    }
-
-    def for_this_thread_alone(name, function):
-        def draw(*args, **kwargs):
-            if threading.get_ident() == me:
-                return function(*args, **kwargs)
-            return getattr(theirs, name)(*args, **kwargs)
-
-        return draw
-
-    for name, function in shared.items():
-        setattr(random, name, for_this_thread_alone(name, function))
-    try:
+    """Keras's own seeding (`_build(seeds_of_our_own=False)`) as on a quiet process: no other
+    thread of this worker draws from the shared generator meanwhile."""
+    with random_for_this_thread_alone():
         return _build(seeds_of_our_own=False)
-    finally:
-        for name, function in shared.items():
-            setattr(random, name, function)
 
 
 def _beside_a_thread_drawing(build) -> list[np.ndarray]:
