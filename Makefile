@@ -4,7 +4,10 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
-PYTEST_ARGS ?= -n 2 --dist loadfile --no-loadscope-reorder --durations=20
+# Each pass in one xdist worker (the controller reports a worker that crashes and goes on): the two
+# passes run side by side, one per core of a 2-core machine; more workers each pay their imports
+# and shared inputs again, and contend (docs/measurements.md, "One worker per pass").
+PYTEST_ARGS ?= -n 1 --durations=20
 ARGS ?=
 LINTED := albert pipelines model flows infra tests benchmarks
 

@@ -106,14 +106,6 @@ def _session_root(tmp_path_factory):
     _PREFECT_SERVER.close()
 
 
-def pytest_collection_modifyitems(items):
-    """The modules that hold slow tests run first (collection order otherwise): `--dist loadfile`
-    hands out modules in this order, so the long ones start at once and the short ones fill each
-    worker's end, instead of one worker running a long module alone at the end of its pass."""
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
-
-
 def pytest_sessionfinish(session):
     """The session's Prefect server ends with the session (in xdist's controller, once every
     worker has finished), unless a command around the session shares it (tests/prefect_session)."""

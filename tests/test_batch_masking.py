@@ -13,6 +13,8 @@ from albert.pretraining_example import decode_example
 from albert.tfrecord_framing import tfrecord_records
 from tests.conftest import shared_path
 
+pytestmark = pytest.mark.backend_free
+
 VOCAB = 16000  # the reference's sp16k vocabulary
 
 

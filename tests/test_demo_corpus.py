@@ -7,7 +7,11 @@ import fnmatch
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from flows.pipeline.default_corpus import DEMO_CORPUS_DIR, default_corpus
+
+pytestmark = pytest.mark.backend_free
 
 REPO = Path(__file__).resolve().parents[1]
 

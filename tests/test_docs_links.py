@@ -4,6 +4,10 @@
 import re
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.backend_free
+
 ROOT = Path(__file__).resolve().parent.parent
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")

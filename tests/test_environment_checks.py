@@ -19,6 +19,8 @@ import pytest
 from albert.errors import EXIT_INTERRUPTED, describe_error
 from albert.outputs import atomic_output_dir
 
+pytestmark = pytest.mark.backend_free
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -28,7 +30,7 @@ def _command(argv: list[str], signal_after: float | None = None):
     process = subprocess.Popen(
         [sys.executable, *argv],
         cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**os.environ, "PYTHONPATH": str(REPO), "KERAS_BACKEND": "tensorflow"},  # the default
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import grain
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model import epoch_order
+
+pytestmark = pytest.mark.backend_free
 
 
 class _Items(grain.IterDataset):

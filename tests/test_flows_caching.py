@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
+import pytest
 from conftest import prefect_server
 from pydantic import Field
 
@@ -14,6 +15,8 @@ from albert.outputs import atomic_output_dir
 from flows.engine.caching import code_version, manifest_digest, module_closure, stage_cache_key
 from flows.engine.retry import is_transient_error
 from flows.engine.tasks import run_stage, stage_task
+
+pytestmark = pytest.mark.backend_free
 
 
 class CopyConfig(StageConfig):

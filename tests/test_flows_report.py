@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from browser import image_widths
 
 from flows.pipeline.report import run_report_markdown
 from flows.report.render import render_html
 from flows.report.text import downstream_table, duration, number
+
+pytestmark = pytest.mark.backend_free
 
 # what segment, vocab and tfrecords return (= their stats.json, vocab_stats.json, metadata.json)
 SUMMARIES = {

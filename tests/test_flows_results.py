@@ -24,6 +24,8 @@ from flows.engine.result_storage import (
 )
 from flows.engine.tasks import run_stage, stage_task
 
+pytestmark = pytest.mark.backend_free
+
 
 class EchoConfig(StageConfig):
     input: str = Field(description="file to copy")

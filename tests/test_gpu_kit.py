@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
+pytestmark = pytest.mark.backend_free  # the kit's processes have their own environment
+
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL = ("install", "--disable-pip-version-check", "-q", "--no-compile")
 
@@ -38,7 +40,6 @@ def checked(command: list[str], **options) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 @pytest.mark.shared_data
-@pytest.mark.backend_free  # the kit's processes have their own environment
 def test_the_kit_trains_exports_and_measures_without_tensorflow(tmp_path):
     records = shared_path("reference", "ref_seq128.tfrecord")
     spm_model = shared_path("reference", "sp16k.model")

@@ -13,6 +13,8 @@ import pytest
 import yaml
 from prefect.utilities.templating import apply_values, find_placeholders
 
+pytestmark = pytest.mark.backend_free
+
 VERTEX_SPECS = sorted((harness.INFRA_DIR / "vertex").glob("*.yaml"))
 ACCELERATORS = {
     "NVIDIA_A100_80GB",

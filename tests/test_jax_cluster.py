@@ -9,6 +9,8 @@ import pytest
 from albert.errors import StageError
 from model.distribute import JaxCluster, jax_cluster
 
+pytestmark = pytest.mark.backend_free
+
 
 def test_flags_name_the_process_and_none_is_one_process():
     assert jax_cluster("10.0.0.2:8476", 4, 3, {}) == JaxCluster("10.0.0.2:8476", 4, 3)

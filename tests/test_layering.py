@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.backend_free
+
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("albert", "pipelines", "model", "flows")
 ENTRY_TABLES = ("albert.stages", "albert.cli")

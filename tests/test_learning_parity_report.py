@@ -1,6 +1,10 @@
 """benchmarks/learning_parity_report.compare: the side-by-side verdicts, from printed rows alone."""
 
+import pytest
+
 from benchmarks.learning_parity_report import compare
+
+pytestmark = pytest.mark.backend_free
 
 
 def row(side: str, seed: int, accuracies: list[float], losses: dict[int, float]) -> dict:

@@ -24,6 +24,8 @@ from flows.line.config import LineConfig
 from flows.line.night import novelty
 from flows.line.records import LINE_FILE, ModelLine, next_version, write_json
 
+pytestmark = pytest.mark.backend_free
+
 SETTINGS = {
     "format": "albert-model-line-v1",
     "base": {"path": "base", "model_file": "base/model.keras", "spm_model": "base/spiece.model"},

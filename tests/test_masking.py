@@ -10,6 +10,8 @@ import pytest
 
 from albert import masking
 
+pytestmark = pytest.mark.backend_free
+
 VOCAB = 30000
 CLS, SEP, MASK = 2, 3, 4
 

@@ -43,6 +43,8 @@ from flows.line.replay import (
 )
 from flows.line.replay import run as replay_run
 
+pytestmark = pytest.mark.backend_free
+
 
 def record(parent, status=PROMOTED, files=()):
     return {

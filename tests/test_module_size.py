@@ -3,6 +3,10 @@ module), benchmarks included."""
 
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.backend_free
+
 ROOT = Path(__file__).resolve().parents[1]
 CAP = 350
 

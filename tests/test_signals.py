@@ -21,6 +21,8 @@ from albert.errors import Interrupted
 from albert.log import load_native_code_whole
 from model.preemption import stop_on_signals
 
+pytestmark = pytest.mark.backend_free
+
 
 @pytest.fixture
 def handlers():

@@ -9,6 +9,8 @@ from scipy import stats
 
 from model.tasks import metrics as m
 
+pytestmark = pytest.mark.backend_free
+
 
 def test_pearson_spearman_match_scipy():
     rng = np.random.default_rng(0)

@@ -15,6 +15,8 @@ from albert.race_json import fill_option, read_race
 from albert.squad_json import gold_answers, is_v2, read_squad
 from model.tasks import get_task
 
+pytestmark = pytest.mark.backend_free
+
 FIXTURES = Path(__file__).parent / "fixtures" / "tasks"
 
 

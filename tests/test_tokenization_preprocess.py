@@ -9,6 +9,8 @@ import pytest
 
 from albert.tokenization import preprocess_text
 
+pytestmark = pytest.mark.backend_free
+
 TEXTS = [
     "",
     "  plain ASCII,   with\tspaces \n",
