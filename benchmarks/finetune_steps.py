@@ -129,6 +129,7 @@ def our_steps(setup: Setup, data, tokenizer, order: np.ndarray, schedule: str, s
     from model.finetune.kinds import task_kind  # heavy: Keras
     from model.finetune.models import FinetuneModel, load_backbone  # heavy: Keras
     from model.finetune.optimizer import make_optimizer  # heavy: Keras
+    from model.finetune.training import compile_for_fit  # heavy: Keras
 
     kind = task_kind(setup.task)
     keras.utils.set_random_seed(setup.seed)
@@ -142,7 +143,7 @@ def our_steps(setup: Setup, data, tokenizer, order: np.ndarray, schedule: str, s
     )  # fmt: skip
     optimizer = make_optimizer(model, hp, 0.01, 1.0, setup.total_steps, schedule)
     loss = kind.loss()
-    model.compile(optimizer=optimizer, loss=loss)
+    compile_for_fit(model, optimizer, loss)
     inputs, labels = inputs_of(data.train), data.train["labels"]
     records = []
     for step in range(steps):

@@ -95,6 +95,19 @@ def test_layerwise_adamw_scales_each_variables_step():
 
 
 @pytest.mark.keras
+def test_compile_for_fit_makes_the_optimizers_variables_before_fit():
+    """So that `fit` makes none while tracing its step (which TensorFlow would trace twice)."""
+    from model.finetune.training import compile_for_fit
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    compile_for_fit(model, LayerwiseAdamW(learning_rate=0.1), "mse")
+    made = [v.path for v in model.optimizer.variables]
+    assert len(made) > 2  # the step counter and rate, and Adam's moments of every variable
+    model.fit(np.ones((4, 3), "float32"), np.ones((4, 1), "float32"), epochs=1, verbose=0)
+    assert [v.path for v in model.optimizer.variables] == made
+
+
+@pytest.mark.keras
 @pytest.mark.parametrize("features", ["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"])
 def test_layer_features_shapes_and_values(features):
     config = get_preset("albert-nano", vocab_size=50)

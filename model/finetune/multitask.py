@@ -15,6 +15,7 @@ from model.finetune.kind import inputs_of
 from model.finetune.kinds import task_kind
 from model.finetune.models import MultiTaskModel
 from model.finetune.optimizer import make_optimizer
+from model.finetune.training import compile_for_fit
 
 
 def multitask_kinds(config: FinetuneConfig) -> dict[str, tuple[GlueKind, str]]:
@@ -71,11 +72,10 @@ def train_multitask(
         weights = {n: np.full(count, float(n == name), dtype=np.float32) for n in datas}
         parts.append((inputs_of(data.train), labels, weights))
     steps = config.multitask_steps or hp.train_steps
-    model.compile(
-        optimizer=make_optimizer(
-            model, hp, config.weight_decay, config.layer_decay, steps, config.schedule
-        ),
-        loss={n: k.loss() for n, k in kinds.items()},
+    compile_for_fit(
+        model,
+        make_optimizer(model, hp, config.weight_decay, config.layer_decay, steps, config.schedule),
+        {n: k.loss() for n, k in kinds.items()},
     )
     model.fit(
         mixture_batches(parts, hp.batch_size, config.seed, trim=True),
