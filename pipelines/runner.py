@@ -154,13 +154,14 @@ class _SumCountsFn(beam.CombineFn):
 
 
 def sum_counts(counts: list, label: str = "SumCounts"):
-    """The COUNTS outputs of a pipeline's counting DoFns -> one dict of totals, sorted by name.
+    """The COUNTS outputs of a pipeline's counting DoFns -> one dict of totals, sorted by name, as
+    a side input (`AsSingleton`; `{}` when nothing was counted).
 
     A name appears once it was counted, amount 0 included, as with Beam counters."""
     return (
         tuple(counts)
         | f"{label}Flatten" >> beam.Flatten()
-        | label >> beam.CombineGlobally(_SumCountsFn())
+        | label >> beam.CombineGlobally(_SumCountsFn()).as_singleton_view()
     )
 
 
@@ -183,7 +184,7 @@ class WriteSummary(beam.PTransform):
             >> beam.Map(
                 _call_writer,
                 self.write,
-                counts=beam.pvalue.AsSingleton(sum_counts(self.counts)),
+                counts=sum_counts(self.counts),
                 **self.arguments,
             )
         )

@@ -229,7 +229,7 @@ def build_pipeline(
     ]
     read = (
         pipeline
-        | "Files" >> beam.Create(paths)  # path
+        | "Files" >> beam.Create(paths, reshuffle=False)  # path (spread once: SpreadFiles)
         | "SpreadFiles" >> beam.Reshuffle()
         | "Read" >> beam.ParDo(ReadFiles(config)).with_outputs(BAD_FILES, COUNTS, main="documents")
     )

@@ -140,15 +140,15 @@ class WriteShards(beam.PTransform):
         runs = pairs | "SpillSortedRuns" >> beam.ParDo(
             SpillSortedRuns(run_dir, self.num_shards, self.run_bytes)
         )
-        every_shard = pairs.pipeline | "EveryShard" >> beam.Create(
-            [(index, None) for index in range(self.num_shards)]
+        every_shard = pairs.pipeline | "EveryShard" >> beam.Create(  # grouped below: no reshuffle
+            [(index, None) for index in range(self.num_shards)], reshuffle=False
         )
         return (
             (runs, every_shard)
             | "Flatten" >> beam.Flatten()
             | "GroupRunsByShard" >> beam.GroupByKey()
             | "MergeShard" >> beam.Map(self._merge)
-            | "AllShards" >> beam.combiners.ToList()
+            | "AllShards" >> beam.combiners.ToList().without_defaults()  # never empty: every shard
             | "RemoveRunDir" >> beam.FlatMap(_remove_dir_then_list, run_dir)
         )
 

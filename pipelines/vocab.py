@@ -254,11 +254,9 @@ def build_pipeline(
                 is_sentence_line(line, config.max_sentence_bytes) for line in file_lines(f)
             )
         )
-        | "Total" >> beam.CombineGlobally(sum)
+        | "Total" >> beam.CombineGlobally(sum).as_singleton_view()
     )
-    chosen = counted(
-        files, "Choose", _ChooseFromFile(config), counts, beam.pvalue.AsSingleton(total)
-    )
+    chosen = counted(files, "Choose", _ChooseFromFile(config), counts, total)
     always = pipeline | "AlwaysOneGroup" >> beam.Create([(0, [])])
     (
         (chosen, always)
@@ -267,8 +265,8 @@ def build_pipeline(
         | "Train"
         >> beam.ParDo(
             _BuildVocabulary(config, output_dir, start_time),
-            beam.pvalue.AsSingleton(total),
-            beam.pvalue.AsSingleton(sum_counts(counts)),
+            total,
+            sum_counts(counts),
         )
     )
 

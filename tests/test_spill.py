@@ -48,7 +48,9 @@ def test_merge_sorted_groups_by_key_prefix_whatever_the_run_size(tmp_path):
                 )
             )
             assert_that(grouped, equal_to([(b"\x00", 17), (b"\x01", 17), (b"\x02", 16)]))
-            assert_that(sum_counts(counts), equal_to([{"pairs": 50}]), label="counts")
+            totals = sum_counts(counts)  # a side input
+            summed = pipeline | "One" >> beam.Create([None]) | beam.Map(lambda _, t: t, totals)
+            assert_that(summed, equal_to([{"pairs": 50}]), label="counts")
         run_dir = tmp_path / f"runs{run_bytes}"
         assert list(
             run_dir.iterdir()
