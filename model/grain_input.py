@@ -251,11 +251,14 @@ def _in_own_memory(item):
     return epoch, index, {name: np.array(value) for name, value in batch.items()}
 
 
-def close_batches(iterator) -> None:
-    """Stop `iterator`'s input workers and prefetch threads now and unlink the shared memory of the
-    batches they had prepared, instead of leaving that to interpreter shutdown (see the module
-    doc); again at this process's exit, for batches still held then."""
+def close_batches(iterator, workers: int) -> None:
+    """Stop `iterator`'s input workers and prefetch threads now and, when it had `workers` > 0,
+    unlink the shared memory of the batches they had prepared, instead of leaving that to
+    interpreter shutdown (see the module doc); again at this process's exit, for batches still held
+    then. Without workers no batch is in shared memory: nothing to unlink, no garbage collection."""
     iterator.close()
+    if not workers:
+        return
     unlink_released_batches()
     if not _AT_EXIT:  # registered after multiprocessing's exit hook, so it runs before it
         atexit.register(unlink_released_batches)

@@ -73,7 +73,7 @@ def run_batches(
         try:
             yield iterator
         finally:
-            grain_input.close_batches(iterator)
+            grain_input.close_batches(iterator, options.get("workers", 0))
         return
 
     def open_epoch(number: int, skip: int):

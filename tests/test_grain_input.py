@@ -186,7 +186,7 @@ def test_a_run_reads_its_epochs_as_one_stream_with_exact_positions(uneven):
     try:
         tagged = list(itertools.islice(iterator, len(items)))
     finally:
-        grain_input.close_batches(iterator)
+        grain_input.close_batches(iterator, 2)
     assert [(e, i) for e, i, _ in tagged] == [(e, i) for e, i, _ in items]
     _same([b for _, _, b in items], [b for _, _, b in tagged], "2 workers")
 
@@ -223,7 +223,7 @@ def test_the_workers_carry_on_across_an_epoch_boundary(tmp_path):
             if epoch == 2:
                 break
     finally:
-        grain_input.close_batches(iterator)
+        grain_input.close_batches(iterator, 2)
     boundary = epochs.index(1)
     steady = float(np.median(intervals[:boundary]))
     print({"boundary_s": intervals[boundary], "steady_s": steady})
@@ -271,7 +271,7 @@ def test_a_failed_read_unlinks_every_segment_in_one_thread(tmp_path, monkeypatch
             for _ in iterator:
                 pass
         finally:
-            grain_input.close_batches(iterator)
+            grain_input.close_batches(iterator, 1)
     gc.collect()
     assert opened and opened <= unlinked, opened - unlinked
     assert [name for name, threads in closed_in.items() if len(threads) > 1] == []
