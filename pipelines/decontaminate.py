@@ -203,11 +203,7 @@ def build_pipeline(
         | "AllParts" >> beam.combiners.ToList()
         | "MergeIndex" >> beam.Map(contamination.merge_index)
     )  # (n-gram hash -> text ids, shared text id -> example numbers)
-    scanned = (
-        pipeline
-        | "Files" >> beam.Create(files, reshuffle=False)  # spread once: SpreadFiles
-        | "SpreadFiles" >> beam.Reshuffle()
-    )
+    scanned = pipeline | "Files" >> beam.Create(files)  # spread over the workers by its reshuffle
     writer = ScanFile(config.ngram, output_dir if config.remove else None)
     overlaps = counted(scanned, "Scan", writer, counts, beam.pvalue.AsSingleton(index))
     _ = pipeline | "WriteReport" >> WriteSummary(

@@ -229,8 +229,7 @@ def build_pipeline(
     ]
     read = (
         pipeline
-        | "Files" >> beam.Create(paths, reshuffle=False)  # path (spread once: SpreadFiles)
-        | "SpreadFiles" >> beam.Reshuffle()
+        | "Files" >> beam.Create(paths)  # path; spread over the workers by Create's reshuffle
         | "Read" >> beam.ParDo(ReadFiles(config)).with_outputs(BAD_FILES, COUNTS, main="documents")
     )
     counts.append(read[COUNTS])
