@@ -5,9 +5,10 @@ each worker started its own saves a server start (about 12 CPU-seconds) per work
 
 `python tests/prefect_session.py COMMAND...` (what `make test` runs its two passes under) shares one
 server between every pytest session COMMAND starts: they find its record in the directory named by
-$ALBERT_TEST_PREFECT_SERVER, the first test that asks starts it, and it ends with COMMAND, not with
-a session. One server for both passes saves a start (17 CPU-seconds) and an idle server's
-ticking (about 1.5% of a core)."""
+$ALBERT_TEST_PREFECT_SERVER; it starts before COMMAND (booting while the sessions collect, where the
+first test that asks waited for it: 12 s of a pass), and it ends with COMMAND, not with a session.
+One server for both passes saves a start (17 CPU-seconds) and an idle server's ticking (about 1.5%
+of a core)."""
 
 from __future__ import annotations
 
@@ -44,13 +45,18 @@ def owns_server() -> bool:
 def api_url(root: Path) -> str:
     """The API of the session's server, whose files live in `root` (the session's temporary root,
     shared by its workers): started if no worker has started it yet; returned once it answers."""
+    url = start(root)
+    _wait_until_healthy(url, root / "prefect-server" / "server.log")
+    return url
+
+
+def start(root: Path) -> str:
+    """Start the server whose files live in `root`, unless it is started already; its API."""
     record = root / RECORD
     with FileLock(str(record) + ".lock"):
         if not record.exists():
             record.write_text(json.dumps(_start(root / "prefect-server")))
-    url = json.loads(record.read_text())["url"]
-    _wait_until_healthy(url, root / "prefect-server" / "server.log")
-    return url
+    return json.loads(record.read_text())["url"]
 
 
 def stop(root: Path) -> None:
@@ -106,6 +112,7 @@ def main(command: list[str]) -> int:
     """Run `command` with one server for all its pytest sessions; end the server with it."""
     with tempfile.TemporaryDirectory(prefix="albert-test-prefect-server-") as root:
         try:
+            start(Path(root))
             return subprocess.call(command, env={**os.environ, SHARED: root})
         finally:
             stop(Path(root))
