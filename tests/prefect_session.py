@@ -55,7 +55,7 @@ def start(root: Path) -> str:
     record = root / RECORD
     with FileLock(str(record) + ".lock"):
         if not record.exists():
-            record.write_text(json.dumps(_start(root / "prefect-server")))
+            record.write_text(json.dumps(_spawn(root / "prefect-server")))
     return json.loads(record.read_text())["url"]
 
 
@@ -70,7 +70,7 @@ def stop(root: Path) -> None:
         record.unlink()
 
 
-def _start(directory: Path) -> dict:
+def _spawn(directory: Path) -> dict:
     directory.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = {
