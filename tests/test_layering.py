@@ -133,3 +133,19 @@ def test_importing_any_model_module_never_imports_beam() -> None:
         timeout=600,
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_the_commands_that_need_no_prefect_never_import_it() -> None:
+    """`python -m model.pretrain`, `albert finetune` and the Beam stages work where Prefect cannot
+    (a PREFECT_HOME that cannot be made: tests/test_environment_sweep.py): nothing of `albert/`,
+    `pipelines/` or `model/` imports Prefect, nor `flows/finetune.py`, which imports no other
+    module of `flows/`, lazy imports and imports by string included."""
+    finetune = ROOT / "flows" / "finetune.py"
+    paths = [path for layer in LAYERS[:3] for path in (ROOT / layer).rglob("*.py")] + [finetune]
+    offenders = [str(p.relative_to(ROOT)) for p in paths if "prefect" in _imported_packages(p)]
+    assert not offenders, f"import Prefect: {offenders}"
+    nodes = list(ast.walk(ast.parse(finetune.read_text(encoding="utf-8"))))
+    imported = [a.name for n in nodes if isinstance(n, ast.Import) for a in n.names] + [
+        n.module for n in nodes if isinstance(n, ast.ImportFrom) and n.module
+    ]
+    assert not [name for name in imported if name.split(".")[0] == "flows"], imported

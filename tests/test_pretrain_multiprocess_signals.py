@@ -87,7 +87,7 @@ def test_a_rerun_on_one_process_of_four_devices_resumes_as_the_uninterrupted_run
 ):
     """1 x 4 devices resuming the checkpoint the stopped 2 x 2 run saved ends as the uninterrupted
     run: a checkpoint of 2 processes restores on 1, and 2 x 2 devices train as 1 x 4. (A re-run
-    on the same two processes resumes exactly: test_pretrain_multiprocess's kill test.)"""
+    on the same two processes: test_pretrain_multiprocess's kill test.)"""
     step = _stop_step(stopped)
     four = tmp_path / "four"
     name = f"ckpt-{step:09d}"

@@ -201,12 +201,12 @@ def test_round_trip_gives_the_original_pieces_in_order(static_output, corpus, sp
         assert (records["segment_ids"][i][: len(ids)] == (np.arange(len(ids)) > seps[0])).all()
 
 
-@pytest.mark.parametrize("mode", ["multi_processing", "multi_threading"])
-def test_identical_bytes_for_one_or_two_workers(static_output, corpus, spm_model, tmp_path, mode):
+def test_identical_bytes_for_one_or_two_workers(static_output, corpus, spm_model, tmp_path):
+    """Two worker threads; two worker processes (the DoFns pickled, as on any distributed runner):
+    tests/test_stage_entry_points.py, whose `python -m` runs them."""
     two = tmp_path / "two"
-    tfrecords.run(
-        config(corpus, spm_model, two), [f"--direct_running_mode={mode}", "--direct_num_workers=2"]
-    )
+    flags = ["--direct_running_mode=multi_threading", "--direct_num_workers=2"]
+    tfrecords.run(config(corpus, spm_model, two), flags)
     names = sorted(p.name for p in static_output.glob("*.tfrecord"))
     assert names == sorted(p.name for p in two.glob("*.tfrecord"))
     for name in names:

@@ -123,7 +123,8 @@ def test_writes_an_albert_vocabulary_with_stats(built):
     assert not any(line.split("\t")[0] != line.split("\t")[0].lower() for line in vocab_lines[13:])
 
 
-def test_same_corpus_gives_the_same_model_bytes_whatever_the_sharding_and_runner(built, tmp_path):
+def test_same_corpus_gives_the_same_model_bytes_whatever_the_sharding_and_workers(built, tmp_path):
+    """Two worker threads here; two worker processes: tests/test_stage_entry_points.py."""
     output, _ = built
     sentences = synthetic_sentences(3000)
     random.Random(5).shuffle(sentences)
@@ -135,7 +136,7 @@ def test_same_corpus_gives_the_same_model_bytes_whatever_the_sharding_and_runner
         heldout_sentences=100,
         num_threads=1,
     )
-    vocab.run(config, ["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    vocab.run(config, ["--direct_running_mode=multi_threading", "--direct_num_workers=2"])
     assert (tmp_path / "out" / "spiece.model").read_bytes() == (
         output / "spiece.model"
     ).read_bytes()
