@@ -44,6 +44,7 @@ STAGES: dict[str, Stage] = {
         "stats.json",
         "Beam: raw Wikipedia dumps / books / text -> sentence-segmented documents",
         dataflow=True,
+        config_module="pipelines.segment_config",
     ),
     "vocab": Stage(
         "pipelines.vocab",
@@ -52,6 +53,7 @@ STAGES: dict[str, Stage] = {
         "spiece.model",
         "Beam: segmented corpus -> SentencePiece vocabulary (ALBERT recipe)",
         dataflow=True,
+        config_module="pipelines.vocab_config",
     ),
     "tfrecords": Stage(
         "pipelines.tfrecords",
@@ -60,6 +62,7 @@ STAGES: dict[str, Stage] = {
         "metadata.json",
         "Beam: segmented corpus -> masked SOP pretraining TFRecords",
         dataflow=True,
+        config_module="pipelines.tfrecords_config",
     ),
     "decontaminate": Stage(
         "pipelines.decontaminate",

@@ -26,6 +26,8 @@ from flows.engine import tasks
 from flows.engine.result_storage import result_storage_for
 from model.baselines import unigram_baseline
 from model.config import get_preset, parameter_counts
+from pipelines.segment_config import SegmentConfig
+from pipelines.tfrecords_config import TFRecordsConfig
 
 
 class RunConfig(StageConfig):
@@ -107,8 +109,6 @@ class RunConfig(StageConfig):
         return result_storage_for(self.results or join(self.run_dir, ".prefect"))
 
     def segment_config(self, inputs: list[str]) -> StageConfig:
-        from pipelines.segment import SegmentConfig  # heavy: loads Beam
-
         return build_config(
             SegmentConfig, {"input": inputs, "output": self.stage_dir("segment"), **self.segment}
         )
@@ -117,8 +117,6 @@ class RunConfig(StageConfig):
         """The tfrecords stage's config. Its `max_seq_length` counts as set by the user (the stage
         warns when it cuts much text) only when the user set it here or in --tfrecords, not when
         it is this flow's default."""
-        from pipelines.tfrecords import TFRecordsConfig  # heavy: loads Beam
-
         config = build_config(
             TFRecordsConfig,
             {
@@ -142,7 +140,7 @@ class RunConfig(StageConfig):
     def pretrain_config(self, spm_model: str, **values: Any) -> StageConfig:
         """PretrainConfig on this run's TFRecords, the budget's schedule, `values` and the
         overrides."""
-        from model.pretrain import PretrainConfig  # heavy: loads TensorFlow
+        from model.pretrain import PretrainConfig
 
         defaults: dict[str, Any] = {
             "data": self.stage_dir("tfrecords"),

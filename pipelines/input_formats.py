@@ -14,7 +14,7 @@ import logging
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Literal
+from typing import IO, TYPE_CHECKING, Literal
 
 from pipelines import books, wikipedia, wikitext
 from pipelines.input_streams import (
@@ -25,7 +25,9 @@ from pipelines.input_streams import (
     decoded_lines,
     open_counting,
 )
-from pipelines.runner import Counter
+
+if TYPE_CHECKING:  # the type only: pipelines.runner loads Beam
+    from pipelines.runner import Counter
 
 Format = Literal["auto", "wikipedia", "books", "chapters", "text", "jsonl"]
 FORMAT_NAMES = {

@@ -11,9 +11,11 @@ import gzip
 import io
 import zlib
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from pipelines.runner import Counter
+if TYPE_CHECKING:  # the type only: pipelines.runner loads Beam
+    from pipelines.runner import Counter
+
 
 SNIFF_BYTES = 1 << 16
 """The first bytes of a file read ahead: format detection looks at them."""

@@ -17,26 +17,23 @@ stays bounded on the in-process runner too.
 
 from __future__ import annotations
 
-import codecs
 import logging
 import posixpath
 import sys
 import zlib
-from collections.abc import Iterable
-from typing import Literal
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from pydantic import Field, field_validator
 
 from albert.errors import StageError
-from albert.fs import expand_files, filesystem, join
+from albert.fs import join
 from albert.hashing import stable_hash
 from albert.stage import stage_main
 from pipelines import input_formats, input_streams, near_dedup, spill, text_cleaning
 from pipelines.dedup import DropDuplicateDocuments, DropRepeatedParagraphs
 from pipelines.runner import COUNTS, CountingDoFn, WriteSummary, counted, run_stage
+from pipelines.segment_config import SegmentConfig, match_inputs
 from pipelines.segment_stats import (
     STATS_FILE,
     check_not_empty,
@@ -51,71 +48,6 @@ NAMESPACE = "segment"
 BAD_FILES = "bad_files"
 DOCUMENT_KEY_BYTES = 8
 _READ_ERRORS = (input_streams.BadInput, OSError, EOFError, zlib.error)
-
-
-class SegmentConfig(near_dedup.NearDupConfig):
-    """Inputs, format, error policy and cleaning bounds of the segmentation stage."""
-
-    input: list[str] = Field(
-        min_length=1,
-        description="input file, directory or glob pattern, local or gs:// (repeat the flag)",
-    )
-    output: str = Field(description="output directory for the *.txt shards and stats.json")
-    format: input_formats.Format = Field(
-        "auto", description="input format; auto picks per file by extension and content"
-    )
-    on_error: Literal["fail", "skip"] = Field(
-        "fail",
-        description=(
-            "bad input file: fail the job naming it, or skip it and report it in stats.json"
-        ),
-    )
-    num_shards: int = Field(8, gt=0, description="number of output .txt shards")
-    unicode_form: text_cleaning.UnicodeForm = Field(
-        "NFKC", description="Unicode normalisation form"
-    )
-    min_document_chars: int = Field(
-        200, ge=0, description="documents with fewer characters of sentences are dropped"
-    )
-    max_sentence_chars: int = Field(
-        2000, ge=20, description="longer sentences are cut at a space before this bound"
-    )
-    min_dedup_paragraph_chars: int = Field(
-        40, ge=1, description="paragraphs at least this long are removed when repeated (first kept)"
-    )
-    fallback_encoding: str | None = Field(
-        None, description="decode non-UTF-8 lines of text files with this encoding (e.g. latin-1)"
-    )
-    jsonl_field: str = Field("text", description="the JSONL field holding a document's text")
-
-    @field_validator("fallback_encoding")
-    @classmethod
-    def _known_encoding(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                codecs.lookup(value)
-            except LookupError:
-                raise ValueError(f"unknown encoding {value!r}") from None
-        return value
-
-
-def match_inputs(patterns: Iterable[str]) -> list[str]:
-    """Every file the patterns name (a directory: the files in it), sorted.
-
-    A pattern matching no file is an error in any mode; sub-directories are not descended into.
-    """
-    paths: set[str] = set()
-    for pattern in patterns:
-        matched = [path for path in expand_files(pattern, ("*",)) if not _is_directory(path)]
-        if not matched:
-            raise StageError(f"{pattern}: no file matches this input pattern")
-        paths.update(matched)
-    return sorted(paths)
-
-
-def _is_directory(url: str) -> bool:
-    fs, path = filesystem(url)
-    return fs.isdir(path)
 
 
 def document_key(path: str, doc_id: str) -> bytes:

@@ -5,14 +5,17 @@ Pure functions: the Beam job (pipelines.segment) calls them and injects its coun
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from albert.hashing import stable_hash
-from pipelines.runner import Counter
+
+if TYPE_CHECKING:  # the type only: pipelines.runner loads Beam
+    from pipelines.runner import Counter
 
 UnicodeForm = Literal["NFC", "NFKC"]
 
@@ -36,11 +39,16 @@ def _character_class(categories: tuple[str, ...], keep: str) -> str:
     )
 
 
-# Control, format, private-use and surrogate characters; whitespace controls are kept and become
-# spaces.
-_INVISIBLE = re.compile(
-    _character_class(("Cc", "Cf", "Co", "Cs"), keep="\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85")
-)
+@functools.cache
+def _invisible() -> re.Pattern[str]:
+    """Control, format, private-use and surrogate characters; whitespace controls are kept and
+    become spaces. Built at the first use (a scan of every code point: half a second), not at the
+    import: a command that only checks a config never pays it."""
+    return re.compile(
+        _character_class(("Cc", "Cf", "Co", "Cs"), keep="\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85")
+    )
+
+
 _WHITESPACE = re.compile(r"\s+")
 # BlingFire's two common false splits: after a title abbreviation ("Mrs." | "Goddard's school...")
 # and before a lower-case continuation ('"What!"' | 'said Mrs. Weston').
@@ -79,7 +87,7 @@ def normalize_text(text: str, form: UnicodeForm = "NFKC") -> str:
     """Unicode-normalise, drop control/format characters and collapse all whitespace to single
     spaces."""
     text = unicodedata.normalize(form, text)
-    text = _INVISIBLE.sub("", text)
+    text = _invisible().sub("", text)
     return _WHITESPACE.sub(" ", text).strip()
 
 

@@ -114,15 +114,24 @@ def test_the_entry_tables_import_no_upper_layer_when_imported() -> None:
     assert result.returncode == 0, result.stderr[-2000:]
 
 
-def test_importing_any_model_module_never_imports_beam() -> None:
-    """Shared logic (hashing, masking, the example schema, TFRecord framing) lives in `albert/`."""
-    modules = _modules("model")
+def test_no_model_module_and_no_flow_before_its_stages_imports_beam(tmp_path) -> None:
+    """Shared logic (hashing, masking, the example schema, TFRecord framing) lives in `albert/`.
+    The flows validate every stage's config and match a line's input files before their
+    environment checks (PREFECT_HOME, the run directory): the configs live in modules that load
+    no Beam (`pipelines/*_config.py`), so a command that fails there does so in seconds."""
+    (tmp_path / "corpus.txt").write_text("One sentence.\n")
     code = (
         "import importlib, sys\n"
-        f"for name in {modules!r}:\n"
+        f"for name in {_modules('model')!r}:\n"
         "    importlib.import_module(name)\n"
         "    assert 'apache_beam' not in sys.modules, name + ' imports apache_beam'\n"
-        "print(len(sys.modules))\n"
+        "from flows.line.night import input_digests\n"
+        "from flows.pipeline.flow import PretrainPipelineConfig, stage_configs\n"
+        f"config = PretrainPipelineConfig(input=[{str(tmp_path / 'corpus.txt')!r}],\n"
+        f"                                run_dir={str(tmp_path / 'run')!r})\n"
+        "assert list(stage_configs(config))[:3] == ['segment', 'vocab', 'tfrecords']\n"
+        "assert len(input_digests(config.input)) == 1\n"
+        "assert 'apache_beam' not in sys.modules, 'a flow imports apache_beam before its stages'\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],

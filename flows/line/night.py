@@ -53,6 +53,7 @@ from flows.line.replay import run as replay_mix
 from flows.line.report import write_line_report
 from flows.report.render import TrainingProgress
 from flows.run_config import cpu_seconds, run_plan
+from pipelines.segment_config import match_inputs
 
 NOTHING_NEW = "nothing new"
 
@@ -329,8 +330,6 @@ def replay_config(
 def input_digests(patterns: list[str]) -> dict[str, str]:
     """path -> sha256 of every file the input patterns name (as the segment stage reads them); a
     pattern that names no file yet is said in one line, not an error (nothing new)."""
-    from pipelines.segment import match_inputs  # heavy: loads Beam
-
     paths: set[str] = set()
     for pattern in patterns:
         try:

@@ -51,6 +51,7 @@ from flows.run_config import (
 )
 from model.tasks import get_task
 from pipelines.eval_sets import eval_splits
+from pipelines.vocab_config import VocabConfig
 
 
 class PretrainPipelineConfig(RunConfig):
@@ -119,8 +120,6 @@ class PretrainPipelineConfig(RunConfig):
 
 def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     """The validated config of every stage (ConfigError names the stage's bad field)."""
-    from pipelines.vocab import VocabConfig  # heavy: loads Beam
-
     corpus, vocab_dir = config.corpus_dir(), config.stage_dir("vocab")
     spm_model = join(vocab_dir, "spiece.model")
     decontaminate = {"decontaminate": decontaminate_config(config)} if config.eval else {}
