@@ -3,9 +3,11 @@ step, the task and flow runs end Cancelled, named "Interrupted" (not Failed), th
 with one line naming the command that resumes; that command then finds the earlier stages cached
 and resumes pretraining from the signal's step.
 
-Real processes, a real Prefect server (this session's temporary one, tests/conftest.py, which both
-commands use instead of starting one each) and a real signal (sent by the process to itself when
-the training record of step 2 reaches the flow's progress callback: a deterministic point).
+A real process, a real Prefect server (this session's temporary one, tests/conftest.py, which the
+command uses instead of starting one) and a real signal (sent by the process to itself when the
+training record of step 2 reaches the flow's progress callback: a deterministic point). The
+command that resumes runs in this process, as test_flows_line's second night does: what it guards
+is the cache and the checkpoint the stopped process left, not a process of its own.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import prefect_server, session_api_url
+from test_flows_line import trainer_log
 from test_flows_pipeline import tiny_flow_flags, write_corpus
 
 from model import checkpointing
@@ -40,31 +43,28 @@ sys.exit(main(sys.argv[2:]))
 
 
 @pytest.mark.slow
-def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(tmp_path):
+def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(tmp_path, capfd):
+    from albert import cli
+
     run_dir = tmp_path / "run"
     flags = tiny_flow_flags(write_corpus(tmp_path / "corpus.txt"), run_dir)
-    api = session_api_url()
     env = dict(
         os.environ,
         PYTHONPATH=str(REPO),
         PREFECT_HOME=str(tmp_path / "prefect"),
-        PREFECT_API_URL=api,
+        PREFECT_API_URL=session_api_url(),
         PREFECT_LOGGING_LEVEL="INFO",  # the flow and task runs' final states
     )
-
-    def albert_run(*command: str) -> tuple[int, str]:
-        done = subprocess.run(
-            [sys.executable, *command, "run", *flags],
-            check=False,
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        return done.returncode, done.stdout + done.stderr
-
-    code, output = albert_run("-c", SIGNALS_ITSELF, "2")
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNALS_ITSELF, "2", "run", *flags],
+        check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    code, output = done.returncode, done.stdout + done.stderr
     checkpoints = str(run_dir / "pretrain" / "checkpoints")
     assert code == 75, output[-3000:]
     (line,) = [line for line in output.splitlines() if "albert run interrupted:" in line]
@@ -76,12 +76,15 @@ def test_albert_run_given_sigterm_during_pretraining_resumes_through_the_cache(t
     assert [c.step for c in checkpointing.list_checkpoints(checkpoints)] == [2]
     assert not (run_dir / "heldout").exists()
 
-    code, output = albert_run("-m", "albert.cli")
+    capfd.readouterr()
+    with prefect_server(), trainer_log() as said:
+        code = cli.main(["run", *flags])  # the command the line names, in this process
+    output = capfd.readouterr().out
     assert code == 0, output[-3000:]
-    for index, stage in enumerate(("segment", "vocab", "tfrecords"), start=1):
-        assert f"<== [{index}/5] {stage}: cached" in output
-    assert f"resumed from {checkpoints}/ckpt-000000002 (step 2)" in output
-    assert "<== [4/5] pretrain: done" in output
+    summary = json.loads(output[: output.index("\n}\n") + 2])  # the command's summary
+    cached = [name for name, stage in summary["stages"].items() if stage["cached"]]
+    assert sorted(cached) == ["segment", "tfrecords", "vocab"], summary["stages"]
+    assert f"resumed from {checkpoints}/ckpt-000000002 (step 2)" in said
     records = [json.loads(line) for line in (run_dir / "pretrain" / "metrics.jsonl").open()]
     assert [r["step"] for r in records if r["split"] == "train"] == [1, 2, 3, 4]
     assert (run_dir / "report.md").is_file()
