@@ -33,7 +33,7 @@ JAX_CLUSTER_VARIABLES = (
     "MEGASCALE_COORDINATOR_ADDRESS",
     "JAX_COORDINATOR_ADDRESS",
 )
-HEARTBEAT_TIMEOUT_SECONDS = 20  # a process silent this long is dead; the others then stop
+HEARTBEAT_TIMEOUT_SECONDS = 20  # the default: a process silent this long is dead; the others stop
 JOIN_TIMEOUT_SECONDS = 300  # how long a process waits for all the others to join (or to finish)
 EXIT_GRACE_SECONDS = 1.0  # process 0 keeps the coordination service up while the others exit
 
@@ -179,11 +179,11 @@ def jax_cluster_from_tf_config(tf_config: str) -> JaxCluster:
     return JaxCluster(tasks[0][2], len(tasks), rank)
 
 
-def join_jax_cluster(cluster: JaxCluster) -> None:
+def join_jax_cluster(cluster: JaxCluster, heartbeat_timeout: int) -> None:
     """`jax.distributed.initialize` (before anything touches a device), CPU collectives over gloo,
-    a heartbeat after which a silent process counts as dead, no abort of the others when one
-    dies; StageError (one line) when joining fails or the job's process count is not
-    --num-processes."""
+    a heartbeat after which (`heartbeat_timeout` seconds) a silent process counts as dead, no
+    abort of the others when one dies; StageError (one line) when joining fails or the job's
+    process count is not --num-processes."""
     import jax  # heavy: the flows import this module without loading JAX
 
     if jax.distributed.is_initialized():
@@ -198,7 +198,7 @@ def join_jax_cluster(cluster: JaxCluster) -> None:
             cluster.num_processes,
             cluster.process_id,
             initialization_timeout=JOIN_TIMEOUT_SECONDS,
-            heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_SECONDS,
+            heartbeat_timeout_seconds=heartbeat_timeout,
         )
     except (RuntimeError, ValueError) as error:
         reason = str(error).strip().splitlines()[0]
@@ -220,16 +220,17 @@ def jax_process() -> tuple[int, int]:
 
 
 @contextlib.contextmanager
-def naming_failed_processes() -> Iterator[None]:
+def naming_failed_processes(heartbeat_timeout: int) -> Iterator[None]:
     """In a multi-process JAX job, an error raised while another process has died (a collective that
-    lost its peer) becomes StageError naming that process; any other error is raised as it is."""
+    lost its peer) becomes StageError naming that process; any other error is raised as it is.
+    `heartbeat_timeout`: the job's (`join_jax_cluster`)."""
     try:
         yield
     except StageError:
         raise
     except Exception as error:
         index, count = jax_process()
-        live = live_processes(count) if count > 1 else None
+        live = live_processes(count, heartbeat_timeout) if count > 1 else None
         failed = [i for i in range(count) if live is not None and i not in live]
         if not failed:
             raise
@@ -239,10 +240,11 @@ def naming_failed_processes() -> Iterator[None]:
         ) from error
 
 
-def live_processes(count: int) -> list[int] | None:
+def live_processes(count: int, heartbeat_timeout: int) -> list[int] | None:
     """The processes JAX's coordination service counts alive: it answers once every live process
     has asked or been declared dead by its heartbeat. None when no answer comes within twice the
-    heartbeat timeout (the others alive and busy elsewhere); without a coordinator, all but 0."""
+    job's heartbeat timeout (the others alive and busy elsewhere); without a coordinator, all but
+    0."""
     from jax._src import distributed  # heavy; the coordination client: no public API for it
 
     answer: dict[str, list[int]] = {}
@@ -256,7 +258,7 @@ def live_processes(count: int) -> list[int] | None:
 
     asking = threading.Thread(target=ask, daemon=True)
     asking.start()
-    asking.join(2 * HEARTBEAT_TIMEOUT_SECONDS)
+    asking.join(2 * heartbeat_timeout)
     return answer.get("live")
 
 

@@ -20,6 +20,7 @@ from model import checkpointing
 
 REPO = Path(__file__).resolve().parents[1]
 STEPS = SETTINGS["steps"]
+HEARTBEAT_SECONDS = 5  # a killed process is noticed this soon (the default, 20 s: real hosts)
 
 
 def skip_unless_jax() -> None:
@@ -72,6 +73,7 @@ def start(
 
     def command(index, code):
         cluster = ["--coordinator", f"127.0.0.1:{port}", "--num-processes", str(processes)]
+        cluster += ["--heartbeat-timeout", str(HEARTBEAT_SECONDS)]
         return [*(code or ("-m", "model.pretrain")), *argv, *cluster, "--process-id", str(index)]
 
     others = [launch(command(i, second if i == 1 else None)) for i in range(1, processes)]

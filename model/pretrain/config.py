@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from albert.config import JsonDict, StageConfig
+from model.distribute import HEARTBEAT_TIMEOUT_SECONDS
 from model.pretrain.time_budget import parse_duration
 
 PRECISION_POLICIES = {
@@ -125,6 +126,12 @@ class PretrainConfig(StageConfig):
     )
     process_id: int | None = Field(
         None, ge=0, description="JAX on several hosts: this process's index (0 writes)"
+    )
+    heartbeat_timeout: int = Field(
+        HEARTBEAT_TIMEOUT_SECONDS,
+        gt=0,
+        description="JAX on several hosts: seconds after which a silent process counts as dead "
+        "and the others stop, naming it",
     )
     export: bool = Field(
         True,

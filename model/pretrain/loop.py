@@ -77,7 +77,7 @@ def train(
     vocab_size, vocab_sha = resolve_vocab(config, spec)
     identity = training_identity(config, spec, vocab_size, vocab_sha)
     with (
-        distribute.naming_failed_processes(),
+        distribute.naming_failed_processes(config.heartbeat_timeout),
         keras_settings(config, backend, distribution),
         contextlib.ExitStack() as held,
     ):
@@ -209,7 +209,7 @@ def join_cluster(config: PretrainConfig, backend: str) -> None:
         return
     cluster = distribute.jax_cluster(*flags)
     if cluster is not None:
-        distribute.join_jax_cluster(cluster)
+        distribute.join_jax_cluster(cluster, config.heartbeat_timeout)
 
 
 def check_input(config: PretrainConfig, process: tuple[int, int]) -> None:
