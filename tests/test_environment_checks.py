@@ -1,45 +1,21 @@
-"""A bad environment is one line, found before the work starts (issue 46, rows 1, 3 and 4; row 2,
-the GPU kit, is in test_gpu_kit.py): a PREFECT_HOME that cannot be made (the commands themselves:
-test_environment_sweep's PREFECT_HOME cases), a write the disk refuses without naming a file (a
-flush, a background thread), and a signal while the command still imports. Real files, real
-processes, real signals; /dev/full is a real full disk."""
+"""A bad environment is one line, found before the work starts (issue 46, rows 1 and 3; row 2, the
+GPU kit, is in test_gpu_kit.py; row 4, a signal while the command still imports, is
+test_environment_sweep's signal case of `python -m model.pretrain`): a PREFECT_HOME that cannot be
+made (the commands themselves: test_environment_sweep's PREFECT_HOME cases), a write the disk
+refuses without naming a file (a flush, a background thread). Real files; /dev/full is a real full
+disk."""
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
-from albert.errors import EXIT_INTERRUPTED, describe_error
+from albert.errors import describe_error
 from albert.outputs import atomic_output_dir
 
 pytestmark = pytest.mark.backend_free
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _command(argv: list[str], signal_after: float | None = None):
-    """(exit code, output lines) of `python ARGV` run from the repository; SIGTERM after
-    `signal_after` seconds, if given."""
-    process = subprocess.Popen(
-        [sys.executable, *argv],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), "KERAS_BACKEND": "tensorflow"},  # the default
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    if signal_after is not None:
-        time.sleep(signal_after)
-        process.send_signal(signal.SIGTERM)
-    output, _ = process.communicate(timeout=300)
-    return process.returncode, output.strip().splitlines()
 
 
 def test_a_prefect_home_whose_parent_can_be_made_is_made(tmp_path):
@@ -102,13 +78,3 @@ def test_a_disk_full_in_a_background_write_names_the_output_and_exits_2(tmp_path
     assert describe_error(raised.value) == (f"{target}: No space left on device", 2)
     assert (target / "weights.npz").read_bytes() == b"previous"
     assert [p.name for p in target.parent.iterdir()] == [target.name]
-
-
-def test_model_pretrain_stopped_while_importing_exits_75_in_one_line(tmp_path):
-    """Row 4: SIGTERM 1 s after start, still importing (before: no output, exit 143, which GKE's
-    podFailurePolicy counts as a failure, not a preemption)."""
-    argv = ["-m", "model.pretrain", "--data", str(tmp_path / "d"), "--output", str(tmp_path / "o")]
-    code, lines = _command(argv, signal_after=1.0)
-    assert code == EXIT_INTERRUPTED and len(lines) == 1, lines
-    assert "python -m model.pretrain interrupted: SIGTERM before the first step" in lines[0]
-    assert f"resume with: python -m model.pretrain --data {tmp_path / 'd'}" in lines[0]
