@@ -26,6 +26,8 @@ from flows.engine import tasks
 from flows.engine.result_storage import result_storage_for
 from model.baselines import unigram_baseline
 from model.config import get_preset, parameter_counts
+from model.pretrain import PretrainConfig
+from model.pretrain import run as pretrain_run
 from pipelines.segment_config import SegmentConfig
 from pipelines.tfrecords_config import TFRecordsConfig
 
@@ -140,8 +142,6 @@ class RunConfig(StageConfig):
     def pretrain_config(self, spm_model: str, **values: Any) -> StageConfig:
         """PretrainConfig on this run's TFRecords, the budget's schedule, `values` and the
         overrides."""
-        from model.pretrain import PretrainConfig
-
         defaults: dict[str, Any] = {
             "data": self.stage_dir("tfrecords"),
             "preset": self.preset,
@@ -315,8 +315,6 @@ def pretrain_as_secondary_process(
     with these settings (process 0's flow then finds it cached and trains nothing). No Prefect run,
     lock or report here: process 0 runs the flow and is the only one that writes (model.pretrain);
     the flow's `main` then leaves the JAX job (`model.distribute.leave_jax_cluster`)."""
-    from model.pretrain import run as pretrain_run  # heavy: TensorFlow/JAX, loaded to train
-
     stage, data_config = data
     if finished_output(tasks.pretrain, pretrain):
         print(
