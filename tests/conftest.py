@@ -8,9 +8,11 @@ import atexit
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
+import absl.logging
 import prefect_session
 import pytest
 
@@ -38,6 +40,27 @@ os.environ.setdefault(
 )
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.25")
 os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 * 2**30))
+
+
+class _CurrentStderr:
+    """Writes to whatever sys.stderr is at each write; closing it closes nothing."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        pass
+
+
+# absl (Keras' and TensorFlow's logging) keeps, from its import on, a handler on the stream that was
+# sys.stderr then: under pytest, the session's capture file. A later logging.config.dictConfig (each
+# flow's first import of Prefect) closes every handler, and absl's close closes its stream unless it
+# is sys.stderr at that moment; inside a test that captures with capsys it is not, and the session
+# lost its stderr ("I/O operation on closed file") wherever the modules' order made that happen.
+absl.logging.get_absl_handler().python_handler.setStream(_CurrentStderr())
 
 SHARED_DATA = Path(os.environ.get("ALBERT_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 
