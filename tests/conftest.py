@@ -31,17 +31,14 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # JAX, in the test processes and every command they start (which inherit the environment): the
 # tests' models are tiny, so compiling costs far more than running. XLA skips its optimisation
-# passes, and every program that takes 20 ms or more to compile compiles once into a cache all
-# processes share (both backends' passes, all xdist workers; kept in .pytest_cache for the next
-# run): a model's initialisers and a training run's smaller programs too, which each command would
-# otherwise compile again (docs/measurements.md, "A tenth session"); caching every program, the
-# tiniest too, cost more in writes than its hits saved. The cache's size limit turns on JAX's file
-# lock, so that a process never reads an entry another is still writing.
+# passes, and every program compiles once into a cache all processes share (both backends' passes,
+# all xdist workers; kept in .pytest_cache for the next run). The cache's size limit turns on
+# JAX's file lock, so that a process never reads an entry another is still writing.
 os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
 os.environ.setdefault(
     "JAX_COMPILATION_CACHE_DIR", str(REPO_ROOT / ".pytest_cache" / "jax-compilation-cache")
 )
-os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.02")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.25")
 os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 * 2**30))
 
 
