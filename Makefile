@@ -21,8 +21,13 @@ $(VENV)/.installed-run: pyproject.toml constraints.txt | $(PY)
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml constraints.txt | $(PY)
-	$(PIP) -e ".[test,jax,dev,bench]"
+	$(PIP) -e ".[test,jax,dev]"
 	touch $@ $(VENV)/.installed-run
+
+# The benchmarks need the tests' stack and datatrove, the peer near_dedup measures against.
+$(VENV)/.installed-bench: pyproject.toml constraints.txt | $(PY)
+	$(PIP) -e ".[test,jax,dev,bench]"
+	touch $@ $(VENV)/.installed-test $(VENV)/.installed-run
 
 ## make run: the end-to-end flow on the embedded default corpus (ARGS="..." adds flow flags)
 run: $(VENV)/.installed-run
@@ -58,7 +63,7 @@ BENCHMARKS := segment vocab tfrecords tokenizer_export scale scale_plan model_pa
 	pretrain_quality learning_parity finetune_steps faults domain_line near_dedup decontamination
 
 ## make bench: the living benchmarks in benchmarks/, one JSON line each
-bench: $(VENV)/.installed-test
+bench: $(VENV)/.installed-bench
 	@for name in $(BENCHMARKS); do echo "== benchmarks.$$name" >&2; \
 		$(PY) -m benchmarks.$$name || exit 1; done
 

@@ -12,7 +12,7 @@ Table 14 learning rate, batch size, warmup (cut to the steps) and head dropout a
 them (`model.finetune.hyperparameters`), `--max-seq-length` (CPU: 128), AdamW (ε 1e-6, weight
 decay 0.01 off LayerNorm and biases), clipping 1.0, float32, one dev evaluation at the end.
 Hugging Face's side is `transformers.Trainer` itself (its default torch AdamW), which needs
-`accelerate`: `pip install -e .[bench]` (`make test` installs it). The schedule: `as_each` (default)
+`accelerate`: `pip install -e .[test]` (`make test` installs it). The schedule: `as_each` (default)
 leaves each side its own, ours `reference` (decay over all the steps) and Trainer's `linear` (decay
 after warmup, our `after_warmup`); `reference` or `after_warmup` gives both sides that one (ours by
 `--schedule`, Trainer `reference` as a `LambdaLR`).

@@ -15,6 +15,7 @@ documents 1x and 4x (each followed by 3 near-copies edited anew), peak RSS (VmHW
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -250,12 +251,8 @@ def segment_run(inputs: list[str], near: bool, out: Path) -> dict:
         "'near_duplicates':s['near_duplicates']['documents'],"
         "'documents_out':s['documents_out']}))"
     )
-    config = {
-        "input": inputs,
-        "output": str(out),
-        "near_dedup": near,
-        "fallback_encoding": "latin-1",
-    }
+    config = {"input": inputs, "output": str(out), "near_dedup": near}
+    config["fallback_encoding"] = "latin-1"  # the books
     done = subprocess.run(
         [sys.executable, "-c", script, json.dumps(config)],
         capture_output=True,
@@ -337,6 +334,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("all", "quality", "cost"), default="all")
     part = parser.parse_args().part
+    if part != "cost" and importlib.util.find_spec("datatrove") is None:  # the `bench` extra
+        parser.exit(2, "benchmarks.near_dedup: datatrove is missing: `make bench` installs it\n")
     emit("machine", cpu=cpu_model(), cores=os.cpu_count(), load=os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp:
         if part in ("all", "quality"):
