@@ -1,6 +1,7 @@
 """Suite-wide settings and fixtures: the shared corpora (skipped where absent), an isolated Prefect
-home, one Prefect server for the session (tests/prefect_session.py), and one JAX compilation cache
-for every JAX process of the suite."""
+home, one Prefect server for the session (tests/prefect_session.py), one JAX compilation cache for
+every JAX process of the suite, and the backend-free modules that `make test`'s two passes share
+(tests/backend_free_pool.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 import absl.logging
+import backend_free_pool
 import prefect_session
 import pytest
 
@@ -127,6 +129,20 @@ def _session_root(tmp_path_factory):
     _SESSION["root"] = session_root(tmp_path_factory)
     yield
     _PREFECT_SERVER.close()
+
+
+def pytest_collection_modifyitems(items):
+    """Under `make test`, the backend-free modules after this pass's own tests
+    (tests/backend_free_pool.py)."""
+    backend_free_pool.pool_order(items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Under `make test`, a backend-free module the other pass claimed is skipped here, before its
+    fixtures are built."""
+    if backend_free_pool.pooled(item) and not backend_free_pool.claimed_here(item.path):
+        pytest.skip("backend-free: run by the other pass of `make test`")
 
 
 def pytest_sessionfinish(session):
