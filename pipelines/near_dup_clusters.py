@@ -1,14 +1,15 @@
-"""Which documents are near-duplicates: candidates checked, then clusters and the one kept of each.
+"""Which documents are near-duplicates: candidates, their exact check, clusters, the one kept.
 
 A node names a document: one tag byte, REFERENCE (a document of an earlier corpus, given by its
-signatures: never removed, never output) or CURRENT (a document of this run), then its 8-byte key.
-Nodes sort references first, then by key.
+signature files: never removed, never output) or CURRENT (a document of this run), then its 8-byte
+key. Nodes sort references first, then by key.
 
-`accepted_pairs` checks the members of one LSH bucket: a band collision only makes a candidate,
-and a pair is accepted when its signatures agree on at least `threshold` of their positions.
-`removals` takes every accepted pair at once (a small set) and forms connected components; each
-keeps its smallest node (a reference where it holds one, then the smallest key), which depends on
-nothing but the documents, so neither on the runner, the workers nor the input order.
+`candidate_pairs` takes the members of one LSH bucket: a band collision only makes a candidate.
+`accepted` checks a candidate by the exact Jaccard similarity of the two shingle sets: a pair is
+accepted at `threshold` or above, whatever the signatures estimate. `removals` takes every accepted
+pair at once (a small set) and forms connected components; each keeps its smallest node (a
+reference where it holds one, then the smallest key), which depends on nothing but the documents,
+so neither on the runner, the workers nor the input order.
 """
 
 from __future__ import annotations
@@ -25,16 +26,15 @@ NODE_BYTES = 1 + minhash.KEY_BYTES
 
 
 class Member(NamedTuple):
-    """A document in an LSH bucket: its node, signature and the start of its text (for the
-    audit)."""
+    """A document in an LSH bucket: its node and signature."""
 
     node: bytes
     signature: np.ndarray
-    text: str
 
 
 class Pair(NamedTuple):
-    """An accepted pair: `first` sorts before `second`; `similarity` is the signature estimate."""
+    """An accepted pair: `first` sorts before `second`; `similarity` is the exact Jaccard
+    similarity of their shingle sets."""
 
     first: bytes
     second: bytes
@@ -67,29 +67,34 @@ def key_of(name: bytes) -> bytes:
     return name[1:]
 
 
-def accepted_pairs(members: Iterable[Member], threshold: float) -> Iterator[Pair]:
-    """The accepted pairs of one bucket, members given in node order.
+def candidate_pairs(members: Iterable[Member], threshold: float) -> Iterator[tuple[bytes, bytes]]:
+    """The candidate pairs (first node, second node) of one bucket, members given in node order.
 
-    Each current member is compared with the bucket's representatives so far: every reference, and
-    every current member that matched none before it. It pairs with each representative it matches
-    (at least `threshold`) and, matching none, becomes one. So a bucket of m members costs m times
-    its representatives, not m squared, when most members are copies of a few."""
+    Each current member is a candidate with each of the bucket's representatives so far: every
+    reference, and every current member whose signature estimated none before it at `threshold`
+    or above. So a bucket of m copies of a few documents costs m times their representatives, not
+    m squared; a member left out of the representatives meets the later ones through the one it
+    resembles (the clusters are connected components) or in another band. References are never
+    candidates with each other. A pair may come from several bands: callers count it once."""
     nodes: list[bytes] = []
-    texts: list[str] = []
     signatures: list[np.ndarray] = []
     for member in members:
-        matched = False
+        resembles = False
         if signatures and not is_reference(member.node):
             scores = minhash.similarities(np.stack(signatures), member.signature)
-            for index in np.flatnonzero(scores >= threshold):
-                matched = True
-                yield Pair(
-                    nodes[index], member.node, float(scores[index]), texts[index], member.text
-                )
-        if not matched:
+            resembles = bool(np.any(scores >= threshold))
+            for first in nodes:
+                yield first, member.node
+        if not resembles:
             nodes.append(member.node)
-            texts.append(member.text)
             signatures.append(member.signature)
+
+
+def accepted(first: np.ndarray, second: np.ndarray, threshold: float) -> float | None:
+    """The exact Jaccard similarity of two shingle sets where it is at least `threshold`, else
+    None."""
+    similarity = minhash.shingle_jaccard(first, second)
+    return similarity if similarity >= threshold else None
 
 
 def removals(pairs: Iterable[Pair]) -> tuple[list[Removal], int]:

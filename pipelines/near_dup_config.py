@@ -27,12 +27,15 @@ class NearDupConfig(StageConfig):
     )
     near_dup_ngram: int = Field(5, ge=1, description="words per shingle")
     near_dup_permutations: int = Field(
-        112, ge=1, le=1024, description="MinHash permutations (signature length)"
+        70, ge=1, le=1024, description="MinHash permutations (signature length)"
     )
     near_dup_bands: int = Field(14, ge=1, description="LSH bands (candidates share one band)")
-    near_dup_rows: int = Field(8, ge=1, description="signature positions per LSH band")
+    near_dup_rows: int = Field(5, ge=1, description="signature positions per LSH band")
     near_dup_threshold: float = Field(
-        0.8, gt=0, le=1, description="estimated Jaccard similarity at which a candidate is removed"
+        0.8,
+        gt=0,
+        le=1,
+        description="exact Jaccard similarity of the shingle sets at which a candidate is removed",
     )
     near_dup_reference: list[str] = Field(
         [],
@@ -59,13 +62,16 @@ class NearDupConfig(StageConfig):
 
 
 def reference_files(config: NearDupConfig) -> list[str]:
-    """The signature files of every reference directory, their headers checked against `config`."""
+    """The signature files of every reference directory, their headers checked against `config`
+    and each a regular file (a link to a device such as /dev/zero would never end)."""
     files = []
     for directory in config.near_dup_reference:
         minhash.check_header(directory, config.minhash_settings())
         found = minhash.signature_files(directory)
         if not found:
             raise StageError(f"{directory}: no {minhash.SIGNATURE_SUFFIX} signature file in it")
+        for path in found:
+            minhash.regular_file_size(path)
         files.extend(found)
     return files
 

@@ -1,24 +1,27 @@
-"""Near-duplicate removal's pure parts, without Beam: signatures, bands, the check, the clusters."""
+"""Near-duplicate removal's pure parts, without a pipeline: signatures, bands, candidates, the exact
+check, the joins' reduces, the clusters and the signature files."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
 import pytest
 
 from albert.errors import StageError
-from pipelines import minhash
+from pipelines import minhash, near_dedup
 from pipelines.near_dup_clusters import (
     CURRENT,
     REFERENCE,
     Member,
     Pair,
-    accepted_pairs,
+    accepted,
+    candidate_pairs,
     node,
     removals,
 )
-from pipelines.near_dup_config import NearDupConfig
+from pipelines.near_dup_config import NearDupConfig, reference_files
 from pipelines.word_ngrams import normalised_words, word_ngrams
 
 pytestmark = pytest.mark.backend_free
@@ -71,30 +74,87 @@ def test_band_keys_name_the_band_and_agree_where_its_rows_agree():
 
 
 def member(tag: bytes, key: int, signature: np.ndarray) -> Member:
-    return Member(node(tag, key.to_bytes(8, "big")), signature, f"doc {key}")
+    return Member(node(tag, key.to_bytes(8, "big")), signature)
 
 
-def test_a_bucket_accepts_only_pairs_at_the_threshold_a_collision_alone_removes_nothing():
+def shingle_set(text: str) -> np.ndarray:
+    return minhash.shingle_set(minhash.shingle_hashes(text, 5))
+
+
+def test_the_exact_jaccard_of_the_shingle_sets_is_that_of_the_shingles():
+    shingles = set(word_ngrams(normalised_words(TEXT), 5))
+    for fraction in (0.0, 0.02, 0.3):
+        copy = edited(TEXT, fraction, seed=3)
+        exact = minhash.jaccard(shingles, set(word_ngrams(normalised_words(copy), 5)))
+        assert minhash.shingle_jaccard(shingle_set(TEXT), shingle_set(copy)) == exact
+    assert minhash.shingle_jaccard(shingle_set(TEXT), np.empty(0, "<u4")) == 0.0
+
+
+def test_every_band_collision_is_a_candidate_and_only_the_exact_jaccard_accepts_it():
     base = sig(TEXT)
     near, far = base.copy(), base.copy()
-    near[:10] += 1  # 118 of 128 agree: 0.92
-    far[:64] += 1  # 64 of 128 agree: 0.5, though they share a band
-    pairs = list(
-        accepted_pairs([member(CURRENT, k, s) for k, s in enumerate((base, near, far))], 0.8)
-    )
-    assert [(p.first[1:], p.second[1:], p.similarity) for p in pairs] == [
-        ((0).to_bytes(8, "big"), (1).to_bytes(8, "big"), 118 / 128)
+    near[:10] += 1  # estimated 0.92: not a representative, paired with the base
+    far[:64] += 1  # estimated 0.5, though they share a band: still a candidate
+    members = [member(CURRENT, k, s) for k, s in enumerate((base, near, far))]
+    assert list(candidate_pairs(members, 0.8)) == [
+        (members[0].node, members[1].node),
+        (members[0].node, members[2].node),
     ]
+    copy = edited(TEXT, 0.02, seed=0)  # a pair the estimate would refuse
+    exact = minhash.shingle_jaccard(shingle_set(TEXT), shingle_set(copy))
+    assert 0.8 <= exact < 0.85 and minhash.similarity(sig(TEXT), sig(copy)) < 0.8
+    assert accepted(shingle_set(TEXT), shingle_set(copy), 0.8) == exact
+    assert accepted(shingle_set(TEXT), shingle_set(edited(TEXT, 0.1)), 0.8) is None
 
 
-def test_references_are_compared_with_but_never_with_each_other():
+def test_references_are_candidates_of_current_documents_but_never_of_each_other():
     base = sig(TEXT)
     members = [member(REFERENCE, 5, base), member(REFERENCE, 9, base), member(CURRENT, 1, base)]
-    pairs = list(accepted_pairs(members, 0.8))
-    assert [(p.first[0:1], p.second) for p in pairs] == [
-        (REFERENCE, members[2].node),
-        (REFERENCE, members[2].node),
+    assert list(candidate_pairs(members, 0.8)) == [
+        (members[0].node, members[2].node),
+        (members[1].node, members[2].node),
     ]
+
+
+def test_a_candidate_from_several_bands_is_checked_once_by_the_exact_jaccard():
+    """The joins' reduces on what the spill merges (sorted): the first document's shingle set
+    goes to the second's node, where the pair is accepted or not."""
+    first, second, third = (node(CURRENT, bytes([k]) * 8) for k in (1, 2, 3))
+    texts = {first: TEXT, second: edited(TEXT, 0.02, seed=5), third: edited(TEXT, 0.3)}
+    records = {
+        name: near_dedup.encode_shingles(text[:10], shingle_set(text))
+        for name, text in texts.items()
+    }
+    candidates = [(near_dedup.join_key(first, other), b"") for other in (second, third)] * 3
+    merged = sorted(candidates + [(near_dedup.join_key(n), r) for n, r in records.items()])
+    counts: dict[str, int] = {}
+
+    def inc(name: str, amount: int) -> None:
+        counts[name] = counts.get(name, 0) + amount
+
+    sent = list(near_dedup.send_first(iter(merged), inc))
+    assert [key for key, _ in sent] == [second + first, third + first]
+    own = [(near_dedup.join_key(n), records[n]) for n in (second, third)]
+    pairs = list(near_dedup.check_pairs(iter(sorted(sent + own)), inc, 0.8))
+    exact = minhash.shingle_jaccard(shingle_set(texts[first]), shingle_set(texts[second]))
+    assert pairs == [
+        (
+            near_dedup.pair_key(first, second),
+            json.dumps([exact, TEXT[:10], texts[second][:10]]).encode("utf-8"),
+        )
+    ]
+    assert counts == {"near_duplicate_candidates": 2, "near_duplicate_pairs_accepted": 1}
+
+
+def test_the_default_bands_make_a_pair_at_the_threshold_a_candidate_at_995_in_1000():
+    config = NearDupConfig()
+    rows, bands = config.near_dup_rows, config.near_dup_bands
+
+    def candidate(s: float) -> float:
+        return 1 - (1 - s**rows) ** bands
+
+    assert candidate(config.near_dup_threshold) >= 0.995
+    assert candidate(0.3) < 0.05  # every candidate is checked exactly: few far below
 
 
 def pair(first: int, second: int, similarity: float = 0.9, tag: bytes = CURRENT) -> Pair:
@@ -129,20 +189,43 @@ def test_a_cluster_with_a_reference_keeps_none_of_this_corpus():
     assert all(r.kept == node(REFERENCE, (50).to_bytes(8, "big")) for r in removed)
 
 
+def write_signatures(path, records) -> None:
+    path.write_bytes(b"".join(minhash.signature_record(*record) for record in records))
+
+
 def test_signature_files_round_trip_without_pickle_and_cut_files_are_refused(tmp_path):
-    records = [(bytes([i]) * 8, sig(TEXT) + i) for i in range(3)] + [(b"\0" * 8, sig(TEXT))]
+    shingles = shingle_set(TEXT)
+    records = [(bytes([i]) * 8, sig(TEXT) + i, shingles[i:]) for i in range(3)]
+    records.append((b"\0" * 8, sig(TEXT), shingles[:1]))
     path = tmp_path / "part-00000-of-00001.minhash"
-    path.write_bytes(b"".join(minhash.signature_record(k, s) for k, s in records))
+    write_signatures(path, records)
     back = list(minhash.read_signatures(str(path), 128))
-    assert [k for k, _ in back] == [k for k, _ in records]
-    assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(back, records, strict=True))
-    assert np.fromfile(path, minhash.signature_dtype(128)).shape == (4,)
-    path.write_bytes(path.read_bytes()[:-3])
-    with pytest.raises(StageError, match=rf"{path}: not a signature file of 128 permutations"):
+    assert [k for k, _, _ in back] == [k for k, _, _ in records]
+    for read, written in zip(back, records, strict=True):
+        assert all(np.array_equal(a, b) for a, b in zip(read[1:], written[1:], strict=True))
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-3])
+    with pytest.raises(StageError, match=rf"{path}: not a albert-minhash-v2 signature file of 128"):
+        list(minhash.read_signatures(str(path), 128))
+    write_signatures(path, [(b"k" * 8, sig(TEXT), shingles[:0])])  # no shingle: never written
+    with pytest.raises(StageError, match="is cut or holds no shingle"):
         list(minhash.read_signatures(str(path), 128))
 
 
-def test_a_reference_made_with_other_settings_is_refused(tmp_path):
+def test_a_signature_file_that_is_no_regular_file_is_refused_before_any_read(tmp_path):
+    """A `.minhash` linked to /dev/zero would read (and spill) zeros until killed."""
+    settings = NearDupConfig().minhash_settings()
+    (tmp_path / minhash.HEADER_FILE).write_text(minhash.header(settings))
+    path = tmp_path / f"{minhash.SIGNATURES}-00000-of-00001{minhash.SIGNATURE_SUFFIX}"
+    path.symlink_to("/dev/zero")
+    config = NearDupConfig(near_dup_reference=[str(tmp_path)])
+    with pytest.raises(StageError, match=rf"^{path}: not a regular file \(other\)"):
+        reference_files(config)
+    with pytest.raises(StageError, match="not a regular file"):
+        next(minhash.read_signatures(str(path), settings.permutations))
+
+
+def test_a_reference_made_with_other_settings_or_an_earlier_format_is_refused(tmp_path):
     settings = minhash.MinHashSettings(5, 128, 44)
     (tmp_path / minhash.HEADER_FILE).write_text(minhash.header(settings))
     minhash.check_header(str(tmp_path), settings)
@@ -150,6 +233,11 @@ def test_a_reference_made_with_other_settings_is_refused(tmp_path):
         minhash.check_header(str(tmp_path), minhash.MinHashSettings(3, 128, 44))
     with pytest.raises(StageError, match="not a near-duplicate signature header"):
         minhash.check_header(str(tmp_path / "missing"), settings)
+    earlier = {"format": "albert-minhash-v1", **settings._asdict()}
+    (tmp_path / minhash.HEADER_FILE).write_text(json.dumps(earlier))
+    with pytest.raises(StageError, match="albert-minhash-v1 hold no shingle sets") as refused:
+        minhash.check_header(str(tmp_path), settings)
+    assert "\n" not in str(refused.value)
 
 
 def test_bands_times_rows_must_fit_the_permutations_and_references_need_near_dedup():
