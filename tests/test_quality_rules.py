@@ -259,3 +259,8 @@ def test_fineweb_keeps_prose_a_play_and_verse():
     assert fine(PROSE_LINES) is None
     assert fine(PLAY) is None  # short speeches: 5 of 10 lines of at most 30 characters
     assert fine(VERSE) is None
+
+
+def test_gopher_repetition_a_short_text_of_single_n_grams_repeats_nothing():
+    # its 2-gram "notes here" is 10 characters of 17, but once
+    assert repetition(("Short notes here.",)) is None

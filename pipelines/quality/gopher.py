@@ -140,7 +140,9 @@ class NGrams:
     def top_bound(self) -> int:
         """A bound on the characters of all occurrences of the most frequent n-gram (each of its
         words has at most `most_characters`, each joining space at most `most_frequent`): under
-        a fraction of the text, no exact count is needed."""
+        a fraction of the text, no exact count is needed. 0 if no word occurs twice."""
+        if self.most_frequent < 2:
+            return 0
         return self.n * self.most_characters + (self.n - 1) * self.most_frequent
 
     def _groups(self) -> tuple[np.ndarray, np.ndarray]:
@@ -150,10 +152,13 @@ class NGrams:
         return order, np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
 
     def top_characters(self) -> int:
-        """Characters of all occurrences of the most frequent n-gram (of the longest, if tied)."""
+        """Characters of all occurrences of the most frequent n-gram (of the longest, if tied);
+        0 if no n-gram occurs twice (a short text's single n-grams repeat nothing)."""
         order, runs = self._groups()
         counts = np.diff(np.append(runs, len(order)))
         most = counts.max()
+        if most < 2:
+            return 0
         tied = order[np.repeat(counts == most, counts)]
         return int(self.characters()[tied].max()) * int(most)
 

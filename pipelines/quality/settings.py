@@ -57,7 +57,7 @@ RULES: dict[str, dict[str, Threshold]] = {
             40, "characters a paragraph needs to be judged on its own (shorter: its neighbours')"
         ),
         "paragraph_threshold": _ratio(
-            0.8, "least score at which a paragraph in another, non-target language is dropped"
+            0.9, "least score at which a paragraph in another, non-target language is dropped"
         ),
     },
     "boilerplate": {},
