@@ -1,13 +1,17 @@
 """Personal data redaction: e-mail addresses, phone numbers, public IP addresses and payment card
-numbers are replaced by fixed placeholders (`PLACEHOLDERS`), ASCII words in angle brackets that
-NFKC and SentencePiece keep as they are and that no detector here matches again.
+numbers are replaced by fixed placeholders (`PLACEHOLDERS`): ASCII words in angle brackets that
+NFKC leaves as they are and no detector here matches again. A SentencePiece model keeps each whole
+when it is one of the model's user_defined_symbols; one trained on text without "<" and ">" (the
+reference model of shared/data/reference) reads those two characters as unknown.
 
 What is redacted, in this order (a placeholder is never part of a later match):
 - email: local@domain.tld with an alphabetic top-level domain, not an image file name such as
   "logo@2x.png".
-- ip: IPv4 (dotted quad) and IPv6 addresses that `ipaddress` parses and that are public: globally
-  routable unicast (IPv6: inside 2000::/3) or inside the documentation ranges (192.0.2.0/24,
-  198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32), which text uses to stand for a public address.
+- ip: IPv4 (dotted quad) and IPv6 addresses that `ipaddress` parses and that are public: IPv4
+  globally routable unicast or inside the documentation ranges (192.0.2.0/24, 198.51.100.0/24,
+  203.0.113.0/24), which text uses to stand for a public address; IPv6 inside the global unicast
+  block 2000::/3, its special-purpose and documentation ranges (2001::/23, 2001:db8::/32) included,
+  for the same reason and because a Teredo address (2001::/32) carries a public IPv4 address.
   Private, loopback, link-local, shared (100.64.0.0/10), multicast, reserved (netmasks such as
   255.255.255.0) and unspecified addresses are kept, and so is a dotted quad less than 24
   characters after the word "version", "release", "build", "ver" or "v" (man-db 2.7.6.1).
@@ -55,8 +59,7 @@ _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _IPV6 = re.compile(r"(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
 _VERSION_WORD = re.compile(r"(?i)\b(?:version|release|build|ver|v)\b[^.!?]*$")
 _DOCUMENTATION = tuple(
-    ipaddress.ip_network(net)
-    for net in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+    ipaddress.ip_network(net) for net in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
 )
 _GLOBAL_UNICAST_V6 = ipaddress.ip_network("2000::/3")
 
@@ -114,10 +117,10 @@ def is_public_ip(text: str) -> bool:
         address = ipaddress.ip_address(text)
     except ValueError:
         return False
-    if any(address in net for net in _DOCUMENTATION if net.version == address.version):
+    if address.version == 6:
+        return address in _GLOBAL_UNICAST_V6
+    if any(address in net for net in _DOCUMENTATION):
         return True
-    if address.version == 6 and address not in _GLOBAL_UNICAST_V6:
-        return False
     return address.is_global and not address.is_multicast
 
 
