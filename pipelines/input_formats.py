@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,6 +42,9 @@ logger = logging.getLogger(__name__)
 # Longer text documents and books are cut into parts (each its own document) so that no single
 # element of the pipeline is unbounded; every shared Gutenberg book is far below it.
 MAX_DOCUMENT_CHARS = 4 << 20
+# What json.loads makes of a \ud800 escape without its pair: a str that no UTF-8 encoder takes
+# (Beam's coders, the spill files), so such a record is bad where it is decoded.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,11 @@ def read_jsonl(
             text = record[field]
             if not isinstance(text, str):
                 raise TypeError(f'"{field}" is {type(text).__name__}, not a string')
+            if surrogate := _SURROGATE.search(text):
+                raise ValueError(
+                    f'"{field}" holds a lone surrogate escape \\u{ord(surrogate[0]):04x} at '
+                    f"character {surrogate.start() + 1}, not a Unicode character"
+                )
         except (ValueError, KeyError, TypeError) as error:
             reason = f"missing {error}" if isinstance(error, KeyError) else str(error)
             if on_error == "fail":

@@ -105,6 +105,23 @@ def test_text_and_jsonl_readers():
         read_all("records.jsonl", data)
 
 
+def test_a_lone_surrogate_escape_in_jsonl_is_a_bad_record_where_it_is_decoded():
+    # json.loads turns a lone \ud800 escape into a str that no UTF-8 encoder takes: refused here,
+    # the pipeline's coders and spill files never see one, whatever the other inputs.
+    words = " ".join(f"word{i}" for i in range(300))
+    data = b'{"text": "fine"}\n{"text": "' + words.encode() + b' \\ud800 end"}\n'
+    with pytest.raises(
+        input_streams.BadInput,
+        match=r"^line 2: bad JSON record \(\"text\" holds a lone surrogate escape \\ud800 at "
+        r"character 2291, not a Unicode character\)$",
+    ):
+        read_all("s.jsonl", data)
+    documents, counts = read_all("s.jsonl", data, on_error="skip")
+    assert [d.text for d in documents] == ["fine"] and counts["skipped_bad_record"] == 1
+    paired = b'{"text": "a pair \\ud83d\\ude00 is one character"}\n'
+    assert read_all("p.jsonl", paired)[0][0].text == "a pair \U0001f600 is one character"
+
+
 def test_bad_bytes_are_named_or_decoded_with_the_fallback():
     data = "Caf\u00e9 au lait.\n".encode("latin-1")
     with pytest.raises(

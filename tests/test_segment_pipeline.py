@@ -114,6 +114,10 @@ BAD_INPUTS = [  # file name, its bytes made from articles.xml, the reason the er
 ]
 
 
+# A JSONL record whose text holds a lone surrogate escape (a str no UTF-8 encoder takes).
+SURROGATE_RECORD = b'{"text": "' + b" ".join(b"word%d" % i for i in range(300)) + b' \\ud800"}\n'
+
+
 def read_fails(path: Path, pattern: str) -> None:
     """The job's read step on `path` raises the one-line StageError matching `pattern` (the job
     fails with it: test_bad_inputs_fail_the_job_naming_the_file_or_are_skipped_and_reported)."""
@@ -136,16 +140,20 @@ def test_bad_inputs_fail_the_job_naming_the_file_or_are_skipped_and_reported(tmp
     for name, make, _ in BAD_INPUTS:
         (folder / name).write_bytes(make((FIXTURES / "articles.xml").read_bytes()))
     shutil.copy(FIXTURES / "notes.txt", folder / "notes.txt")
-    named = "|".join(re.escape(f"{folder / name}: {reason}") for name, _, reason in BAD_INPUTS)
+    (folder / "s.jsonl").write_bytes(SURROGATE_RECORD)  # a bad record, not a bad file
+    read_fails(folder / "s.jsonl", rf"^{folder / 's.jsonl'}: line 1: bad JSON record .*surrogate")
+    bad = [(name, reason) for name, _, reason in BAD_INPUTS] + [("s.jsonl", "line 1: bad JSON")]
+    named = "|".join(re.escape(f"{folder / name}: {reason}") for name, reason in bad)
     with pytest.raises(StageError, match=rf"^({named})"):
         run(tmp_path, [str(folder / "*")])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
     stats, _out = run(tmp_path, [str(folder / "*")], on_error="skip", min_document_chars=0)
     assert stats["skipped"]["bad_file"] == len(BAD_INPUTS)
+    assert stats["skipped"]["bad_record"] == 1
     reasons = {bad["file"]: bad["reason"] for bad in stats["bad_files"]}
     assert sorted(reasons) == sorted(str(folder / name) for name, _, _ in BAD_INPUTS)
     assert all(reason in reasons[str(folder / name)] for name, _, reason in BAD_INPUTS)
-    assert stats["files_read"] == 1 and stats["documents_out"] >= 2
+    assert stats["files_read"] == 2 and stats["documents_out"] >= 2
 
 
 def test_pattern_matching_nothing_fails_in_both_modes_and_cli_names_it(tmp_path, capsys):
