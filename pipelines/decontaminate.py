@@ -27,7 +27,7 @@ from pydantic import Field
 
 from albert.config import StageConfig
 from albert.errors import StageError
-from albert.fs import exists, join, open_file
+from albert.fs import exists, filesystem, join, open_file
 from albert.stage import stage_main
 from pipelines import contamination
 from pipelines.eval_sets import EvalSplit, eval_splits, read_examples
@@ -37,6 +37,9 @@ from pipelines.segmented_corpus import input_files, read_documents
 NAMESPACE = "decontaminate"
 REPORT_FILE = "contamination.json"
 STATS_FILE = "stats.json"
+SEGMENT_FIELDS = ("documents_out", "sentences_out")
+"""Figures every segmented corpus's stats.json holds (segment's and decontaminate's with --remove),
+beside its `shards` list."""
 
 
 class DecontaminateConfig(StageConfig):
@@ -55,18 +58,25 @@ class DecontaminateConfig(StageConfig):
     ngram: int = Field(
         contamination.DEFAULT_NGRAM, ge=3, description="words in a shared n-gram (GPT-3: 13)"
     )
+    strict: bool = Field(
+        False,
+        description="a directory inside an --eval directory that is not read (an unknown name, a "
+        "task without dev or test tables) is an error, not a warning",
+    )
 
 
-def resolve_splits(paths: list[str]) -> list[EvalSplit]:
-    """Every split the paths name, each read once here so that a bad or empty evaluation set fails
-    before the output is touched."""
-    splits = []
+def resolve_splits(paths: list[str], strict: bool = False) -> list[EvalSplit]:
+    """Every split the paths name, once each (a file two paths name is reported once), each read
+    once here so that a bad or empty evaluation set fails before the output is touched."""
+    splits: dict[str, EvalSplit] = {}
     for path in paths:
-        for split in eval_splits(path):
+        for split in eval_splits(path, strict):
+            if split.path in splits:
+                continue
             if not sum(1 for _ in read_examples(split)):
                 raise StageError(f"{split.path}: no examples in this evaluation set")
-            splits.append(split)
-    return splits
+            splits[split.path] = split
+    return list(splits.values())
 
 
 def corpus_files(corpus: str) -> list[str]:
@@ -88,15 +98,37 @@ def output_name(path: str) -> str:
 
 
 def corpus_stats(corpus: str) -> dict:
-    """The corpus's own stats.json (segment's), or {} where it has none."""
-    path = join(corpus, STATS_FILE)
-    if any(c in corpus for c in "*?[") or not exists(path):
+    """The stats.json of a corpus directory (segment's, or decontaminate's with --remove), {} for a
+    file or glob; StageError where a directory is not a segment output: no stats.json, or one that
+    is not UTF-8 JSON holding segment's figures."""
+    if any(c in corpus for c in "*?[") or not _is_dir(corpus):
         return {}
-    with open_file(path, "rt", encoding="utf-8") as handle:
-        try:
-            return json.load(handle)
-        except json.JSONDecodeError as error:
-            raise StageError(f"{path}: not JSON: {error.msg}") from None
+    path = join(corpus, STATS_FILE)
+    if not exists(path):
+        raise StageError(f"{corpus}: not a segment output (no {STATS_FILE}); give segment's output")
+    with open_file(path, "rb") as handle:
+        data = handle.read()
+    try:
+        stats = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise StageError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise StageError(f"{path}: not JSON: {error.msg}") from None
+    if not isinstance(stats, dict):
+        kind = "a JSON array" if isinstance(stats, list) else f"a JSON {type(stats).__name__}"
+        raise StageError(
+            f"{path}: not a segment output ({kind}, not segment's fields {SEGMENT_FIELDS})"
+        )
+    missing = [name for name in SEGMENT_FIELDS if not isinstance(stats.get(name), int)]
+    if missing or not isinstance(stats.get("shards"), list):
+        missing += [] if isinstance(stats.get("shards"), list) else ["shards"]
+        raise StageError(f"{path}: not a segment output (no {', '.join(missing)})")
+    return stats
+
+
+def _is_dir(path: str) -> bool:
+    fs, local = filesystem(path)
+    return fs.isdir(local)
 
 
 def index_split(element: tuple[int, EvalSplit], n: int) -> tuple:
@@ -223,9 +255,10 @@ def run(config: DecontaminateConfig, beam_args: list[str] | None = None) -> dict
     """Write contamination.json (and with `remove` the cleaned corpus) into `config.output`;
     returns the report. A missing, empty or unknown evaluation set or an empty corpus is a
     StageError naming it, raised before the output is touched."""
+    stats = corpus_stats(config.corpus)
     files = corpus_files(config.corpus)
-    splits = resolve_splits(config.eval)
-    cleaned = corpus_stats(config.corpus) if config.remove else None
+    splits = resolve_splits(config.eval, config.strict)
+    cleaned = stats if config.remove else None
     return run_stage(
         config.output,
         beam_args,

@@ -24,6 +24,7 @@ file or directory to check it too.
 from __future__ import annotations
 
 import json
+import logging
 import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from albert.glue_tsv import LABELS, read_glue
 from albert.race_json import LEVELS, read_race
 from albert.squad_json import read_squad
 
+logger = logging.getLogger(__name__)
 FORMATS = "a GLUE task directory, a SQuAD .json file, a RACE directory, a .txt or .jsonl file"
 
 
@@ -86,13 +88,38 @@ def _glue_splits(directory: str) -> list[EvalSplit]:
     return [EvalSplit(task, _stem(table), "glue", table) for table in tables]
 
 
+def _not_read(child: str) -> str | None:
+    """Why a directory inside a directory of sets gives no split (None: a training split, left
+    out by design)."""
+    if _is_race_split(child):
+        return None
+    if _glue_task(child) is not None:
+        return "a GLUE task directory without dev*.tsv or test*.tsv"
+    return "neither a GLUE task directory nor a RACE split"
+
+
+def _say_not_read(path: str, unread: list[tuple[str, str]], strict: bool) -> None:
+    """One line naming the directories of `path` that were not read and why: a warning, or with
+    `strict` a StageError."""
+    if not unread:
+        return
+    count = f"{len(unread)} director{'y' if len(unread) == 1 else 'ies'}"
+    named = "; ".join(f"{child} ({reason})" for child, reason in unread)
+    message = f"{path}: {count} not read: {named}"
+    if strict:
+        raise StageError(message)
+    logger.warning("%s (--strict makes this an error)", message)
+
+
 def _is_race_split(directory: str) -> bool:
     return any(_is_dir(join(directory, level)) for level in LEVELS)
 
 
-def eval_splits(path: str) -> list[EvalSplit]:
+def eval_splits(path: str, strict: bool = False) -> list[EvalSplit]:
     """The splits `path` names, in a fixed order; StageError `PATH: reason` (one line) for a path
-    that is missing or in none of the formats."""
+    that is missing or in none of the formats. The directories of a directory of sets that give no
+    split (an unknown name, a task without dev or test tables; a training split is left out by
+    design, without a word) are named in one warning, or with `strict` a StageError."""
     if not exists(path):
         raise StageError(f"{path}: no such evaluation file or directory")
     if not _is_dir(path) and path.endswith(".tsv"):
@@ -111,16 +138,20 @@ def eval_splits(path: str) -> list[EvalSplit]:
     if _is_race_split(path):
         return [EvalSplit("race", _stem(path), "race", path)]
     splits = _glue_splits(path)
+    unread: list[tuple[str, str]] = []
     for child in [] if splits else _subdirectories(path):
         if _is_race_split(child) and _is_evaluation(child):
             splits.append(EvalSplit("race", _stem(child), "race", child))
-        else:
-            splits.extend(_glue_splits(child))
+        elif found := _glue_splits(child):
+            splits.extend(found)
+        elif (reason := _not_read(child)) is not None:
+            unread.append((child, reason))
     if not splits:
         raise StageError(
             f"{path}: unknown evaluation format: a directory, but not a GLUE task directory "
             f"(named after its task, holding *.tsv) or a RACE directory (expected {FORMATS})"
         )
+    _say_not_read(path, unread, strict)
     return splits
 
 

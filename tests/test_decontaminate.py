@@ -4,7 +4,9 @@ functions, and `albert decontaminate` on real books with SQuAD dev passages plan
 from __future__ import annotations
 
 import json
+import logging
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +94,28 @@ def test_a_bad_jsonl_record_names_its_line(tmp_path):
     (split,) = eval_splits(str(tmp_path / "bad.jsonl"))
     with pytest.raises(StageError, match=r"bad.jsonl:2: expected a JSON object"):
         list(read_examples(split))
+
+
+def test_a_directory_of_sets_says_which_directories_it_did_not_read(tmp_path, caplog):
+    glue = tmp_path / "glue5"
+    shutil.copytree(REPO / "tests" / "fixtures" / "tasks" / "glue" / "RTE", glue / "RTE")
+    (glue / "XYZ").mkdir()
+    (glue / "XYZ" / "notes.tsv").write_text("a\tb\n")
+    (glue / "QNLI").mkdir()  # a task directory without dev*.tsv or test*.tsv
+    (glue / "QNLI" / "train.tsv").write_text("index\tquestion\tsentence\tlabel\n")
+    with caplog.at_level(logging.WARNING, logger="pipelines.eval_sets"):
+        assert [(s.name, s.split) for s in eval_splits(str(glue))] == [("rte", "dev")]
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "pipelines.eval_sets"]
+    assert line.startswith(f"{glue}: 2 directories not read: ") and "\n" not in line
+    assert f"{glue / 'QNLI'} (a GLUE task directory without dev*.tsv or test*.tsv)" in line
+    assert f"{glue / 'XYZ'} (neither a GLUE task directory nor a RACE split)" in line
+    assert line.endswith("(--strict makes this an error)")
+    with pytest.raises(StageError, match=rf"^{glue}: 2 directories not read: .*QNLI"):
+        eval_splits(str(glue), strict=True)
+    caplog.clear()  # a training split is left out by design, without a word
+    with caplog.at_level(logging.WARNING, logger="pipelines.eval_sets"):
+        race = eval_splits(str(shared_path("race", "RACE")), strict=True)
+    assert [s.split for s in race] == ["dev", "test"] and not caplog.records
 
 
 # --- n-gram overlap --------------------------------------------------------------------------
@@ -241,3 +265,47 @@ def test_bad_evaluation_input_is_one_line_and_exit_2(
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and reason in lines[0] and str(path) in lines[0]
     assert not output.exists()
+
+
+def small_corpus(tmp_path: Path, stats: bytes | None) -> Path:
+    """A directory holding a readme.txt and, unless None, `stats` as its stats.json."""
+    corpus = tmp_path / "C"
+    corpus.mkdir()
+    (corpus / "readme.txt").write_text("How to read this directory.\n")
+    if stats is not None:
+        (corpus / "stats.json").write_bytes(stats)
+    return corpus
+
+
+@pytest.mark.parametrize(
+    "stats, reason",
+    [
+        (None, "not a segment output (no stats.json)"),
+        (b"[1, 2]", "stats.json: not a segment output (a JSON array, not segment's fields"),
+        (b'{"documents": 3}', "stats.json: not a segment output (no documents_out"),
+        (b"\xff", "stats.json: not UTF-8 text"),
+    ],
+)
+def test_a_corpus_that_is_not_a_segment_output_is_one_line_and_exit_2(
+    tmp_path, capsys, stats, reason
+):
+    corpus = small_corpus(tmp_path, stats)
+    (tmp_path / "e.txt").write_text("a line of an evaluation set\n")
+    output = tmp_path / "D"
+    flags = ["--corpus", str(corpus), "--eval", str(tmp_path / "e.txt"), "--output", str(output)]
+    assert decontaminate.main([*flags, "--remove"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"{corpus}" in lines[0] and reason in lines[0], lines
+    assert not output.exists()
+
+
+def test_strict_makes_a_directory_not_read_an_error(tmp_path, capsys):
+    corpus = small_corpus(tmp_path, b'{"documents_out": 1, "sentences_out": 1, "shards": []}')
+    glue = tmp_path / "glue"
+    shutil.copytree(REPO / "tests" / "fixtures" / "tasks" / "glue" / "RTE", glue / "RTE")
+    (glue / "XYZ").mkdir()
+    flags = ["--corpus", str(corpus), "--eval", str(glue), "--output", str(tmp_path / "D")]
+    assert decontaminate.main([*flags, "--strict"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"{glue}: 1 directory not read: {glue / 'XYZ'} (neither" in line
+    assert not (tmp_path / "D").exists()
