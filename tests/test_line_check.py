@@ -10,7 +10,9 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import shutil
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -187,6 +189,8 @@ def test_a_pruned_refused_nights_files_stay_taken(line: ModelLine, tmp_path: Pat
     night_two = {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files_of(tmp_path, 2)}
     config = LineConfig(line=line.url, input=["unused"])
     assert novelty(config, line, night_two)[1]  # taken: v0003 was refused
+    said = f"{line.url}: nothing new since v0002 (--input unused matched no file yet); nothing done"
+    assert novelty(config, line, {})[1] == said  # a typo in the glob shows
     code, out, _ = albert("line", "prune", line.url, "--yes")
     assert code == 0 and any(o.startswith(f"removed {line.path('v0003')}  (") for o in out), out
     assert (
@@ -222,6 +226,90 @@ def test_a_night_removes_what_killed_commits_left(line: ModelLine, tmp_path: Pat
     assert not any(p.exists() for p in left) and all(p.exists() for p in kept)
     assert not (root / "v0004").exists() and not (root / "v0004.tmp-89abcdef").exists()
     assert sorted(line.records()) == ["v0001", "v0002", "v0003"] and line.current() == "v0002"
+
+
+def _list(line: ModelLine, name: str, path: str, data: bytes = b"") -> None:
+    """Add `path` to version `name`'s listing, recorded as holding `data`."""
+    record = json.loads(Path(line.path(name, "version.json")).read_text())
+    entry = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    _edit(line, name, files={**record["files"], path: entry})
+
+
+def within(seconds: float, call, *args):
+    """`call(*args)`, failing the test (not hanging it) when it has not returned in `seconds`."""
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(call(*args)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert done, f"still reading after {seconds} s: {args}"
+    return done[0]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_listed_file_that_is_not_a_regular_file_is_one_line_never_read(line, kind) -> None:
+    """Issue 67 row 3: a FIFO, or a symlink to /dev/zero recorded as 0 bytes, hung the check."""
+    path = Path(line.path("v0002", "data", "odd"))
+    os.mkfifo(path) if kind == "fifo" else path.symlink_to("/dev/zero")
+    _list(line, "v0002", "data/odd")
+    for command in ("check", "show"):
+        code, _, err = within(20, albert, "line", command, line.url)
+        assert code == 2 and len(err) == 1 and f"{path}: not a regular file" in err[0], err
+    Path(line.path("current")).unlink()
+    os.mkfifo(line.path("current"))  # the pointer, and version.json, are never opened either
+    path.unlink()
+    os.mkfifo(line.path("v0003", "version.json.x"))
+    Path(line.path("v0003", "version.json")).unlink()
+    Path(line.path("v0003", "version.json.x")).rename(line.path("v0003", "version.json"))
+    code, out, err = within(20, albert, "line", "check", line.url)
+    assert code == 2 and f"{line.path('current')}: not a regular file" in "\n".join(out + err)
+    assert f"{line.path('v0003', 'version.json')}: not a regular file" in "\n".join(out + err)
+
+
+@pytest.mark.parametrize("what", ["current", "listed", "version", "night"])
+def test_a_symlink_that_leaves_the_line_is_a_fault(line, tmp_path, what) -> None:
+    """Issue 67 row 5: `current`, a listed file, a version or a night directory linked to a copy
+    outside the line checked sound."""
+    root, outside = Path(line.url), tmp_path / "outside"
+    target = {
+        "current": root / "current",
+        "listed": root / "v0002" / "data" / "d-0.tfrecord",
+        "version": root / "v0003",
+        "night": root / "nights" / "v0001-1",
+    }[what]
+    shutil.move(target, outside)
+    target.symlink_to(outside, target_is_directory=outside.is_dir())
+    code, _, err = albert("line", "check", line.url)
+    assert code == 2 and len(err) == 1, err
+    assert err[0].endswith(f"{target}: a symlink to {outside}, outside the line"), err
+    target.unlink()
+    shutil.move(outside, target)
+    (root / "nights" / "alias").symlink_to(root / "nights" / "v0001-1")  # a link inside: sound
+    assert albert("line", "check", line.url)[0] == 0
+
+
+def test_a_copied_version_is_a_fault_and_prune_keeps_the_nights_kept_versions_name(
+    line: ModelLine,
+) -> None:
+    """Issue 67 row 5: `cp -a L/v0002 L/v0004` checked sound. A night re-run with --retry-refused
+    shares the refused night's directory: pruning the refused version removed it, without
+    --nights, while the kept re-run names it."""
+    root = Path(line.url)
+    shutil.copytree(root / "v0002", root / "v0004", symlinks=True)
+    code, out, err = albert("line", "check", line.url)
+    said = "\n".join(out + err)
+    assert code == 2 and f"{root / 'v0004' / 'version.json'}: version 'v0002' is not its " in said
+    assert f"{root / 'nights' / 'v0001-1'}: the night of v0002 and v0004, which are" in said
+    before = tree(root)
+    assert albert("line", "prune", line.url, "v0004", "--yes")[0] == 2 and tree(root) == before
+    shutil.rmtree(root / "v0004")
+    shutil.copytree(root / "v0003", root / "v0004")  # v0003's night again, promoted this time
+    _edit(line, "v0004", version="v0004", status="promoted")
+    Path(line.path("current")).write_text("v0004\n")
+    assert albert("line", "check", line.url)[0] == 0
+    code, out, _ = albert("line", "prune", line.url, "--yes")
+    assert code == 0 and not Path(line.path("v0003")).exists(), out
+    assert (root / "nights" / "v0002-2").is_dir(), out  # v0004's night
+    assert albert("line", "check", line.url)[0] == 0
 
 
 def _edit(line: ModelLine, name: str, **fields: Any) -> None:

@@ -22,7 +22,8 @@ from typing import Any
 
 from albert.errors import StageError
 from albert.fs import exists, filesystem
-from flows.line.files import file_digest
+from flows.line.files import file_digest, irregular, outside_link
+from flows.line.paths import link_faults, name_fault, night_faults
 from flows.line.records import (
     BASE,
     CURRENT,
@@ -58,7 +59,7 @@ def faults(line: ModelLine, *, digests: bool = False, leftovers: bool = True) ->
     sha256; `leftovers=False`: what killed commits left is no fault (the caller removes it)."""
     if not exists(line.path(LINE_FILE)):
         return [f"{line.url}: not a model line (no {LINE_FILE})"]
-    found = _read(line.path(LINE_FILE), settings_faults)[1]
+    found = link_faults(line) + _read(line.path(LINE_FILE), settings_faults)[1]
     if leftovers:
         found += [
             f"{url}: left by a killed commit (a night or `albert line prune --yes` removes it)"
@@ -72,12 +73,13 @@ def faults(line: ModelLine, *, digests: bool = False, leftovers: bool = True) ->
             continue  # half-written: a leftover
         written.append(name)
         record, problems = _read(path, record_faults)
-        found += problems
+        found += problems + (name_fault(path, name, record) if record is not None else [])
         if record is not None and not problems:
             records[name] = record
     found += pointer_faults(line, records, set(written))
     found += pruned_faults(line)
     found += lineage_faults(line, records, set(written))
+    found += night_faults(line, records)
     for name, record in records.items():
         found += file_faults(line, name, record, digests)
     return found
@@ -249,13 +251,18 @@ def file_faults(line: ModelLine, name: str, record: Mapping[str, Any], digests: 
         url = line.path(name, path)
         fs, inside = filesystem(url)
         try:
-            size = fs.info(inside).get("size")
+            info = fs.info(inside)
         except (FileNotFoundError, NotADirectoryError):
             problems.append(f"{url}: missing (listed in {VERSION_FILE})")
             continue
-        if size != entry["bytes"]:
+        size, odd, target = info.get("size"), irregular(url), outside_link(url, line.url)
+        if odd is not None:  # never read: a FIFO or a device may never end
+            problems.append(f"{url}: {odd}")
+        elif target is not None:
+            problems.append(f"{url}: a symlink to {target}, outside the line")
+        elif size != entry["bytes"]:
             problems.append(f"{url}: {size} bytes, {VERSION_FILE} says {entry['bytes']}")
-        elif digests and file_digest(url) != entry["sha256"]:
+        elif digests and file_digest(url, entry["bytes"]) != entry["sha256"]:
             problems.append(f"{url}: its sha256 is not the one {VERSION_FILE} records")
     return problems
 

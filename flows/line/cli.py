@@ -34,7 +34,8 @@ from albert.runs import human_size
 from albert.stage import command_parser, run_command
 from flows.line.check import faults
 from flows.line.gate import held_out_loss
-from flows.line.records import NIGHTS, ModelLine, prune_plan
+from flows.line.paths import night_dir
+from flows.line.records import ModelLine, prune_plan
 
 
 def _loss(record: dict[str, Any], held_out: str) -> str:
@@ -95,12 +96,6 @@ def show(url: str) -> list[str]:
     return lines
 
 
-def _night_dir(line: ModelLine, record: dict[str, Any]) -> str | None:
-    """The working directory of a version's night, in LINE/nights (where the line is now)."""
-    work = (record.get("night") or {}).get("work_dir")
-    return line.path(NIGHTS, work.rstrip("/").rsplit("/", 1)[-1]) if work else None
-
-
 def _size(url: str) -> int:
     fs, path = filesystem(url)
     return int(fs.du(path, total=True)) if exists(url) else 0
@@ -117,9 +112,12 @@ def prune(url: str, names: Sequence[str], delete: bool, nights: bool) -> list[st
         records, current = line.records(), line.current()
         versions = prune_plan(records, current, names)
         paths = [line.path(v) for v in versions]
-        work = [_night_dir(line, records[v]) for v in versions]
+        work = [night_dir(line, records[v]) for v in versions]
         if nights:
-            work += [_night_dir(line, r) for r in records.values()]
+            work += [night_dir(line, r) for r in records.values()]
+        else:  # a night re-run after a refusal shares its directory: the kept one keeps it
+            kept = {night_dir(line, r) for v, r in records.items() if v not in versions}
+            work = [w for w in work if w not in kept]
         paths += sorted({w for w in work if w and exists(w)}) + line.leftovers()
         if not paths:
             print(f"{url}: nothing to prune (every version is current or one of its ancestors)")

@@ -4,21 +4,60 @@ sha256, a directory's listing, copies file by file."""
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from typing import Any
 
+from fsspec.implementations.local import LocalFileSystem
+
+from albert.errors import StageError
 from albert.fs import filesystem, join
 
 
-def file_digest(url: str) -> str:
+def file_digest(url: str, limit: int | None = None) -> str:
     """sha256 of the bytes of the file at `url`, read in 1 MiB blocks (compressed files as
-    stored)."""
+    stored); with `limit`, of its first `limit` + 1 bytes at most (a file longer than it has
+    another digest whatever it holds)."""
     fs, path = filesystem(url)
     digest = hashlib.sha256()
+    left = -1 if limit is None else limit + 1
     with fs.open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
+        while left and (block := handle.read(1 << 20 if left < 0 else min(left, 1 << 20))):
             digest.update(block)
+            left = left - len(block) if left > 0 else left
     return digest.hexdigest()
+
+
+def irregular(url: str) -> str | None:
+    """Why the file at `url` may not be opened: not a regular file (a FIFO, a device, a socket, a
+    directory: reading one may never end); None for a regular file or none at all."""
+    fs, path = filesystem(url)
+    try:
+        info = fs.info(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if info.get("type") == "file":
+        return None
+    kind = "a directory" if info.get("type") == "directory" else "a FIFO, device or socket"
+    link = f", a symlink to {info['destination']}" if info.get("islink") else ""
+    return f"not a regular file ({kind}{link})"
+
+
+def require_regular(url: str) -> None:
+    """StageError `URL: not a regular file (...)` unless `url` is a regular file or absent."""
+    reason = irregular(url)
+    if reason is not None:
+        raise StageError(f"{url}: {reason}")
+
+
+def outside_link(url: str, root: str) -> str | None:
+    """Where `url` leads when a symlink on its way takes it out of the directory `root` (local
+    paths only: object stores have no symlinks); None when it stays inside."""
+    fs, path = filesystem(url)
+    if not isinstance(fs, LocalFileSystem) or not os.path.lexists(path):
+        return None
+    real, top = os.path.realpath(path), os.path.realpath(filesystem(root)[1])
+    return None if real == top or real.startswith(top.rstrip(os.sep) + os.sep) else real
 
 
 def tree_files(directory: str) -> list[tuple[str, str]]:

@@ -40,7 +40,7 @@ from typing import Any
 from albert.errors import StageError
 from albert.fs import exists, filesystem, join, open_file, remove
 from albert.outputs import atomic_output_dir, remove_leftovers, write_atomic
-from flows.line.files import file_listing
+from flows.line.files import file_listing, require_regular
 
 LINE_FILE = "line.json"
 VERSION_FILE = "version.json"
@@ -72,7 +72,9 @@ def version_number(name: str) -> int:
 
 
 def read_json(url: str) -> dict[str, Any]:
-    """A JSON object from `url`; StageError naming the file when it is not one."""
+    """A JSON object from `url`; StageError naming the file when it is not one (or not a regular
+    file, which is never opened)."""
+    require_regular(url)
     with open_file(url, "r") as handle:
         try:
             value = json.load(handle)
@@ -225,6 +227,7 @@ class ModelLine:
         pointer = self.path(CURRENT)
         if not exists(pointer):
             return None
+        require_regular(pointer)
         with open_file(pointer, "rb") as handle:
             data = handle.read(64)
         name = data.decode("ascii", errors="replace").strip()
