@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import shlex
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -290,10 +291,10 @@ def novelty(
     fresh = new_files(digests, seen)
     if fresh:
         return fresh, None
-    return {}, (
-        f"{line.url}: nothing new since {line.current()} ({len(digests)} input file(s), all "
-        "taken already); nothing done"
-    )
+    taken = f"{len(digests)} input file(s), all taken already"
+    matched = f"--input {shlex.join(config.input)} matched no file yet"  # a typo in it shows
+    why = taken if digests else matched
+    return {}, f"{line.url}: nothing new since {line.current()} ({why}); nothing done"
 
 
 def finish(message: str, summary: dict[str, Any]) -> State:
