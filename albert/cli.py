@@ -7,10 +7,16 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from albert import signals
 from albert.config import ConfigError
 from albert.log import setup_logging
 from albert.stage import guarded, report_failure
 from albert.stages import COMMANDS
+
+WRITES_AT_END = ("segment", "decontaminate")
+"""Commands that train nothing and write their output whole at the end: a signal says that nothing
+was written (as `albert line check` and `show`, which write nothing), not training's "before the
+first step: nothing to save"."""
 
 
 def usage() -> str:
@@ -35,11 +41,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         known = ", ".join(COMMANDS)
         error = ConfigError(f"unknown command {name!r}; the commands are {known}")
         return report_failure("albert", error, verbose)
+    writes_at_end = name in WRITES_AT_END or (name == "line" and rest[:1] in (["check"], ["show"]))
+    command = " ".join(["albert", name, *rest[:1]] if name == "line" else ["albert", name])
+    previous = signals.stopping(signals.nothing_written(command)) if writes_at_end else None
     try:
-        module = importlib.import_module(module_name)
-    except Exception as error:  # noqa: BLE001  (reported in one line; the exit code says it failed)
-        return report_failure(f"albert {name}", error, verbose)
-    return guarded(f"albert {name}", verbose, lambda: module.main(rest, prog=f"albert {name}"))
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as error:  # noqa: BLE001  (reported in one line; the exit code: failed)
+            return report_failure(f"albert {name}", error, verbose)
+        return guarded(f"albert {name}", verbose, lambda: module.main(rest, prog=f"albert {name}"))
+    finally:
+        if previous is not None:
+            signals.stopping(previous)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,12 @@ FINE_TUNING = "during fine-tuning, which saves its output only at its end: a re-
 """What it interrupts in a fine-tuning command (`stopping`)."""
 
 
+def nothing_written(command: str) -> str:
+    """What a signal interrupts in a command that trains nothing and writes its output whole at
+    its end, or nothing (segment, decontaminate, `line check`)."""
+    return f"during {command}: nothing was written; a re-run starts again"
+
+
 class _Command:
     """The command whose signals are handled: its name, what a signal interrupts in it and whether
     its body is running."""
@@ -52,9 +58,11 @@ def stopped_before_training(number: int) -> Interrupted:
     return Interrupted(f"{signal.Signals(number).name} {BEFORE_TRAINING}")
 
 
-def stopping(what: str) -> None:
-    """Say what a signal interrupts in this command from now on (the message's end)."""
-    _Command.stopped = what
+def stopping(what: str) -> str:
+    """Say what a signal interrupts in this command from now on (the message's end); returns what
+    it said before."""
+    previous, _Command.stopped = _Command.stopped, what
+    return previous
 
 
 def _handle(number: int, frame=None) -> None:

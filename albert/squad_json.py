@@ -55,7 +55,7 @@ def read_squad(path: str, counts: dict[str, int] | None = None) -> Iterator[Squa
                 raise StageError(
                     f"{path}: article {article_index} paragraph {paragraph_index}: missing {error}"
                 ) from None
-            for qa in qas:
+            for number, qa in enumerate(qas):
                 try:
                     qas_id, question = str(qa["id"]), qa["question"]
                     is_impossible = bool(qa.get("is_impossible", False))
@@ -63,11 +63,20 @@ def read_squad(path: str, counts: dict[str, int] | None = None) -> Iterator[Squa
                         SquadAnswer(a["text"], int(a["answer_start"]))
                         for a in qa.get("answers", [])
                     )
-                except (KeyError, TypeError, ValueError) as error:
-                    raise StageError(
-                        f"{path}: article {article_index} paragraph {paragraph_index}: "
-                        f"malformed question {qa.get('id', '?')}: {error!r}"
-                    ) from None
+                except (KeyError, TypeError, ValueError, AttributeError) as error:
+                    title = article.get("title", "") if isinstance(article, dict) else ""
+                    where = (
+                        f"article {article_index} ({title!r}), paragraph {paragraph_index}, "
+                        f"question {number} ({_ordinal(number)})"
+                    )
+                    named = qa.get("id") if isinstance(qa, dict) else None
+                    where += f", id {named!r}" if named is not None else ""
+                    reason = (
+                        f'it has no "{error.args[0]}" key'
+                        if isinstance(error, KeyError)
+                        else f"malformed ({type(error).__name__}: {error})"
+                    )
+                    raise StageError(f"{path}: {where}: {reason}") from None
                 if not is_impossible and not answers:
                     raise StageError(
                         f"{path}: question {qas_id} has no answers and is not marked is_impossible"
@@ -79,6 +88,12 @@ def read_squad(path: str, counts: dict[str, int] | None = None) -> Iterator[Squa
                 yield SquadExample(
                     qas_id, question, context, answers, is_impossible, article.get("title", "")
                 )
+
+
+def _ordinal(index: int) -> str:
+    """'the first' for 0, 'the second' for 1 ...; 'number 12' past the tenth."""
+    words = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
+    return f"the {words[index]}" if index < len(words) else f"number {index + 1}"
 
 
 def gold_of(examples: Iterable[SquadExample]) -> dict[str, list[str]]:

@@ -115,3 +115,31 @@ def test_a_signal_during_a_native_modules_initialization_acts_at_its_end(handler
     finally:
         sys.setprofile(None)
     assert initialized == [name] and name not in sys.modules
+
+
+@pytest.mark.parametrize(
+    "argv, stub",
+    [
+        (["segment", "--input", "in.txt", "--output", "o"], "pipelines.segment.run"),
+        (["decontaminate", "--corpus", "c", "--eval", "e.txt", "--output", "o"], None),
+        (["line", "check", "L"], "flows.line.cli.check"),
+    ],
+    ids=["segment", "decontaminate", "line-check"],
+)
+def test_a_command_that_trains_nothing_says_that_nothing_was_written(
+    handlers, monkeypatch, capsys, argv, stub
+):
+    """Issue 67: segment, decontaminate and `line check` said training's "before the first step:
+    nothing to save"."""
+    from albert import cli
+
+    stub = stub or "pipelines.decontaminate.run"
+    module, name = stub.rsplit(".", 1)
+    monkeypatch.setattr(importlib.import_module(module), name, lambda *args: _signal_self())
+    assert cli.main(argv) == 75
+    (line,) = [s for s in capsys.readouterr().err.splitlines() if "interrupted:" in s]
+    command = " ".join(["albert", *argv[:2]] if argv[0] == "line" else ["albert", argv[0]])
+    said = f"albert {argv[0]} interrupted: SIGTERM during {command}: nothing was written; a re-run"
+    assert said in line
+    assert "nothing to save" not in line
+    assert signals._Command.stopped == signals.BEFORE_TRAINING  # training's wording after it

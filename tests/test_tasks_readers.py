@@ -165,6 +165,13 @@ def test_squad_v2_fixture(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(StageError, match="question a has no answers"):
         list(read_squad(str(path)))
+    data["data"][0]["paragraphs"][0]["qas"][0]["answers"] = [{"text": "D", "answer_start": 0}]
+    del data["data"][0]["paragraphs"][0]["qas"][1]["id"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(StageError) as error:
+        list(read_squad(str(path)))
+    said = "article 0 ('t'), paragraph 0, question 1 (the second): it has no \"id\" key"
+    assert str(error.value) == f"{path}: {said}"
 
 
 def test_race_shared_split():
