@@ -183,7 +183,8 @@ def test_pipeline_cached_rerun_and_transient_retry(
                 "batch_size": 2,
             },
         }
-        evaluation_sets = {"eval": [str(RTE)]}  # decontamination after segment, in the report
+        # no --eval: the set a --downstream task is scored on is checked without being asked
+        evaluation_sets = {"eval": []}
         # Nothing deletes a finished output, upstream stages included: a new corpus, vocabulary
         # (so a new model shape) and masking re-run every stage; each earlier output stays, whole,
         # under the name the run reports.
@@ -237,5 +238,13 @@ def test_remove_contaminated_makes_the_later_stages_read_the_cleaned_corpus(tmp_
     assert "decontaminate" not in stage_configs(
         config.model_copy(update={"eval": [], "remove_contaminated": False})
     )
+    # a --downstream task's dev set is an evaluation set by default, read only, once
+    tuned = config.model_copy(update={"downstream": [f"rte={RTE}"], "remove_contaminated": False})
+    checked = stage_configs(tuned)["decontaminate"]
+    assert checked.eval == [str(RTE), str(RTE / "dev.tsv")] and not checked.remove
+    alone = stage_configs(tuned.model_copy(update={"eval": []}))["decontaminate"]
+    assert alone.eval == [str(RTE / "dev.tsv")]
+    unchecked = tuned.model_copy(update={"eval": [], "check_downstream": False})
+    assert "decontaminate" not in stage_configs(unchecked)
     with pytest.raises(ConfigError, match="--remove-contaminated needs an evaluation set"):
         build_config(PretrainPipelineConfig, {"run_dir": "r", "remove_contaminated": True})

@@ -7,12 +7,13 @@ directory under the run directory (RUN_DIR/segment, vocab, tfrecords, pretrain, 
 (RUN_DIR/finetune-TASK[-random]); `--eval PATH` adds decontamination after segment
 (RUN_DIR/decontaminate: how many examples of each evaluation set share a 13-gram with the corpus, in
 the report; with `--remove-contaminated` vocab and tfrecords read the corpus without those
-sentences). Held-out figures are on whole documents training never reads (pipelines.tfrecords). The
-run ends with RUN_DIR/report.md + report.html + plots (flows.pipeline.report: a headline block, then
-one section per stage) and a Prefect markdown artifact, and prints the held-out scores beside their
-baselines. Stages are cached across runs on (input manifest, stage config, code version): re-running
-with nothing changed skips every stage, changing one parameter re-runs that stage and the ones after
-it. Transient failures are retried.
+sentences), and so does `--downstream` for the dev sets its fine-tunes are scored on (unless
+`--no-check-downstream`). Held-out figures are on whole documents training never reads
+(pipelines.tfrecords). The run ends with RUN_DIR/report.md + report.html + plots
+(flows.pipeline.report: a headline block, then one section per stage) and a Prefect markdown
+artifact, and prints the held-out scores beside their baselines. Stages are cached across runs on
+(input manifest, stage config, code version): re-running with nothing changed skips every stage,
+changing one parameter re-runs that stage and the ones after it. Transient failures are retried.
 
 With no --input, the corpus is the demo corpus shipped with the package (a real Wikipedia dump
 sample, see flows.pipeline.default_corpus), so `make run` works offline on a fresh machine.
@@ -36,6 +37,7 @@ from albert.fs import join
 from flows.engine import tasks
 from flows.engine.entry import flow_main
 from flows.pipeline.default_corpus import default_corpus
+from flows.pipeline.evaluation_sets import evaluation_sets
 from flows.pipeline.report import format_headline_line, run_report_markdown
 from flows.report.render import TrainingProgress, write_report
 from flows.report.text import files_text, finetune_command
@@ -103,15 +105,25 @@ class PretrainPipelineConfig(RunConfig):
     )
     remove_contaminated: bool = Field(
         False,
-        description="with --eval: vocab and tfrecords read the corpus without the sentences that "
-        "overlap an evaluation set",
+        description="vocab and tfrecords read the corpus without the sentences that overlap an "
+        "evaluation set (--eval, --downstream's dev sets)",
+    )
+    check_downstream: bool = Field(
+        True,
+        description="the decontamination report also checks the dev set each --downstream task "
+        "is scored on (removing nothing without --remove-contaminated)",
     )
 
     @model_validator(mode="after")
     def _remove_needs_eval(self):
-        if self.remove_contaminated and not self.eval:
+        if self.remove_contaminated and not self.evaluation_sets():
             raise ValueError("--remove-contaminated needs an evaluation set (--eval PATH)")
         return self
+
+    def evaluation_sets(self) -> list[str]:
+        """--eval's paths and, with check_downstream, the --downstream dev sets."""
+        downstream = self.downstream if self.check_downstream else []
+        return evaluation_sets(self.eval, downstream, self.finetune)
 
     def corpus_dir(self) -> str:
         """The corpus vocab and tfrecords read: segment's, or decontaminate's cleaned copy."""
@@ -122,7 +134,8 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
     """The validated config of every stage (ConfigError names the stage's bad field)."""
     corpus, vocab_dir = config.corpus_dir(), config.stage_dir("vocab")
     spm_model = join(vocab_dir, "spiece.model")
-    decontaminate = {"decontaminate": decontaminate_config(config)} if config.eval else {}
+    checked = config.evaluation_sets()
+    decontaminate = {"decontaminate": decontaminate_config(config)} if checked else {}
     return {
         "segment": config.segment_config(config.input or default_corpus()),
         **decontaminate,
@@ -152,7 +165,7 @@ def decontaminate_config(config: PretrainPipelineConfig) -> StageConfig:
         DecontaminateConfig,
         {
             "corpus": config.stage_dir("segment"),
-            "eval": config.eval,
+            "eval": config.evaluation_sets(),
             "output": config.stage_dir("decontaminate"),
             "remove": config.remove_contaminated,
         },
@@ -313,7 +326,7 @@ def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) 
     """Validate every stage's config, run the flow, print where the run directory and report are."""
     configs = stage_configs(config)  # bad values fail here, before Prefect starts
     downstream_configs(config)
-    for path in config.eval:  # and an evaluation set in no known format, before segment runs
+    for path in config.evaluation_sets():  # a set in no known format, before segment runs
         eval_splits(path)
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
         return pretrain_as_secondary_process(
