@@ -264,3 +264,14 @@ def test_fineweb_keeps_prose_a_play_and_verse():
 def test_gopher_repetition_a_short_text_of_single_n_grams_repeats_nothing():
     # its 2-gram "notes here" is 10 characters of 17, but once
     assert repetition(("Short notes here.",)) is None
+
+
+def test_fineweb_a_paragraph_of_sentences_ends_one_whatever_its_last_character():
+    # Book X of Paradise Lost is one line whose final full stop the transcription lost
+    line = (
+        "So spake our Father penitent. Nor Eve felt less remorse. They forthwith went, and "
+        "fell prostrate, and confessed their faults, with tears watering the ground, in sign "
+        "of sorrow unfeigned, and humiliation meek"
+    )
+    assert fineweb.ends_sentence(line) and fine((line,)) is None
+    assert not fineweb.ends_sentence("Home About Contact. Shop")  # two sentences: not prose

@@ -50,7 +50,7 @@ def test_every_rule_and_its_defaults_are_registered_within_their_ranges():
         0.10,
     ]
     assert RULES["fineweb"]["short_line_length"].default == 30
-    assert RULES["c4_lines"]["min_num_words"].default == 3
+    assert RULES["c4_lines"]["min_words_per_line"].default == 3
 
 
 @pytest.mark.parametrize(

@@ -1,16 +1,27 @@
 """FineWeb's document rules (Penedo et al. 2024, bounds as datatrove's FineWebQualityFilter): too
-few lines ending in terminal punctuation, too many short lines, too many characters in repeated
-lines, too many line breaks per word (a list). A document's lines are its paragraphs."""
+few lines ending in terminal punctuation (here a line of several sentences counts as one too:
+`ends_sentence`), too many short lines, too many characters in repeated lines, too many line breaks
+per word (a list). A document's lines are its paragraphs."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pipelines.quality.c4 import sentences
 from pipelines.quality.gopher import duplicates
 from pipelines.quality.settings import QualitySettings, Removal
 from pipelines.quality.words import TERMINAL_PUNCTUATION
 
 RULE = "fineweb"
+PROSE_SENTENCES = 3
+"""Sentences from which a line counts as ending in terminal punctuation whatever its last
+character: a paragraph of prose or verse whose final full stop a transcription lost (Book X of
+Paradise Lost, 8,100 words in one line ending "humiliation meek")."""
+
+
+def ends_sentence(line: str) -> bool:
+    """Whether a line ends in terminal punctuation or is a paragraph of PROSE_SENTENCES or more."""
+    return line.endswith(TERMINAL_PUNCTUATION) or sentences(line) >= PROSE_SENTENCES
 
 
 def check(
@@ -21,7 +32,7 @@ def check(
     def bound(param: str) -> float:
         return settings.threshold(RULE, param, language)
 
-    ended = sum(1 for line in lines if line.endswith(TERMINAL_PUNCTUATION)) / len(lines)
+    ended = sum(1 for line in lines if ends_sentence(line)) / len(lines)
     if ended < (least := bound("line_punct_thr")):
         return Removal(f"{RULE}.line_punct_thr", ended, least)
     short = bound("short_line_length")

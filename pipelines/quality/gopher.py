@@ -52,14 +52,14 @@ def quality(
     long_form: bool = False,
 ) -> Removal | None:
     """The first failing Gopher quality check of a document, or None. A `long_form` document (a
-    book) has no most words; a language without stop words (empty `stop_words`) no stop-word
-    check."""
+    book or a chapter of one: long or short as its author chose) has no word-count bounds, which
+    are a web page's; a language without stop words (empty `stop_words`) no stop-word check."""
 
     def bound(param: str) -> float:
         return settings.threshold(QUALITY, param, language)
 
     n_words = len(words)
-    if n_words < (least := bound("min_doc_words")):
+    if not long_form and n_words < (least := bound("min_doc_words")):
         return Removal(f"{QUALITY}.min_doc_words", n_words, least)
     if not long_form and n_words > (most := bound("max_doc_words")):
         return Removal(f"{QUALITY}.max_doc_words", n_words, most)

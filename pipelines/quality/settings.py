@@ -46,6 +46,11 @@ def _count(default: float, description: str) -> Threshold:
     return Threshold(default, *_COUNT, description)
 
 
+def _switch(default: float, description: str) -> Threshold:
+    """A check switched on (1) or off (0)."""
+    return Threshold(default, 0, 1, f"1/0: {description}")
+
+
 RULES: dict[str, dict[str, Threshold]] = {
     "language": {
         "threshold": _ratio(
@@ -60,15 +65,23 @@ RULES: dict[str, dict[str, Threshold]] = {
             0.9, "least score at which a paragraph in another, non-target language is dropped"
         ),
     },
-    "boilerplate": {},
+    "boilerplate": {
+        "max_notice_words": _count(40, "most words of a line read as a cookie or rights notice"),
+        "max_link_words": _count(6, 'most words of a line read as a link ("read more")'),
+        "min_nav_items": _count(3, "least items between separators of a navigation bar"),
+        "max_nav_item_words": _count(3, "most words per item of a navigation bar, on average"),
+    },
     "c4_lines": {
-        "min_num_words": _count(3, "least words of a line kept"),
+        "min_words_per_line": _count(3, "least words of a line kept"),
         "max_word_length": Threshold(
             1000, 1, 1e9, "lines holding a longer word (characters) are dropped"
         ),
-        "filter_no_terminal_punct": Threshold(
-            1, 0, 1, "1: lines not ending in terminal punctuation are dropped; 0: kept"
+        "remove_citations": _switch(1, 'cut citation marks ("[1]", "[edit]") out of lines'),
+        "filter_no_terminal_punct": _switch(
+            0, "drop lines not ending in terminal punctuation (C4: on; verse and plays lose most)"
         ),
+        "filter_javascript": _switch(1, 'drop lines naming "javascript"'),
+        "filter_policy": _switch(1, 'drop lines holding a policy phrase ("terms of use")'),
     },
     "c4_document": {
         "min_num_sentences": _count(
@@ -80,11 +93,8 @@ RULES: dict[str, dict[str, Threshold]] = {
         ),
     },
     "gopher_quality": {
-        "min_doc_words": _count(50, "least words"),
-        "max_doc_words": _count(
-            100_000,
-            "most words (not applied to books: a long-form document, chapter after chapter)",
-        ),
+        "min_doc_words": _count(50, "least words (not applied to books and their chapters)"),
+        "max_doc_words": _count(100_000, "most words (not applied to books and their chapters)"),
         "min_avg_word_length": Threshold(3, 0, 1000, "least mean word length (characters)"),
         "max_avg_word_length": Threshold(10, 0, 1000, "most mean word length (characters)"),
         "max_symbol_word_ratio": Threshold(

@@ -1,0 +1,185 @@
+"""One document through the cleaning step, in order: language identification of the whole text
+(with target languages: a document in another language or scored under the threshold is removed,
+as language.not_target or language.low_score with its score and the bound of the language found,
+and paragraphs confidently in another, non-target language are dropped), line cleaning
+(boilerplate.clean_lines: nothing left removes the document), the document rules (Gopher
+repetition, Gopher quality, C4, FineWeb: the first failing check removes it) and personal data
+(redacted, kept, or a document holding any removed). Words are split once per document and shared
+by the rules. Counts go through `inc`: quality_removed_<rule.param> per removal,
+quality_lines_<rule> per line rule, language_<code> per document, pii_<kind> per redaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pipelines.quality import boilerplate, c4, fineweb, gopher, pii, words
+from pipelines.quality.settings import QualitySettings, Removal
+
+__all__ = ["LONG_FORM_FORMATS", "Cleaned", "Removal", "clean_document", "foreign_paragraphs"]
+
+Identify = Callable[[str], tuple[str, float]]
+Inc = Callable[[str, int], None]
+UNKNOWN = "unknown"
+LONG_FORM_FORMATS = frozenset({"books"})
+"""Input formats whose documents are books or their chapters (input_formats' "books" and
+"chapters" files both give "books" documents), long or short as their authors chose: Gopher's
+word-count bounds are a web page's, not applied to them."""
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """A document after the cleaning step: its paragraphs (cleaned and redacted; the input's, if
+    removed), language and score, why it was removed (None: kept), lines removed per line rule,
+    personal data found per kind."""
+
+    paragraphs: tuple[str, ...]
+    language: str
+    language_score: float
+    removal: Removal | None = None
+    lines_removed: dict[str, int] = field(default_factory=dict)
+    pii: dict[str, int] = field(default_factory=dict)
+
+
+def foreign_paragraphs(
+    paragraphs: Sequence[str], settings: QualitySettings, identify: Identify
+) -> list[bool]:
+    """Which paragraphs are in another language than the targets: those of at least
+    `language.min_paragraph_chars` characters identified as a non-target language with at least
+    `language.paragraph_threshold`; a shorter one follows its nearest judged neighbours (foreign
+    only if every one it has is), and with none the document (not foreign)."""
+    judged: list[bool | None] = []
+    for paragraph in paragraphs:
+        if len(paragraph) < settings.threshold("language", "min_paragraph_chars", UNKNOWN):
+            judged.append(None)
+            continue
+        code, score = identify(paragraph)
+        judged.append(
+            code not in settings.languages
+            and code != UNKNOWN
+            and score >= settings.threshold("language", "paragraph_threshold", code)
+        )
+    before = _nearest(judged)
+    after = _nearest(judged[::-1])[::-1]
+    return [
+        verdict
+        if verdict is not None
+        else (b is not None or a is not None) and b is not False and a is not False
+        for verdict, b, a in zip(judged, before, after, strict=True)
+    ]
+
+
+def _nearest(judged: list[bool | None]) -> list[bool | None]:
+    """The last verdict at or before each position (None: none yet)."""
+    last: bool | None = None
+    nearest = []
+    for verdict in judged:
+        if verdict is not None:
+            last = verdict
+        nearest.append(last)
+    return nearest
+
+
+def _language(
+    paragraphs: tuple[str, ...], settings: QualitySettings, identify: Identify, inc: Inc
+) -> tuple[str, float, tuple[str, ...], Removal | None]:
+    """(language, score, paragraphs left, removal) of the language rule."""
+    if not settings.enabled("language"):
+        return UNKNOWN, 0.0, paragraphs, None
+    code, score = identify(" ".join(paragraphs))
+    inc(f"language_{code}", 1)
+    if not settings.languages:
+        return code, score, paragraphs, None
+    least = settings.threshold("language", "threshold", code)
+    if code not in settings.languages:
+        return code, score, paragraphs, Removal("language.not_target", score, least)
+    if score < least:
+        return code, score, paragraphs, Removal("language.low_score", score, least)
+    foreign = foreign_paragraphs(paragraphs, settings, identify)
+    if not any(foreign):
+        return code, score, paragraphs, None
+    if all(foreign):
+        return code, score, paragraphs, Removal("language.not_target", score, least)
+    inc("quality_lines_language", sum(foreign))
+    kept = tuple(p for p, other in zip(paragraphs, foreign, strict=True) if not other)
+    return code, score, kept, None
+
+
+def document_removal(
+    lines: tuple[str, ...], settings: QualitySettings, language: str, *, long_form: bool = False
+) -> Removal | None:
+    """The first failing check of the document rules that are on (Gopher repetition, Gopher
+    quality, C4, FineWeb) on a document's cleaned lines, or None."""
+    split = words.split_words("\n".join(lines), language)
+    checks = (
+        ("gopher_repetition", lambda: gopher.repetition(lines, split, settings, language)),
+        (
+            "gopher_quality",
+            lambda: gopher.quality(
+                lines, split, words.stop_words(language), settings, language, long_form=long_form
+            ),
+        ),
+        ("c4_document", lambda: c4.document(lines, settings, language)),
+        ("fineweb", lambda: fineweb.check(lines, split, settings, language)),
+    )
+    for rule, check in checks:
+        if settings.enabled(rule) and (removal := check()):
+            return removal
+    return None
+
+
+def _redact(lines: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The lines with personal data replaced, and how many of each kind were found."""
+    redacted, found = [], {}
+    for line in lines:
+        text, counts = pii.redact(line)
+        redacted.append(text)
+        for kind, count in counts.items():
+            found[kind] = found.get(kind, 0) + count
+    return tuple(redacted), found
+
+
+def clean_document(
+    paragraphs: tuple[str, ...],
+    settings: QualitySettings,
+    identify: Identify,
+    inc: Inc,
+    *,
+    documents_format: str = "text",
+) -> Cleaned:
+    """One document's paragraphs (non-empty, normalised) through the cleaning step (order in the
+    module's docstring); `identify` is langid.identify (injected). A document of a
+    LONG_FORM_FORMATS `documents_format` (its RawDocument's) is judged without Gopher's word-count
+    bounds."""
+    language, score, lines, removal = _language(paragraphs, settings, identify, inc)
+
+    def removed(why: Removal, lines_removed: dict[str, int] | None = None, found=None) -> Cleaned:
+        inc(f"quality_removed_{why.rule}", 1)
+        return Cleaned(paragraphs, language, score, why, lines_removed or {}, found or {})
+
+    if removal:
+        return removed(removal)
+    lines_removed = (
+        {"language": len(paragraphs) - len(lines)} if len(lines) < len(paragraphs) else {}
+    )
+    kept, cleaned = boilerplate.clean_lines(lines, language, settings, inc)
+    for rule, count in cleaned.items():
+        inc(f"quality_lines_{rule}", count)
+        lines_removed[rule] = count
+    if not kept:
+        return removed(Removal("boilerplate.all_lines", 0, 1), lines_removed)
+    long_form = documents_format in LONG_FORM_FORMATS
+    if removal := document_removal(tuple(kept), settings, language, long_form=long_form):
+        return removed(removal, lines_removed)
+    found: dict[str, int] = {}
+    if settings.enabled("pii"):
+        redacted, found = _redact(tuple(kept))
+        for kind, count in found.items():
+            inc(f"pii_{kind}", count)
+        if settings.pii == "drop-document" and found:
+            return removed(
+                Removal("pii.drop_document", sum(found.values()), 0), lines_removed, found
+            )
+        if settings.pii == "redact":
+            kept = redacted
+    return Cleaned(tuple(kept), language, score, None, lines_removed, found)
