@@ -7,9 +7,8 @@ language-ID score: langid.THRESHOLDS), else the rule's. Removals name the failin
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 PII_MODES = ("redact", "keep", "drop-document")
@@ -167,6 +166,10 @@ class QualitySettings:
     """User-set `rule.param` values, sorted by name."""
     pii: str = "redact"
     repair: bool = True
+    _bounds: dict[str, dict[str, float]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+    """Every `rule.param` bound per language, resolved at its first use."""
 
     @classmethod
     def from_options(
@@ -214,12 +217,14 @@ class QualitySettings:
     def threshold(self, rule: str, param: str, language: str) -> float:
         """The bound of `rule.param` for a document in `language`: the user's value, else the
         language's override, else the default."""
-        return _bounds(self, language)[f"{rule}.{param}"]
+        bounds = self._bounds.get(language)
+        if bounds is None:
+            bounds = self._bounds[language] = _resolve(self, language)
+        return bounds[f"{rule}.{param}"]
 
 
-@functools.lru_cache(maxsize=512)
-def _bounds(settings: QualitySettings, language: str) -> dict[str, float]:
-    """Every `rule.param` bound of `settings` for `language` (resolved once per pair)."""
+def _resolve(settings: QualitySettings, language: str) -> dict[str, float]:
+    """Every `rule.param` bound of `settings` for `language`."""
     from pipelines.quality import langid
     from pipelines.quality.words import LANGUAGE_THRESHOLDS
 
