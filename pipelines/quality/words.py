@@ -1,0 +1,149 @@
+"""Words, stop words and per-language thresholds of the quality rules.
+
+`split_words` gives the words the rules count and measure: whitespace tokens without the
+punctuation and symbols around them (internal apostrophes and hyphens kept: "don't", "well-known");
+for Chinese, Japanese and Thai, which do not separate words by spaces, a segmenter's words (jieba
+0.42.1, TinySegmenter 0.4, PyThaiNLP 5.4.0's dictionary segmenter `newmm`), each loaded at its
+first use and once per process. Tokens of punctuation or symbols alone are not words.
+
+`stop_words` are short lists (13 to 22 words) of a language's most frequent function words, of the
+kind of Gopher's English list ("the be to of and that have with"): words that nearly every
+paragraph of prose holds and menus, keyword lists and product listings mostly lack, so that "at
+least 2 stop words" separates the two. The lists start from FineWeb-2's per-language stop words
+(the most frequent words of each language's Wikipedia) without the content words that Wikipedia's
+style puts among them ("year", "month", "was born", "г."), adjusted to what `split_words` returns
+(French and Italian elisions such as "l'" stay attached to their word, so they are not listed).
+The published general-purpose lists are not used: they hold hundreds of words per language
+(`stopwordsiso` 0.7.1: 1,298 English, 620 German; `stop-words` 2025.11.4: 1,333 English, "home",
+"page", "new" and "free" among them in both), which any navigation bar satisfies twice over.
+
+`LANGUAGE_THRESHOLDS` are the defaults of rule parameters (`rule.param`, the names of datatrove's
+filters) that do not fit a language as they stand; a value the user sets wins over them.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from collections.abc import Callable
+
+from pipelines.text_cleaning import _character_class
+
+# A sentence's last character in the scripts the rules meet; C4 and FineWeb test the ASCII ones
+# (. ! ? " '), these add the closing quotes and the full stops of CJK, Devanagari, Arabic,
+# Armenian and Ethiopic text. Thai marks no sentence end: its rules use no terminal punctuation.
+TERMINAL_PUNCTUATION = (
+    *(".", "!", "?", '"', "'", "”", "’", "»"),
+    *("。", "！", "？", "」", "』", "।", "॥", "؟", "۔", "։", "።"),
+)
+
+
+@functools.cache
+def _word_pattern() -> re.Pattern[str]:
+    """A whitespace token without the punctuation and symbols around it (group 1), never a run of
+    them alone. A word starts with a letter or digit and ends with one or with a combining mark
+    (Devanagari and Thai vowel signs). Built at the first use: the class of marks comes from a scan
+    of every code point (0.2 s)."""
+    marks = _character_class(("Mn", "Mc", "Me"), keep="")
+    # Anchored at a token's start and possessive, so a long run of punctuation costs its length.
+    last = r"[\w" + marks[1:]  # a letter, digit or mark: ends the word (not "_", tested before)
+    return re.compile(rf"(?<!\S)(?:[^\w\s]|_)*+([^\W_](?:\S*(?![\s_]){last})?)")
+
+
+def _words_of(text: str) -> list[str]:
+    return _word_pattern().findall(text)
+
+
+@functools.cache
+def _chinese() -> Callable[[str], list[str]]:
+    import jieba  # lazy: loads its dictionary (a second), only where Chinese text is met
+
+    logging.getLogger("jieba").setLevel(logging.WARNING)  # no "Building prefix dict" on stderr
+    jieba.initialize()
+    return jieba.lcut
+
+
+@functools.cache
+def _japanese() -> Callable[[str], list[str]]:
+    import tinysegmenter
+
+    return tinysegmenter.TinySegmenter().tokenize
+
+
+@functools.cache
+def _thai() -> Callable[[str], list[str]]:
+    from pythainlp.tokenize import word_tokenize
+
+    return functools.partial(word_tokenize, engine="newmm", keep_whitespace=False)
+
+
+_SEGMENTERS = {"zh": _chinese, "ja": _japanese, "th": _thai}
+"""Languages written without spaces between words, and the loader of each one's segmenter."""
+SEGMENTED_LANGUAGES = frozenset(_SEGMENTERS)
+"""The languages whose words come from a segmenter, not from the spaces between them."""
+
+
+def split_words(text: str, language: str) -> list[str]:
+    """The words of `text` in `language` (an ISO 639-1 code; any other value: split on spaces),
+    in order, case kept."""
+    segmenter = _SEGMENTERS.get(language)
+    if segmenter is None:
+        return _words_of(text)
+    return _words_of(" ".join(segmenter()(text)))
+
+
+_STOP_WORDS = {
+    "en": "the be to of and that have with a an is was are it in for as not",
+    "de": "der die das und ist zu den nicht von sich mit dem des ein eine es auch auf im",
+    "fr": "de la le les et des est un une du en il que qui dans pour pas au par sur à",
+    "es": "de la que el en y los se del las un por con no una su para es al lo",
+    "it": "di e il la che è in un per una del della non con si da i le sono al",
+    "pt": "de a o que e do da em um para é com não uma os no se na por mais as",
+    "nl": "de het een en van in is dat op te zijn met voor niet die er aan hij",
+    "ru": "и в не на что с он как а по это к но из у же от за то для",
+    "bg": "и на в е се да за от с не че по са като това",
+    "pl": "w i na się z do nie jest że to o a od przez jak po ale",
+    "id": "yang dan di dari ini itu dengan untuk dalam tidak adalah pada akan ke",
+    # Words of the segmenters: particles and auxiliaries (TinySegmenter cuts た, て, で off).
+    "ja": "の に は を が と で た て も な し か",
+    "zh": "的 了 是 在 和 有 我 不 这 也 就 他 都 而 与 为 被 一个 這 與 為 於",
+    "th": "ใน ที่ และ ของ เป็น มี การ ได้ ไม่ ว่า ให้ จะ กับ",
+}
+
+
+@functools.cache
+def stop_words(language: str) -> frozenset[str]:
+    """The stop words of `language`, lower case (compare words lower-cased); an empty set where
+    the language has no list (its documents then skip the stop-word rule)."""
+    return frozenset(_STOP_WORDS.get(language, "").split())
+
+
+# Measured on real prose (the paragraphs of tests/test_quality_words.py): segmented words average
+# 1.6 characters (Lu Xun, Soseki) where English words average 4.3 (Austen) to 4.7, so Gopher's
+# 3-10 becomes 1-4 (Chinese) and 1-5 (Japanese: katakana loanwords are longer). Chinese has about
+# 0.65 jieba words per word of an English translation, Japanese 1.25 TinySegmenter tokens (it cuts
+# off "た", "て", "で"), so Gopher's 50 to 100,000 words scale to 35-70,000 and 60-125,000; and
+# FineWeb's short line, 30 characters (5.5 English words), is 8 Chinese and 12 Japanese ones.
+# German words average 1.3 times the English length (compounds: Kafka 5.7), Dutch's compounds
+# too: most 13 and 12. Thai marks no sentence end, so FineWeb's share of lines ending in one is 0.
+LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
+    "zh": {
+        "gopher_quality.min_avg_word_length": 1,
+        "gopher_quality.max_avg_word_length": 4,
+        "gopher_quality.min_doc_words": 35,
+        "gopher_quality.max_doc_words": 70_000,
+        "fineweb.short_line_length": 8,
+    },
+    "ja": {
+        "gopher_quality.min_avg_word_length": 1,
+        "gopher_quality.max_avg_word_length": 5,
+        "gopher_quality.min_doc_words": 60,
+        "gopher_quality.max_doc_words": 125_000,
+        "fineweb.short_line_length": 12,
+    },
+    "th": {"fineweb.line_punct_thr": 0},
+    "de": {"gopher_quality.max_avg_word_length": 13},
+    "nl": {"gopher_quality.max_avg_word_length": 12},
+}
+"""Per-language defaults of `rule.param` values (a user-set value wins over them)."""
