@@ -7,10 +7,13 @@ warnings), computed and written by the pipeline itself. The same input gives byt
 whatever the runner or number of workers.
 
 Pipeline: match files -> read each file streaming (one DoFn per file) -> spread documents over the
-workers -> wikitext/book/text to normalised paragraphs -> drop exact-duplicate documents (smallest
+workers -> text repaired (ftfy), wikitext/book/text to normalised paragraphs -> cleaning
+(pipelines.quality: language identification, line and document quality rules, personal data
+replaced; the removed audited in quality_removed.jsonl) -> drop exact-duplicate documents (smallest
 key kept) -> drop near-duplicate documents (pipelines.near_dedup; one per cluster kept, audited in
 near_duplicates.jsonl, signatures of the kept in near_dup_signatures*) -> drop repeated paragraphs
-(first occurrence by key kept) -> split sentences -> drop short documents -> deterministic shards.
+(first occurrence by key kept) -> split sentences -> drop short documents and those with no word ->
+deterministic shards.
 Spreading and the de-duplications group through sorted spill files (pipelines.spill), so memory
 stays bounded on the in-process runner too.
 """
@@ -32,6 +35,8 @@ from albert.hashing import stable_hash
 from albert.stage import stage_main
 from pipelines import input_formats, input_streams, near_dedup, spill, text_cleaning
 from pipelines.dedup import DropDuplicateDocuments, DropRepeatedParagraphs
+from pipelines.quality import transform as quality_transform
+from pipelines.quality.repair import repair_text
 from pipelines.runner import COUNTS, CountingDoFn, WriteSummary, counted, run_stage
 from pipelines.segment_config import SegmentConfig, match_inputs
 from pipelines.segment_stats import (
@@ -56,10 +61,20 @@ def document_key(path: str, doc_id: str) -> bytes:
     return stable_hash(f"{name}\x00{doc_id}".encode()).to_bytes(DOCUMENT_KEY_BYTES, "big")
 
 
+def document_source(path: str, doc_id: str) -> str:
+    """`name#id` of a document: its file's base name and its id within the file (the audit's)."""
+    return f"{posixpath.basename(path.rstrip('/'))}#{doc_id}"
+
+
 def clean_paragraphs(fmt: str, text: str, form: text_cleaning.UnicodeForm) -> tuple[str, ...]:
     """Normalised, non-empty paragraphs of one raw document."""
     raw = input_formats.raw_paragraphs(input_formats.RawDocument(fmt, "", text))
     return tuple(p for p in (text_cleaning.normalize_text(p, form) for p in raw) if p)
+
+
+def has_word(text: str) -> bool:
+    """Whether `text` holds a word: a letter or a digit in any script (punctuation is none)."""
+    return any(character.isalnum() for character in text)
 
 
 class ReadFiles(CountingDoFn):
@@ -82,7 +97,13 @@ class ReadFiles(CountingDoFn):
                     on_error=self.on_error,
                     inc=self.inc,
                 ):
-                    yield document_key(path, document.doc_id), document.format, document.text
+                    key = document_key(path, document.doc_id)
+                    yield (
+                        key,
+                        document.format,
+                        document_source(path, document.doc_id),
+                        document.text,
+                    )
             self.inc("files_read", 1)
         except _READ_ERRORS as error:
             reason = input_streams.describe_error(error, path)
@@ -93,19 +114,26 @@ class ReadFiles(CountingDoFn):
 
 
 class CleanDocuments(CountingDoFn):
-    """(key, format, text) -> (key, normalised paragraphs); documents left empty are counted."""
+    """(key, format, source, text) -> (key, format, source, normalised paragraphs), the text
+    repaired first where `repair` (counted as quality_repaired); documents left empty are
+    counted."""
 
-    def __init__(self, form: text_cleaning.UnicodeForm):
+    def __init__(self, form: text_cleaning.UnicodeForm, repair: bool):
         super().__init__(NAMESPACE)
-        self.form = form
+        self.form, self.repair = form, repair
 
     def process(self, element):
-        key, fmt, text = element
+        key, fmt, source, text = element
+        if self.repair:
+            repaired = repair_text(text)
+            if repaired != text:
+                self.inc("quality_repaired", 1)
+            text = repaired
         paragraphs = clean_paragraphs(fmt, text, self.form)
         if not paragraphs:
             self.inc("skipped_empty", 1)
             return
-        yield key, paragraphs
+        yield key, fmt, source, paragraphs
 
 
 class SegmentDocuments(CountingDoFn):
@@ -128,6 +156,9 @@ class SegmentDocuments(CountingDoFn):
         if characters < self.min_document_chars or not sentences:
             self.inc("skipped_too_short", 1)
             return
+        if not any(has_word(sentence) for sentence in sentences):
+            self.inc("skipped_no_words", 1)
+            return
         self.inc("documents_out", 1)
         self.inc("sentences_out", len(sentences))
         self.inc("characters_out", characters)
@@ -137,16 +168,28 @@ class SegmentDocuments(CountingDoFn):
 
 
 def raw_document_pair(element) -> tuple[bytes, bytes]:
-    """(key, format, text) -> (key, format NUL text), for spreading documents over workers."""
-    key, fmt, text = element
-    return key, fmt.encode() + b"\x00" + text.encode("utf-8", "surrogatepass")
+    """(key, format, source, text) -> (key, format NUL source NUL text), for spreading documents
+    over workers."""
+    key, fmt, source, text = element
+    return key, b"\x00".join(
+        (
+            fmt.encode(),
+            source.encode("utf-8", "surrogatepass"),
+            text.encode("utf-8", "surrogatepass"),
+        )
+    )
 
 
 def raw_documents(pairs, inc):
     """The inverse of raw_document_pair, for a partition's sorted pairs."""
     for key, payload in pairs:
-        fmt, _, text = payload.partition(b"\x00")
-        yield key, fmt.decode(), text.decode("utf-8", "surrogatepass")
+        fmt, source, text = payload.split(b"\x00", 2)
+        yield (
+            key,
+            fmt.decode(),
+            source.decode("utf-8", "surrogatepass"),
+            text.decode("utf-8", "surrogatepass"),
+        )
 
 
 def build_pipeline(
@@ -178,8 +221,14 @@ def build_pipeline(
         )  # key, format, text
     )
     documents = counted(
-        spread, "Clean", CleanDocuments(config.unicode_form), counts
-    )  # key, paragraphs
+        spread,
+        "Clean",
+        CleanDocuments(config.unicode_form, config.quality and config.repair_text),
+        counts,
+    )  # key, format, source, paragraphs
+    documents, quality_outputs = quality_transform.apply(
+        documents, config, output_dir, counts, NAMESPACE
+    )  # key, paragraphs; the stats writer's cleaning arguments
     unique = documents | "DropDuplicateDocuments" >> DropDuplicateDocuments(
         run_dirs[1:2], counts, NAMESPACE
     )  # key, paragraphs
@@ -204,6 +253,7 @@ def build_pipeline(
         bad_files=beam.pvalue.AsList(read[BAD_FILES]),  # {"file", "reason"}
         shards=beam.pvalue.AsList(shards),
         **near_duplicates,
+        **quality_outputs,
         paths=paths,
         output_dir=output_dir,
         run_dirs=run_dirs,

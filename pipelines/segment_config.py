@@ -14,10 +14,12 @@ from albert.errors import StageError
 from albert.fs import expand_files, filesystem
 from pipelines import input_formats, text_cleaning
 from pipelines.near_dup_config import NearDupConfig
+from pipelines.quality.config import QualityConfig
 
 
-class SegmentConfig(NearDupConfig):
-    """Inputs, format, error policy and cleaning bounds of the segmentation stage."""
+class SegmentConfig(QualityConfig, NearDupConfig):
+    """Inputs, format, error policy, cleaning and de-duplication settings and bounds of the
+    segmentation stage."""
 
     input: list[str] = Field(
         min_length=1,

@@ -15,6 +15,8 @@ from apache_beam.io.filesystems import FileSystems
 from albert.errors import NothingNew, StageError
 from albert.fs import join
 from pipelines import near_dup_config, spill
+from pipelines.quality import audit as quality_audit
+from pipelines.quality import transform as quality_transform
 
 STATS_FILE = "stats.json"
 SKIP_REASONS = (
@@ -24,9 +26,11 @@ SKIP_REASONS = (
     "redirect",
     "disambiguation",
     "empty",
+    "quality",
     "duplicate_document",
     "near_duplicate",
     "too_short",
+    "no_words",
 )
 
 
@@ -95,9 +99,11 @@ def summarize(
     paths: list[str],
     shards: list[str],
     near_dup_settings: dict | None = None,
+    quality_settings: dict | None = None,
+    quality_examples: Iterable[dict] = (),
 ) -> dict:
     """stats.json: figures from the counts, a count per skip reason, the bad files, sentence
-    lengths, near-duplicate removal's figures."""
+    lengths, the cleaning step's and near-duplicate removal's figures."""
     figures = (
         "documents_in",
         "documents_out",
@@ -120,7 +126,9 @@ def summarize(
         for name, value in counters.items()
         if name in ("files_wikipedia", "files_books", "files_chapters", "files_text", "files_jsonl")
     }
+    stats["quality"] = quality_audit.quality_figures(counters, quality_settings, quality_examples)
     stats["skipped"] = {reason: counters.get(f"skipped_{reason}", 0) for reason in SKIP_REASONS}
+    stats["skipped"]["quality"] = stats["quality"]["documents_removed"]
     stats["bad_files"] = sorted(bad_files, key=lambda item: item["file"])
     stats["shards"] = sorted(posixpath.basename(path) for path in shards)
     stats["sentence_length_histogram"] = sentence_length_histogram(counters)
@@ -138,15 +146,22 @@ def write_stats(
     run_dirs: list[str],
     near_duplicates: list[dict],
     near_dup_settings: dict | None,
+    quality_settings: dict | None,
+    quality_examples: list[dict],
+    quality_audit: list[str],
     near_dup_signatures: list[str] | None = None,
 ) -> None:
     """Write stats.json from the pipeline's data, once everything else is written (the signature
-    files `near_dup_signatures` included), removing the spill's `run_dirs`; before it, where
-    near-duplicate removal ran, its audit file and signature header."""
+    files `near_dup_signatures` and the cleaning step's audit `quality_audit` included), removing
+    the spill's `run_dirs`; before it, where near-duplicate removal ran, its audit file and
+    signature header, and where cleaning ran, the cleaning audit's final name."""
     spill.remove_run_dirs(run_dirs)
     if near_dup_settings is not None:
         near_dup_config.write_outputs(output_dir, near_duplicates, near_dup_settings)
-    stats = summarize(counts, bad_files, paths, shards, near_dup_settings)
+    quality_transform.name_audit(output_dir, quality_audit)
+    stats = summarize(
+        counts, bad_files, paths, shards, near_dup_settings, quality_settings, quality_examples
+    )
     with FileSystems.create(join(output_dir, STATS_FILE)) as handle:
         handle.write((json.dumps(stats, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 

@@ -78,7 +78,7 @@ def run(corpus: Path, out: Path, workers: int = 1, **fields) -> dict:
         fallback_encoding="latin-1",
         min_document_chars=0,
         num_shards=2,
-        **fields,
+        **{"quality": False, **fields},  # cleaning first would make a notice-added copy exact
     )
     return segment.run(config, flags)
 

@@ -1,5 +1,7 @@
-"""The report's data-quality parts: near-duplicate documents segment removed (a figure and a few
-examples from its audit) and evaluation examples found in the corpus (decontamination)."""
+"""The report's data-quality parts: what segment's cleaning step removed and why (per rule, with
+examples), the language mix and the personal data replaced; near-duplicate documents segment
+removed (a figure and a few examples from its audit); and evaluation examples found in the corpus
+(decontamination)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,10 @@ from typing import Any
 
 from flows.report.text import millions, number, percent, table
 from pipelines.near_dup_config import AUDIT_FILE
+from pipelines.quality.config import AUDIT_FILE as QUALITY_AUDIT_FILE
+
+LANGUAGES_SHOWN = 8
+"""The most frequent languages the report names; the rest are summed as 'other'."""
 
 
 def decontamination_section(report: Mapping[str, Any]) -> str:
@@ -86,3 +92,64 @@ def near_duplicate_examples(segment_dir: Path, count: int = 3) -> str:
         return ""
     header = ("removed document", "near-duplicate of (kept)", "estimated similarity")
     return f"Examples from `{AUDIT_FILE}`:\n\n" + table(rows, header)
+
+
+def quality_section(stats: Mapping[str, Any]) -> str:
+    """Segment's cleaning in a few lines: documents removed of those read, a table of the rules
+    that removed them with the first example of each, lines removed per rule, the language mix and
+    the personal data replaced ('' where cleaning was off)."""
+    quality = stats.get("quality") or {}
+    if quality.get("settings") is None:
+        return "Cleaning (language, quality rules, personal data): off."
+    read = stats.get("documents_in") or 0
+    removed = quality.get("documents_removed", 0)
+    headline = (
+        f"**Cleaning** removed {number(removed)} of {number(read)} documents "
+        f"({percent(removed / read if read else 0)}); every removal is listed in "
+        f"`segment/{QUALITY_AUDIT_FILE}` with its rule and measured value."
+    )
+    parts = [headline]
+    examples = quality.get("examples") or {}
+    rows = [
+        (
+            f"`{rule}`",
+            number(count),
+            _example_text(examples.get(rule) or []),
+        )
+        for rule, count in sorted((quality.get("removed") or {}).items(), key=lambda i: -i[1])
+    ]
+    if rows:
+        parts.append(table(rows, ("rule", "documents removed", "first example (value ≷ bound)")))
+    facts = [
+        ("lines removed", _counts_text(quality.get("lines_removed"))),
+        ("languages", _languages_text(quality.get("languages") or {})),
+        ("personal data replaced", _counts_text(quality.get("pii"))),
+        ("documents repaired (mojibake, control characters)", number(quality.get("repaired"))),
+    ]
+    parts.append(table(facts, ("figure", "value")))
+    return "\n\n".join(parts)
+
+
+def _example_text(records: list[Mapping[str, Any]]) -> str:
+    if not records:
+        return ""
+    first = records[0]
+    text = " ".join(first["text"].split())[:80]
+    return f"{first['document']}: “{text}…” ({first['value']:g} vs {first['threshold']:g})"
+
+
+def _counts_text(counts: Mapping[str, int] | None) -> str:
+    items = sorted((counts or {}).items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{name} {number(value)}" for name, value in items) or "none"
+
+
+def _languages_text(languages: Mapping[str, int]) -> str:
+    total = sum(languages.values())
+    if not total:
+        return "none identified"
+    items = sorted(languages.items(), key=lambda item: (-item[1], item[0]))
+    shown = [f"{code} {percent(count / total)}" for code, count in items[:LANGUAGES_SHOWN]]
+    rest = sum(count for _, count in items[LANGUAGES_SHOWN:])
+    if rest:
+        shown.append(f"other {percent(rest / total)}")
+    return ", ".join(shown)

@@ -7,7 +7,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flows.report.data_quality import near_duplicate_examples, near_duplicate_figure
+from flows.report.data_quality import (
+    near_duplicate_examples,
+    near_duplicate_figure,
+    quality_section,
+)
 from flows.report.render import plot_curves, plot_distribution, read_metrics
 from flows.report.text import budget_note, duration, link, millions, number, percent, table
 
@@ -39,7 +43,7 @@ def segment_section(run_dir: Path, stats: Mapping[str, Any], plots: Path) -> str
         ("near-duplicate documents removed", near_duplicate_figure(stats.get("near_duplicates"))),
         ("bad files", number(len(stats.get("bad_files") or []))),
     ]
-    parts = [table(rows, ("figure", "value"))]
+    parts = [table(rows, ("figure", "value")), quality_section(stats)]
     examples = near_duplicate_examples(run_dir / "segment")
     if examples:
         parts.append(examples)

@@ -1,0 +1,75 @@
+"""The cleaning step's audit, without Beam: a removed document's record in quality_removed.jsonl
+and stats.json's `quality` figures from the pipeline's counts (removals and lines removed per rule,
+documents per language, personal data per kind, texts repaired, the first examples per rule)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+
+from pipelines.quality.config import EXCERPT_CHARS, QualityConfig
+
+COUNTER_PREFIXES = {
+    "removed": "quality_removed_",
+    "lines_removed": "quality_lines_",
+    "languages": "language_",
+    "pii": "pii_",
+}
+"""stats.json's `quality` tables and the counters they are read from (chain.clean_document's)."""
+
+
+def removal_record(source: str, cleaned, paragraphs: Iterable[str]) -> dict:
+    """The audit record of a document `cleaned` removed: its source (`file#id`), rule, measured
+    value and bound, language and score, and the first EXCERPT_CHARS characters of its text."""
+    removal = cleaned.removal
+    return {
+        "document": source,
+        "rule": removal.rule,
+        "value": round(float(removal.value), 6),
+        "threshold": round(float(removal.threshold), 6),
+        "language": cleaned.language,
+        "language_score": round(float(cleaned.language_score), 4),
+        "text": "\n".join(paragraphs)[:EXCERPT_CHARS],
+    }
+
+
+def record_line(record: Mapping) -> bytes:
+    """One audit line: the record as sorted-key JSON and a newline."""
+    return (json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def settings_summary(config: QualityConfig) -> dict | None:
+    """The cleaning settings stats.json records (None: the step is off)."""
+    if not config.quality:
+        return None
+    return {
+        "language": list(config.language),
+        "language_threshold": config.language_threshold,
+        "rules_off": sorted(config.quality_rules_off),
+        "thresholds": sorted(config.quality_thresholds),
+        "pii": config.pii,
+        "repair_text": config.repair_text,
+    }
+
+
+def quality_figures(
+    counters: Mapping[str, int], settings: dict | None, examples: Iterable[dict]
+) -> dict:
+    """stats.json's `quality`: documents removed (all and per rule), lines removed per rule,
+    documents per language, personal data replaced per kind, documents repaired, the first
+    examples of each rule (their audit records, by rule then key) and the settings (None: off)."""
+    figures: dict = {
+        name: {
+            counter.removeprefix(prefix): value
+            for counter, value in sorted(counters.items())
+            if counter.startswith(prefix) and value
+        }
+        for name, prefix in COUNTER_PREFIXES.items()
+    }
+    figures["documents_removed"] = sum(figures["removed"].values())
+    figures["repaired"] = counters.get("quality_repaired", 0)
+    figures["examples"] = {}
+    for record in sorted(examples, key=lambda item: (item["rule"], item["document"])):
+        figures["examples"].setdefault(record["rule"], []).append(record)
+    figures["settings"] = settings
+    return figures
