@@ -16,7 +16,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from albert import signals
 from albert.fs import join, makedirs, open_file
 from albert.outputs import check_writable
 from albert.stage import stage_main
@@ -80,7 +79,7 @@ def further_pretrain(config: FinetuneConfig, data: TaskData, hp: Hyperparameters
             seed=config.seed,
             eval_every=0,
             eval_batches=2,
-            checkpoint_every=config.further_pretrain_steps,
+            checkpoint_every=min(config.further_pretrain_steps, config.checkpoint_every),
             progress=False,
             jit_compile=False,
             input_workers=config.input_workers,
@@ -104,7 +103,6 @@ def run(config: FinetuneConfig) -> dict:
 
 
 def main(argv=None, prog="python -m flows.finetune") -> int:
-    signals.stopping(signals.FINE_TUNING)  # a signal before it ends: exit 75, nothing saved
     return stage_main(FinetuneConfig, run, argv, prog=prog, description=finetune_cli.__doc__)
 
 

@@ -139,19 +139,26 @@ def read_state(path: str) -> dict:
         return json.load(handle)
 
 
+def read_groups(path: str) -> dict[str, dict[str, np.ndarray]]:
+    """The arrays of the checkpoint at `path` by group (the key's first part: `model`, `optimizer`,
+    `rng` and any a trainer adds to its `snapshot`), each `{rest of the key: array}`; the three
+    groups `load_checkpoint` restores are always there."""
+    with open_file(join(path, "weights.npz"), "rb") as handle:
+        arrays = np.load(io.BytesIO(handle.read()))
+        groups: dict[str, dict[str, np.ndarray]] = {"model": {}, "optimizer": {}, "rng": {}}
+        for name in arrays.files:
+            group, _, key = name.partition("/")
+            groups.setdefault(group, {})[key] = arrays[name]
+    return groups
+
+
 def load_checkpoint(path: str, model, optimizer=None) -> dict:
     """Restore model weights (and optimizer variables, when given) from `path`; return its state.
 
     Arrays are matched to variables by path; checkpoints written before paths were recorded
     (keys `model/00000` ...) are matched by position, with their shapes checked.
     """
-    with open_file(join(path, "weights.npz"), "rb") as handle:
-        arrays = np.load(io.BytesIO(handle.read()))
-        groups: dict[str, dict[str, np.ndarray]] = {"model": {}, "optimizer": {}, "rng": {}}
-        for name in arrays.files:
-            group, _, key = name.partition("/")
-            if group in groups:
-                groups[group][key] = arrays[name]
+    groups = read_groups(path)
     restore(model.weights, groups["model"], f"{path}: model weights")
     if optimizer is not None:
         restore(

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 from conftest import shared_path
+from test_finetune_resume import _signal_at, assert_same, resumed_run
 
+from albert.errors import Interrupted
 from albert.squad_json import gold_answers, read_squad
 from flows import finetune as flow_finetune
 from model import evaluate, finetune
@@ -34,25 +36,39 @@ def spm_model(tmp_path_factory):
     return train_tiny_spm(tmp_path_factory.mktemp("spm"))
 
 
-def test_multitask_then_single_task_mrpc_with_stsb(spm_model, tmp_path):
-    config = finetune.FinetuneConfig(
-        task="mrpc",
-        spm_model=spm_model,
-        output=str(tmp_path / "mrpc"),
-        data_dir=str(shared_path("glue", "MRPC")),
-        multitask=[f"stsb={shared_path('glue', 'STS-B')}"],
-        multitask_steps=2,
-        **{**SMALL, "train_steps": 2},
-    )
-    finetune.run(config)
-    results = json.loads((tmp_path / "mrpc" / "results.json").read_text())
-    assert results["multitask"]["tasks"] == ["mrpc", "stsb"]
-    assert set(results["multitask"]["dev_after_multitask"]["stsb"]) == {
-        "pearson",
-        "spearman",
-        "corr",
+def test_multitask_then_single_task_stsb_with_mrpc_and_a_stop_in_each_phase(
+    spm_model, tmp_path, monkeypatch
+):
+    """Regression after a multi-task phase; stopped by SIGTERM in each phase, the resumed run ends
+    as the uninterrupted one."""
+    values = {
+        "task": "stsb",
+        "spm_model": spm_model,
+        "data_dir": str(shared_path("glue", "STS-B")),
+        "multitask": [f"mrpc={shared_path('glue', 'MRPC')}"],
+        "multitask_steps": 2,
+        **SMALL,
+        "train_steps": 2,
+        "eval_every": 1,
+        "max_train_examples": 16,
     }
-    assert set(results["dev"]) == {"f1", "accuracy", "acc_and_f1"}
+    config = finetune.FinetuneConfig(**values, output=str(tmp_path / "stsb"))
+    finetune.run(config)
+    results = json.loads((tmp_path / "stsb" / "results.json").read_text())
+    assert results["multitask"]["tasks"] == ["mrpc", "stsb"]
+    assert set(results["multitask"]["dev_after_multitask"]["mrpc"]) == {
+        "f1",
+        "accuracy",
+        "acc_and_f1",
+    }
+    assert set(results["dev"]) == {"pearson", "spearman", "corr"}
+    stops = [
+        ({"multitask": 1}, "at step 1: saved .*resumed.checkpoints/multitask/ckpt-000000001"),
+        ({"stsb": 1}, "at step 1: saved .*resumed.checkpoints/task/ckpt-000000001"),
+    ]
+    resumed = finetune.FinetuneConfig(**values, output=str(tmp_path / "resumed"))
+    resumed_run(resumed, monkeypatch, stops)
+    assert_same(tmp_path / "resumed", tmp_path / "stsb")
 
 
 def test_mnli_with_sun_strategies_is_scored_on_both_dev_sets_then_evaluated(spm_model, tmp_path):
@@ -124,7 +140,7 @@ def squad_v2_fixture(path, questions=40):
     return str(path)
 
 
-def test_squad2_threshold_tuned_on_training_holdout(spm_model, tmp_path):
+def test_squad2_threshold_tuned_on_training_holdout(spm_model, tmp_path, monkeypatch):
     data = squad_v2_fixture(tmp_path / "v2.json")
     config = finetune.FinetuneConfig(
         task="squad2",
@@ -172,9 +188,13 @@ def test_squad2_threshold_tuned_on_training_holdout(spm_model, tmp_path):
     expected = squad_v2_scores(gold_answers(data), predictions, null_odds, threshold=1.0)
     coverage = {"predicted": 40, "missing_predictions": 0, "unknown_predictions": 0}
     assert official["scores"] == pytest.approx({**expected, **coverage})
+    # stopped by SIGTERM at step 3, the resumed run ends as the uninterrupted one
+    resumed = config.model_copy(update={"output": str(tmp_path / "resumed")})
+    resumed_run(resumed, monkeypatch, [({"squad2": 3}, "at step 3: saved")])
+    assert_same(tmp_path / "resumed", tmp_path / "sq")
 
 
-def test_race_end_to_end(spm_model, tmp_path):
+def test_race_end_to_end(spm_model, tmp_path, monkeypatch):
     config = finetune.FinetuneConfig(
         task="race",
         spm_model=spm_model,
@@ -183,7 +203,7 @@ def test_race_end_to_end(spm_model, tmp_path):
         init="random",
         preset="albert-nano",
         max_seq_length=48,
-        train_steps=2,
+        train_steps=3,
         eval_every=2,
         batch_size=4,
     )
@@ -197,6 +217,10 @@ def test_race_end_to_end(spm_model, tmp_path):
         )
     )
     assert scored["scores"]["accuracy"] == pytest.approx(summary["dev"]["accuracy"])
+    # stopped by SIGTERM at step 1, the resumed run ends as the uninterrupted one
+    resumed = config.model_copy(update={"output": str(tmp_path / "resumed")})
+    resumed_run(resumed, monkeypatch, [({"race": 1}, "at step 1: saved")])
+    assert_same(tmp_path / "resumed", tmp_path / "race")
 
 
 def test_cli_errors_are_clean(spm_model, tmp_path, capsys):
@@ -236,7 +260,9 @@ def test_cli_errors_are_clean(spm_model, tmp_path, capsys):
     assert code == 2 and not (tmp_path / "y").exists()
 
 
-def test_further_pretraining_on_task_text_then_finetune(spm_model, tmp_path):
+def test_further_pretraining_on_task_text_then_finetune(spm_model, tmp_path, monkeypatch):
+    """Stopped by SIGTERM in the fine-tuning after further pretraining, the re-run resumes the
+    fine-tuning from its checkpoint: the further pretraining stands (it is not run again)."""
     config = finetune.FinetuneConfig(
         task="cola",
         spm_model=spm_model,
@@ -245,7 +271,11 @@ def test_further_pretraining_on_task_text_then_finetune(spm_model, tmp_path):
         further_pretrain_steps=2,
         **{**SMALL, "train_steps": 2, "max_train_examples": 16, "max_dev_examples": 8},
     )
-    flow_finetune.run(config)  # albert finetune: further pretraining is a flow step
+    with monkeypatch.context() as patch, pytest.raises(Interrupted, match="at step 1: saved"):
+        _signal_at(patch, {"cola": 1})
+        flow_finetune.run(config)  # albert finetune: further pretraining is a flow step
+    monkeypatch.setattr(flow_finetune, "further_pretrain", lambda *_: pytest.fail("ran again"))
+    flow_finetune.run(config)
     results = json.loads((tmp_path / "cola" / "results.json").read_text())
     further = results["further_pretraining"]
     assert (

@@ -40,7 +40,12 @@ from flows.pipeline.default_corpus import default_corpus
 from flows.pipeline.evaluation_sets import evaluation_sets
 from flows.pipeline.report import format_headline_line, run_report_markdown
 from flows.report.render import TrainingProgress, write_report
-from flows.report.text import files_text, finetune_command
+from flows.report.text import (
+    SHORT_FINETUNE_STEPS,
+    files_text,
+    finetune_command,
+    short_finetune_text,
+)
 from flows.run_config import (
     RunConfig,
     cpu_seconds,
@@ -226,6 +231,18 @@ def downstream_results(
     return results
 
 
+def next_command(config: PretrainPipelineConfig) -> str:
+    """The fine-tune the report suggests: a short one (`SHORT_FINETUNE_STEPS` at the run's
+    sequence length), which ends in minutes on the machine that ran the demo."""
+    return finetune_command(
+        config.trained_model(),
+        join(config.stage_dir("vocab"), "spiece.model"),
+        config.run_dir,
+        train_steps=SHORT_FINETUNE_STEPS,
+        max_seq_length=config.max_seq_length,
+    )
+
+
 def run_facts(
     config: PretrainPipelineConfig,
     outcomes: dict[str, tasks.StageOutcome],
@@ -248,9 +265,8 @@ def run_facts(
         "wall_seconds": wall_seconds,
         "cpu_seconds": cpu_seconds,
         "downstream": downstream,
-        "next_command": finetune_command(
-            config.trained_model(), join(config.stage_dir("vocab"), "spiece.model"), config.run_dir
-        ),
+        "next_command": next_command(config),
+        "next_text": short_finetune_text(SHORT_FINETUNE_STEPS, config.max_seq_length),
         "summaries": {
             name: outcomes[name].result
             for name in ("segment", "decontaminate", "vocab", "tfrecords")

@@ -82,7 +82,8 @@ def headline(facts: Mapping[str, Any]) -> str:
         lines.append(downstream_table(facts["downstream"]))
     lines.append(
         next_block(
-            "fine-tune it on a task (any task `albert finetune` knows)", facts["next_command"]
+            facts.get("next_text") or "fine-tune it on a task (any task `albert finetune` knows)",
+            facts["next_command"],
         )
     )
     return "\n\n".join(lines)

@@ -130,14 +130,25 @@ def piece_baseline_text(baseline: Mapping[str, Any]) -> str:
     )
 
 
+SHORT_FINETUNE_STEPS = 300
+"""The steps of the fine-tune a run's report suggests: minutes on a CPU for the demo's model."""
+
+
 def finetune_command(
     model: str,
     spm_model: str,
     run_dir: str,
     task: str = "sst2",
     data_dir: str = "../shared/data/glue/SST-2",
+    train_steps: int | None = None,
+    max_seq_length: int | None = None,
 ) -> str:
-    """`albert finetune` of `model` on a task, written to RUN_DIR/finetune-TASK."""
+    """`albert finetune` of `model` on a task, written to RUN_DIR/finetune-TASK; `train_steps` and
+    `max_seq_length` replace the paper's recipe (Table 14) when given."""
+    short = [
+        *(["--train-steps", str(train_steps)] if train_steps else []),
+        *(["--max-seq-length", str(max_seq_length)] if max_seq_length else []),
+    ]
     return " ".join(
         [
             "albert finetune",
@@ -151,7 +162,22 @@ def finetune_command(
             shlex.quote(spm_model),
             "--output",
             shlex.quote(f"{run_dir}/finetune-{task}"),
+            *short,
         ]
+    )
+
+
+def short_finetune_text(train_steps: int, max_seq_length: int, task: str = "sst2") -> str:
+    """What the report says of its short fine-tune, with the paper's recipe beside it."""
+    from model.finetune.config import TABLE_14  # the config module only: no Keras
+
+    recipe = TABLE_14[task]
+    return (
+        f"fine-tune it on a task (any task `albert finetune` knows): {number(train_steps)} steps "
+        f"at the run's length, {max_seq_length}, minutes on a CPU for a model this size. For a "
+        f"real model, the paper's recipe (Table 14; {task}: {number(recipe.train_steps)} steps at "
+        f"length {recipe.max_seq_length}, hours on a GPU) is the same command without "
+        "`--train-steps` and `--max-seq-length`"
     )
 
 

@@ -3,7 +3,9 @@
 One role per module: `config` (the stage config, Table 14, the `TASK=DIR` parser), `kind` and
 `kinds` (the task-kind interface and its lookup) with `glue`, `squad` and `race` (the kinds),
 `models` (the Keras models), `features` and `optimizer` (Sun et al.'s strategies), `batches`,
-`training` (fit with early stopping), `multitask`, `stage` (`run`) and `cli` (`main`).
+`training` (fit with early stopping, checkpoints and resume), `progress` (the progress lines),
+`resume` (where the checkpoints are, which one a re-run resumes), `multitask`, `stage` (`run`) and
+`cli` (`main`).
 
 Importing the package loads no Keras: the config and the command line come first, the models and
 `run` (Keras and its backend) when first used.

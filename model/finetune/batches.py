@@ -111,27 +111,35 @@ def _shuffled_indices(elements, seed: int):
     return grain.MapDataset.range(_length(elements)).shuffle(seed=seed).repeat()
 
 
-def train_batches(elements, batch_size: int, seed: int, trim: bool = False):
+def _skipped(batches, skip: int):
+    """`batches` from the one at index `skip` on (a resumed run's position): tf.data reads and
+    drops the first `skip`, Grain's random-access dataset starts there."""
+    if not skip:
+        return batches
+    return batches.skip(skip) if _uses_tf_data() else batches[skip:]
+
+
+def train_batches(elements, batch_size: int, seed: int, trim: bool = False, skip: int = 0):
     """Shuffled, repeated batches of `elements`, cut to their longest example with `trim` (see
-    the module docstring)."""
+    the module docstring), from batch `skip` on (the batches a run resumed after `skip` steps
+    takes next: the same as the uninterrupted run's)."""
     if _uses_tf_data():
         import tensorflow as tf  # heavy: only the TensorFlow backend needs tf.data
 
         dataset = tf.data.Dataset.from_tensor_slices(elements)
         dataset = dataset.shuffle(_length(elements), seed=seed).repeat().batch(batch_size)
+        dataset = _skipped(dataset, skip)
         return _without_autotune(_trimmed(dataset, elements, trim).prefetch(2))
-    batches = (
-        _shuffled_indices(elements, seed)
-        .batch(batch_size, batch_fn=np.asarray)
-        .map(_rows(elements))
-    )
+    batches = _skipped(
+        _shuffled_indices(elements, seed).batch(batch_size, batch_fn=np.asarray), skip
+    ).map(_rows(elements))
     return _read_ahead(_trimmed(batches, elements, trim))
 
 
-def mixture_batches(parts: list, batch_size: int, seed: int, trim: bool = False):
+def mixture_batches(parts: list, batch_size: int, seed: int, trim: bool = False, skip: int = 0):
     """Batches drawing examples from every part of `parts` (each a tuple of `elements`) in
     proportion to the parts' sizes; each part shuffled and repeated, the batches cut to their
-    longest example with `trim` (see the module docstring)."""
+    longest example with `trim` (see the module docstring), from batch `skip` on."""
     sizes = [_length(part) for part in parts]
     weights = [size / sum(sizes) for size in sizes]
     if _uses_tf_data():
@@ -142,9 +150,10 @@ def mixture_batches(parts: list, batch_size: int, seed: int, trim: bool = False)
             for part, size in zip(parts, sizes)
         ]
         mixed = tf.data.Dataset.sample_from_datasets(datasets, weights=weights, seed=seed)
-        return _without_autotune(_trimmed(mixed.batch(batch_size), parts[0], trim).prefetch(2))
+        mixed = _skipped(mixed.batch(batch_size), skip)
+        return _without_autotune(_trimmed(mixed, parts[0], trim).prefetch(2))
     import grain  # optional: the Grain input, off the TensorFlow backend
 
     examples = [_shuffled_indices(part, seed).map(_rows(part)) for part in parts]
-    mixed = grain.MapDataset.mix(examples, weights=weights).batch(batch_size)
+    mixed = _skipped(grain.MapDataset.mix(examples, weights=weights).batch(batch_size), skip)
     return _read_ahead(_trimmed(mixed, parts[0], trim))

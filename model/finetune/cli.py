@@ -20,7 +20,6 @@ TensorFlow start-up.
 
 from __future__ import annotations
 
-from albert import signals
 from albert.stage import stage_main
 from model.finetune.config import FinetuneConfig
 
@@ -33,5 +32,4 @@ def run(config: FinetuneConfig) -> dict:
 
 
 def main(argv=None, prog="python -m model.finetune") -> int:
-    signals.stopping(signals.FINE_TUNING)  # a signal before it ends: exit 75, nothing saved
     return stage_main(FinetuneConfig, run, argv, prog=prog, description=__doc__)

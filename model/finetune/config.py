@@ -120,6 +120,16 @@ class FinetuneConfig(StageConfig):
         description="SQuAD v2: share of training articles held out to tune the null threshold",
     )
     verbose_fit: int = Field(0, ge=0, le=2, description="Keras fit verbosity")
+    quiet: bool = Field(
+        False, description="no progress lines (the step, steps/s, time left, dev metrics)"
+    )
+    checkpoint_every: int = Field(
+        500,
+        gt=0,
+        description="steps between checkpoints in OUTPUT.checkpoints/ (one is written at a "
+        "SIGTERM or SIGINT too, and the same command resumes from the newest)",
+    )
+    keep_checkpoints: int = Field(2, gt=0, description="checkpoints kept (the newest)")
     input_workers: int | None = Field(
         None,
         ge=0,

@@ -8,6 +8,7 @@ import numpy as np
 from albert.errors import StageError
 from albert.tokenization import AlbertTokenizer
 from model.backbone import AlbertBackbone
+from model.checkpoint_manager import Checkpoints
 from model.finetune.batches import mixture_batches
 from model.finetune.config import FinetuneConfig, Hyperparameters, parse_task_dir
 from model.finetune.glue import GlueKind
@@ -15,7 +16,8 @@ from model.finetune.kind import inputs_of
 from model.finetune.kinds import task_kind
 from model.finetune.models import MultiTaskModel
 from model.finetune.optimizer import make_optimizer
-from model.finetune.training import compile_for_fit
+from model.finetune.progress import Progress
+from model.finetune.training import Phase, TrainingLoop, compile_for_fit, train_steps
 
 
 def multitask_kinds(config: FinetuneConfig) -> dict[str, tuple[GlueKind, str]]:
@@ -39,10 +41,15 @@ def train_multitask(
     config: FinetuneConfig,
     tokenizer: AlbertTokenizer,
     hp: Hyperparameters,
+    checkpoints: Checkpoints,
+    identity: dict,
+    resume_from: str | None = None,
+    accelerator: bool = False,
 ) -> tuple[dict, MultiTaskModel]:
     """Train the shared backbone on all tasks at once (batches mix tasks in proportion to their
-    sizes; each example's loss counts only for its own task's head). Returns dev metrics per task
-    and the joint model."""
+    sizes; each example's loss counts only for its own task's head), with checkpoints as
+    single-task training (`model.finetune.training`), from `resume_from` when given. Returns dev
+    metrics per task and the joint model."""
     kinds, datas = {}, {}
     for name, (kind, directory) in multitask_kinds(config).items():
         task_config = config.model_copy(
@@ -77,13 +84,33 @@ def train_multitask(
         make_optimizer(model, hp, config.weight_decay, config.layer_decay, steps, config.schedule),
         {n: k.loss() for n, k in kinds.items()},
     )
-    model.fit(
-        mixture_batches(parts, hp.batch_size, config.seed, trim=True),
-        steps_per_epoch=steps,
-        epochs=1,
-        shuffle=False,
-        verbose=config.verbose_fit,
+    phase = Phase(model, checkpoints, identity)
+    start, sums, done = 0, None, False
+    if resume_from is not None:
+        saved, groups = phase.resume(resume_from)
+        start, done = saved["step"], saved["done"]
+        sums = [groups["loss"][key] for key in sorted(groups.get("loss", {}))]
+    progress = Progress(
+        "multitask",
+        steps,
+        start,
+        max_seq_length=hp.max_seq_length,
+        accelerator=accelerator,
+        quiet=config.quiet,
     )
+    loop = TrainingLoop(steps, start, steps, progress, checkpoints, phase.save, sums)
+    phase.state = lambda: {"step": loop.step}
+    if not done:
+        progress.began()
+        train_steps(
+            model,
+            lambda skip: mixture_batches(parts, hp.batch_size, config.seed, trim=True, skip=skip),
+            loop,
+            [],
+            config.verbose_fit,
+        )
+        phase.save(loop.step, done=True)
+        checkpoints.wait()
     metrics = {
         name: kinds[name].score(model.singles[name], datas[name], hp.batch_size)[0]
         for name in datas

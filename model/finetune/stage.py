@@ -6,6 +6,7 @@ command line, which checks its config before this module (and Keras) is imported
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import asdict
 
@@ -16,13 +17,17 @@ from albert.fs import join, open_file
 from albert.locks import output_lock
 from albert.outputs import atomic_output_dir
 from albert.tokenization import AlbertTokenizer
-from model import keras_seeds, keras_tensorflow
+from model import checkpointing, cores, keras_seeds, keras_tensorflow, preemption
+from model.checkpoint_manager import Checkpoints
+from model.finetune import resume
 from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters
 from model.finetune.kind import TaskData, TaskKind
 from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
 from model.finetune.multitask import multitask_kinds, train_multitask
 from model.finetune.training import fit
+
+logger = logging.getLogger(__name__)
 
 # (config, the task's data, hyperparameters) -> {"init": the further-pretrained model, ...}
 FurtherPretrain = Callable[[FinetuneConfig, TaskData, Hyperparameters], dict]
@@ -32,13 +37,51 @@ def run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None = None)
     """Fine-tune, score the dev set(s), write results, predictions and the model; return the
     results. `further_pretrain` runs `--further-pretrain-steps` (the flows pass it). The output's
     lock is held from the start (one writer per output): a second run, or a disk that refuses its
-    first write, fails before the training, not after it."""
+    first write, fails before the training, not after it. A finished output of the same settings
+    is returned as it is; otherwise training resumes from the newest checkpoint of the same
+    settings (`model.finetune.resume`). From the first step on, SIGTERM or SIGINT stops the run
+    after a checkpoint with `Interrupted` (`model.preemption`)."""
+    backend = keras.config.backend()
     with output_lock(config.output):
-        return _run(config, further_pretrain)
+        results = resume.finished(config, backend)
+        if results is not None:
+            logger.info("%s: fine-tuned before with these settings; nothing to do", config.output)
+            resume.discard(config.output)
+            return summary_of(results, config)
+        with preemption.stop_on_signals(preemption.signal_mode(backend, 1)) as stop:
+            results = _run(config, further_pretrain, backend, stop)
+        resume.discard(config.output)  # the output is committed: its checkpoints are done
+        return summary_of(results, config)
 
 
-def _run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None) -> dict:
-    """`run` while the output's lock is held."""
+def summary_of(results: dict, config: FinetuneConfig) -> dict:
+    """What `run` returns of a run's `results.json`."""
+    summary = {
+        "task": results["task"],
+        "dev": results["dev"],
+        "best_step": results["best_step"],
+        "output": config.output,
+    }
+    return {**summary, "dev_sets": results["dev_sets"]} if results.get("dev_sets") else summary
+
+
+def _checkpoints(config: FinetuneConfig, phase: str, stop: preemption.StopRequest) -> Checkpoints:
+    return Checkpoints(
+        resume.checkpoints_dir(config.output, phase),
+        config.checkpoint_every,
+        config.keep_checkpoints,
+        True,
+        stop,
+    )
+
+
+def _run(
+    config: FinetuneConfig,
+    further_pretrain: FurtherPretrain | None,
+    backend: str,
+    stop: preemption.StopRequest,
+) -> dict:
+    """`run` while the output's lock is held and the signals are `stop`'s; the results."""
     kind = task_kind(config.task)
     spec = kind.spec
     if config.further_pretrain_steps and further_pretrain is None:
@@ -47,29 +90,60 @@ def _run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None) -> di
         )
     if config.multitask:
         multitask_kinds(config)  # a bad --multitask is found before any work
-    keras_seeds.set_random_seed(config.seed, tensorflow=keras.config.backend() != "jax")
+    identity = resume.identity(config, backend)
+    latest = resume.resumable(config, backend)
+    task_state = checkpointing.read_state(latest["task"].path) if latest["task"] else {}
+    accelerator = cores.on_accelerator()
+    keras_seeds.set_random_seed(config.seed, tensorflow=backend != "jax")
     tokenizer = AlbertTokenizer(config.spm_model)
     hp = hyperparameters(config, spec)
     data = kind.load(config, tokenizer, hp)  # raises if the train or dev file holds no examples
-    further = further_pretrain(config, data, hp) if config.further_pretrain_steps else None
+    further = None
+    if config.further_pretrain_steps:  # done before, when the fine-tuning has a checkpoint
+        further = task_state.get("further") or further_pretrain(config, data, hp)
     init = further["init"] if further else config.init
-    with keras_seeds.drawn_from(config.seed):  # not from the threads' shared `random`
-        backbone = load_backbone(init, tokenizer, config.preset)
-        model = FinetuneModel(
-            backbone,
-            spec.kind,
-            spec.num_labels,
-            config.features,
-            hp.classifier_dropout,
-            name="finetune",
+    with (
+        _checkpoints(config, "multitask", stop) as joint_checkpoints,
+        _checkpoints(config, "task", stop) as checkpoints,
+    ):
+        with keras_seeds.drawn_from(config.seed):  # not from the threads' shared `random`
+            backbone = load_backbone(init, tokenizer, config.preset)
+            model = FinetuneModel(
+                backbone,
+                spec.kind,
+                spec.num_labels,
+                config.features,
+                hp.classifier_dropout,
+                name="finetune",
+            )
+            multitask = task_state.get("multitask")
+            if config.multitask and multitask is None:  # builds its model, then trains it
+                multitask, joint = train_multitask(
+                    backbone,
+                    config,
+                    tokenizer,
+                    hp,
+                    joint_checkpoints,
+                    identity,
+                    latest["multitask"].path if latest["multitask"] else None,
+                    accelerator,
+                )
+                model.head.set_weights(joint.singles[spec.name].head.get_weights())
+        evaluation = fit(
+            model,
+            kind,
+            data,
+            hp,
+            config,
+            checkpoints,
+            identity,
+            latest["task"].path if latest["task"] else None,
+            state=lambda: {"multitask": multitask, "further": further},
+            accelerator=accelerator,
         )
-        multitask = None
-        if config.multitask:  # builds its model, then trains it
-            multitask, joint = train_multitask(backbone, config, tokenizer, hp)
-            model.head.set_weights(joint.singles[spec.name].head.get_weights())
-    evaluation = fit(model, kind, data, hp, config)
     # The restored weights' scores; scored here when no evaluation was a number (a constant STS-B
-    # prediction's Pearson is NaN) and the last weights stay.
+    # prediction's Pearson is NaN) and the last weights stay, or when the best came before a
+    # resume.
     metrics, predictions = evaluation.best_scores or kind.score(model, data, hp.batch_size)
     dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
     with atomic_output_dir(config.output, lock=False) as out:  # `run` holds the lock
@@ -89,18 +163,13 @@ def _run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None) -> di
             "multitask": multitask,
             "further_pretraining": further,
             "config": config.model_dump(),
+            "identity": identity,
             "predictions": predictions_path.replace(out, config.output.rstrip("/")),
             **({"dev_sets": dev_sets} if dev_sets else {}),
         }
         with open_file(join(out, "results.json"), "w") as handle:
             json.dump(results, handle, indent=2, sort_keys=True, default=str)
-    summary = {
-        "task": spec.name,
-        "dev": metrics,
-        "best_step": evaluation.best_step,
-        "output": config.output,
-    }
-    return {**summary, "dev_sets": dev_sets} if dev_sets else summary
+    return results
 
 
 def score_dev_sets(

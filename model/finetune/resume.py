@@ -1,0 +1,94 @@
+"""Where a fine-tuning run keeps its checkpoints, and which of them a re-run resumes.
+
+A run writes its checkpoints (pretraining's: `model.checkpointing`, written in the background by
+`model.checkpoint_manager.Checkpoints`) under `OUTPUT.checkpoints/`, one folder per training phase:
+`multitask/` (the joint training of `--multitask`) and `task/`. The output itself stays one atomic
+commit of the finished run (`albert.outputs.atomic_output_dir`); once it is committed the
+checkpoints are deleted.
+
+Each checkpoint's state records the run's identity (`identity`: every setting that changes what is
+trained, and the backend, whose batch order differs). A re-run of the same settings resumes from
+the newest checkpoint; one of other settings moves the checkpoints aside (`move_aside`, never
+deleted) and starts again; a finished output of the same settings is the answer itself (nothing is
+trained again), and one of other settings is moved aside when the new one is committed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from albert.fs import exists, join, open_file, remove
+from albert.outputs import move_aside, remove_leftovers
+from model import checkpointing
+from model.checkpointing import Checkpoint
+from model.finetune.config import FinetuneConfig
+
+logger = logging.getLogger(__name__)
+
+PHASES = ("multitask", "task")
+NOT_IDENTITY = {
+    "output",
+    "input_workers",
+    "verbose_fit",
+    "quiet",
+    "checkpoint_every",
+    "keep_checkpoints",
+}
+"""Settings that change how a run goes, not what it trains."""
+
+
+def identity(config: FinetuneConfig, backend: str) -> dict:
+    """What makes two runs the same training (see the module docstring), as JSON reads it back."""
+    settings = config.model_dump(exclude=NOT_IDENTITY)
+    return json.loads(json.dumps({**settings, "backend": backend}, default=str))
+
+
+def checkpoints_root(output: str) -> str:
+    return output.rstrip("/") + ".checkpoints"
+
+
+def checkpoints_dir(output: str, phase: str) -> str:
+    """`OUTPUT.checkpoints/PHASE`."""
+    return join(checkpoints_root(output), phase)
+
+
+def finished(config: FinetuneConfig, backend: str) -> dict | None:
+    """The results of a finished run of the same settings in `config.output`, else None."""
+    path = join(config.output, "results.json")
+    if not exists(path):
+        return None
+    try:
+        with open_file(path, "r") as handle:
+            results = json.load(handle)
+    except ValueError:
+        return None
+    return results if results.get("identity") == identity(config, backend) else None
+
+
+def resumable(config: FinetuneConfig, backend: str) -> dict[str, Checkpoint | None]:
+    """The newest checkpoint of each phase to resume from. Checkpoints of other settings are moved
+    aside first (logged), and the leftovers of a write that was killed removed."""
+    root, wanted = checkpoints_root(config.output), identity(config, backend)
+    latest = {}
+    for phase in PHASES:
+        directory = checkpoints_dir(config.output, phase)
+        remove_leftovers(join(directory, "ckpt-*"))
+        latest[phase] = checkpointing.latest_checkpoint(directory)
+    found = [checkpoint for checkpoint in latest.values() if checkpoint is not None]
+    if any(checkpointing.read_state(c.path).get("identity") != wanted for c in found):
+        moved = move_aside(root)
+        logger.warning(
+            "%s: checkpoints of other settings, moved aside to %s; training starts again",
+            root,
+            moved,
+        )
+        return dict.fromkeys(PHASES)
+    return latest
+
+
+def discard(output: str) -> None:
+    """Delete the checkpoints of a run whose output is committed."""
+    root = checkpoints_root(output)
+    if exists(root):
+        remove(root)
