@@ -55,7 +55,11 @@ def build_base(root: Path) -> None:
     corpus = write_docs(root / "general.txt", documents(60, 0))
     segment.run(
         segment.SegmentConfig(
-            input=[str(corpus)], output=str(root / "segment"), format="text", num_shards=2
+            input=[str(corpus)],
+            output=str(root / "segment"),
+            format="text",
+            num_shards=2,
+            quality=False,
         )
     )
     vocab.run(

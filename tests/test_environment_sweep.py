@@ -119,7 +119,7 @@ def argv(command: str, inputs: dict, out: Path) -> list[str]:
             *("-m", "flows.domain.flow", "--line", str(out / "line"), "--base", str(base_run)),
             *("--input", str(inputs["inbox"] / "*.txt"), "--preset", "albert-nano"),
             *("--batch-size", "8", "--num-shards", "2", "--steps", "2"),
-            *("--segment", json.dumps({"format": "text", "num_shards": 2})),
+            *("--segment", json.dumps({"format": "text", "num_shards": 2, "quality": False})),
             *("--pretrain", json.dumps({"jit_compile": False, "progress": False})),
         ]
     return [

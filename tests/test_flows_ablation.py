@@ -133,7 +133,7 @@ def test_nano_grid_end_to_end_cached_and_incremental(tmp_path: Path) -> None:
         eval_batches=1,
         objective=["sop"],
         sharing=["all"],
-        segment={"format": "text", "num_shards": 2},
+        segment={"format": "text", "num_shards": 2, "quality": False},
         pretrain={"jit_compile": False, "progress": False},
     )
     with prefect_server():

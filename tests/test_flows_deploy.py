@@ -68,7 +68,7 @@ def test_deployment_served_by_process_worker(tmp_path: Path, base: Path) -> None
                     "eval_batches": 1,
                     "min_improvement": -10,
                     "heldout_fraction": 0.3,  # of 25 selected documents: some held out
-                    "segment": {"format": "text", "num_shards": 2},
+                    "segment": {"format": "text", "num_shards": 2, "quality": False},
                     "pretrain": {"jit_compile": False, "progress": False},
                     "select": select,
                 }

@@ -29,7 +29,7 @@ FLAGS = [
     *("--preset", "albert-nano", "--batch-size", "8", "--num-shards", "2", "--eval-batches", "1"),
     *("--epochs", "0.5"),  # steps counted from the night's sequences: 15, a checkpoint every 4
     *("--min-improvement", "-10", "--max-forgetting", "10"),
-    *("--segment", json.dumps({"format": "text", "num_shards": 2})),
+    *("--segment", json.dumps({"format": "text", "num_shards": 2, "quality": False})),
     *("--pretrain", json.dumps({"jit_compile": False, "progress": False, "checkpoint_every": 4})),
 ]
 

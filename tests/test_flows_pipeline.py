@@ -64,7 +64,7 @@ def tiny_flow_flags(corpus: Path, run_dir: Path, steps: int = 4) -> list[str]:
         *("--input", str(corpus), "--run-dir", str(run_dir), "--vocab-size", "60"),
         *("--preset", "albert-nano"),
         *("--num-shards", "2", "--steps", str(steps), "--batch-size", "8", "--eval-batches", "2"),
-        *("--segment", '{"format": "text", "num_shards": 2}'),
+        *("--segment", '{"format": "text", "num_shards": 2, "quality": false}'),
         *("--pretrain", '{"jit_compile": false, "progress": false}'),
     ]
 
@@ -103,7 +103,7 @@ def test_pipeline_cached_rerun_and_transient_retry(
         preset="albert-nano",  # the smallest model: the flow, not the model, is under test
         batch_size=8,
         eval_batches=2,
-        segment={"format": "text", "num_shards": 2},
+        segment={"format": "text", "num_shards": 2, "quality": False},
         pretrain={"jit_compile": False, "progress": False},
     )
     with prefect_server():

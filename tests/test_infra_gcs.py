@@ -94,6 +94,7 @@ def gcs_pipeline_outputs():
                     num_shards=2,
                     min_document_chars=20,
                     on_error="skip",
+                    quality=False,  # a corpus of our own words, no prose
                 )
             ),
             "vocab": vocab.run(

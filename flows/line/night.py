@@ -54,6 +54,7 @@ from flows.line.replay import run as replay_mix
 from flows.line.report import write_line_report
 from flows.report.render import TrainingProgress
 from flows.run_config import cpu_seconds, run_plan
+from pipelines.quality.audit import night_figures
 from pipelines.segment_config import match_inputs
 
 NOTHING_NEW = "nothing new"
@@ -225,9 +226,8 @@ def night_record(
     cpu_start: float,
 ) -> dict[str, Any]:
     """A night's version.json: its parent, status and reason, when, the code's revision, the new
-    files and their digests, what cleaning removed from them, the TFRecords it adds to the line,
-    what it trained on, the scores of the candidate and its parent, the gate, the settings and the
-    night's stages and time."""
+    files, their digests and cleaning's figures, the TFRecords it adds to the line, what it trained
+    on, the candidate's and its parent's scores, the gate, the settings, the stages and time."""
     mix = outcomes["replay"].result
     return {
         "parent": current,
@@ -246,7 +246,7 @@ def night_record(
             "near_duplicates_of_lineage": (
                 outcomes["segment"].result.get("near_duplicates") or {}
             ).get("of_reference"),
-            "quality": cleaning_figures(outcomes["segment"].result),
+            "quality": night_figures(outcomes["segment"].result),
         },
         "data": {
             "shards": [f"data/{name}" for name in mix["new_shards"]],
@@ -282,17 +282,6 @@ def night_record(
             "cpu_seconds": cpu_seconds() - cpu_start,
         },
     }
-
-
-def cleaning_figures(segment_stats: Mapping[str, Any]) -> dict[str, Any] | None:
-    """What segment's cleaning step did to the night's files, for version.json: documents removed
-    (all and per rule), lines removed per rule, documents per language, personal data replaced per
-    kind and documents repaired (None: cleaning was off)."""
-    quality = segment_stats.get("quality") or {}
-    if quality.get("settings") is None:
-        return None
-    names = ("documents_removed", "removed", "lines_removed", "languages", "pii", "repaired")
-    return {name: quality.get(name) for name in names}
 
 
 def novelty(

@@ -73,3 +73,14 @@ def quality_figures(
         figures["examples"].setdefault(record["rule"], []).append(record)
     figures["settings"] = settings
     return figures
+
+
+def night_figures(stats: Mapping) -> dict | None:
+    """A model line night's record of what cleaning did to its files (from segment's stats.json):
+    documents removed, in all and per rule, lines removed per rule, documents per language,
+    personal data replaced per kind and documents repaired (None: cleaning was off)."""
+    quality = stats.get("quality") or {}
+    if quality.get("settings") is None:
+        return None
+    names = ("documents_removed", "removed", "lines_removed", "languages", "pii", "repaired")
+    return {name: quality.get(name) for name in names}
