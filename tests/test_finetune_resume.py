@@ -205,3 +205,56 @@ def _report_facts(command: str, config) -> dict:
         "next_command": command,
         "next_text": short_finetune_text(SHORT_FINETUNE_STEPS, config.max_seq_length),
     }
+
+
+def test_progress_lines_and_the_estimate_of_a_long_run_on_cpu(caplog):
+    """One line after the first measured steps gives the steps, the rate and the end; on a CPU,
+    a run of over an hour is told how to be shorter; progress lines come every PROGRESS_SECONDS
+    and at the last step, whole lines; --quiet says nothing."""
+    from datetime import datetime
+
+    from model.finetune import progress
+
+    seconds = [0.0]
+
+    def make(**values):
+        return progress.Progress(
+            "sst2",
+            20935,
+            max_seq_length=512,
+            accelerator=False,
+            clock=lambda: seconds[0],
+            now=lambda: datetime(2026, 1, 1, 12, 0),
+            **values,
+        )
+
+    caplog.set_level("INFO", logger="model.finetune.progress")
+    run = make()
+    run.began()
+    for step in range(1, 21):  # a second a step
+        seconds[0] = float(step)
+        run.step(step, lambda: 0.6931)
+    lines = [record.getMessage() for record in caplog.records]
+    assert lines[0] == "sst2: training 20,935 steps"
+    (estimate,) = [line for line in lines if "steps at" in line]
+    assert estimate.startswith(
+        "sst2: 20,935 steps at 1 steps/s (measured over steps 2-6): about 5 h 48 min left, "
+        "ending around 17:48"
+    )
+    assert estimate.endswith(
+        "Over an hour on this CPU: --train-steps 600 (about 10 min 00 s) or --max-seq-length 128 "
+        "makes it shorter"
+    )
+    progress_lines = [line for line in lines if "loss" in line]
+    assert progress_lines == [
+        "sst2: step 2/20,935 (0%), 1 steps/s, 5 h 48 min left, loss 0.6931",
+        "sst2: step 17/20,935 (0%), 1 steps/s, 5 h 48 min left, loss 0.6931",
+    ]
+    assert not any("\r" in line or "\x1b" in line for line in lines)
+    caplog.clear()
+    quiet = make(quiet=True)
+    quiet.began()
+    for step in range(1, 30):
+        quiet.step(step, lambda: 0.5)
+    quiet.evaluated(29, "accuracy", 0.5, 0.5, 29)
+    assert not caplog.records
