@@ -31,8 +31,6 @@ from albert.errors import EXIT_INTERRUPTED, Interrupted
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 BEFORE_TRAINING = "before the first step: nothing to save"
 """What a signal that comes before a training step interrupts (the `Interrupted` message's end)."""
-FINE_TUNING = "during fine-tuning, which saves its output only at its end: a re-run starts again"
-"""What it interrupts in a fine-tuning command (`stopping`)."""
 
 
 def nothing_written(command: str) -> str:

@@ -173,8 +173,8 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
 @registered_task("finetune")
 def finetune(config: StageConfig) -> dict:
     """flows.finetune: (further pretrain and) fine-tune a model on a task, score its dev set
-    (OUTPUT/results.json). Further pretraining stopped by a signal (its checkpoint saved) ends the
-    task run `interrupted`."""
+    (OUTPUT/results.json). Further pretraining or fine-tuning stopped by a signal (its checkpoint
+    saved, the flow's re-run resumes it) ends the task run `interrupted`."""
     try:
         return stage_module("finetune").run(config)
     except Interrupted as stop:
