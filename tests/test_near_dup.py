@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from albert.errors import StageError
-from pipelines import minhash, near_dedup
+from pipelines import minhash, near_dup_keys, near_dup_pairs
 from pipelines.near_dup_clusters import (
     CURRENT,
     REFERENCE,
@@ -122,24 +122,24 @@ def test_a_candidate_from_several_bands_is_checked_once_by_the_exact_jaccard():
     first, second, third = (node(CURRENT, bytes([k]) * 8) for k in (1, 2, 3))
     texts = {first: TEXT, second: edited(TEXT, 0.02, seed=5), third: edited(TEXT, 0.3)}
     records = {
-        name: near_dedup.encode_shingles(text[:10], shingle_set(text))
+        name: near_dup_keys.encode_shingles(text[:10], shingle_set(text))
         for name, text in texts.items()
     }
-    candidates = [(near_dedup.join_key(first, other), b"") for other in (second, third)] * 3
-    merged = sorted(candidates + [(near_dedup.join_key(n), r) for n, r in records.items()])
+    candidates = [(near_dup_keys.join_key(first, other), b"") for other in (second, third)] * 3
+    merged = sorted(candidates + [(near_dup_keys.join_key(n), r) for n, r in records.items()])
     counts: dict[str, int] = {}
 
     def inc(name: str, amount: int) -> None:
         counts[name] = counts.get(name, 0) + amount
 
-    sent = list(near_dedup.send_first(iter(merged), inc))
+    sent = list(near_dup_pairs.send_first(iter(merged), inc))
     assert [key for key, _ in sent] == [second + first, third + first]
-    own = [(near_dedup.join_key(n), records[n]) for n in (second, third)]
-    pairs = list(near_dedup.check_pairs(iter(sorted(sent + own)), inc, 0.8))
+    own = [(near_dup_keys.join_key(n), records[n]) for n in (second, third)]
+    pairs = list(near_dup_pairs.check_pairs(iter(sorted(sent + own)), inc, 0.8))
     exact = minhash.shingle_jaccard(shingle_set(texts[first]), shingle_set(texts[second]))
     assert pairs == [
         (
-            near_dedup.pair_key(first, second),
+            near_dup_keys.pair_key(first, second),
             json.dumps([exact, TEXT[:10], texts[second][:10]]).encode("utf-8"),
         )
     ]
