@@ -23,8 +23,6 @@ import argparse
 import importlib.util
 import json
 import os
-import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -34,8 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.helpers.datatrove_minhash import compare, datatrove
 from benchmarks.helpers.machine import cpu_model
-from pipelines import input_formats, minhash, segment
+from benchmarks.helpers.near_dup_corpus import BOOKS, NAME, WIKI, keys, planted_corpus, write_jsonl
+from benchmarks.helpers.near_dup_truth import scores, truth_pairs
+from pipelines import minhash
 from pipelines.near_dup_clusters import (
     CURRENT,
     Member,
@@ -45,12 +46,7 @@ from pipelines.near_dup_clusters import (
     node,
     removals,
 )
-from pipelines.word_ngrams import normalised_words, word_ngrams
 
-DATA = Path("..") / "shared" / "data"
-WIKI = DATA / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
-BOOKS = DATA / "books"
-NAME = "corpus.jsonl"
 SETTINGS = [(14, 5), (14, 8), (20, 5)]  # bands x rows; the first is segment's default
 REPEATS = 3  # runs of each of our checks, the least CPU time kept (the machine is shared)
 BEFORE = (14, 8)  # the bands and rows of the estimate check, datatrove's defaults
@@ -58,118 +54,10 @@ CORPORA = {
     "tuning": {"chunk_words": 2000, "every": 3, "seed": 44},
     "held-out": {"chunk_words": 750, "every": 9, "seed": 45},
 }
-NOTICE = "This text was scanned and proofread by volunteers. Distributed by a digital library."
 
 
 def emit(figure: str, **values) -> None:
     print(json.dumps({"figure": figure, **values}), flush=True)
-
-
-def base_documents(chunk_words: int = 2000) -> list[str]:
-    """The Wikipedia sample's articles (cleaned) and the books in chunks of ~`chunk_words`."""
-    documents = []
-    with open(WIKI, "rb") as raw:
-        for doc in input_formats.read_documents(str(WIKI), raw, "auto", inc=lambda *_: None):
-            text = "\n\n".join(segment.clean_paragraphs(doc.format, doc.text, "NFKC"))
-            if len(text.split()) >= 50:
-                documents.append(text)
-    for path in sorted(BOOKS.glob("*.txt")):
-        paragraphs = [p for p in path.read_text(encoding="latin-1").split("\n\n") if p.strip()]
-        chunk: list[str] = []
-        for paragraph in paragraphs:
-            chunk.append(paragraph)
-            if sum(len(p.split()) for p in chunk) >= chunk_words:
-                documents.append("\n\n".join(chunk))
-                chunk = []
-    return documents
-
-
-def plant(text: str, kind: int, generator: random.Random) -> str:
-    """A near-copy of `text`: one of five kinds of edit."""
-    paragraphs = text.split("\n\n")
-    if kind in (0, 4) and len(paragraphs) > 2:  # a verse dropped
-        del paragraphs[generator.randrange(len(paragraphs))]
-        text = "\n\n".join(paragraphs)
-    if kind in (1, 4):  # words changed: 1-4%
-        rate = generator.choice((0.01, 0.02, 0.03, 0.04)) if kind == 1 else 0.01
-        text = " ".join(w if generator.random() > rate else "changed" for w in text.split(" "))
-    if kind == 2:
-        text = text.upper().replace(",", " ;").replace(".", "!")
-    if kind == 3:
-        text = f"{NOTICE}\n\n{text}\n\n{NOTICE}"
-    return text
-
-
-def planted_corpus(
-    copies: int = 1,
-    every: int = 3,
-    limit: int | None = None,
-    seed: int = 44,
-    chunk_words: int = 2000,
-):
-    """(documents, planted): every `every`-th of the first `limit` base documents followed by
-    `copies` near-copies."""
-    generator = random.Random(seed)
-    documents, planted = [], 0
-    for index, text in enumerate(base_documents(chunk_words)[:limit]):
-        documents.append(text)
-        for copy in range(copies if index % every == 0 else 0):
-            documents.append(plant(text, (index // 3 + copy) % 5, generator))
-            planted += 1
-    return documents, planted
-
-
-def truth_pairs(documents: list[str]) -> dict[tuple[int, int], float]:
-    """Exact Jaccard of every pair sharing a shingle (an inverted index, not n^2 set operations)."""
-    sets = [set(word_ngrams(normalised_words(text), 5)) for text in documents]
-    index: dict[str, list[int]] = defaultdict(list)
-    for number, shingles in enumerate(sets):
-        for shingle in shingles:
-            index[shingle].append(number)
-    shared: dict[tuple[int, int], int] = defaultdict(int)
-    for holders in index.values():
-        for i, first in enumerate(holders):
-            for second in holders[i + 1 :]:
-                shared[first, second] += 1
-    return {
-        pair: count / (len(sets[pair[0]]) + len(sets[pair[1]]) - count)
-        for pair, count in shared.items()
-    }
-
-
-def components(pairs, size: int) -> list[set[int]]:
-    parent = list(range(size))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for first, second in pairs:
-        parent[find(first)] = find(second)
-    groups: dict[int, set[int]] = defaultdict(set)
-    for number in range(size):
-        groups[find(number)].add(number)
-    return [group for group in groups.values() if len(group) > 1]
-
-
-def scores(removed: set[int], truth: dict, size: int) -> dict:
-    """Recall of redundant copies (truth >= 0.8) and removed documents without a partner >= 0.5."""
-    groups = components([p for p, j in truth.items() if j >= 0.8], size)
-    redundant = sum(len(g) - 1 for g in groups)
-    found = sum(min(len(g & removed), len(g) - 1) for g in groups)
-    partnered = {d for p, j in truth.items() if j >= 0.5 for d in p}
-    return {
-        "removed": len(removed),
-        "redundant_copies": redundant,
-        "recall": round(found / redundant, 4) if redundant else None,
-        "removed_without_partner_0_5": sorted(removed - partnered),
-    }
-
-
-def keys(size: int) -> list[bytes]:
-    return [segment.document_key(NAME, str(number + 1)) for number in range(size)]
 
 
 def ours(
@@ -223,81 +111,6 @@ def estimate_pairs(members: list[Member], threshold: float):
             signatures.append(member.signature)
 
 
-def datatrove(corpus: Path, work: Path, bands: int, rows: int) -> tuple[dict[int, int], float]:
-    """(cluster of each document in one, CPU seconds of the four steps, children included)."""
-    from datatrove.executor import LocalPipelineExecutor
-    from datatrove.pipeline.dedup import (
-        MinhashConfig,
-        MinhashDedupBuckets,
-        MinhashDedupCluster,
-        MinhashDedupFilter,
-        MinhashDedupSignature,
-    )
-    from datatrove.pipeline.readers import JsonlReader
-    from datatrove.pipeline.writers import JsonlWriter
-
-    config = MinhashConfig(n_grams=5, num_buckets=bands, hashes_per_bucket=rows)
-    reader = JsonlReader(str(corpus.parent), glob_pattern=corpus.name, id_key="id")
-    steps = [
-        [reader, MinhashDedupSignature(output_folder=str(work / "sigs"), config=config)],
-        [MinhashDedupBuckets(str(work / "sigs"), str(work / "buckets"), config=config)],
-        [
-            MinhashDedupCluster(
-                str(work / "buckets"), str(work / "ids"), config, save_cluster_id=True
-            )
-        ],
-        [reader, MinhashDedupFilter(str(work / "ids")), JsonlWriter(str(work / "out"))],
-    ]
-    start = cpu_seconds()
-    for index, pipeline in enumerate(steps):
-        tasks = bands if index == 1 else 1
-        LocalPipelineExecutor(
-            pipeline, tasks=tasks, workers=1, logging_dir=str(work / f"logs{index}")
-        ).run()
-    seconds = cpu_seconds() - start
-    data = (work / "ids" / "000000.clusters").read_bytes() if (work / "ids").exists() else b""
-    values = [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
-    members: dict[int, list[int]] = defaultdict(list)
-    for doc, cluster_id in zip(values[::2], values[1::2], strict=True):
-        members[cluster_id].append(doc)
-    order = keys(max(values[::2], default=0) + 1)
-    cluster = {}
-    for group in members.values():
-        kept = min(group, key=lambda d: order[d])  # our keep rule, so removed sets compare
-        cluster.update({doc: kept for doc in group})
-    return cluster, seconds
-
-
-def cpu_seconds() -> float:
-    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-    return sum(u.ru_utime + u.ru_stime for u in usage)
-
-
-def compare(ours_cluster: dict, theirs: dict, truth: dict) -> dict:
-    """Agreement of the removed sets (same keep rule) and each disagreement's best exact Jaccard."""
-    ours_removed = {d for d, k in ours_cluster.items() if d != k}
-    their_removed = {d for d, k in theirs.items() if d != k}
-    disagreements = []
-    for doc in sorted(ours_removed ^ their_removed):
-        partner = ours_cluster.get(doc, theirs.get(doc))
-        pair = (min(doc, partner), max(doc, partner))
-        disagreements.append(
-            {
-                "doc": doc,
-                "removed_by": "ours" if doc in ours_removed else "datatrove",
-                "kept": partner,
-                "exact_jaccard": round(truth.get(pair, 0.0), 4),
-            }
-        )
-    union = ours_removed | their_removed
-    return {
-        "removed_agreement": round(len(ours_removed & their_removed) / len(union), 4)
-        if union
-        else 1.0,
-        "disagreements": disagreements,
-    }
-
-
 def segment_run(inputs: list[str], near: bool, out: Path) -> dict:
     """segment.run in a fresh process: wall and CPU seconds, peak RSS, documents removed."""
     script = (
@@ -319,13 +132,6 @@ def segment_run(inputs: list[str], near: bool, out: Path) -> dict:
         env={**os.environ, "PYTHONPATH": os.getcwd()},
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def write_jsonl(documents: list[str], path: Path) -> float:
-    with path.open("w", encoding="utf-8") as handle:
-        for number, text in enumerate(documents):
-            handle.write(json.dumps({"id": str(number), "text": text}) + "\n")
-    return path.stat().st_size / 1e6
 
 
 def goal(corpus: str, side: str, figures: dict) -> None:
