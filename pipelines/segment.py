@@ -7,7 +7,7 @@ warnings), computed and written by the pipeline itself. The same input gives byt
 whatever the runner or number of workers.
 
 Pipeline: match files -> read each file streaming (one DoFn per file) -> spread documents over the
-workers -> text repaired (ftfy), wikitext/book/text to normalised paragraphs -> cleaning
+workers -> wikitext/book/text to paragraphs, each repaired (ftfy) and normalised -> cleaning
 (pipelines.quality: language identification, line and document quality rules, personal data
 replaced; the removed audited in quality_removed.jsonl) -> drop exact-duplicate documents (smallest
 key kept) -> drop near-duplicate documents (pipelines.near_dedup; one per cluster kept, audited in
@@ -68,8 +68,18 @@ def document_source(path: str, doc_id: str) -> str:
 
 def clean_paragraphs(fmt: str, text: str, form: text_cleaning.UnicodeForm) -> tuple[str, ...]:
     """Normalised, non-empty paragraphs of one raw document."""
+    return document_paragraphs(fmt, text, form, repair=False)[0]
+
+
+def document_paragraphs(
+    fmt: str, text: str, form: text_cleaning.UnicodeForm, repair: bool
+) -> tuple[tuple[str, ...], bool]:
+    """(normalised, non-empty paragraphs of one raw document, each raw paragraph repaired by
+    ftfy first where `repair`; whether the repair changed any)."""
     raw = input_formats.raw_paragraphs(input_formats.RawDocument(fmt, "", text))
-    return tuple(p for p in (text_cleaning.normalize_text(p, form) for p in raw) if p)
+    repaired = [repair_text(paragraph) for paragraph in raw] if repair else raw
+    normalised = (text_cleaning.normalize_text(paragraph, form) for paragraph in repaired)
+    return tuple(paragraph for paragraph in normalised if paragraph), repaired != raw
 
 
 def has_word(text: str) -> bool:
@@ -114,9 +124,9 @@ class ReadFiles(CountingDoFn):
 
 
 class CleanDocuments(CountingDoFn):
-    """(key, format, source, text) -> (key, format, source, normalised paragraphs), the text
-    repaired first where `repair` (counted as quality_repaired); documents left empty are
-    counted."""
+    """(key, format, source, text) -> (key, format, source, normalised paragraphs), each raw
+    paragraph repaired before its normalisation where `repair` (a document changed is counted as
+    quality_repaired); documents left empty are counted."""
 
     def __init__(self, form: text_cleaning.UnicodeForm, repair: bool):
         super().__init__(NAMESPACE)
@@ -124,12 +134,9 @@ class CleanDocuments(CountingDoFn):
 
     def process(self, element):
         key, fmt, source, text = element
-        if self.repair:
-            repaired = repair_text(text)
-            if repaired != text:
-                self.inc("quality_repaired", 1)
-            text = repaired
-        paragraphs = clean_paragraphs(fmt, text, self.form)
+        paragraphs, repaired = document_paragraphs(fmt, text, self.form, self.repair)
+        if repaired:
+            self.inc("quality_repaired", 1)
         if not paragraphs:
             self.inc("skipped_empty", 1)
             return

@@ -13,6 +13,7 @@ from segment_testdata import source_paragraphs
 from albert.errors import ConfigError
 from flows.report.data_quality import quality_section
 from pipelines import segment
+from pipelines.quality.audit import night_figures
 from pipelines.quality.config import AUDIT_FILE
 from pipelines.segment import SegmentConfig
 
@@ -86,6 +87,7 @@ def test_cleaning_removes_redacts_repairs_and_audits_the_same_for_one_and_two_wo
     assert quality["languages"] == {"en": 9, "de": 1}
     assert quality["pii"] == {"email": 1, "phone": 1}
     assert quality["repaired"] == 1
+    assert night_figures(stats)["removed"] == quality["removed"]  # a model line's version.json
     assert sorted(quality["examples"]) == sorted(quality["removed"])
     text = b"".join(body for name, body in files.items() if name.endswith(".txt")).decode()
     assert EMAIL not in text and PHONE not in text

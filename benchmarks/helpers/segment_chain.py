@@ -1,7 +1,7 @@
 """Our side of benchmarks/quality.py: segment's cleaning step as a judge of one raw JSONL text
-(quality.repair.repair_text -> segment.clean_paragraphs("jsonl", ..., "NFKC") ->
-quality.chain.clean_document with the settings of `--language target`). The pipelines are
-imported when a judge is made, not with this module."""
+(segment.document_paragraphs("jsonl", ..., "NFKC", repair=True): its paragraphs, each repaired
+and normalised -> quality.chain.clean_document with the settings of `--language target`). The
+pipelines are imported when a judge is made, not with this module."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ def ours(target: str) -> Callable[[str], Outcome]:
     from pipelines import segment
     from pipelines.quality import langid
     from pipelines.quality.chain import clean_document
-    from pipelines.quality.repair import repair_text
     from pipelines.quality.settings import QualitySettings
 
     settings = QualitySettings.from_options(
@@ -33,7 +32,7 @@ def ours(target: str) -> Callable[[str], Outcome]:
         counts[name] += amount
 
     def judge(text: str) -> Outcome:
-        paragraphs = segment.clean_paragraphs("jsonl", repair_text(text), "NFKC")
+        paragraphs, _ = segment.document_paragraphs("jsonl", text, "NFKC", repair=True)
         if not paragraphs:
             return Outcome(False, (), "empty")
         cleaned = clean_document(
