@@ -16,7 +16,8 @@ from conftest import shared_path
 from albert import cli
 from albert.errors import StageError
 from albert.tokenization import AlbertTokenizer
-from flows.pipeline.flow import PretrainPipelineConfig, downstream_configs
+from flows.pipeline.downstream import downstream_configs
+from flows.pipeline.flow import PretrainPipelineConfig
 from model import cores
 from model.finetune import main as finetune_main
 from model.finetune.batches import train_batches

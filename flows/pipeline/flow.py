@@ -37,7 +37,7 @@ from albert.fs import join
 from flows.engine import tasks
 from flows.engine.entry import flow_main
 from flows.pipeline.default_corpus import default_corpus
-from flows.pipeline.evaluation_sets import evaluation_sets
+from flows.pipeline.downstream import downstream_configs, downstream_results, evaluation_sets
 from flows.pipeline.report import format_headline_line, run_report_markdown
 from flows.report.render import TrainingProgress, write_report
 from flows.report.text import (
@@ -56,7 +56,6 @@ from flows.run_config import (
     stage_summary,
     training_facts,
 )
-from model.tasks import get_task
 from pipelines.eval_sets import eval_splits
 from pipelines.vocab_config import VocabConfig
 
@@ -175,60 +174,6 @@ def decontaminate_config(config: PretrainPipelineConfig) -> StageConfig:
             "remove": config.remove_contaminated,
         },
     )
-
-
-def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
-    """Per `--downstream TASK=DIR`: fine-tuning of the pretrained model and of a randomly
-    initialised twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and
-    finetune-TASK-random."""
-    from model.finetune import FinetuneConfig, parse_task_dir  # heavy: loads TensorFlow
-
-    configs: dict[str, StageConfig] = {}
-    for item in config.downstream:
-        task, data_dir = parse_task_dir(item, "--downstream")
-        common = {
-            "task": task,
-            "data_dir": data_dir,
-            "spm_model": join(config.stage_dir("vocab"), "spiece.model"),
-            "preset": config.preset,
-            "seed": config.seed,
-            "input_workers": config.input_workers,
-            **config.finetune,
-        }
-        for name, init in (
-            (f"finetune-{task}", config.trained_model()),
-            (f"finetune-{task}-random", "random"),
-        ):
-            configs[name] = build_config(
-                FinetuneConfig, {**common, "init": init, "output": config.stage_dir(name)}
-            )
-    return configs
-
-
-def downstream_results(
-    configs: dict[str, StageConfig], outcomes: dict[str, tasks.StageOutcome]
-) -> list[dict]:
-    """[{task, metric, pretrained, random, steps, …}] from the fine-tuning outcomes, for the
-    report."""
-
-    results = []
-    for name, stage_config in configs.items():
-        if name.endswith("-random"):
-            continue
-        random_name = f"{name}-random"
-        metric = get_task(stage_config.task).primary_metric
-        results.append(
-            {
-                "task": stage_config.task,
-                "metric": metric,
-                "pretrained": outcomes[name].result.get("dev", {}),
-                "random": outcomes[random_name].result.get("dev", {}),
-                "steps": stage_config.train_steps,
-                "pretrained_output": name,
-                "random_output": random_name,
-            }
-        )
-    return results
 
 
 def next_command(config: PretrainPipelineConfig) -> str:

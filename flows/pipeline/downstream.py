@@ -1,0 +1,91 @@
+"""The run's `--downstream` fine-tunes: their configs (the pretrained model's and a randomly
+initialised twin's), their results for the report, and the evaluation sets the decontamination
+stage checks: `--eval`'s and, by default, the dev sets the fine-tunes are scored on, so that no
+model is fine-tuned and scored on a set whose overlap with its pretraining corpus went
+unreported."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from albert.config import StageConfig, build_config
+from albert.fs import join
+from flows.engine import tasks
+from model.tasks import get_task
+
+if TYPE_CHECKING:
+    from flows.pipeline.flow import PretrainPipelineConfig
+
+
+def downstream_sets(downstream: list[str], finetune: dict) -> list[str]:
+    """The files each `TASK=DIR` fine-tune is scored on: `finetune`'s dev_file, else the task's
+    dev files in DIR (GLUE `dev*.tsv`, SQuAD `dev-v1.1.json`, RACE `dev/`). A malformed item or
+    an unknown task is said by the fine-tunes' own configs."""
+    paths = []
+    for item in downstream:
+        task, _, directory = item.partition("=")
+        try:
+            spec = get_task(task)
+        except KeyError:
+            continue
+        dev = finetune.get("dev_file")
+        paths += [dev] if dev else [join(directory, name) for name in spec.dev_files]
+    return paths
+
+
+def evaluation_sets(eval_paths: list[str], downstream: list[str], finetune: dict) -> list[str]:
+    """`--eval`'s paths, then the downstream dev sets not among them, each once."""
+    return list(dict.fromkeys([*eval_paths, *downstream_sets(downstream, finetune)]))
+
+
+def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
+    """Per `--downstream TASK=DIR`: fine-tuning of the pretrained model and of a randomly
+    initialised twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and
+    finetune-TASK-random."""
+    from model.finetune import FinetuneConfig, parse_task_dir  # heavy: loads TensorFlow
+
+    configs: dict[str, StageConfig] = {}
+    for item in config.downstream:
+        task, data_dir = parse_task_dir(item, "--downstream")
+        common = {
+            "task": task,
+            "data_dir": data_dir,
+            "spm_model": join(config.stage_dir("vocab"), "spiece.model"),
+            "preset": config.preset,
+            "seed": config.seed,
+            "input_workers": config.input_workers,
+            **config.finetune,
+        }
+        for name, init in (
+            (f"finetune-{task}", config.trained_model()),
+            (f"finetune-{task}-random", "random"),
+        ):
+            configs[name] = build_config(
+                FinetuneConfig, {**common, "init": init, "output": config.stage_dir(name)}
+            )
+    return configs
+
+
+def downstream_results(
+    configs: dict[str, StageConfig], outcomes: dict[str, tasks.StageOutcome]
+) -> list[dict]:
+    """[{task, metric, pretrained, random, steps, …}] from the fine-tuning outcomes, for the
+    report."""
+    results = []
+    for name, stage_config in configs.items():
+        if name.endswith("-random"):
+            continue
+        random_name = f"{name}-random"
+        metric = get_task(stage_config.task).primary_metric
+        results.append(
+            {
+                "task": stage_config.task,
+                "metric": metric,
+                "pretrained": outcomes[name].result.get("dev", {}),
+                "random": outcomes[random_name].result.get("dev", {}),
+                "steps": stage_config.train_steps,
+                "pretrained_output": name,
+                "random_output": random_name,
+            }
+        )
+    return results
