@@ -15,8 +15,8 @@ from pipelines.quality import boilerplate
 pytestmark = pytest.mark.backend_free
 
 DEFAULTS = {
-    "boilerplate.max_notice_words": 40,
-    "boilerplate.max_link_words": 6,
+    "boilerplate.max_notice_words": 60,
+    "boilerplate.max_link_words": 10,
     "boilerplate.min_nav_items": 3,
     "boilerplate.max_nav_item_words": 3,
     "c4_lines.min_words_per_line": 3,
@@ -62,6 +62,63 @@ BOILERPLATE = {
         "Questo sito utilizza cookie tecnici e di profilazione.",
         "Este site utiliza cookies para melhorar a sua experiência.",
         "Deze website maakt gebruik van cookies.",
+        # consent-management platforms' standard texts (IAB TCF, Cookiebot, OneTrust, CookieYes,
+        # Complianz, iubenda, Usercentrics), notices and buttons
+        (
+            "We and our partners store and/or access information on a device, such as cookies and "
+            "process personal data, such as unique identifiers and standard information sent by a "
+            "device for personalised ads and content, ad and content measurement, and audience "
+            "insights, as well as to develop and improve products."
+        ),
+        "With your permission we and our partners may use precise geolocation data.",
+        "You may click to consent to our and our partners' processing as described above.",
+        (
+            "We also share information about your use of our site with our social media, "
+            "advertising and analytics partners."
+        ),
+        "Marketing cookies are used to track visitors across websites.",
+        (
+            "By clicking “Accept All Cookies”, you agree to the storing of cookies on your device "
+            "to enhance site navigation."
+        ),
+        "These cookies are necessary for the website to function and cannot be switched off.",
+        "Consenting to these technologies will allow us to process data such as unique IDs.",
+        "You can freely give, deny, or withdraw your consent at any time.",
+        "We value your privacy",
+        "Accept all",
+        "Use necessary cookies only",
+        "Manage consent preferences",
+        "Privacy Preference Center",
+        "Do Not Sell or Share My Personal Information",
+        "Your Privacy Choices",
+        "Agree and close",
+        (
+            "Wir und unsere Partner speichern und/oder greifen auf Informationen auf einem Gerät "
+            "zu, beispielsweise auf Cookies."
+        ),
+        "Mit Ihrer Erlaubnis können wir und unsere Partner genaue Standortdaten verwenden.",
+        "Notwendige Cookies helfen dabei, eine Webseite nutzbar zu machen.",
+        "Alle akzeptieren",
+        "Nur notwendige Cookies verwenden",
+        "Nous et nos partenaires stockons et/ou accédons à des informations sur un appareil.",
+        "Vous pouvez modifier vos préférences avant de consentir ou de refuser de consentir.",
+        "Continuer sans accepter",
+        "Tout refuser",
+        "Nosotros y nuestros socios almacenamos o accedemos a información en un dispositivo.",
+        (
+            "Al hacer clic en “Aceptar todas las cookies”, usted acepta que las cookies se "
+            "guarden en su dispositivo."
+        ),
+        "Rechazarlas todas",
+        "Noi e terze parti selezionate utilizziamo cookie o tecnologie simili.",
+        "Con il tuo consenso, noi e i nostri partner possiamo utilizzare dati precisi.",
+        "Rifiuta tutti",
+        "Nós e os nossos parceiros armazenamos e/ou acedemos a informações num dispositivo.",
+        "Ao clicar em “Aceitar todos os cookies”, concorda com o armazenamento de cookies.",
+        "Rejeitar todos",
+        "Wij en onze partners slaan informatie op een apparaat op en/of openen deze.",
+        "Door op „Alle cookies accepteren” te klikken, gaat u akkoord.",
+        "Voorkeuren beheren",
     ),
     "rights": (
         "© 2024 Acme Corporation. All rights reserved.",
@@ -130,6 +187,30 @@ PROSE = (
     '"Yes," said Harriet, "I read more than you think."',
     "IF S > R THEN",
     "Subscribers received a free copy.",
+    # recipes, and articles on consent law: of users and their consent, not the site's voice
+    "These cookies will keep for a week if you store them in an airtight tin.",
+    "Store the cookies and/or the dough in the fridge for up to three days.",
+    "Marketing cookies are a staple of bake sales across the country.",
+    "Accept the things you cannot change.",
+    (
+        "The General Data Protection Regulation requires that consent be freely given, specific, "
+        "informed and unambiguous, and users must be able to withdraw their consent as easily as "
+        "they gave it."
+    ),
+    (
+        "Under the ePrivacy Directive, websites must obtain the consent of users before storing "
+        "cookies on their devices, unless the cookies are strictly necessary for a service the "
+        "user requested."
+    ),
+    (
+        "In 2019 the Court of Justice ruled in Planet49 that a pre-ticked checkbox does not amount "
+        "to valid consent to the storage of cookies."
+    ),
+    "The company and its partners store and process the personal data of millions of customers.",
+    "With your permission, I will read the letter aloud.",
+    "He refused consent to the marriage.",
+    "Die Datenschutz-Grundverordnung verlangt, dass die Einwilligung freiwillig erteilt wird.",
+    "Le règlement exige que le consentement des utilisateurs soit libre et éclairé.",
 )
 
 
@@ -167,13 +248,15 @@ def test_prose_naming_cookies_or_javascript_is_c4s_to_drop_not_boilerplates():
 
 
 def test_notices_and_links_are_matched_only_in_short_lines():
-    notice = "We use cookies to give you the most relevant experience. " * 5
-    link = "Read more about the history of the town"
+    notice = "We use cookies to give you the most relevant experience. " * 7  # 70 words
+    link = "Read more about the history of the town and of its old bridges"  # 13 words
     assert clean((notice.strip(), link), settings=Settings(off=("c4_lines",)))[1] == {}
     wider = Settings(
-        off=("c4_lines",), boilerplate__max_notice_words=60, boilerplate__max_link_words=10
+        off=("c4_lines",), boilerplate__max_notice_words=70, boilerplate__max_link_words=13
     )
     assert clean((notice.strip(), link), settings=wider)[1] == {"boilerplate": 2}
+    button = "Reject all offers of help, she said, and keep going."  # a sentence, not a label
+    assert clean((button,), settings=Settings(off=("c4_lines",)))[1] == {}
 
 
 def test_c4s_line_checks_in_datatroves_order():

@@ -71,6 +71,46 @@ def test_boilerplate_lines_go_before_the_document_is_judged():
     assert counts["quality_removed_boilerplate.all_lines"] == 1
 
 
+def test_a_consent_banner_is_all_boilerplate_and_an_article_on_consent_law_is_kept():
+    banner = (
+        "We value your privacy",
+        (
+            "We and our partners store and/or access information on a device, such as cookies, "
+            "and process personal data, such as unique identifiers and standard information sent "
+            "by a device for personalised ads and content, ad and content measurement, and "
+            "audience insights, as well as to develop and improve products."
+        ),
+        (
+            "With your permission we and our partners may use precise geolocation data and "
+            "identification through device scanning. You may click to consent to our and our "
+            "partners' processing as described above."
+        ),
+        "Necessary cookies help make a website usable by enabling basic functions.",
+        "Accept all",
+        "Reject all",
+        "Manage preferences",
+    )
+    cleaned, _ = clean(banner)
+    assert cleaned.removal == Removal("boilerplate.all_lines", 0, 1)
+    article = (
+        (
+            "The ePrivacy Directive requires websites to obtain the consent of users before "
+            "storing information on their devices, unless it is strictly necessary for a service "
+            "the user requested."
+        ),
+        (
+            "Regulators found that many banners made refusing harder than accepting, and that "
+            "users could not withdraw their consent as easily as they gave it."
+        ),
+        (
+            "In 2019 the Court of Justice ruled that a pre-ticked checkbox does not amount to "
+            "valid consent, whatever the site and its partners say."
+        ),
+    )
+    cleaned, _ = clean(article)
+    assert cleaned.removal is None and cleaned.paragraphs == article
+
+
 def test_the_document_rules_report_the_first_failing_check_in_order():
     repeated = PROSE + PROSE[:3]
     cleaned, counts = clean(repeated)

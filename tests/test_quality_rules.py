@@ -6,7 +6,7 @@ import pytest
 
 from pipelines.quality import c4, fineweb, gopher
 from pipelines.quality.settings import QualitySettings, Removal
-from pipelines.quality.words import split_words, stop_words
+from pipelines.quality.words import LANGUAGE_THRESHOLDS, split_words, stop_words
 
 pytestmark = pytest.mark.backend_free
 
@@ -133,10 +133,12 @@ def test_gopher_quality_per_language_bound_and_no_stop_words_for_an_unlisted_lan
     text = "Cheap flights hotels rentals cars Paris London Rome Berlin Madrid"
     words = split_words(text, "xx")
     assert gopher.quality((text,), words, stop_words("xx"), SMALL, "xx") is None
-    # German's most mean word length is 12 (words.LANGUAGE_THRESHOLDS), English's 10
+    # German's most mean word length is words.LANGUAGE_THRESHOLDS', over English's 10
+    most = LANGUAGE_THRESHOLDS["de"]["gopher_quality.max_avg_word_length"]
+    assert most > 10
     compounds = ("Donaudampfschifffahrt Kraftfahrzeughaftpflicht " * 10,)
     de = gopher.quality(compounds, split_words(compounds[0], "de"), frozenset(), SMALL, "de")
-    assert de == Removal("gopher_quality.max_avg_word_length", 22.5, 12)
+    assert de == Removal("gopher_quality.max_avg_word_length", 22.5, most)
 
 
 # Gopher repetition
@@ -161,8 +163,10 @@ def test_gopher_repetition_repeated_lines_by_count_and_by_characters():
 
 
 def test_gopher_repetition_most_frequent_n_grams():
-    # "I am" and "am Frank" both thrice: the longer one's 24 characters of 34
-    assert repetition(("I am Frank, I am Frank, I am Frank",)) == Removal(
+    # "I am" and "am Frank" both thrice: the longer one's 24 characters of 34 (datatrove's
+    # example, judged here with Gopher's bound on every document)
+    every = settings(gopher_repetition__top_2_gram_min_words=0)
+    assert repetition(("I am Frank, I am Frank, I am Frank",), every) == Removal(
         "gopher_repetition.top_2_gram", pytest.approx(24 / 34), 0.2
     )
     text = (
@@ -205,20 +209,38 @@ def test_repeated_characters_count_each_covered_word_once():
     assert gopher.duplicates(["x", "yy", "x", "yy", "yy"]) == (3, 5)
 
 
+def test_gopher_repetition_a_paragraph_may_repeat_its_topics_name():
+    paragraph = (
+        "Many types of Turing machines are used to define complexity classes, such as "
+        "deterministic Turing machines, probabilistic Turing machines, non-deterministic Turing "
+        "machines, quantum Turing machines, symmetric Turing machines and alternating Turing "
+        "machines. They are all equally powerful in principle, but when resources (such as time "
+        "or space) are bounded, some of these may be more powerful than others."
+    )  # a SQuAD context: 58 words, "Turing machines" 7 times
+    assert repetition((paragraph,)) is None
+    every = settings(gopher_repetition__top_2_gram_min_words=0)
+    assert repetition((paragraph,), every) == Removal(
+        "gopher_repetition.top_2_gram", pytest.approx(7 * 15 / 405), 0.2
+    )
+    spam = ", ".join(f"{m} running shoes {n}" for m in ("cheap", "best", "top") for n in "abcd")
+    spam = (spam + ". ") * 4  # a page of 120 words repeating one phrase
+    assert repetition((spam,)).rule.startswith("gopher_repetition.")
+
+
+def document(lines, s=DEFAULTS):
+    return c4.document(lines, split_words("\n".join(lines), "en"), s, "en")
+
+
 # C4 (document part)
 def test_c4_lorem_ipsum_curly_brackets_and_sentences():
     lorem = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit.",) + PROSE_LINES
-    assert c4.document(lorem, DEFAULTS, "en") == Removal("c4_document.max_lorem_ipsum_lines", 1, 0)
+    assert document(lorem) == Removal("c4_document.max_lorem_ipsum_lines", 1, 0)
     code = ("This is some code with a { bracket.", "And } another { one here.") + PROSE_LINES[:3]
-    assert c4.document(code, DEFAULTS, "en") == Removal(
-        "c4_document.max_curly_bracket_lines_ratio", 0.4, 0.1
-    )
+    assert document(code) == Removal("c4_document.max_curly_bracket_lines_ratio", 0.4, 0.1)
     # an article quoting the character once in many lines (ASCII) stays
-    assert c4.document(("Braces { and } were replaced.",) + PROSE_LINES * 2, DEFAULTS, "en") is None
-    assert c4.document(("Just one sentence.",), DEFAULTS, "en") == Removal(
-        "c4_document.min_num_sentences", 1, 3
-    )
-    assert c4.document(PROSE_LINES, DEFAULTS, "en") is None
+    assert document(("Braces { and } were replaced.",) + PROSE_LINES * 2) is None
+    assert document(("Just one sentence.",)) == Removal("c4_document.min_num_sentences", 1, 3)
+    assert document(PROSE_LINES) is None
     stub = (
         (
             "Algorithms is a peer-reviewed open access mathematics journal. The journal is "
@@ -226,9 +248,25 @@ def test_c4_lorem_ipsum_curly_brackets_and_sentences():
         ),
         "The journal is abstracted and indexed in Scopus.",
     )
-    assert c4.document(stub, DEFAULTS, "en") is None  # 3 sentences: a stub article
+    assert document(stub) is None  # 3 sentences: a stub article
     five = settings(c4_document__min_num_sentences=5)
-    assert c4.document(stub, five, "en") == Removal("c4_document.min_num_sentences", 3, 5)
+    assert document(stub, five) == Removal("c4_document.min_num_sentences", 3, 5)
+
+
+def test_c4_a_paragraph_of_one_or_two_long_sentences_is_prose():
+    paragraph = (  # a SQuAD context, 56 words in 2 sentences
+        "By far the most famous work of Norman art is the Bayeux Tapestry, which is not a "
+        "tapestry but a work of embroidery. It was commissioned by Odo, the Bishop of Bayeux and "
+        "first Earl of Kent, employing natives from Kent who were learned in the Nordic "
+        "traditions imported in the previous half century by the Danish Vikings."
+    )
+    assert c4.sentences(paragraph) == 2
+    assert document((paragraph,)) is None
+    published = settings(c4_document__min_num_sentences_words=1e9)  # C4's rule on every page
+    assert document((paragraph,), published) == Removal("c4_document.min_num_sentences", 2, 3)
+    assert document(("Free shipping on all orders. Shop now.",)) == Removal(
+        "c4_document.min_num_sentences", 2, 3
+    )
 
 
 def test_c4_sentences_of_a_line():
@@ -275,3 +313,24 @@ def test_fineweb_a_paragraph_of_sentences_ends_one_whatever_its_last_character()
     )
     assert fineweb.ends_sentence(line) and fine((line,)) is None
     assert not fineweb.ends_sentence("Home About Contact. Shop")  # two sentences: not prose
+
+
+def test_fineweb_a_sentence_spread_over_paragraphs_ends_each_but_the_last():
+    preamble = (  # the Universal Declaration of Human Rights: one sentence, a clause a paragraph
+        (
+            "Whereas recognition of the inherent dignity and of the equal and inalienable rights "
+            "of all members of the human family is the foundation of freedom, justice and peace "
+            "in the world,"
+        ),
+        (
+            "Whereas disregard and contempt for human rights have resulted in barbarous acts which "
+            "have outraged the conscience of mankind,"
+        ),
+        "Whereas it is essential to promote the development of friendly relations between nations,",
+    )
+    assert fineweb.ends_sentence(preamble[0], followed=True)
+    assert not fineweb.ends_sentence(preamble[-1])  # the sentence goes on past the document
+    assert fine(preamble) is None
+    assert fine(preamble[-1:]) == Removal("fineweb.line_punct_thr", 0.0, 0.12)
+    links = ("Shop", "New arrivals", "Women", "Men", "Kids", "Sale", "Gift cards", "Stores")
+    assert fine(links + ("Follow us:",)) == Removal("fineweb.line_punct_thr", 0.0, 0.12)

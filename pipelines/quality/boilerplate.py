@@ -7,11 +7,16 @@ JavaScript" notices, skip links, breadcrumbs, call-to-action links ("read more",
 "subscribe"), account links ("sign in", "register"), policy links ("terms of use", "privacy
 policy") and navigation bars. A phrase alone is not enough: notices are matched only in lines of
 at most `max_notice_words` words and only in their own wording ("we use cookies", not "bake the
-cookies"; "All rights reserved" unquoted, not a sentence quoting it), links only at the start of
-lines of at most `max_link_words` words; a navigation bar is at least `min_nav_items` items
-between separators (| » › · • → > " / " ::) of at most `max_nav_item_words` words on average, or
-a line of TITLE_NAV_WORDS or more capitalised words without punctuation (a sentence, German too,
-holds lower-case words).
+cookies"; "All rights reserved" unquoted, not a sentence quoting it); links only at the start of
+lines of at most `max_link_words` words, policy links anywhere in such a line that is not a
+sentence (no terminal punctuation); the buttons and headings of consent banners ("Accept all",
+"Manage preferences", "Your privacy choices") only as whole lines of that length. Consent
+notices are the standard texts of the consent-management platforms (the IAB TCF banner,
+Cookiebot, OneTrust, CookieYes, Complianz, iubenda, Usercentrics) in the site's voice ("we and
+our partners", "your consent"): an article on consent law, of users and their consent, stays. A
+navigation bar is at least `min_nav_items` items between separators (| » › · • → > " / " ::) of
+at most `max_nav_item_words` words on average, or a line of TITLE_NAV_WORDS or more capitalised
+words without punctuation (a sentence, German too, holds lower-case words).
 
 `c4_lines` applies C4's line rules as datatrove's C4QualityFilter does, in its order: a line with
 a word longer than `max_word_length` characters goes; citation marks ("[1]", "[edit]", "[citation
@@ -83,6 +88,135 @@ _COOKIE_NOTICE = re.compile(
         r"\b(?:deze|onze) (?:web)?site\b.{0,40}?\bcookies\b|\bwij? gebruiken cookies\b",
         r"\bcookies? accepteren\b|\bcookiebeleid\b|\bcookie-instellingen\b",
     ),
+    re.IGNORECASE,
+)
+_CONSENT_NOTICE = re.compile(
+    # The standard texts of consent-management platforms (the IAB TCF banner of Quantcast,
+    # Sourcepoint, Didomi and others; Cookiebot, OneTrust, CookieYes, Complianz, Usercentrics,
+    # iubenda), spoken by the site ("we and our partners") to the reader ("your consent"): an
+    # article reporting on consent law speaks of users and their consent instead.
+    _phrases(
+        r"\bwe and (?:our|selected) (?:\d+ |trusted |advertising )?"
+        r"(?:partners|vendors|third parties)\b",
+        r"\b(?:store|stores|storing|to store) and/or access\b",
+        r"\bstore or retrieve information on your\b",
+        r"\bwith your (?:permission|consent),? (?:we|our partners)\b",
+        r"\b(?:click|tap|press) (?:here )?to consent\b|\b(?:before|refuse|not) consenting\b",
+        r"\bconsenting to these technologies\b|\bthe technical storage or access\b",
+        r"\b(?:change|withdraw|revoke|manage|update|review|adjust) your (?:cookie |privacy )?"
+        r"(?:consent|preferences|choices)\b.{0,60}\b(?:at any time|this (?:web)?site|cookies)\b",
+        r"\b(?:give|deny|refuse|withdraw|revoke),? (?:or |and )?(?:\w+,? (?:or |and )?)?"
+        r"(?:withdraw )?your consent\b",
+        r"\b(?:may not require|without|based on) your consent\b",
+        r"\byou have (?:a|the) right to object\b",
+        r"\bby clicking\b.{0,50}\byou (?:agree|consent|accept)\b|\buse the\W+accept\W+button\b",
+        r"\bwe value your privacy\b|\brespect your right to privacy\b",
+        r"\bshare information about your use of our (?:web)?site\b",
+        r"\basks? for (?:your )?consent to use your\b|\bdenying consent may\b",
+        r"\b(?:necessary|essential|functional|functionality|performance|analytics?|analytical|"
+        r"statistics?|statistical|marketing|advertising|advertisement|targeting|preference) "
+        r"cookies (?:are|help|enable|allow|collect|ensure|track|may|do|will|cannot)\b"
+        r".{0,80}\b(?:website|site|browser|visitors?|personal|information|data|track\w*|"
+        r"advertis\w*|functionalit\w*|navigation)\b",
+        r"\bthese cookies\b.{0,60}\b(?:personal|information|data|browser|website|track\w*|"
+        r"analytic\w*|advertis\w*|functionalit\w*|switched off|consent)\b",
+        r"\bsome of them are essential\b",
+        # German
+        r"\bwir und unsere (?:\d+ )?partner\b|\b(?:speichern|zu speichern) und/oder\b",
+        r"\bmit ihrer (?:erlaubnis|einwilligung|zustimmung),? (?:können|dürfen) wir\b",
+        r"\b(?:ihre|deine) (?:einwilligung|zustimmung) (?:\w+ ){0,3}(?:geben|erteilen|verweigern|"
+        r"widerrufen|ändern)\b|\bbevor sie (?:ihre )?(?:einwilligung|zustimmung)\b",
+        r"\bwenn (?:sie|du) (?:auf )?.{0,40}\bklick(?:en|st)\b.{0,60}\b(?:stimm|akzeptier|zu\b)",
+        r"\b(?:verwenden|nutzen|setzen) wir\b.{0,40}?\bcookies\b|\bdiesen technologien zustimm",
+        r"\b(?:notwendige|essenzielle|essentielle|funktionale|statistik|marketing|präferenz)[- ]?"
+        r"cookies (?:helfen|ermöglichen|werden|sind|dienen)\b|\beinige von ihnen sind essenziell\b",
+        # French
+        r"\bnous et nos (?:\d+ )?partenaires\b|\b(?:stockons|stocker) et/ou accéd",
+        r"\bavec votre (?:permission|consentement|accord),? (?:nos partenaires et )?nous\b",
+        r"\b(?:avant de|refuser de) consentir\b|\bcliquer pour consentir\b|\b(?:retirer|modifier) "
+        r"votre consentement\b|\bnécessiter votre consentement\b|\ben cliquant sur\b.{0,50}"
+        r"\bvous (?:acceptez|consentez)\b",
+        # Spanish
+        r"\bnosotros y nuestros (?:\d+ )?socios\b|\b(?:almacenamos|almacenar) (?:y/)?o acced",
+        r"\bcon su (?:permiso|consentimiento),? (?:nosotros|nuestros socios|podemos)\b",
+        r"\b(?:otorgar|dar|negar|retirar|requiera[n]?) su consentimiento\b|\bal hacer clic en\b"
+        r".{0,50}\b(?:usted )?(?:acepta|consiente)\b",
+        # Italian
+        r"\bnoi e (?:i nostri (?:\d+ )?partner|terze parti selezionate)\b|\b(?:archiviamo|"
+        r"memorizzare) e/o accede",
+        r"\bcon il (?:tuo|suo) (?:consenso|permesso),? noi\b|\b(?:prima di acconsentire|negare il "
+        r"consenso|revocare il (?:tuo |suo )?consenso|rifiuto del consenso)\b",
+        r"\bcliccando su\b.{0,50}\b(?:accett|acconsent)",
+        # Portuguese
+        r"\bnós e (?:os )?(?:nossos|nossas) (?:\d+ )?parceiros\b|\b(?:armazenamos|armazenar) e/ou "
+        r"ace",
+        r"\bcom (?:a )?sua permissão,? nós\b|\b(?:antes de consentir|recusar o consentimento|"
+        r"retirar o (?:seu )?consentimento)\b",
+        r"\bao clicar em\b.{0,50}\b(?:concorda|aceita|consente)\b",
+        # Dutch
+        r"\bwij en onze (?:\d+ )?partners\b|\b(?:opslaan|op te slaan) en/of\b",
+        r"\bmet (?:uw|je) (?:toestemming|permissie),? (?:kunnen )?(?:wij|we)\b|\bvoordat (?:u|je) "
+        r"toestemming\b|\b(?:uw|je) toestemming (?:in te trekken|intrekken|weigeren)\b",
+        r"\bdoor op\b.{0,50}\bte klikken\b|\bgebruiken (?:wij|we)\b.{0,40}?\bcookies\b",
+    ),
+    re.IGNORECASE,
+)
+_CONSENT_LABEL = re.compile(
+    # The buttons, headings and tabs of consent banners, as whole lines.
+    r"^\W*"
+    + _phrases(
+        r"(?:i )?(?:accept|allow|agree|reject|decline|deny|refuse|disagree|do not agree|do not "
+        r"consent|consent)(?: all| selection| selected| all cookies| cookies"
+        r"| necessary(?: cookies)?(?: only)?| essential(?: cookies)?(?: only)?)?"
+        r"(?:(?: and| &) (?:close|continue))?",
+        r"(?:use |only |allow only |accept only )?(?:strictly )?(?:necessary|essential|required) "
+        r"cookies(?: only)?",
+        r"manage (?:cookie |consent |privacy )?(?:preferences|options|settings|choices|cookies|"
+        r"consent)",
+        r"(?:cookie|privacy|consent) (?:settings|preferences|options|choices"
+        r"|preference cent(?:er|re))",
+        r"(?:your )?privacy(?: preference cent(?:er|re)| choices| options| settings| overview)",
+        r"we value your privacy|do not sell(?: or share)? my(?: personal)? (?:information|data)",
+        r"customi[sz]e(?: (?:consent |cookie )?(?:preferences|settings|choices))?",
+        r"(?:save|confirm) (?:and exit|and close"
+        r"|(?:my )?(?:preferences|settings|choices|selection))",
+        r"(?:show|hide|view) (?:details|purposes|vendors|partners|preferences|cookie details)",
+        r"(?:vendor|partner) list|list of (?:partners|vendors)(?: \(vendors\))?",
+        r"legitimate interests?",
+        r"continue without (?:accepting|agreeing)|always active",
+        r"(?:performance|functional|functionality|targeting|marketing|analytics|analytical|"
+        r"statistics?|advertising|advertisement|preference|social media|unclassified) cookies",
+        # German
+        r"alle (?:cookies )?(?:akzeptieren|ablehnen|zulassen|erlauben)|(?:akzeptieren|ablehnen|"
+        r"zustimmen|zulassen)(?: und (?:schließen|weiter))?",
+        r"auswahl (?:erlauben|zulassen|speichern|bestätigen)|nur (?:notwendige|essenzielle|"
+        r"essentielle|erforderliche) cookies(?: (?:verwenden|akzeptieren|zulassen))?",
+        r"(?:einstellungen|präferenzen|optionen) (?:verwalten|anpassen|speichern)|(?:cookie|"
+        r"datenschutz|privatsphäre)-?(?:einstellungen|präferenzen)|individuelle "
+        r"datenschutzeinstellungen|weiter ohne (?:einwilligung|zustimmung|zu akzeptieren)",
+        # French
+        r"tout (?:accepter|refuser)|(?:accepter|refuser|autoriser)(?: tout| les cookies| tous les "
+        r"cookies)?(?: (?:et|&) (?:fermer|continuer))?|continuer sans accepter",
+        r"personnaliser(?: mes choix)?",
+        r"gérer (?:mes |les )?(?:choix|préférences|cookies|paramètres)|"
+        r"paramétrer (?:les )?cookies|centre de préférences(?: de (?:la )?confidentialité)?",
+        # Spanish
+        r"(?:aceptar|rechazar|permitir)(?: todo| todas| todas las cookies| cookies| selección)?|"
+        r"rechazarlas todas|continuar sin aceptar",
+        r"(?:configurar|gestionar|administrar) (?:las )?(?:cookies|preferencias|opciones)|"
+        r"centro de preferencias(?: de privacidad)?",
+        # Italian
+        r"(?:accetta|rifiuta)(?: tutti| tutto| tutti i cookie)?(?: e (?:chiudi|continua))?|"
+        r"continua senza accettare|gestisci (?:le )?(?:preferenze|opzioni|cookie)|personalizza",
+        # Portuguese
+        r"(?:aceitar|rejeitar|recusar)(?: todos| tudo| todos os cookies)?|continuar sem aceitar|"
+        r"(?:gerir|gerenciar) (?:as )?(?:preferências|opções|cookies)",
+        # Dutch
+        r"(?:alles?|alle cookies) (?:accepteren|weigeren|toestaan)|accepteren|weigeren|"
+        r"(?:voorkeuren|instellingen) (?:beheren|aanpassen|opslaan)",
+        r"doorgaan zonder (?:te )?accepteren",
+    )
+    + r"\W*$",
     re.IGNORECASE,
 )
 _RIGHTS_NOTICE = re.compile(
@@ -183,11 +317,16 @@ _TEASER_END = re.compile(
 )
 _NOTICES = (
     ("cookie", _COOKIE_NOTICE),
+    ("cookie", _CONSENT_NOTICE),
     ("rights", _RIGHTS_NOTICE),
     ("javascript", _JAVASCRIPT_NOTICE),
 )
 _NOTICE_WORD = re.compile(
-    r"cookie|javascript|©|\(c\)|copyright|reserv|réserv|riserv|vorbehalt|voorbehoud"
+    r"cookie|javascript|©|\(c\)|copyright|reserv|réserv|riserv|vorbehalt|voorbehoud|consen|"
+    r"partner|partenaire|parceiro|socios|vendor|third part|terze parti|privacy|and/or|"
+    r"retrieve information|technical storage|your (?:preferen|choices)|right to object|button|"
+    r"of them are essential|sind essenziell|einwilligung|zustimm|erlaubnis|toestemming|permiss|"
+    r"permess|permiso|votre accord|almacen|clic|klick|klik|und/oder|et/ou|e/o|en/of"
 )
 """One of which every notice holds, in lower case (a quick test before the notices' patterns)."""
 _SEPARATORS = ("|", "»", "›", "·", "•", "→", ">", "::", " / ")
@@ -220,8 +359,12 @@ def boilerplate_check(line: str, limits: dict[str, float]) -> str | None:
     if words <= limits["max_link_words"]:
         if link := _LINK.match(line):
             return link.lastgroup
-        if _POLICY_LINK.search(line):
+        if _POLICY_LINK.search(line) and (
+            _POLICY_LINK.match(line) or not line.endswith(TERMINAL_PUNCTUATION)
+        ):  # a link's text, not a sentence naming the law ("Die Datenschutz-Grundverordnung ...")
             return "policy"
+        if _CONSENT_LABEL.match(line):
+            return "cookie"
     if words <= limits["max_notice_words"]:
         if _NOTICE_WORD.search(line.lower()):
             for check, pattern in _NOTICES:

@@ -119,7 +119,7 @@ def document_removal(
                 lines, split, words.stop_words(language), settings, language, long_form=long_form
             ),
         ),
-        ("c4_document", lambda: c4.document(lines, settings, language)),
+        ("c4_document", lambda: c4.document(lines, split, settings, language)),
         ("fineweb", lambda: fineweb.check(lines, split, settings, language)),
     )
     for rule, check in checks:

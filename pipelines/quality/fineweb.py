@@ -1,7 +1,9 @@
 """FineWeb's document rules (Penedo et al. 2024, bounds as datatrove's FineWebQualityFilter): too
-few lines ending in terminal punctuation (here a line of several sentences counts as one too:
-`ends_sentence`), too many short lines, too many characters in repeated lines, too many line breaks
-per word (a list). A document's lines are its paragraphs."""
+few lines ending in terminal punctuation (here a line of several sentences counts as one too, and
+so does a line ending in a comma, semicolon or colon that another line follows: a sentence spread
+over paragraphs, as in the preamble of a declaration or in verse: `ends_sentence`), too many short
+lines, too many characters in repeated lines, too many line breaks per word (a list). A
+document's lines are its paragraphs."""
 
 from __future__ import annotations
 
@@ -19,9 +21,18 @@ character: a paragraph of prose or verse whose final full stop a transcription l
 Paradise Lost, 8,100 words in one line ending "humiliation meek")."""
 
 
-def ends_sentence(line: str) -> bool:
-    """Whether a line ends in terminal punctuation or is a paragraph of PROSE_SENTENCES or more."""
-    return line.endswith(TERMINAL_PUNCTUATION) or sentences(line) >= PROSE_SENTENCES
+CONTINUING_PUNCTUATION = (",", ";", ":")
+"""A line's last character where its sentence goes on in the next line."""
+
+
+def ends_sentence(line: str, followed: bool = False) -> bool:
+    """Whether a line ends in terminal punctuation, ends in CONTINUING_PUNCTUATION and is
+    `followed` by another line of the document, or is a paragraph of PROSE_SENTENCES or more."""
+    return (
+        line.endswith(TERMINAL_PUNCTUATION)
+        or (followed and line.endswith(CONTINUING_PUNCTUATION))
+        or sentences(line) >= PROSE_SENTENCES
+    )
 
 
 def check(
@@ -32,7 +43,8 @@ def check(
     def bound(param: str) -> float:
         return settings.threshold(RULE, param, language)
 
-    ended = sum(1 for line in lines if ends_sentence(line)) / len(lines)
+    last = len(lines) - 1
+    ended = sum(1 for i, line in enumerate(lines) if ends_sentence(line, i < last)) / len(lines)
     if ended < (least := bound("line_punct_thr")):
         return Removal(f"{RULE}.line_punct_thr", ended, least)
     short = bound("short_line_length")

@@ -65,8 +65,12 @@ RULES: dict[str, dict[str, Threshold]] = {
         ),
     },
     "boilerplate": {
-        "max_notice_words": _count(40, "most words of a line read as a cookie or rights notice"),
-        "max_link_words": _count(6, 'most words of a line read as a link ("read more")'),
+        "max_notice_words": _count(
+            60, "most words of a line read as a cookie, consent or rights notice"
+        ),
+        "max_link_words": _count(
+            10, 'most words of a line read as a link ("read more") or a consent button'
+        ),
         "min_nav_items": _count(3, "least items between separators of a navigation bar"),
         "max_nav_item_words": _count(3, "most words per item of a navigation bar, on average"),
     },
@@ -85,6 +89,11 @@ RULES: dict[str, dict[str, Threshold]] = {
     "c4_document": {
         "min_num_sentences": _count(
             3, "least sentences left after line cleaning (C4: 5; a stub article has 3 or 4)"
+        ),
+        "min_num_sentences_words": _count(
+            50,
+            "words from which a document needs no least sentences (a paragraph of one or two "
+            "long sentences is prose; 1e9: C4's rule on every document)",
         ),
         "max_lorem_ipsum_lines": _count(0, 'most lines holding "lorem ipsum"'),
         "max_curly_bracket_lines_ratio": _ratio(
@@ -115,6 +124,9 @@ RULES: dict[str, dict[str, Threshold]] = {
             f"top_{n}_gram": _ratio(bound, f"most characters in the most frequent {n}-gram")
             for n, bound in ((2, 0.2), (3, 0.18), (4, 0.16))
         },
+        "top_2_gram_min_words": _count(
+            100, "least words of a document judged by top_2_gram (a paragraph repeats its topic)"
+        ),
         **{
             f"dup_{n}_gram": _ratio(bound, f"most characters in repeated {n}-grams")
             for n, bound in ((5, 0.15), (6, 0.14), (7, 0.13), (8, 0.12), (9, 0.11), (10, 0.10))

@@ -123,8 +123,10 @@ def stop_words(language: str) -> frozenset[str]:
 # 1.6 characters (Lu Xun, Soseki) where English words average 4.3 (Austen) to 4.7, so Gopher's
 # 3-10 becomes 1-4 (Chinese) and 1-5 (Japanese: katakana loanwords are longer). Chinese has about
 # 0.65 jieba words per word of an English translation, Japanese 1.25 TinySegmenter tokens (it cuts
-# off "た", "て", "で"), so Gopher's 50 to 100,000 words scale to 35-70,000 and 60-125,000; and
-# FineWeb's short line, 30 characters (5.5 English words), is 8 Chinese and 12 Japanese ones.
+# off "た", "て", "で"), so Gopher's 50 to 100,000 words scale to 35-70,000 and 60-125,000, the
+# words of a document that C4's least sentences stop and Gopher's top 2-gram start judging (50,
+# 100) to 35 and 65, 60 and 125; and FineWeb's short line, 30 characters (5.5 English words), is
+# 8 Chinese and 12 Japanese ones.
 # German words average 1.3 times the English length (compounds: Kafka 5.7), Dutch's compounds
 # too: most 13 and 12. Thai marks no sentence end, so FineWeb's share of lines ending in one is 0.
 LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
@@ -133,6 +135,8 @@ LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
         "gopher_quality.max_avg_word_length": 4,
         "gopher_quality.min_doc_words": 35,
         "gopher_quality.max_doc_words": 70_000,
+        "gopher_repetition.top_2_gram_min_words": 65,
+        "c4_document.min_num_sentences_words": 35,
         "fineweb.short_line_length": 8,
     },
     "ja": {
@@ -140,6 +144,8 @@ LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
         "gopher_quality.max_avg_word_length": 5,
         "gopher_quality.min_doc_words": 60,
         "gopher_quality.max_doc_words": 125_000,
+        "gopher_repetition.top_2_gram_min_words": 125,
+        "c4_document.min_num_sentences_words": 60,
         "fineweb.short_line_length": 12,
     },
     "th": {"fineweb.line_punct_thr": 0},
