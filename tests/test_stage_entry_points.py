@@ -168,6 +168,8 @@ def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(refer
                 paths,
                 stats["shards"],
                 stats["near_duplicates"]["settings"],
+                stats["quality"]["settings"],
+                [record for rule in stats["quality"]["examples"].values() for record in rule],
             ),
             indent=2,
             sort_keys=True,
