@@ -97,7 +97,7 @@ def test_cleaning_removes_redacts_repairs_and_audits_the_same_for_one_and_two_wo
     assert stats["skipped"]["duplicate_document"] == 1  # the prose once its boilerplate is gone
     assert stats["documents_out"] == 6 and json.loads(files["stats.json"]) == stats
     section = quality_section(stats)
-    assert "Cleaning** removed 3 of 10 documents" in section
+    assert "Cleaning** removed 3 of the 10 documents it judged" in section
     assert "boilerplate.all_lines" in section and "en 90.0%" in section
 
 

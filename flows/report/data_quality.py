@@ -95,17 +95,17 @@ def near_duplicate_examples(segment_dir: Path, count: int = 3) -> str:
 
 
 def quality_section(stats: Mapping[str, Any]) -> str:
-    """Segment's cleaning in a few lines: documents removed of those read, a table of the rules
-    that removed them with the first example of each, lines removed per rule, the language mix and
-    the personal data replaced ('' where cleaning was off)."""
+    """Segment's cleaning in a few lines: documents removed of those it judged, a table of the
+    rules that removed them with the first example of each, lines removed per rule, the language
+    mix and the personal data replaced (one line where cleaning was off)."""
     quality = stats.get("quality") or {}
     if quality.get("settings") is None:
         return "Cleaning (language, quality rules, personal data): off."
-    read = stats.get("documents_in") or 0
+    judged = sum((quality.get("languages") or {}).values())  # each judged document has one
     removed = quality.get("documents_removed", 0)
     headline = (
-        f"**Cleaning** removed {number(removed)} of {number(read)} documents "
-        f"({percent(removed / read if read else 0)}); every removal is listed in "
+        f"**Cleaning** removed {number(removed)} of the {number(judged)} documents it judged "
+        f"({percent(removed / judged if judged else 0)}); every removal is listed in "
         f"`segment/{QUALITY_AUDIT_FILE}` with its rule and measured value."
     )
     parts = [headline]
