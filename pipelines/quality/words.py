@@ -80,6 +80,13 @@ def _thai() -> Callable[[str], list[str]]:
 
 _SEGMENTERS = {"zh": _chinese, "ja": _japanese, "th": _thai}
 """Languages written without spaces between words, and the loader of each one's segmenter."""
+_SCRIPTS = {
+    "zh": re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"),
+    "ja": re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]"),
+    "th": re.compile("[\u0e00-\u0e7f]"),
+}
+"""The characters of each segmented language's script: a text with none of them (a short English
+paragraph identified as Chinese) splits on its spaces, and no segmenter loads for it."""
 SEGMENTED_LANGUAGES = frozenset(_SEGMENTERS)
 """The languages whose words come from a segmenter, not from the spaces between them."""
 
@@ -88,7 +95,7 @@ def split_words(text: str, language: str) -> list[str]:
     """The words of `text` in `language` (an ISO 639-1 code; any other value: split on spaces),
     in order, case kept."""
     segmenter = _SEGMENTERS.get(language)
-    if segmenter is None:
+    if segmenter is None or not _SCRIPTS[language].search(text):
         return _words_of(text)
     return _words_of(" ".join(segmenter()(text)))
 
