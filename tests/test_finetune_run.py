@@ -36,6 +36,7 @@ def spm_model(tmp_path_factory):
     return train_tiny_spm(tmp_path_factory.mktemp("spm"))
 
 
+@pytest.mark.keras  # stopped and resumed on both backends
 def test_multitask_then_single_task_stsb_with_mrpc_and_a_stop_in_each_phase(
     spm_model, tmp_path, monkeypatch
 ):
@@ -140,6 +141,7 @@ def squad_v2_fixture(path, questions=40):
     return str(path)
 
 
+@pytest.mark.keras  # stopped and resumed on both backends
 def test_squad2_threshold_tuned_on_training_holdout(spm_model, tmp_path, monkeypatch):
     data = squad_v2_fixture(tmp_path / "v2.json")
     config = finetune.FinetuneConfig(
@@ -194,6 +196,7 @@ def test_squad2_threshold_tuned_on_training_holdout(spm_model, tmp_path, monkeyp
     assert_same(tmp_path / "resumed", tmp_path / "sq")
 
 
+@pytest.mark.keras  # stopped and resumed on both backends
 def test_race_end_to_end(spm_model, tmp_path, monkeypatch):
     config = finetune.FinetuneConfig(
         task="race",
@@ -260,6 +263,7 @@ def test_cli_errors_are_clean(spm_model, tmp_path, capsys):
     assert code == 2 and not (tmp_path / "y").exists()
 
 
+@pytest.mark.keras  # stopped and resumed on both backends
 def test_further_pretraining_on_task_text_then_finetune(spm_model, tmp_path, monkeypatch):
     """Stopped by SIGTERM in the fine-tuning after further pretraining, the re-run resumes the
     fine-tuning from its checkpoint: the further pretraining stands (it is not run again)."""

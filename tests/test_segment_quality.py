@@ -29,6 +29,7 @@ GERMAN = (
 )
 COOKIE = "We use cookies to improve your experience. By continuing you accept our cookie policy."
 NAVIGATION = "Home | News | Sport | Weather | Contact | About us | Careers | Help"
+SHOP = "Mail: orders@shop.example.com"
 EMAIL, PHONE, VERSE, LOOPBACK = "jane.doe@example.org", "+44 20 7946 0958", "John 3:16", "127.0.0.1"
 
 
@@ -41,7 +42,7 @@ def mix(books: Path) -> list[str]:
     return [
         *prose[:4],
         GERMAN,
-        f"{COOKIE}\n{NAVIGATION}\nAccept all\nRead more\n© 2024 All rights reserved.",
+        f"{COOKIE}\n{NAVIGATION}\nAccept all\nRead more\n© 2024 All rights reserved.\n{SHOP}",
         "\n".join(["cheap shoes buy online best price free shipping discount"] * 30),
         "\n".join([NAVIGATION, prose[0], COOKIE]),
         (
@@ -80,6 +81,8 @@ def test_cleaning_removes_redacts_repairs_and_audits_the_same_for_one_and_two_wo
     assert removed["mix.jsonl#5"]["rule"] == "language.not_target"
     assert removed["mix.jsonl#5"]["language"] == "de"
     assert removed["mix.jsonl#6"]["rule"] == "boilerplate.all_lines"
+    assert "orders@" not in removed["mix.jsonl#6"]["text"]  # the audit holds no personal data
+    assert "Mail: <EMAIL>" in removed["mix.jsonl#6"]["text"]
     assert removed["mix.jsonl#7"]["rule"].startswith("gopher_repetition.")
     assert removed["mix.jsonl#7"]["value"] > removed["mix.jsonl#7"]["threshold"]
     assert quality["documents_removed"] == stats["skipped"]["quality"] == 3

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 
+from pipelines.quality import pii
 from pipelines.quality.config import EXCERPT_CHARS, QualityConfig
 
 COUNTER_PREFIXES = {
@@ -18,10 +19,14 @@ COUNTER_PREFIXES = {
 """stats.json's `quality` tables and the counters they are read from (chain.clean_document's)."""
 
 
-def removal_record(source: str, cleaned, paragraphs: Iterable[str]) -> dict:
+def removal_record(source: str, cleaned, paragraphs: Iterable[str], redact: bool) -> dict:
     """The audit record of a document `cleaned` removed: its source (`file#id`), rule, measured
-    value and bound, language and score, and the first EXCERPT_CHARS characters of its text."""
+    value and bound, language and score, and the first EXCERPT_CHARS characters of its text, with
+    its personal data replaced where `redact` (the audit keeps none the corpus would not)."""
     removal = cleaned.removal
+    text = "\n".join(paragraphs)[: 2 * EXCERPT_CHARS]  # redacted whole, then cut
+    if redact:
+        text = pii.redact(text)[0]
     return {
         "document": source,
         "rule": removal.rule,
@@ -29,7 +34,7 @@ def removal_record(source: str, cleaned, paragraphs: Iterable[str]) -> dict:
         "threshold": round(float(removal.threshold), 6),
         "language": cleaned.language,
         "language_score": round(float(cleaned.language_score), 4),
-        "text": "\n".join(paragraphs)[:EXCERPT_CHARS],
+        "text": text[:EXCERPT_CHARS],
     }
 
 

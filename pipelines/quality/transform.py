@@ -34,7 +34,9 @@ class JudgeDocuments(CountingDoFn):
         if cleaned.removal is None:
             yield key, cleaned.paragraphs
             return
-        record = audit.removal_record(source, cleaned, paragraphs)
+        record = audit.removal_record(
+            source, cleaned, paragraphs, redact=self.settings.pii != "keep"
+        )
         yield beam.pvalue.TaggedOutput(REMOVED, (key, record))
 
 
