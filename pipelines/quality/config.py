@@ -47,7 +47,7 @@ class QualityConfig(StageConfig):
         None,
         ge=0,
         le=1,
-        description="least language-ID score kept for a target language (default: per language)",
+        description="least language-ID score kept for a target language; none: each language's own",
     )
     quality_rules_off: Annotated[list[str], CommaList] = Field(
         [],
