@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from albert import reaper, signals
+from albert import flags, reaper, signals
 from albert.config import StageConfig, add_config_arguments, config_from_namespace
 from albert.errors import (
     EXIT_INTERNAL_ERROR,
@@ -70,10 +70,27 @@ def guarded(prog: str, verbose: bool, body: Callable[[], int], command: str | No
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse whose usage errors (an unknown flag, a missing value) raise ConfigError, so that
-    they are reported like every other failure: one line, exit code 2."""
+    they are reported like every other failure: one line, exit code 2. An unknown flag is named
+    with the closest flag of the command (of its subcommand, for `albert line show ...`)."""
 
     def error(self, message: str) -> NoReturn:
         raise ConfigError(f"{message} ({self.prog} --help lists the flags)")
+
+    def parse_args(self, args=None, namespace=None):  # argparse's signature
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            raise flags.unknown_flags_error(unknown, self.known_flags(parsed), self.prog)
+        return parsed
+
+    def known_flags(self, parsed: argparse.Namespace) -> list[str]:
+        """This parser's long flags and those of the subcommand `parsed` chose."""
+        known = flags.option_strings(self)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+                if isinstance(chosen, ArgumentParser):
+                    known += chosen.known_flags(parsed)
+        return known
 
 
 def command_parser(
@@ -102,18 +119,26 @@ def run_command(
     known_args: bool = False,
 ) -> int:
     """Parse `argv` and return `body(args, unknown flags or None)`; from parsing on, every failure
-    is one line and an exit code (`guarded`). With `known_args`, unknown flags go to `body`."""
+    is one line and an exit code (`guarded`). With `known_args`, the flags the parser does not know
+    go to `body` if they are Beam's pipeline options; any other is an error (`albert.flags`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     verbose = "--verbose" in argv
     setup_logging(verbose)
 
     def parse_and_run() -> int:
-        if known_args:
+        if known_args:  # what the command does not know must be one of Beam's options
             args, unknown = parser.parse_known_args(argv)
+            flags.check_beam_flags(unknown, flags.option_strings(parser), parser.prog)
             return body(args, unknown)
         return body(parser.parse_args(argv), None)
 
     return guarded(prog, verbose, parse_and_run, command=shlex.join([*prog.split(), *argv]))
+
+
+BEAM_EPILOG = (
+    "Apache Beam's pipeline options (--runner, --direct_num_workers, Dataflow's --project ...) "
+    "are passed to Beam; any other flag is an error (exit code 2)."
+)
 
 
 def stage_main(
@@ -128,13 +153,14 @@ def stage_main(
     """Parse flags into `config_cls`, run the stage, print its summary as JSON; return an exit code.
 
     The configuration (`--config` file and flags) is validated before anything else runs. With
-    `beam=True`, flags the config does not know are passed to `run` as Beam pipeline options
-    (`--runner`, `--direct_num_workers`, Dataflow's `--project` ...).
+    `beam=True`, Beam's registered pipeline options (`--runner`, `--direct_num_workers`,
+    Dataflow's `--project` ...) are passed to `run`; a flag that is neither the config's nor
+    Beam's is an error naming it, as it is without `beam`.
     """
     parser = ArgumentParser(
         prog=prog,
         description=description,
-        epilog="Any other --flag is passed to Apache Beam as a pipeline option." if beam else None,
+        epilog=BEAM_EPILOG if beam else None,
     )
     parser.add_argument(
         "--verbose", action="store_true", help="show debug logs and TensorFlow/Beam output"

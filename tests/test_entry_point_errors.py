@@ -136,12 +136,64 @@ def test_a_bad_setting_is_one_line_naming_the_field(entry_point, capsys):
         assert f"Config.{field}: Input should be greater" in message
 
 
-@pytest.mark.parametrize("entry_point", ["python -m model.evaluate", "albert deploy"])
+SUBCOMMANDS = {
+    "albert runs": ["gc", "run"],
+    "python -m albert.runs": ["gc", "run"],
+    "albert line": ["show", "line"],
+    "python -m flows.line.cli": ["show", "line"],
+}
+
+
+@pytest.mark.parametrize("entry_point", ENTRY_POINTS)
 def test_an_unknown_flag_is_one_line(entry_point, capsys):
-    assert call(entry_point, ["--no-such-flag"]) == 2
+    """Every entry point, Beam's stages and the flows included (their other flags go to Beam);
+    after its command where it has commands (`albert runs gc RUN_DIR --no-such-flag`)."""
+    assert call(entry_point, [*SUBCOMMANDS.get(entry_point, []), "--no-such-flag"]) == 2
+    message = one_error_line(capsys)
+    assert message.startswith(f"{entry_point} failed: unknown flag --no-such-flag")
+    assert message.endswith(f"({entry_point} --help lists the flags)")
+
+
+MISSPELLED = {  # entry point, its flags, the misspelled flag and its value, the suggestion
+    "a Beam stage": ("albert segment", ["--input", "in.txt"], ["--languge", "de"], "--language"),
+    "a model command": (
+        "albert finetune",
+        ["--task", "sst2", "--data-dir", "d", "--init", "m.keras", "--spm-model", "s.model"],
+        ["--max-seq-lenght", "512"],
+        "--max-seq-length",
+    ),
+    "a flow": ("albert run", ["--input", "in.txt"], ["--max-seq-lenght=512"], "--max-seq-length"),
+    "no close flag": ("albert segment", ["--input", "in.txt"], ["--bogus-flag", "3"], None),
+}
+
+
+@pytest.mark.parametrize("case", MISSPELLED)
+def test_a_misspelled_flag_is_one_line_naming_the_closest(case, tmp_path, capsys):
+    """Before any work: nothing is written, the output (run directory) is not made."""
+    entry_point, argv, bad, suggestion = MISSPELLED[case]
+    out = tmp_path / "out"
+    out_flag = "--run-dir" if entry_point == "albert run" else "--output"
+    assert call(entry_point, [*argv, out_flag, str(out), *bad]) == 2
+    flag = bad[0].split("=")[0]
+    named = f"{flag} (did you mean {suggestion}?)" if suggestion else flag
     assert one_error_line(capsys) == (
-        f"{entry_point} failed: unrecognized arguments: "
-        f"--no-such-flag ({entry_point} --help lists the flags)"
+        f"{entry_point} failed: unknown flag {named} ({entry_point} --help lists the flags)"
+    )
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_beam_flags_pass_through_unchanged(tmp_path, capsys):
+    """Beam's own options, `--name=value` and `--name value`, reach the pipeline; one misspelled
+    is named with Beam's flag."""
+    book = REPO / "tests" / "fixtures" / "segment" / "book.txt"
+    argv = ["--input", str(book), "--output", str(tmp_path / "out")]
+    beam = ["--direct_num_workers=2", "--runner", "FnApiRunner"]
+    assert call("albert segment", [*argv, *beam]) == 0
+    assert (tmp_path / "out" / "stats.json").is_file()
+    capsys.readouterr()
+    assert call("albert segment", [*argv, "--direct_num_worker=2"]) == 2
+    assert "unknown flag --direct_num_worker (did you mean --direct_num_workers?)" in (
+        one_error_line(capsys)
     )
 
 
@@ -181,8 +233,18 @@ def test_an_unknown_albert_command_is_one_line(capsys):
                 "than 0"
             ),
         ),
+        (
+            ["albert", "segment", "--output", "out", "--bogus-flag", "3", "--config"],
+            "input: [in.txt]\n",
+            "albert segment failed: unknown flag --bogus-flag (albert segment --help lists",
+        ),
     ],
-    ids=["python -m pipelines.segment", "albert finetune", "python -m model.pretrain"],
+    ids=[
+        "python -m pipelines.segment",
+        "albert finetune",
+        "python -m model.pretrain",
+        "albert segment --bogus-flag",
+    ],
 )
 def test_the_real_command_prints_one_line_and_exits_2(command, config_text, expected, tmp_path):
     path = tmp_path / "config.yaml"
@@ -205,3 +267,4 @@ def test_the_real_command_prints_one_line_and_exits_2(command, config_text, expe
     lines = done.stderr.splitlines()
     assert (done.returncode, len(lines), done.stdout) == (2, 1, ""), done.stderr
     assert lines[0].split(": ", 1)[1].startswith(expected.format(path=path))
+    assert sorted(tmp_path.iterdir()) == [path]  # nothing written
