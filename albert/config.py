@@ -44,13 +44,27 @@ CommaList = BeforeValidator(_split_commas)
 """List-field metadata: `--flag a,b` (or a repeated flag, or a YAML list) gives ['a', 'b']."""
 
 
+def _factory_defaults(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    """The defaults that factories make (`[]`, `{}`, the ablation's grid) in the JSON schema, which
+    pydantic leaves out: a flow deployment's parameter form shows them (flows/deploy.py)."""
+    properties = schema.get("properties", {})
+    for name, field in cls.model_fields.items():
+        key = field.alias or name
+        if field.default_factory is not None and key in properties:
+            properties[key].setdefault("default", field.default_factory())
+
+
 class StageConfig(BaseModel):
     """Base of every stage config: unknown fields are errors, values are validated on assignment,
     and float fields reject inf and NaN (a non-finite learning rate or probability is never
-    meant)."""
+    meant). Its JSON schema (a flow's parameter form) shows every default."""
 
     model_config = ConfigDict(
-        extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False
+        extra="forbid",
+        validate_assignment=True,
+        frozen=False,
+        allow_inf_nan=False,
+        json_schema_extra=_factory_defaults,
     )
 
 

@@ -121,7 +121,10 @@ OTHER_COMMANDS: dict[str, tuple[str, str]] = {
             "pretraining runs"
         ),
     ),
-    "deploy": ("flows.deploy", "Prefect: apply the scheduled deployments (a model line's nights)"),
+    "deploy": (
+        "flows.deploy",
+        "Prefect: apply prefect.yaml's deployments (run, domain-adaptive, ablation, model line)",
+    ),
     "runs": ("albert.runs", "runs gc RUN_DIR: list outputs runs moved aside (--yes removes them)"),
     "line": (
         "flows.line.cli",

@@ -1,4 +1,6 @@
-"""`albert deploy`: apply the deployments of prefect.yaml to the Prefect server (PREFECT_API_URL).
+"""`albert deploy`: apply the deployments of prefect.yaml to the Prefect server (PREFECT_API_URL):
+the end-to-end run, the domain-adaptive run, the ablation grid and the model line's nights, each
+with the parameter form Prefect builds from its flow's signature (`parameter_form_faults`).
 
 Each deployment's work pool is created if missing (type `process` by default, served by
 `prefect worker start --pool NAME`); the flow code is pulled from this repository's directory.
@@ -18,6 +20,7 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.client.schemas.schedules import CronSchedule
 from prefect.exceptions import ObjectAlreadyExists
+from prefect.utilities.callables import parameter_schema
 
 from albert.config import ConfigError, read_yaml
 from albert.stage import ArgumentParser, run_command
@@ -48,8 +51,30 @@ def ensure_work_pool(name: str, pool_type: str) -> None:
             pass
 
 
+def parameter_form_faults(schema: dict[str, Any], parameters: dict[str, Any]) -> list[str]:
+    """What the parameter form of a flow (its `parameter_openapi_schema`) would leave a person to
+    guess or to fill in blind: a parameter or config field without a description, and one with
+    neither a default nor a value in the deployment's `parameters`."""
+    faults = []
+    definitions = schema.get("definitions", {})
+    for name, prop in schema.get("properties", {}).items():
+        given = parameters.get(name)
+        if not prop.get("description"):
+            faults.append(f"{name}: no description")
+        if "default" not in prop and given is None:
+            faults.append(f"{name}: neither a default nor a value")
+        model = definitions.get(str(prop.get("$ref", "")).rsplit("/", 1)[-1])
+        for field, field_prop in (model or {}).get("properties", {}).items():
+            if not field_prop.get("description"):
+                faults.append(f"{name}.{field}: no description")
+            if "default" not in field_prop and field not in (given or {}):
+                faults.append(f"{name}.{field}: neither a default nor a value")
+    return faults
+
+
 def apply(deployment: dict[str, Any], source: Path) -> str:
-    """Register one deployment (schedule, parameters, work pool); return its id."""
+    """Register one deployment (schedule, parameters, work pool); return its id. A deployment whose
+    parameter form would lack a description, a default or a value is refused (ConfigError)."""
 
     pool = deployment["work_pool"]
     ensure_work_pool(pool["name"], pool.get("type", "process"))
@@ -59,6 +84,10 @@ def apply(deployment: dict[str, Any], source: Path) -> str:
         if "cron" in s
     ]
     remote = flow.from_source(source=str(source), entrypoint=deployment["entrypoint"])
+    schema = parameter_schema(remote.fn).model_dump_for_openapi()
+    faults = parameter_form_faults(schema, deployment.get("parameters", {}))
+    if faults:
+        raise ConfigError(f"deployment {deployment['name']}: {'; '.join(faults)}")
     runner_deployment = remote.to_deployment(
         name=deployment["name"],
         work_pool_name=pool["name"],

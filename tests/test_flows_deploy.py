@@ -1,8 +1,11 @@
-"""A real Prefect server (this session's temporary one, tests/conftest.py: uvicorn on 127.0.0.1
-in its own process): prefect.yaml's deployments applied as `albert deploy` applies them
-(flows.deploy), a process worker picks up a triggered run of the nightly deployment and completes
-a night of a model line (made on that first night from the session's line base,
-tests/line_inputs.py, with domain-classifier selection)."""
+"""A real Prefect server (this session's `prefect server start`, tests/prefect_session.py):
+prefect.yaml's deployments applied as `albert deploy` applies them (flows.deploy), every one listed
+with a parameter form a person can fill in (the server's `parameter_openapi_schema`: a description
+and a default or a value for every parameter and config field), and a process worker picks up a
+triggered run of the nightly deployment and completes a night of a model line (made on that first
+night from the session's line base, tests/line_inputs.py, with domain-classifier selection), whose
+report is the flow run's markdown artifact. One triggered run stands for the four: the other flows
+run end to end in tests/test_flows_pipeline.py, test_flows_line.py and test_flows_ablation.py."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -21,7 +25,23 @@ from line_inputs import base  # noqa: F401  (a fixture: the session's line base)
 from test_flows_pipeline import write_corpus
 
 REPO = Path(__file__).resolve().parents[1]
+DEPLOYMENTS = {  # flow -> its deployment in prefect.yaml
+    "albert-pretrain-pipeline": "pretrain-run",
+    "albert-domain-adaptive": "domain-adaptive",
+    "albert-ablation": "ablation-grid",
+    "albert-model-line": "model-line-nightly",
+}
 PREFECT = str(Path(sys.executable).with_name("prefect"))
+
+
+def server(api: str, path: str, body: dict | None = None):
+    """The server's JSON answer to GET `path` (POST `body`, if given)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        api + path, data=data, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.load(answer)
 
 
 @pytest.mark.slow
@@ -35,17 +55,25 @@ def test_deployment_served_by_process_worker(tmp_path: Path, base: Path) -> None
     }
     processes: list[subprocess.Popen] = []
     try:
-        from flows.deploy import apply, load_deployments
+        from flows.deploy import apply, load_deployments, parameter_form_faults
 
+        specs = load_deployments(REPO / "prefect.yaml")
         with prefect_server():  # `albert deploy`'s work, in this process (its flags:
             # tests/test_entry_point_errors.py); the worker below is a real process
-            (deployment,) = load_deployments(REPO / "prefect.yaml")
-            assert deployment["name"] == "model-line-nightly"
-            apply(deployment, REPO)
+            ids = {spec["name"]: apply(spec, REPO) for spec in specs}
+        assert set(ids) == set(DEPLOYMENTS.values())
 
         from prefect.client.orchestration import get_client
 
         with prefect_server(), get_client(sync_client=True) as client:
+            listed = server(api, "/deployments/filter", {"limit": 50})  # the UI's list
+            assert {d["name"]: d["id"] for d in listed if d["id"] in ids.values()} == ids
+            for flow_name, name in DEPLOYMENTS.items():
+                assert str(client.read_deployment_by_name(f"{flow_name}/{name}").id) == ids[name]
+                served = server(api, f"/deployments/{ids[name]}")  # the form the UI draws
+                schema = served["parameter_openapi_schema"]
+                assert parameter_form_faults(schema, served["parameters"]) == [], name
+                assert set(schema["required"]) <= set(served["parameters"]), name  # no `digests`
             deployment = client.read_deployment_by_name("albert-model-line/model-line-nightly")
             assert deployment.schedules and deployment.schedules[0].schedule.cron == "0 2 * * *"
             assert deployment.parameters["config"]["line"] == "runs/domain-line"
@@ -91,6 +119,11 @@ def test_deployment_served_by_process_worker(tmp_path: Path, base: Path) -> None
                 time.sleep(1)
             assert state is not None and state.is_completed(), state
             assert state.message.startswith(f"{line}: v0002 promoted, current is now v0002")
+            artifacts = server(  # the run page's Artifacts tab
+                api, "/artifacts/filter", {"flow_runs": {"id": {"any_": [str(flow_run.id)]}}}
+            )
+            (page,) = [a for a in artifacts if a["key"] == "albert-model-line-report"]
+            assert page["type"] == "markdown" and "| **v0002** | v0001 | promoted" in page["data"]
         assert (line / "current").read_text() == "v0002\n"
         version = json.loads((line / "v0002" / "version.json").read_text())
         assert version["parent"] == "v0001" and version["status"] == "promoted"
@@ -116,3 +149,22 @@ def test_deployment_served_by_process_worker(tmp_path: Path, base: Path) -> None
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()  # reaped here, not by a later test's first Popen
+
+
+def test_a_form_without_descriptions_or_values_is_refused() -> None:
+    from prefect.utilities.callables import parameter_schema
+
+    from flows.deploy import parameter_form_faults
+    from flows.line.config import LineConfig
+
+    def night(config: LineConfig, digests: dict | None = None) -> None:
+        """No Args section: Prefect's form has no description for either parameter."""
+
+    night.__annotations__.update(config=LineConfig, digests=dict | None)  # not strings
+    schema = parameter_schema(night).model_dump_for_openapi()
+    faults = parameter_form_faults(schema, {"config": {"input": ["a.txt"]}})
+    assert faults == [
+        "config: no description",
+        "config.line: neither a default nor a value",
+        "digests: no description",
+    ]

@@ -188,7 +188,16 @@ def train_cells(
 
 @flow(name="albert-ablation", log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1))
 def ablation(config: AblationConfig, beam_args: list[str] | None = None) -> dict[str, Any]:
-    """Data once, pretraining per cell, three held-out scores per model; returns the summary."""
+    """Data once, pretraining per cell, three held-out scores per model; returns the summary.
+
+    Args:
+        config: the grid (`albert ablate`'s flags): objectives, sharing modes and embedding sizes
+            over one corpus, vocabulary and budget (cells one at a time; --parallel applies to
+            `albert ablate`)
+        beam_args: Apache Beam pipeline options for the Beam stages, e.g. `--runner=DataflowRunner`,
+            `--project=P`, `--region=R`, `--temp_location=gs://B/tmp` (default: none, Beam's
+            in-process FnApiRunner)
+    """
 
     storage = config.result_storage()
     beam = {"beam_args": list(beam_args or [])}

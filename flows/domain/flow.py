@@ -93,7 +93,15 @@ def domain_facts(
 def domain_adaptive(config: DomainAdaptiveConfig, beam_args: list[str] | None = None) -> Any:
     """One adaptation of --base. Further pretraining stopped by a signal (its checkpoint saved)
     ends the flow run Cancelled, named "Interrupted" (`tasks.interrupted`): the same command
-    resumes it."""
+    resumes it.
+
+    Args:
+        config: the adaptation (`python -m flows.domain.flow`'s flags): the base run or model, the
+            new domain's files, the further pretraining
+        beam_args: Apache Beam pipeline options for the Beam stages, e.g. `--runner=DataflowRunner`,
+            `--project=P`, `--region=R`, `--temp_location=gs://B/tmp` (default: none, Beam's
+            in-process FnApiRunner)
+    """
     try:
         return adapt(config, beam_args)
     except Interrupted as stop:

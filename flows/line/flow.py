@@ -44,7 +44,16 @@ def model_line_night(
     message says which) on the input files' `digests` (path -> sha256; None: hashed here, as a
     scheduled run does). Further pretraining stopped by a signal (its checkpoint saved) ends the
     flow run Cancelled, named "Interrupted" (`tasks.interrupted`): the same command resumes the
-    night."""
+    night.
+
+    Args:
+        config: the line and the night (`python -m flows.line.flow`'s flags)
+        beam_args: Apache Beam pipeline options for the Beam stages, e.g. `--runner=DataflowRunner`,
+            `--project=P`, `--region=R`, `--temp_location=gs://B/tmp` (default: none, Beam's
+            in-process FnApiRunner)
+        digests: set by `python -m flows.line.flow`, which hashes the input files before Prefect
+            starts (path -> sha256); leave it empty: the night hashes them
+    """
     try:
         if digests is None:
             digests = input_digests(config.input)

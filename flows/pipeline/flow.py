@@ -226,7 +226,14 @@ def pretrain_pipeline(
 ) -> dict[str, Any]:
     """segment -> vocab -> tfrecords -> pretrain -> heldout [-> fine-tune pretrained and random
     twins], then the report; returns the summary. Pretraining stopped by a signal (its checkpoint
-    saved) ends the flow run Cancelled, named "Interrupted" (`tasks.interrupted`)."""
+    saved) ends the flow run Cancelled, named "Interrupted" (`tasks.interrupted`).
+
+    Args:
+        config: the run (`albert run`'s flags; default: the demo corpus into runs/enwiki-sample)
+        beam_args: Apache Beam pipeline options for the Beam stages, e.g. `--runner=DataflowRunner`,
+            `--project=P`, `--region=R`, `--temp_location=gs://B/tmp` (default: none, Beam's
+            in-process FnApiRunner)
+    """
 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
