@@ -124,6 +124,8 @@ def test_deployment_served_by_process_worker(tmp_path: Path, base: Path) -> None
             )
             (page,) = [a for a in artifacts if a["key"] == "albert-model-line-report"]
             assert page["type"] == "markdown" and "| **v0002** | v0001 | promoted" in page["data"]
+            # its plot travels with it: a link relative to the line would lead nowhere in the UI
+            assert "](data:image/png;base64," in page["data"] and "](plots/" not in page["data"]
         assert (line / "current").read_text() == "v0002\n"
         version = json.loads((line / "v0002" / "version.json").read_text())
         assert version["parent"] == "v0001" and version["status"] == "promoted"

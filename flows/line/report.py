@@ -23,7 +23,7 @@ from prefect.context import FlowRunContext
 
 from flows.line.gate import held_out_loss
 from flows.line.records import BASE, PROMOTED, ModelLine, ancestry, version_number
-from flows.report.render import render_html
+from flows.report.render import inline_images, render_html
 from flows.report.text import duration, number, table
 
 MARKER = "<!-- versions: {} -->"
@@ -195,20 +195,23 @@ def write_line_report(line: ModelLine, refresh_only: bool = False) -> Path | Non
         return None
     rows = history_rows(records, current)
     markdown = line_markdown(line, records, current, rows)
+    root = report.parent if report is not None else None
+    if root is not None:
+        (root / "plots").mkdir(parents=True, exist_ok=True)
+        plot_history(rows, root / "plots" / "line-history.png")
     if FlowRunContext.get() is not None:
         create_markdown_artifact(
-            markdown=markdown, key="albert-model-line-report", description="model line history"
+            markdown=inline_images(markdown, root),
+            key="albert-model-line-report",
+            description="model line history",
         )
         create_table_artifact(
             table=[{k: v for k, v in r.items() if k != "promoted"} for r in rows],
             key="albert-model-line-history",
             description="model line: one row per version",
         )
-    if report is None:
+    if report is None or root is None:
         return None
-    root = report.parent
-    (root / "plots").mkdir(parents=True, exist_ok=True)
-    plot_history(rows, root / "plots" / "line-history.png")
     report.write_text(markdown, encoding="utf-8")
     (root / "report.html").write_text(
         render_html(markdown, f"ALBERT model line {root.name}"), encoding="utf-8"

@@ -8,10 +8,12 @@ and a Prefect markdown artifact, training progress a Prefect progress artifact.
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import logging
 import math
+import mimetypes
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -164,13 +166,40 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
+INLINE_IMAGE_BYTES = 2**20
+"""A report's image up to this size is part of its Prefect artifact; a larger one stays a link."""
+
+
+def inline_images(markdown_text: str, root: Path | None) -> str:
+    """The report with each image it shows from `root` (`![alt](plots/x.png)`) as a data: URI: a
+    Prefect artifact is shown apart from the run directory, where a relative link leads nowhere
+    (Prefect's UI draws the data: URI)."""
+    if root is None:
+        return markdown_text
+
+    def inline(match: re.Match) -> str:
+        alt, src = match.groups()
+        path = root / src
+        if ":" in src or not path.is_file() or path.stat().st_size > INLINE_IMAGE_BYTES:
+            return match.group(0)
+        kind = mimetypes.guess_type(path.name)[0] or "image/png"
+        return f"![{alt}](data:{kind};base64,{base64.b64encode(path.read_bytes()).decode()})"
+
+    return _IMAGE.sub(inline, markdown_text)
+
+
 def publish_report(
-    key: str, markdown: str, evaluation: Mapping[str, Mapping[str, Any]] | None
+    key: str,
+    markdown: str,
+    evaluation: Mapping[str, Mapping[str, Any]] | None,
+    root: Path | None = None,
 ) -> None:
-    """Publish the report as a Prefect markdown artifact and the evaluation as a table artifact."""
+    """Publish the report as a Prefect markdown artifact (its images from `root` inlined) and the
+    evaluation as a table artifact."""
 
     create_markdown_artifact(
-        markdown=markdown, key=_slug(key) + "-report", description="run report"
+        markdown=inline_images(markdown, root), key=_slug(key) + "-report", description="run report"
     )
     if evaluation:
         table = [
@@ -269,5 +298,5 @@ def write_report(
             k: baseline.get(k) for k in ("masked_lm_accuracy", "sop_accuracy")
         },
     }
-    publish_report(key, markdown, evaluation)
+    publish_report(key, markdown, evaluation, root)
     return path
