@@ -63,7 +63,12 @@ class AblationConfig(PretrainPipelineConfig):
         description="embedding sizes E (comma-separated; default: the preset's)",
     )
     seeds: int = Field(1, gt=0, description="seeds per cell: --seed, --seed + 1, ...")
-    parallel: int = Field(1, gt=0, description="cells trained at once, each in its own process")
+    parallel: int = Field(
+        1,
+        gt=0,
+        description="cells trained at once, each in its own process (`albert ablate`; a run of "
+        "the ablation-grid deployment trains them one at a time)",
+    )
 
     @field_validator("objective", "sharing", "embedding_size")
     @classmethod
