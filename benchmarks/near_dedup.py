@@ -36,8 +36,8 @@ from benchmarks.helpers.datatrove_minhash import compare, datatrove
 from benchmarks.helpers.machine import cpu_model
 from benchmarks.helpers.near_dup_corpus import BOOKS, NAME, WIKI, keys, planted_corpus, write_jsonl
 from benchmarks.helpers.near_dup_truth import scores, truth_pairs
-from pipelines import minhash
-from pipelines.near_dup_clusters import (
+from pipelines.dedup import minhash
+from pipelines.dedup.clusters import (
     CURRENT,
     Member,
     Pair,

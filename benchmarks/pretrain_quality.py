@@ -35,7 +35,7 @@ SPM_MODEL = SHARED / "reference" / "sp16k.model"
 
 def unseen_corpus(workdir: Path) -> Path:
     """SQuAD dev's articles segmented: one JSONL document per article, its paragraphs in order."""
-    from pipelines import segment  # heavy: Beam
+    from pipelines.segment import stage as segment  # heavy: Beam
 
     output = workdir / "unseen-seg"
     if not output.exists():
@@ -52,7 +52,7 @@ def unseen_corpus(workdir: Path) -> Path:
 def tfrecords(
     corpus: Path, output: Path, dupe_factor: int, num_shards: int, heldout_fraction: float
 ) -> Path:
-    from pipelines import tfrecords as stage  # heavy: Beam
+    from pipelines.tfrecords import stage  # heavy: Beam
 
     if not output.exists():
         stage.run(

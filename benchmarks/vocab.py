@@ -30,14 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from albert.fs import expand, remove
 from benchmarks.helpers.shared_data import BOOKS_AND_WIKIPEDIA
-from pipelines import sampling, vocab
-from pipelines.sentencepiece_trainer import trainer_kwargs
+from pipelines.vocab import sampling
+from pipelines.vocab import stage as vocab
+from pipelines.vocab.sentencepiece_trainer import trainer_kwargs
 
 SHARED = ROOT.parent / "shared" / "data"
 
 
 def segment_shared_corpus(output: Path) -> float:
-    from pipelines import segment  # heavy: Beam
+    from pipelines.segment import stage as segment  # heavy: Beam
 
     start = time.perf_counter()
     segment.run(

@@ -28,8 +28,8 @@ from model.baselines import unigram_baseline
 from model.config import get_preset, parameter_counts
 from model.pretrain import PretrainConfig
 from model.pretrain import run as pretrain_run
-from pipelines.segment_config import SegmentConfig
-from pipelines.tfrecords_config import TFRecordsConfig
+from pipelines.segment.config import SegmentConfig
+from pipelines.tfrecords.config import TFRecordsConfig
 
 
 class RunConfig(StageConfig):

@@ -68,7 +68,9 @@ def gcs_pipeline_outputs():
     """Run the three Beam stages in-process (FnApiRunner) on gs:// inputs and outputs, with a
     file that is not UTF-8 among the inputs (segment skips it); then segment again without
     skipping (it fails naming the file)."""
-    from pipelines import segment, tfrecords, vocab
+    from pipelines.segment import stage as segment
+    from pipelines.tfrecords import stage as tfrecords
+    from pipelines.vocab import stage as vocab
 
     with (
         harness.loopback_only() as refused,

@@ -118,7 +118,7 @@ def test_no_model_module_and_no_flow_before_its_stages_imports_beam(tmp_path) ->
     """Shared logic (hashing, masking, the example schema, TFRecord framing) lives in `albert/`.
     The flows validate every stage's config and match a line's input files before their
     environment checks (PREFECT_HOME, the run directory): the configs live in modules that load
-    no Beam (`pipelines/*_config.py`), so a command that fails there does so in seconds."""
+    no Beam (`pipelines/*/config.py`), so a command that fails there does so in seconds."""
     (tmp_path / "corpus.txt").write_text("One sentence.\n")
     code = (
         "import importlib, sys\n"

@@ -130,7 +130,7 @@ def test_evaluate_batches_of_nothing_is_an_error():
 def test_non_finite_settings_are_refused(value):
     from model.finetune import FinetuneConfig
     from model.pretrain import PretrainConfig
-    from pipelines.tfrecords import TFRecordsConfig
+    from pipelines.tfrecords.stage import TFRecordsConfig
 
     with pytest.raises(
         ConfigError, match=r"PretrainConfig.learning_rate: Input should be a finite number"

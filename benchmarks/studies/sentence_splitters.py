@@ -16,8 +16,8 @@ import re
 import time
 from pathlib import Path
 
-from pipelines import books, wikipedia, wikitext
-from pipelines.text_cleaning import SentenceSplitter, normalize_text
+from pipelines.common.text_cleaning import SentenceSplitter, normalize_text
+from pipelines.segment import books, wikipedia, wikitext
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 ABBREVIATION_END = re.compile(
