@@ -98,7 +98,7 @@ STAGES: dict[str, Stage] = {
         config_module="model.finetune",
     ),
     "heldout": Stage(
-        "model.pretraining_metrics",
+        "model.evaluation.heldout",
         "HeldOutEvalConfig",
         ("model", "data"),
         "metrics.json",
@@ -114,7 +114,7 @@ STAGES: dict[str, Stage] = {
 """Stage name (the Prefect task's name) -> Stage."""
 
 OTHER_COMMANDS: dict[str, tuple[str, str]] = {
-    "evaluate": ("model.evaluate", "score predictions or a model"),
+    "evaluate": ("model.evaluation.evaluate", "score predictions or a model"),
     "run": (
         "flows.pipeline.flow",
         "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> heldout",

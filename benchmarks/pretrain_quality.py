@@ -114,7 +114,7 @@ def main() -> None:
     )
     train_seconds = time.perf_counter() - start
 
-    from model.pretraining_metrics import evaluate_pretraining  # heavy: TensorFlow/Keras
+    from model.evaluation.heldout import evaluate_pretraining  # heavy: TensorFlow/Keras
 
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     curve = {

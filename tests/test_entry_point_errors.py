@@ -101,7 +101,12 @@ def one_error_line(capsys) -> str:
 
 def test_the_entry_points_are_found():
     modules = python_m_modules()
-    assert {"pipelines.segment", "model.pretrain", "model.evaluate", "flows.deploy"} <= set(modules)
+    assert {
+        "pipelines.segment",
+        "model.pretrain",
+        "model.evaluation.evaluate",
+        "flows.deploy",
+    } <= set(modules)
     assert "albert.reaper" not in modules  # a __main__ block without main(): an internal helper
 
 
@@ -136,7 +141,7 @@ def test_a_bad_setting_is_one_line_naming_the_field(entry_point, capsys):
         assert f"Config.{field}: Input should be greater" in message
 
 
-@pytest.mark.parametrize("entry_point", ["python -m model.evaluate", "albert deploy"])
+@pytest.mark.parametrize("entry_point", ["python -m model.evaluation.evaluate", "albert deploy"])
 def test_an_unknown_flag_is_one_line(entry_point, capsys):
     assert call(entry_point, ["--no-such-flag"]) == 2
     assert one_error_line(capsys) == (

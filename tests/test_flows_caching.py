@@ -73,9 +73,9 @@ def test_code_version_covers_the_modules_a_stage_runs() -> None:
     pretrain = module_closure(["model.pretrain"])
     assert {
         "model.pretrain",
-        "model.checkpointing",
-        "model.pretrain_data",
-        "model.convert",
+        "model.checkpoints.store",
+        "model.input.tf_data",
+        "model.conversion.convert",
         "albert.fs",
         "albert.outputs",
         "albert.masking",

@@ -1,5 +1,5 @@
 """In a JAX process, what Keras asks of TensorFlow loads it nowhere we seed or save
-(`model.keras_tensorflow`): `keras_seeds.set_random_seed` gives the seeds Keras's own gives
+(`model.runtime.keras_tensorflow`): `keras_seeds.set_random_seed` gives the seeds Keras's own gives
 (Python's, NumPy's, Keras's global seed), a model's `.keras` file is written and reads back the
 same, and TensorFlow stays unloaded; once something has loaded it, Keras asks it as usual."""
 

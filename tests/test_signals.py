@@ -19,7 +19,7 @@ import pytest
 from albert import signals
 from albert.errors import Interrupted
 from albert.log import load_native_code_whole
-from model.preemption import stop_on_signals
+from model.runtime.preemption import stop_on_signals
 
 pytestmark = pytest.mark.backend_free
 

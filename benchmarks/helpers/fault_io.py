@@ -27,7 +27,7 @@ def io_error_scenarios(work: Path) -> list[dict]:
     metrics record and an export commit."""
     import keras  # heavy: TensorFlow/JAX, only this scenario needs it
 
-    from model import checkpointing  # heavy: Keras
+    from model.checkpoints import store as checkpointing  # heavy: Keras
     from model.pretrain import MetricsLog  # heavy: Keras
 
     class FlakyFileSystem(MemoryFileSystem):

@@ -1,5 +1,5 @@
 """The stall a checkpoint save costs the training step: synchronous (the whole save on the training
-thread, as before issue 38) against asynchronous (`model.checkpoint_writer`: the snapshot on the
+thread, as before issue 38) against asynchronous (`model.checkpoints.writer`: the snapshot on the
 training thread, the write and commit in a background thread while training goes on), side by side
 in one process, at albert-base and albert-large sizes.
 
@@ -36,8 +36,8 @@ from pathlib import Path
 from albert.fs import join
 from benchmarks.helpers.machine import cpu_model
 from benchmarks.pretrain import make_batch
-from model import checkpointing
-from model.checkpoint_writer import CheckpointWriter
+from model.checkpoints import store as checkpointing
+from model.checkpoints.writer import CheckpointWriter
 from model.pretrain.divergence import weights_finite
 
 VOCAB = 30000

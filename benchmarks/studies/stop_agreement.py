@@ -1,7 +1,8 @@
 """What it costs several JAX processes to agree, every step, whether to stop for a signal: JAX's
-preemption sync point (`multihost_utils.reached_preemption_sync_point`, what `model.preemption`
-asks) against an allgather of a "stop requested" flag (`multihost_utils.process_allgather`), and
-a read of a key in JAX's coordination service, side by side in the same processes.
+preemption sync point (`multihost_utils.reached_preemption_sync_point`, what
+`model.runtime.preemption` asks) against an allgather of a "stop requested" flag
+(`multihost_utils.process_allgather`), and a read of a key in JAX's coordination service, side by
+side in the same processes.
 
 Starts `--processes` JAX processes on 127.0.0.1 (CPU, gloo collectives, as the tests do); each
 times `--calls` calls of each after a warm-up. Prints ONE JSON line (process 0's figures, seconds

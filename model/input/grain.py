@@ -1,11 +1,11 @@
 """Grain input for pretraining on the JAX backend: never imports TensorFlow.
 
-The same batches, in the same order, as the tf.data input (`model.pretrain_data`) from the same data
-and seed: the epoch order of `model.pretrain_records` (shards permuted, interleaved round-robin from
-our CRC-checking TFRecord reader, windows permuted) as `model.epoch_order` generates it, records
-decoded with `albert.pretraining_example.decode_example` and, with dynamic masking, masked a batch
-at a time by the same `DynamicMasker` (record i of epoch e with the generator [seed, e, i]) inside
-the Grain map, in this process or in `workers` processes (Grain's `mp_prefetch`).
+The same batches, in the same order, as the tf.data input (`model.input.tf_data`) from the same data
+and seed: the epoch order of `model.input.records` (shards permuted, interleaved round-robin from
+our CRC-checking TFRecord reader, windows permuted) as `model.input.epoch_order` generates it,
+records decoded with `albert.pretraining_example.decode_example` and, with dynamic masking, masked a
+batch at a time by the same `DynamicMasker` (record i of epoch e with the generator [seed, e, i])
+inside the Grain map, in this process or in `workers` processes (Grain's `mp_prefetch`).
 
 A run reads one stream over all its epochs (`run_batches`), each batch tagged (epoch, batch index):
 the workers start once and carry on across epoch boundaries. Resume: the data position is
@@ -37,8 +37,8 @@ from absl import flags
 
 from albert.errors import StageError
 from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
-from model import epoch_order
-from model.pretrain_records import (
+from model.input import epoch_order
+from model.input.records import (
     MLM_DENOMINATOR_EPSILON,
     DataSpec,
     DynamicMasker,
@@ -53,10 +53,10 @@ PREFETCH_BATCHES = 2  # batches a background thread prepares ahead of the traini
 
 
 class _Batches(grain.IterDataset):
-    """Source: the items `make()` generates (a partial of a `model.epoch_order` function, so that
-    Grain can send it to worker processes). Grain's `mp_prefetch` slices it (`set_slice`): worker i
-    of n keeps items i, i + n, ... (every worker reads the whole stream; reading is cheap, decoding
-    and masking are not) and Grain interleaves them back in order."""
+    """Source: the items `make()` generates (a partial of a `model.input.epoch_order` function, so
+    that Grain can send it to worker processes). Grain's `mp_prefetch` slices it (`set_slice`):
+    worker i of n keeps items i, i + n, ... (every worker reads the whole stream; reading is cheap,
+    decoding and masking are not) and Grain interleaves them back in order."""
 
     def __init__(self, make: functools.partial):
         super().__init__()
@@ -202,7 +202,7 @@ def run_batches(
     """A run's training batches, epoch after epoch from batch `skip_batches` of `epoch` on, as
     (epoch, index of the batch in its epoch, batch): `epochs` epochs, or until one holds no whole
     batch. Each batch is a dict of numpy arrays (drop_remainder): the batch of that epoch that
-    `model.pretrain_data.train_dataset` gives (with the loss denominators).
+    `model.input.tf_data.train_dataset` gives (with the loss denominators).
 
     One stream for the whole run: its `workers` carry on from one epoch into the next. Close its
     iterator (`close_batches`) when done with it, before the run ends.
@@ -308,7 +308,7 @@ def heldout_batches(
     spec: DataSpec, batch_size: int, *, seed: int = 0, eval_every: int = 20, max_batches=None
 ):
     """The held-out records in file order, batched (the last partial batch kept), masked as epoch 0:
-    `model.pretrain_data.heldout_dataset`'s batches."""
+    `model.input.tf_data.heldout_dataset`'s batches."""
     _, files, modulus = split_files(spec, eval_every)
     open_epoch = functools.partial(_heldout_epoch, files, modulus, batch_size)
     make = functools.partial(epoch_order.chained_epochs, open_epoch, 0, 0, 1)

@@ -8,7 +8,7 @@ records). It is written to a temporary sibling and renamed into place
 (`albert.outputs.atomic_output_dir`), so a run killed mid-write leaves either the
 previous checkpoints or a complete new one, never a half-written one. Works on local paths and
 gs://. Saving is two parts: `snapshot` (host copies of the arrays, at the step) and
-`write_checkpoint` (serialise, commit, prune), which `model.checkpoint_writer` runs in the
+`write_checkpoint` (serialise, commit, prune), which `model.checkpoints.writer` runs in the
 background while training goes on."""
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def write_checkpoint(
     """Write `ckpt-<step>` from a `snapshot` atomically, then delete all but the newest `keep`
     committed checkpoints (a write in progress is a `.tmp-` sibling: never counted, never pruned).
 
-    Safe in a thread of its own (`model.checkpoint_writer`): it reads only its arguments. The
+    Safe in a thread of its own (`model.checkpoints.writer`): it reads only its arguments. The
     caller holds the lock of the run's output (`albert.locks.output_lock`).
     """
     target = checkpoint_path(directory, step)

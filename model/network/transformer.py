@@ -10,8 +10,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from model.config import AlbertConfig
-from model.embeddings import as_config, truncated_normal
+from model.network.config import AlbertConfig
+from model.network.embeddings import as_config, truncated_normal
 
 
 def activation_fn(name: str):

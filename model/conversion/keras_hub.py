@@ -10,10 +10,10 @@ from albert.fs import filesystem
 from albert.outputs import atomic_output_dir
 from albert.tokenization import AlbertTokenizer
 from albert.tokenizer_export import sentencepiece_with_preprocessing
-from model.checkpoint_weights import ConversionError, checkpoint_groups
-from model.config import AlbertConfig
-from model.convert_hf import export_huggingface
-from model.pretraining_model import AlbertPretrainingModel
+from model.checkpoints.weights import ConversionError, checkpoint_groups
+from model.conversion.hf import export_huggingface
+from model.network.config import AlbertConfig
+from model.network.pretraining_model import AlbertPretrainingModel
 
 
 def keras_hub_compatible(config: AlbertConfig) -> None:

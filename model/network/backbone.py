@@ -6,10 +6,10 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from model.config import AlbertConfig
-from model.embeddings import AlbertEmbeddings, as_config, truncated_normal
-from model.encoder import AlbertEncoder
-from model.transformer import attention_mask
+from model.network.config import AlbertConfig
+from model.network.embeddings import AlbertEmbeddings, as_config, truncated_normal
+from model.network.encoder import AlbertEncoder
+from model.network.transformer import attention_mask
 
 
 class ConfiguredModel(keras.Model):

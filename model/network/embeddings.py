@@ -6,7 +6,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from model.config import AlbertConfig
+from model.network.config import AlbertConfig
 
 
 def truncated_normal(config: AlbertConfig) -> keras.initializers.Initializer:

@@ -20,8 +20,8 @@ from typing import Any
 
 from albert.fs import join, open_file
 from albert.tokenization import AlbertTokenizer
-from model.checkpoint_weights import ConversionError
-from model.config import AlbertConfig, parameter_counts
+from model.checkpoints.weights import ConversionError
+from model.network.config import AlbertConfig, parameter_counts
 
 logger = logging.getLogger(__name__)
 
@@ -202,7 +202,7 @@ def write_exports(
     def huggingface() -> None:
         # optional libraries (safetensors, tokenizers): skipped without them
         from albert.tokenizer_export import write_hf_tokenizer
-        from model.convert_hf import export_huggingface
+        from model.conversion.hf import export_huggingface
 
         hf_dir = join(export_dir, "hf")
         export_huggingface(model, hf_dir)
@@ -217,7 +217,7 @@ def write_exports(
 
     def keras_hub() -> None:
         # optional libraries (keras-hub, safetensors, tokenizers): skipped without them
-        from model.convert_keras_hub import export_keras_hub
+        from model.conversion.keras_hub import export_keras_hub
 
         export_keras_hub(
             model, join(export_dir, "keras_hub"), spm_model, do_lower_case=do_lower_case

@@ -1,5 +1,5 @@
 """The original google-research TF1 checkpoints (and their `albert_config.json`) as
-`AlbertPretrainingModel`s (names and strict copying: `model.checkpoint_weights`)."""
+`AlbertPretrainingModel`s (names and strict copying: `model.checkpoints.weights`)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import os
 from typing import Any
 
 from albert.fs import exists, join, open_file
-from model.checkpoint_weights import (
+from model.checkpoints.weights import (
     ConversionError,
     assign_weights,
     config_fields,
     projection_flag,
 )
-from model.config import AlbertConfig
-from model.pretraining_model import AlbertPretrainingModel
+from model.network.config import AlbertConfig
+from model.network.pretraining_model import AlbertPretrainingModel
 
 TF1_IGNORED_SUFFIXES = ("/adam_m", "/adam_v")
 TF1_IGNORED_NAMES = ("global_step",)

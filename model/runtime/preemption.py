@@ -3,7 +3,7 @@ stops training at a step every process agrees on, after a checkpoint at that ste
 
 `run` joins the cluster, then opens `stop_on_signals(mode)` with the mode its process count gives
 (`signal_mode`), and passes the `StopRequest` it yields to the run's checkpoints
-(`model.checkpoint_manager.Checkpoints`), which the Trainer asks after every step
+(`model.checkpoints.manager.Checkpoints`), which the Trainer asks after every step
 (`reached_preemption(step)`). Before that, the command's own first-instant handlers
 (`albert.signals`) stop it (nothing is at stake); after it, they are back.
 
@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from albert import signals
 from albert.errors import Interrupted
 from albert.signals import SIGNALS, stopped_before_training
-from model import distribute
+from model.runtime import distribute
 
 logger = logging.getLogger(__name__)
 

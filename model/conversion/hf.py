@@ -1,6 +1,6 @@
 """Hugging Face interop: `AlbertForPreTraining` (or `AlbertModel`) directories, `config.json` plus
 safetensors (single or sharded) or `pytorch_model.bin`, to and from `AlbertPretrainingModel`
-(names and strict copying: `model.checkpoint_weights`)."""
+(names and strict copying: `model.checkpoints.weights`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import safetensors.numpy
 
 from albert.fs import exists, join, open_file
 from albert.outputs import atomic_output_dir
-from model.checkpoint_weights import (
+from model.checkpoints.weights import (
     ConversionError,
     assign_weights,
     checkpoint_groups,
@@ -22,8 +22,8 @@ from model.checkpoint_weights import (
     projection_flag,
     weight_entries,
 )
-from model.config import AlbertConfig
-from model.pretraining_model import AlbertPretrainingModel
+from model.network.config import AlbertConfig
+from model.network.pretraining_model import AlbertPretrainingModel
 
 HF_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 # Hugging Face: the decoder is tied to the word embeddings / output bias; buffers are not weights.

@@ -13,9 +13,9 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from model.config import AlbertConfig
-from model.embeddings import as_config, truncated_normal
-from model.transformer import activation_fn
+from model.network.config import AlbertConfig
+from model.network.embeddings import as_config, truncated_normal
+from model.network.transformer import activation_fn
 
 NEG_INF = -1e9
 

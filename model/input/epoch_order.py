@@ -1,7 +1,7 @@
-"""An epoch's record order (`model.pretrain_records` defines it) as plain Python generators over
-`(path, index, record)` elements: what the Grain input (`model.grain_input`) runs, in this process
+"""An epoch's record order (`model.input.records` defines it) as plain Python generators over
+`(path, index, record)` elements: what the Grain input (`model.input.grain`) runs, in this process
 or in each of its worker processes. tf.data builds the same order from its own ops
-(`model.pretrain_data`); tests check that both give the same batches.
+(`model.input.tf_data`); tests check that both give the same batches.
 
 Plain generators instead of a chain of Grain datasets: every Grain iterator level costs a few
 microseconds per record, and every input worker reads the whole epoch (it keeps only its own
@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from albert.tfrecord_framing import tfrecord_records
-from model.pretrain_records import decode_record, length_bucket, window_permutation
+from model.input.records import decode_record, length_bucket, window_permutation
 
 Element = tuple[str, int, bytes]  # path, index of the record in its shard, serialized record
 Positioned = tuple[int, Element]  # position in the epoch, element
@@ -96,7 +96,7 @@ class LengthBatch(list):
 def length_binned(
     items: Iterator[Positioned], size: int, edges: list[int]
 ) -> Iterator[LengthBatch]:
-    """Batches of `size` records of the same length bin (`model.pretrain_records.length_bucket`),
+    """Batches of `size` records of the same length bin (`model.input.records.length_bucket`),
     in the order they fill up as the records stream past (NVIDIA LDDL's binning); bins partly
     filled at the end are not emitted."""
     bins: list[list] = [[] for _ in edges]

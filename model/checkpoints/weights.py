@@ -19,8 +19,8 @@ from typing import Any
 import keras
 import numpy as np
 
-from model.config import AlbertConfig
-from model.pretraining_model import AlbertPretrainingModel
+from model.network.config import AlbertConfig
+from model.network.pretraining_model import AlbertPretrainingModel
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """`--length-buckets` by default: on where it pays, with k chosen from the data's measured padding.
 
-A batch of one length bucket is cut to the bucket's longest length (`model.epoch_order`), so the
-step computes fewer padding tokens; each bucket's shape compiles the training step once more. On
+A batch of one length bucket is cut to the bucket's longest length (`model.input.epoch_order`), so
+the step computes fewer padding tokens; each bucket's shape compiles the training step once more. On
 an accelerator (the Grain input) with padded data, the default is the fewest buckets that compute
 within `WITHIN` of the tokens `MAX_BUCKETS` would; on CPU, on TensorFlow's input and for data with
 less than `MIN_PADDING` of padding, buckets stay off.
@@ -14,13 +14,8 @@ import logging
 
 import numpy as np
 
-from model import epoch_order
-from model.pretrain_records import (
-    DataSpec,
-    decode_record,
-    length_bucket_edges,
-    training_files,
-)
+from model.input import epoch_order
+from model.input.records import DataSpec, decode_record, length_bucket_edges, training_files
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The pretraining shards without TensorFlow: what they hold (metadata.json + the first record), the
 up-front check (framing, CRCs, token ids), the train/held-out split, the epoch's record order and
-the dynamic masking of a batch. Both inputs use these: tf.data (`model.pretrain_data`, the
-TensorFlow backend) and Grain (`model.grain_input`, the JAX backend, which never imports
+the dynamic masking of a batch. Both inputs use these: tf.data (`model.input.tf_data`, the
+TensorFlow backend) and Grain (`model.input.grain`, the JAX backend, which never imports
 TensorFlow).
 
 The order of an epoch `e` (seed `s`), the same in both inputs:

@@ -2,7 +2,7 @@
 
 Masked-LM: always predict the piece most often masked in the training data (the unigram-frequency
 baseline); sentence order: always predict the training data's majority label (0.5 by construction
-of SOP data, up to sampling). Reads the batches the trainer reads (`model.pretrain_input`: Grain
+of SOP data, up to sampling). Reads the batches the trainer reads (`model.input.source`: Grain
 on JAX, without TensorFlow; tf.data on TensorFlow).
 """
 
@@ -12,7 +12,8 @@ import itertools
 
 import numpy as np
 
-from model import pretrain_input, pretrain_records
+from model.input import records as pretrain_records
+from model.input import source as pretrain_input
 
 
 def unigram_baseline(

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import keras
 
-from model.config import AlbertConfig
-from model.embeddings import as_config, truncated_normal
-from model.transformer import AttentionBlock, FeedForwardBlock
+from model.network.config import AlbertConfig
+from model.network.embeddings import as_config, truncated_normal
+from model.network.transformer import AttentionBlock, FeedForwardBlock
 
 
 @keras.saving.register_keras_serializable(package="albert")
 class AlbertEncoder(keras.layers.Layer):
     """`(embeddings [B, T, E], mask) -> list of L+1 hidden states [B, T, H]`; `mask` is
-    `model.transformer.attention_mask`'s (dense [B, 1, T, T] or lengths [B]).
+    `model.network.transformer.attention_mask`'s (dense [B, 1, T, T] or lengths [B]).
 
     `attention_blocks[k]` / `ffn_blocks[k]` are the distinct parameter sets; layer `l`, sub-layer
     `i` runs `attention_blocks[attention_slots[l][i]]` then `ffn_blocks[ffn_slots[l][i]]`
-    (see `model.config` for how sharing composes with groups). Hidden state 0 is the projected
-    embedding output; state `l + 1` is the output of layer `l`.
+    (see `model.network.config` for how sharing composes with groups). Hidden state 0 is the
+    projected embedding output; state `l + 1` is the output of layer `l`.
     """
 
     def __init__(self, config: AlbertConfig | dict, **kwargs):

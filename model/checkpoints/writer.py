@@ -20,7 +20,7 @@ from typing import Self
 
 import numpy as np
 
-from model import checkpointing
+from model.checkpoints import store as checkpointing
 
 logger = logging.getLogger(__name__)
 

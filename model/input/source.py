@@ -1,6 +1,6 @@
-"""Which input feeds pretraining: Grain (`model.grain_input`) on the JAX backend, which never
-imports TensorFlow, and tf.data (`model.pretrain_data`) on the TensorFlow backend. Both give the
-same batches in the same order (`model.pretrain_records` defines it), so `--input` is not part of a
+"""Which input feeds pretraining: Grain (`model.input.grain`) on the JAX backend, which never
+imports TensorFlow, and tf.data (`model.input.tf_data`) on the TensorFlow backend. Both give the
+same batches in the same order (`model.input.records` defines it), so `--input` is not part of a
 run's identity."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 
 from albert.errors import StageError
-from model import epoch_order
+from model.input import epoch_order
 
 
 def uses_grain(choice: str) -> bool:
@@ -30,13 +30,13 @@ def train_batches(spec, batch_size: int, choice: str = "auto", **options):
     `train_dataset`)."""
     if uses_grain(choice):
         # heavy: loads jax, grain; this module stays importable without it
-        from model import grain_input
+        from model.input import grain as grain_input
 
         return grain_input.train_batches(spec, batch_size, **options)
     if options.get("length_buckets"):
         raise StageError("--length-buckets needs the Grain input (the JAX backend)")
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model import pretrain_data
+    from model.input import tf_data as pretrain_data
 
     return pretrain_data.with_denominators(
         pretrain_data.train_dataset(spec, batch_size, **options), batch_size
@@ -64,7 +64,7 @@ def run_batches(
     seed, shuffle_buffer, workers, length_buckets, process (see `train_batches`)."""
     if uses_grain(choice):
         # heavy: loads jax, grain; this module stays importable without it
-        from model import grain_input
+        from model.input import grain as grain_input
 
         dataset = grain_input.run_batches(
             spec, batch_size, epoch=epoch, skip_batches=skip_batches, **options
@@ -89,11 +89,11 @@ def heldout_batches(spec, batch_size: int, choice: str = "auto", **options):
     """The held-out batches as dicts of numpy arrays. `options`: seed, eval_every, max_batches."""
     if uses_grain(choice):
         # heavy: loads jax, grain; this module stays importable without it
-        from model import grain_input
+        from model.input import grain as grain_input
 
         return grain_input.heldout_batches(spec, batch_size, **options)
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model import pretrain_data
+    from model.input import tf_data as pretrain_data
 
     return pretrain_data.heldout_dataset(spec, batch_size, **options).as_numpy_iterator()
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import random
 
-from model import keras_tensorflow
+from model.runtime import keras_tensorflow
 
 
 @contextlib.contextmanager
@@ -36,7 +36,7 @@ def set_random_seed(seed: int, *, tensorflow: bool) -> None:
     """`keras.utils.set_random_seed(seed)`: Python's, NumPy's and Keras's seeds, and TensorFlow's
     where the run uses TensorFlow (`tensorflow`: its backend or a tf.data input) or has loaded it.
     Keras seeds TensorFlow wherever it is installed, which imports it into a JAX run that reads its
-    input with Grain and never uses it (`model.keras_tensorflow`)."""
+    input with Grain and never uses it (`model.runtime.keras_tensorflow`)."""
     import keras
 
     if tensorflow:

@@ -1,7 +1,7 @@
 """tf.data input for pretraining (the TensorFlow backend): the TFRecord shards, read in the epoch
-order `model.pretrain_records` defines (shards permuted, interleaved round-robin, windows permuted,
+order `model.input.records` defines (shards permuted, interleaved round-robin, windows permuted,
 all from `(seed, epoch)`), parsed, batched, (optionally) masked on the fly a batch at a time. The
-JAX backend reads the same batches in the same order through Grain (`model.grain_input`) without
+JAX backend reads the same batches in the same order through Grain (`model.input.grain`) without
 TensorFlow.
 
 Data position is `(epoch, batch index)`: epoch `e` depends on `(seed, e)` only, so a resumed run
@@ -13,7 +13,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
-from model.pretrain_records import (  # the TF-free half, re-exported for this module's callers
+from model.input.records import (
     MLM_DENOMINATOR_EPSILON,
     DataSpec,
     DynamicMasker,
@@ -62,7 +62,7 @@ def parse_fn(seq_len: int, preds: int, batched: bool = False):
 
 def _records(files: list[str], modulus: int, keep_heldout: bool, cycle_length: int):
     """The records of `files` in that order, interleaved round-robin over `cycle_length` open files
-    (the order `model.pretrain_records` defines); with a modulus, keep only the held-out (or only
+    (the order `model.input.records` defines); with a modulus, keep only the held-out (or only
     the training) records."""
     records = tf.data.Dataset.from_tensor_slices(files).interleave(
         lambda f: tf.data.TFRecordDataset(f, compression_type=_compression(files[0])),

@@ -1,11 +1,11 @@
 """A run's checkpoints as one object, in the shape of Orbax's `CheckpointManager`: when to save
 (`should_save(step)`), whether every process stops at this step for a signal
 (`reached_preemption(step)`, JAX's multihost sync point with several processes) and the background
-write (`save`, `wait`: a `model.checkpoint_writer.CheckpointWriter`).
+write (`save`, `wait`: a `model.checkpoints.writer.CheckpointWriter`).
 
 The Trainer asks it after every step; `model.pretrain.run` builds it with the run's
-`model.preemption.StopRequest` (a Trainer built elsewhere passes `StopRequest.never()` where no
-signal is to stop it) and closes it before the output's lock is released (a context manager:
+`model.runtime.preemption.StopRequest` (a Trainer built elsewhere passes `StopRequest.never()` where
+no signal is to stop it) and closes it before the output's lock is released (a context manager:
 leaving it waits for the write in flight).
 """
 
@@ -15,8 +15,8 @@ from typing import Self
 
 import numpy as np
 
-from model.checkpoint_writer import CheckpointWriter
-from model.preemption import StopRequest
+from model.checkpoints.writer import CheckpointWriter
+from model.runtime.preemption import StopRequest
 
 
 class Checkpoints:
