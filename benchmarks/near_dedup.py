@@ -114,7 +114,7 @@ def estimate_pairs(members: list[Member], threshold: float):
 def segment_run(inputs: list[str], near: bool, out: Path) -> dict:
     """segment.run in a fresh process: wall and CPU seconds, peak RSS, documents removed."""
     script = (
-        "import json,resource,sys,time;from pipelines import segment;"
+        "import json,resource,sys,time;from pipelines.segment import stage as segment;"
         "t=time.time();c=segment.SegmentConfig.model_validate(json.loads(sys.argv[1]));"
         "s=segment.run(c);u=resource.getrusage(resource.RUSAGE_SELF);"
         "print(json.dumps({'wall_s':round(time.time()-t,2),'cpu_s':round(u.ru_utime+u.ru_stime,2),"

@@ -19,7 +19,7 @@ import numpy as np
 import keras
 from keras.src.backend.common import global_state
 from keras.src.utils import module_utils
-from model import keras_seeds, keras_tensorflow
+from model.runtime import keras_seeds, keras_tensorflow
 
 def seeds():
     keras_seed = global_state.get_global_attribute("global_random_seed")

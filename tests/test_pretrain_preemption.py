@@ -204,7 +204,7 @@ def test_a_signal_under_a_time_budget_saves_the_training_seconds(data, tmp_path,
 # ckpt-<KILL_AT>'s weights (the writer thread writes half the bytes, then the kill).
 KILLED_WHILE_WRITING = """
 import os, signal, sys
-from model import checkpointing
+from model.checkpoints import store as checkpointing
 from model.pretrain import main
 kill_at = int(sys.argv[1])
 open_file = checkpointing.open_file
