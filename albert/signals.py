@@ -9,8 +9,8 @@ at once with the line `PROG interrupted: SIGTERM before the first step: nothing 
 exit 75 (nothing is written while importing). Inside the body it raises `Interrupted` where the
 program is, so that what the body holds (a lock, Prefect's temporary server) is released on the
 way out. Once training starts, `model.pretrain.run` takes the signals over
-(`model.preemption.stop_on_signals`: a stop at a step every process agrees on, after a checkpoint)
-and gives them back after it.
+(`model.runtime.preemption.stop_on_signals`: a stop at a step every process agrees on, after a
+checkpoint) and gives them back after it.
 
 Imports nothing beyond the standard library and `albert.errors`.
 """
@@ -131,5 +131,6 @@ def deferred() -> Iterator[None]:
 def missed() -> int | None:
     """The signal the command's body received and that nothing acted on: a raise that a library
     swallowed (Python only prints `Exception ignored in ...` for one inside a gc callback or a
-    `__del__`). Whoever takes the signals over (`model.preemption.stop_on_signals`) acts on it."""
+    `__del__`). Whoever takes the signals over (`model.runtime.preemption.stop_on_signals`) acts on
+    it."""
     return _Command.noted if _Command.raising else None

@@ -35,44 +35,49 @@ class Stage:
     dataflow: bool = False
     config_module: str | None = None
 
+    @property
+    def command(self) -> str:
+        """The module `python -m` runs: a stage package's name where `module` is its `stage`."""
+        return self.module.removesuffix(".stage")
+
 
 STAGES: dict[str, Stage] = {
     "segment": Stage(
-        "pipelines.segment",
+        "pipelines.segment.stage",
         "SegmentConfig",
         ("input",),
         "stats.json",
         "Beam: raw Wikipedia dumps / books / text -> sentence-segmented documents",
         dataflow=True,
-        config_module="pipelines.segment_config",
+        config_module="pipelines.segment.config",
     ),
     "vocab": Stage(
-        "pipelines.vocab",
+        "pipelines.vocab.stage",
         "VocabConfig",
         ("input",),
         "spiece.model",
         "Beam: segmented corpus -> SentencePiece vocabulary (ALBERT recipe)",
         dataflow=True,
-        config_module="pipelines.vocab_config",
+        config_module="pipelines.vocab.config",
     ),
     "tfrecords": Stage(
-        "pipelines.tfrecords",
+        "pipelines.tfrecords.stage",
         "TFRecordsConfig",
         ("input", "spm_model"),
         "metadata.json",
         "Beam: segmented corpus -> masked SOP pretraining TFRecords",
         dataflow=True,
-        config_module="pipelines.tfrecords_config",
+        config_module="pipelines.tfrecords.config",
     ),
     "decontaminate": Stage(
-        "pipelines.decontaminate",
+        "pipelines.decontaminate.stage",
         "DecontaminateConfig",
         ("corpus", "eval"),
         "contamination.json",
         "Beam: segmented corpus + evaluation sets -> n-gram overlaps (--remove: clean corpus)",
     ),
     "select": Stage(
-        "pipelines.domain_select",
+        "pipelines.select.stage",
         "DomainSelectConfig",
         ("input", "target_samples", "source_samples", "classifier", "spm_model"),
         "selection.json",
@@ -93,7 +98,7 @@ STAGES: dict[str, Stage] = {
         config_module="model.finetune",
     ),
     "heldout": Stage(
-        "model.pretraining_metrics",
+        "model.evaluation.heldout",
         "HeldOutEvalConfig",
         ("model", "data"),
         "metrics.json",
@@ -109,7 +114,7 @@ STAGES: dict[str, Stage] = {
 """Stage name (the Prefect task's name) -> Stage."""
 
 OTHER_COMMANDS: dict[str, tuple[str, str]] = {
-    "evaluate": ("model.evaluate", "score predictions or a model"),
+    "evaluate": ("model.evaluation.evaluate", "score predictions or a model"),
     "run": (
         "flows.pipeline.flow",
         "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> heldout",

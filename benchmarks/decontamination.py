@@ -28,9 +28,11 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.helpers.machine import cpu_model
-from pipelines import contamination, decontaminate, segment
-from pipelines.eval_sets import eval_splits, read_examples
-from pipelines.segmented_corpus import input_files, read_documents
+from pipelines.common.segmented_corpus import input_files, read_documents
+from pipelines.decontaminate import contamination
+from pipelines.decontaminate import stage as decontaminate
+from pipelines.decontaminate.eval_sets import eval_splits, read_examples
+from pipelines.segment import stage as segment
 from tests.decontamination_testdata import planted_books, squad_passages
 
 ROOT = Path(__file__).resolve().parents[1]

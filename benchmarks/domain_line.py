@@ -165,7 +165,7 @@ def night(line: Path, base: Path, inputs: Path, new: Path, flags: list[str], log
 
 def score_versions(line: Path, heldout: Path) -> dict[str, float]:
     """Every version's masked-LM loss on the fixed in-domain held-out set `heldout` (a mix dir)."""
-    from model.pretraining_metrics import evaluate_pretraining  # heavy: Keras
+    from model.evaluation.heldout import evaluate_pretraining  # heavy: Keras
 
     scores = {}
     for version in sorted(line.glob("v[0-9]*")):

@@ -79,7 +79,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def export(checkpoint: Path, preset: str, target: Path) -> Path:
     """The checkpoint as a Hugging Face directory with our tokenizer (every side's start)."""
-    from model.checkpointing import load_checkpoint  # heavy: Keras (backend set first)
+    from model.checkpoints.store import load_checkpoint  # heavy: Keras (backend set first)
     from model.pretrain import PretrainConfig, build_model  # heavy: Keras (backend set first)
 
     if not target.exists():
@@ -163,7 +163,7 @@ def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path)
         set_seed,
     )
 
-    from model.weight_decay import is_excluded  # no Keras: this process is timed
+    from model.optimization.weight_decay import is_excluded  # no Keras: this process is timed
 
     regression = task == "stsb"
     tokenizer = AutoTokenizer.from_pretrained(init)

@@ -11,9 +11,9 @@ AlbertForPreTraining trained on the same batches from the same start.
   training shard: the Hugging Face side reads it with `decode_example` in the order our input gives
   (`window_permutation` per window of `--shuffle-buffer` records, per epoch), checked at batch 1.
 - Same optimisation: AdamW (β 0.9/0.999, ε 1e-6, weight decay 0.01 off LayerNorm and biases, the
-  patterns of `model.weight_decay.DEFAULT_EXCLUDE`), global-norm clipping 1.0, our warmup + linear
-  decay (`WarmupPolynomialDecay`'s formula on both sides), float32, dropout as the preset. `lamb`
-  is our LAMB, for information.
+  patterns of `model.optimization.weight_decay.DEFAULT_EXCLUDE`), global-norm clipping 1.0, our
+  warmup + linear decay (`WarmupPolynomialDecay`'s formula on both sides), float32, dropout as the
+  preset. `lamb` is our LAMB, for information.
 - Measured: training loss per `--log-every` window, held-out masked-LM accuracy/loss and SOP
   accuracy at `--eval-points` points (the first `--eval-batches` x 64 held-out sequences: documents
   never trained on), training seconds to each point (evaluations excluded), each side's wall time.
@@ -43,8 +43,8 @@ from benchmarks.helpers.machine import cpu_model
 from benchmarks.learning_parity_report import KEYS, compare, plot
 from benchmarks.pretrain_quality import tfrecords
 from benchmarks.tfrecords import segmented_corpus
-from model.pretrain_records import inspect_data, split_files, window_permutation
-from model.weight_decay import is_excluded
+from model.input.records import inspect_data, split_files, window_permutation
+from model.optimization.weight_decay import is_excluded
 
 EVAL_BATCH_SIZE = 64
 INT_NAMES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids")
@@ -71,7 +71,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def schedule(step: int, args) -> float:
-    """`model.optimizers.WarmupPolynomialDecay` (power 1, end 0) at `step`, as a float."""
+    """`model.optimization.optimizers.WarmupPolynomialDecay` (power 1, end 0) at `step`, as a
+    float."""
     if step < args.warmup_steps:
         return args.learning_rate * step / args.warmup_steps
     return args.learning_rate * (1.0 - min(step, args.steps) / args.steps)
@@ -79,7 +80,7 @@ def schedule(step: int, args) -> float:
 
 def initial_export(workdir: Path, args, seed: int, vocab_size: int) -> Path:
     """Per seed: our model built untrained and exported for Hugging Face (every side's start)."""
-    from model.convert_hf import export_huggingface  # heavy: Keras (backend set first)
+    from model.conversion.hf import export_huggingface  # heavy: Keras (backend set first)
     from model.pretrain import PretrainConfig, build_model  # heavy: Keras (backend set first)
 
     target = workdir / f"init-{args.preset}-{seed}"
@@ -133,7 +134,7 @@ def torch_inputs(batch: dict[str, np.ndarray]) -> dict:
 
 
 def metric_sums(output, inputs) -> np.ndarray:
-    """`model.pretraining_metrics.SUM_NAMES` of one batch from Hugging Face's logits."""
+    """`model.evaluation.heldout.SUM_NAMES` of one batch from Hugging Face's logits."""
     import torch  # optional: the Hugging Face side
 
     labels, sop = inputs["labels"], inputs["sentence_order_label"]
@@ -156,7 +157,7 @@ def train_hf(init: Path, data: Path, seed: int, args, eval_steps: list[int]) -> 
     import torch  # optional: the Hugging Face side
     from transformers import AlbertForPreTraining  # optional: the Hugging Face side
 
-    from model.pretraining_metrics import metrics_from_sums  # heavy: Keras (backend set first)
+    from model.evaluation.heldout import metrics_from_sums  # heavy: Keras (backend set first)
 
     torch.manual_seed(seed)
     model = AlbertForPreTraining.from_pretrained(init, dtype=torch.float32)
@@ -290,7 +291,7 @@ def main(argv=None) -> None:
 
 def check_order(spec, train_file: str, args) -> None:
     """The reader's first batch is our input's first batch (Grain, seed 1), record for record."""
-    from model import grain_input  # heavy: Keras (backend set first)
+    from model.input import grain as grain_input  # heavy: Keras (backend set first)
 
     seed = args.seeds[0]
     ours = next(iter(grain_input.train_batches(spec, args.batch_size, epoch=0, seed=seed,

@@ -1,7 +1,7 @@
 """Parameter counts of the presets and the paper's ablation rows against the paper's figures.
 
-Counts come from `model.config.parameter_counts` (no weights are allocated); ALBERT-base is also
-built once to check the counting function against `model.count_params()`. Prints one JSON line.
+Counts come from `model.network.config.parameter_counts` (no weights are allocated); ALBERT-base is
+also built once to check the counting function against `model.count_params()`. Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 
-from model.config import PAPER_PARAMETERS, get_preset, parameter_counts
+from model.network.config import PAPER_PARAMETERS, get_preset, parameter_counts
 
 
 def table() -> list[dict]:
@@ -33,7 +33,7 @@ def table() -> list[dict]:
 
 
 def main() -> None:
-    from model.pretraining_model import AlbertPretrainingModel  # heavy: Keras
+    from model.network.pretraining_model import AlbertPretrainingModel  # heavy: Keras
 
     start = time.perf_counter()
     base = AlbertPretrainingModel(get_preset("albert-base"))

@@ -36,8 +36,8 @@ from benchmarks.helpers.datatrove_minhash import compare, datatrove
 from benchmarks.helpers.machine import cpu_model
 from benchmarks.helpers.near_dup_corpus import BOOKS, NAME, WIKI, keys, planted_corpus, write_jsonl
 from benchmarks.helpers.near_dup_truth import scores, truth_pairs
-from pipelines import minhash
-from pipelines.near_dup_clusters import (
+from pipelines.dedup import minhash
+from pipelines.dedup.clusters import (
     CURRENT,
     Member,
     Pair,
@@ -114,7 +114,7 @@ def estimate_pairs(members: list[Member], threshold: float):
 def segment_run(inputs: list[str], near: bool, out: Path) -> dict:
     """segment.run in a fresh process: wall and CPU seconds, peak RSS, documents removed."""
     script = (
-        "import json,resource,sys,time;from pipelines import segment;"
+        "import json,resource,sys,time;from pipelines.segment import stage as segment;"
         "t=time.time();c=segment.SegmentConfig.model_validate(json.loads(sys.argv[1]));"
         "s=segment.run(c);u=resource.getrusage(resource.RUSAGE_SELF);"
         "print(json.dumps({'wall_s':round(time.time()-t,2),'cpu_s':round(u.ru_utime+u.ru_stime,2),"

@@ -73,13 +73,13 @@ def ours(
     jax_train_step)."""
     import keras  # heavy: Keras loads its backend (chosen per process/run first)
 
-    from model.config import get_preset  # heavy: loads Keras (the backend is chosen first)
+    from model.network.config import get_preset  # heavy: loads Keras (the backend is chosen first)
 
     # heavy: loads Keras (the backend is chosen first)
-    from model.optimizers import WarmupPolynomialDecay, build_optimizer
+    from model.network.pretraining_model import AlbertPretrainingModel
 
     # heavy: loads Keras (the backend is chosen first)
-    from model.pretraining_model import AlbertPretrainingModel
+    from model.optimization.optimizers import WarmupPolynomialDecay, build_optimizer
 
     keras.utils.set_random_seed(0)
     model = AlbertPretrainingModel(get_preset(preset, vocab_size=30000))
@@ -115,10 +115,9 @@ def huggingface_step(preset: str, batch: dict, device: str = "cpu", compiled: bo
     import torch  # optional: the test extra, only the Hugging Face side
     import transformers  # optional: the test extra, only the Hugging Face side
 
-    from model.config import get_preset  # heavy: loads Keras (the backend is chosen first)
-
     # heavy: loads Keras (the backend is chosen first)
-    from model.convert_hf import config_to_huggingface
+    from model.conversion.hf import config_to_huggingface
+    from model.network.config import get_preset  # heavy: loads Keras (the backend is chosen first)
 
     torch.manual_seed(0)
     config = transformers.AlbertConfig(

@@ -35,7 +35,7 @@ SPM_MODEL = SHARED / "reference" / "sp16k.model"
 
 def unseen_corpus(workdir: Path) -> Path:
     """SQuAD dev's articles segmented: one JSONL document per article, its paragraphs in order."""
-    from pipelines import segment  # heavy: Beam
+    from pipelines.segment import stage as segment  # heavy: Beam
 
     output = workdir / "unseen-seg"
     if not output.exists():
@@ -52,7 +52,7 @@ def unseen_corpus(workdir: Path) -> Path:
 def tfrecords(
     corpus: Path, output: Path, dupe_factor: int, num_shards: int, heldout_fraction: float
 ) -> Path:
-    from pipelines import tfrecords as stage  # heavy: Beam
+    from pipelines.tfrecords import stage  # heavy: Beam
 
     if not output.exists():
         stage.run(
@@ -114,7 +114,7 @@ def main() -> None:
     )
     train_seconds = time.perf_counter() - start
 
-    from model.pretraining_metrics import evaluate_pretraining  # heavy: TensorFlow/Keras
+    from model.evaluation.heldout import evaluate_pretraining  # heavy: TensorFlow/Keras
 
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     curve = {

@@ -123,7 +123,7 @@ def quality(seed: int, details: Path | None) -> list:
 
 
 SEGMENT = (
-    "import json,resource,sys,time;from pipelines import segment;"
+    "import json,resource,sys,time;from pipelines.segment import stage as segment;"
     "t=time.time();c=segment.SegmentConfig.model_validate(json.loads(sys.argv[1]));"
     "s=segment.run(c);u=resource.getrusage(resource.RUSAGE_SELF);"
     "print(json.dumps({'wall_s':round(time.time()-t,2),'cpu_s':round(u.ru_utime+u.ru_stime,2),"

@@ -46,7 +46,9 @@ from benchmarks.helpers.machine import cpu_model
 from benchmarks.helpers.process_tree import measure
 
 REPO = Path(__file__).resolve().parents[1]
-from pipelines import input_formats, segment, text_cleaning
+from pipelines.common import text_cleaning
+from pipelines.segment import input_formats
+from pipelines.segment import stage as segment
 
 SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", REPO.parent / "shared" / "data"))
 WIKI = SHARED / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"

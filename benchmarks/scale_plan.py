@@ -66,7 +66,7 @@ def segment_per_core() -> dict:
 
 def vocab_per_core(workdir: Path, corpus: Path) -> dict:
     import benchmarks.tfrecords as tfrecords_benchmark  # benchmarks/tfrecords.py
-    from pipelines.vocab import VocabConfig, prepare_sentence  # heavy: Beam
+    from pipelines.vocab.stage import VocabConfig, prepare_sentence  # heavy: Beam
 
     config = VocabConfig(input=str(corpus), output="unused")
     lines = [
@@ -102,9 +102,9 @@ def vocab_per_core(workdir: Path, corpus: Path) -> dict:
 
 
 def tfrecords_per_core(corpus: Path, model: str) -> dict:
-    from pipelines.instance_writer import DocumentPass, InstanceWriter  # heavy: Beam
-    from pipelines.segmented_corpus import read_documents  # heavy: Beam
-    from pipelines.tfrecords_config import TFRecordsConfig  # heavy: Beam
+    from pipelines.common.segmented_corpus import read_documents  # heavy: Beam
+    from pipelines.tfrecords.config import TFRecordsConfig  # heavy: Beam
+    from pipelines.tfrecords.instance_writer import DocumentPass, InstanceWriter  # heavy: Beam
 
     counts: collections.Counter = collections.Counter()
     writer = InstanceWriter(

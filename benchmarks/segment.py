@@ -29,8 +29,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-from pipelines import input_formats, segment, wikipedia, wikitext
-from pipelines.text_cleaning import SentenceSplitter, normalize_text
+from pipelines.common.text_cleaning import SentenceSplitter, normalize_text
+from pipelines.segment import input_formats, wikipedia, wikitext
+from pipelines.segment import stage as segment
 
 DATA = ROOT.parent / "shared" / "data"
 WIKI = DATA / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"

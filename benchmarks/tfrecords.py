@@ -51,11 +51,11 @@ import sentencepiece as spm
 
 REPO = Path(__file__).resolve().parents[1]
 from benchmarks.helpers.shared_data import BOOKS_AND_WIKIPEDIA
-from pipelines import segment
-from pipelines.instance_writer import DocumentPass, InstanceWriter
-from pipelines.segmented_corpus import read_documents
-from pipelines.sentencepiece_trainer import trainer_kwargs
-from pipelines.tfrecords_config import TFRecordsConfig
+from pipelines.common.segmented_corpus import read_documents
+from pipelines.segment import stage as segment
+from pipelines.tfrecords.config import TFRecordsConfig
+from pipelines.tfrecords.instance_writer import DocumentPass, InstanceWriter
+from pipelines.vocab.sentencepiece_trainer import trainer_kwargs
 
 SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", REPO.parent / "shared" / "data"))
 REFERENCE_MB_PER_S = 0.35

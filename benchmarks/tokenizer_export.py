@@ -27,7 +27,7 @@ import transformers
 
 from albert.tokenization import AlbertTokenizer
 from albert.tokenizer_export import sentencepiece_with_preprocessing, write_hf_tokenizer
-from pipelines import vocab
+from pipelines.vocab import stage as vocab
 from tests.tokenizer_corpora import book_lines, corpus_lines, squad_lines
 
 SHARED = Path(os.environ.get("ALBERT_SHARED_DATA", ROOT.parent / "shared" / "data"))

@@ -30,14 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from albert.fs import expand, remove
 from benchmarks.helpers.shared_data import BOOKS_AND_WIKIPEDIA
-from pipelines import sampling, vocab
-from pipelines.sentencepiece_trainer import trainer_kwargs
+from pipelines.vocab import sampling
+from pipelines.vocab import stage as vocab
+from pipelines.vocab.sentencepiece_trainer import trainer_kwargs
 
 SHARED = ROOT.parent / "shared" / "data"
 
 
 def segment_shared_corpus(output: Path) -> float:
-    from pipelines import segment  # heavy: Beam
+    from pipelines.segment import stage as segment  # heavy: Beam
 
     start = time.perf_counter()
     segment.run(
@@ -77,7 +78,7 @@ def run_job(corpus: Path, output: Path, *flags: str) -> dict:
 
 def import_cpu_seconds() -> float:
     """CPU time of starting Python and importing the job (subtracted from the job's CPU time)."""
-    process = subprocess.Popen([sys.executable, "-c", "import pipelines.vocab"], cwd=ROOT)
+    process = subprocess.Popen([sys.executable, "-c", "import pipelines.vocab.stage"], cwd=ROOT)
     _, _, usage = os.wait4(process.pid, 0)
     return usage.ru_utime + usage.ru_stime
 

@@ -63,7 +63,7 @@ def data_configs(config: DomainDataConfig, inputs: list[str], spm: str) -> dict[
     configs: dict[str, StageConfig] = {"segment": config.segment_config(inputs)}
     corpus = config.stage_dir("segment")
     if config.select is not None:
-        from pipelines.domain_select import DomainSelectConfig  # heavy: loads Beam
+        from pipelines.select.stage import DomainSelectConfig  # heavy: loads Beam
 
         configs["select"] = build_config(
             DomainSelectConfig,

@@ -44,8 +44,8 @@ def further_pretrain(config: FinetuneConfig, data: TaskData, hp: Hyperparameters
     result's `init` is the further-pretrained model to fine-tune."""
     from model.pretrain import PretrainConfig  # heavy: only further pretraining trains
     from model.pretrain import run as pretrain  # heavy: only further pretraining trains
-    from pipelines.tfrecords import TFRecordsConfig  # heavy (Beam): only this path needs it
-    from pipelines.tfrecords import run as make_tfrecords  # heavy (Beam): only this path needs it
+    from pipelines.tfrecords.stage import TFRecordsConfig  # heavy (Beam): only this path needs it
+    from pipelines.tfrecords.stage import run as make_tfrecords
 
     work = config.output.rstrip("/") + ".further"
     corpus_dir, records, run_dir = (join(work, p) for p in ("corpus", "tfrecords", "pretrain"))

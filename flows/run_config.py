@@ -24,12 +24,12 @@ from albert.errors import StageError
 from albert.fs import exists, join
 from flows.engine import tasks
 from flows.engine.result_storage import result_storage_for
-from model.baselines import unigram_baseline
-from model.config import get_preset, parameter_counts
+from model.evaluation.baselines import unigram_baseline
+from model.network.config import get_preset, parameter_counts
 from model.pretrain import PretrainConfig
 from model.pretrain import run as pretrain_run
-from pipelines.segment_config import SegmentConfig
-from pipelines.tfrecords_config import TFRecordsConfig
+from pipelines.segment.config import SegmentConfig
+from pipelines.tfrecords.config import TFRecordsConfig
 
 
 class RunConfig(StageConfig):
@@ -41,7 +41,7 @@ class RunConfig(StageConfig):
         description="where Prefect persists task results and cache records (default: "
         "RUN_DIR/.prefect)",
     )
-    preset: str = Field("albert-tiny", description="model preset (model.config.get_preset)")
+    preset: str = Field("albert-tiny", description="model preset (model.network.config.get_preset)")
     max_seq_length: int = Field(
         128,
         gt=8,
@@ -314,7 +314,7 @@ def pretrain_as_secondary_process(
     (task, config), then join the pretrain stage, unless its output is already finished
     with these settings (process 0's flow then finds it cached and trains nothing). No Prefect run,
     lock or report here: process 0 runs the flow and is the only one that writes (model.pretrain);
-    the flow's `main` then leaves the JAX job (`model.distribute.leave_jax_cluster`)."""
+    the flow's `main` then leaves the JAX job (`model.runtime.distribute.leave_jax_cluster`)."""
     stage, data_config = data
     if finished_output(tasks.pretrain, pretrain):
         print(

@@ -3,7 +3,7 @@ local GCS emulator (with the objects.move route it lacks), Dataflow dry-run opti
 the job specs' `python -m MODULE ...` commands with the stage's real flags.
 
 Used by `tests/test_infra_*.py` and the tests that run a stage on `gs://`; nothing here runs in
-production (the flex-template launcher's code is `pipelines.flex_template`).
+production (the flex-template launcher's code is `pipelines.common.flex_template`).
 """
 
 from __future__ import annotations
@@ -293,7 +293,7 @@ def parse_stage_command(module_name: str, args: Sequence[str]):
 
     Returns (config, unknown_args); Beam stages pass unknown args to Beam, the others reject them.
     """
-    stage = next(name for name, entry in STAGES.items() if entry.module == module_name)
+    stage = next(name for name, entry in STAGES.items() if entry.command == module_name)
     cls = config_class(stage)
     parser = argparse.ArgumentParser(prog=module_name, exit_on_error=False)
     parser.add_argument("--verbose", action="store_true")

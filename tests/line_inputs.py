@@ -50,7 +50,9 @@ def build_base(root: Path) -> None:
     """A finished run directory in `root`, built by the stages themselves (no flow)."""
     from model.pretrain import PretrainConfig
     from model.pretrain import run as pretrain
-    from pipelines import segment, tfrecords, vocab
+    from pipelines.segment import stage as segment
+    from pipelines.tfrecords import stage as tfrecords
+    from pipelines.vocab import stage as vocab
 
     corpus = write_docs(root / "general.txt", documents(60, 0))
     segment.run(

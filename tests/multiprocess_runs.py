@@ -16,7 +16,7 @@ import pytest
 from ports import free_port
 from pretrain_runs import SETTINGS, metrics_records
 
-from model import checkpointing
+from model.checkpoints import store as checkpointing
 
 REPO = Path(__file__).resolve().parents[1]
 STEPS = SETTINGS["steps"]

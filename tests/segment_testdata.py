@@ -6,7 +6,7 @@ import itertools
 import re
 import textwrap
 
-from pipelines import books
+from pipelines.segment import books
 
 _SENTENCE_GAP = re.compile(r"(?<=[.!?]) (?=[A-Z])")
 

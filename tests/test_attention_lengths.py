@@ -9,9 +9,9 @@ import pytest
 
 keras = pytest.importorskip("keras")
 
-from model.config import get_preset
-from model.encoder import AlbertEncoder
-from model.transformer import dense_attention_mask, sequence_lengths
+from model.network.config import get_preset
+from model.network.encoder import AlbertEncoder
+from model.network.transformer import dense_attention_mask, sequence_lengths
 
 pytestmark = pytest.mark.keras
 

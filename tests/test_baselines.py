@@ -1,12 +1,12 @@
-"""model.baselines: the majority predictions the held-out figures are read against, checked by
-hand."""
+"""model.evaluation.baselines: the majority predictions the held-out figures are read against,
+checked by hand."""
 
 import numpy as np
 import tensorflow as tf
 from pretrain_testdata import write_shards
 
-from model import pretrain_data
-from model.baselines import unigram_baseline
+from model.evaluation.baselines import unigram_baseline
+from model.input import tf_data as pretrain_data
 
 
 def _labels(files):

@@ -16,9 +16,11 @@ from conftest import shared_path
 from decontamination_testdata import planted_books
 
 from albert.errors import StageError
-from pipelines import contamination, decontaminate, segment
-from pipelines.eval_sets import EvalExample, EvalSplit, eval_splits, read_examples
-from pipelines.segmented_corpus import input_files, read_documents
+from pipelines.common.segmented_corpus import input_files, read_documents
+from pipelines.decontaminate import contamination
+from pipelines.decontaminate import stage as decontaminate
+from pipelines.decontaminate.eval_sets import EvalExample, EvalSplit, eval_splits, read_examples
+from pipelines.segment import stage as segment
 
 pytestmark = pytest.mark.backend_free
 
@@ -103,9 +105,11 @@ def test_a_directory_of_sets_says_which_directories_it_did_not_read(tmp_path, ca
     (glue / "XYZ" / "notes.tsv").write_text("a\tb\n")
     (glue / "QNLI").mkdir()  # a task directory without dev*.tsv or test*.tsv
     (glue / "QNLI" / "train.tsv").write_text("index\tquestion\tsentence\tlabel\n")
-    with caplog.at_level(logging.WARNING, logger="pipelines.eval_sets"):
+    with caplog.at_level(logging.WARNING, logger="pipelines.decontaminate.eval_sets"):
         assert [(s.name, s.split) for s in eval_splits(str(glue))] == [("rte", "dev")]
-    (line,) = [r.getMessage() for r in caplog.records if r.name == "pipelines.eval_sets"]
+    (line,) = [
+        r.getMessage() for r in caplog.records if r.name == "pipelines.decontaminate.eval_sets"
+    ]
     assert line.startswith(f"{glue}: 2 directories not read: ") and "\n" not in line
     assert f"{glue / 'QNLI'} (a GLUE task directory without dev*.tsv or test*.tsv)" in line
     assert f"{glue / 'XYZ'} (neither a GLUE task directory nor a RACE split)" in line
@@ -113,7 +117,7 @@ def test_a_directory_of_sets_says_which_directories_it_did_not_read(tmp_path, ca
     with pytest.raises(StageError, match=rf"^{glue}: 2 directories not read: .*QNLI"):
         eval_splits(str(glue), strict=True)
     caplog.clear()  # a training split is left out by design, without a word
-    with caplog.at_level(logging.WARNING, logger="pipelines.eval_sets"):
+    with caplog.at_level(logging.WARNING, logger="pipelines.decontaminate.eval_sets"):
         race = eval_splits(str(shared_path("race", "RACE")), strict=True)
     assert [s.split for s in race] == ["dev", "test"] and not caplog.records
 

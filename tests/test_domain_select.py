@@ -11,7 +11,7 @@ import pytest
 from albert.config import ConfigError, build_config
 from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
 
-# pipelines.domain_select is imported by each test: Beam's RunInference imports torch where it is
+# pipelines.select is imported by each test: Beam's RunInference imports torch where it is
 # installed (5 CPU-s), which every xdist worker would pay when it collects this module.
 
 SPORT = [
@@ -54,7 +54,7 @@ def selected_documents(output: Path) -> list[str]:
 
 
 def test_top_k_selects_the_target_domain_deterministically(corpus, tmp_path):
-    from pipelines.domain_select import DomainSelectConfig, run
+    from pipelines.select.stage import DomainSelectConfig, run
 
     root, spm_model, target, source = corpus
     config = DomainSelectConfig(
@@ -98,7 +98,7 @@ def test_top_k_selects_the_target_domain_deterministically(corpus, tmp_path):
 
 
 def test_config_needs_one_rule_and_a_classifier():
-    from pipelines.domain_select import DomainSelectConfig
+    from pipelines.select.stage import DomainSelectConfig
 
     with pytest.raises(ConfigError, match="exactly one of top_k and threshold"):
         build_config(

@@ -101,7 +101,12 @@ def one_error_line(capsys) -> str:
 
 def test_the_entry_points_are_found():
     modules = python_m_modules()
-    assert {"pipelines.segment", "model.pretrain", "model.evaluate", "flows.deploy"} <= set(modules)
+    assert {
+        "pipelines.segment",
+        "model.pretrain",
+        "model.evaluation.evaluate",
+        "flows.deploy",
+    } <= set(modules)
     assert "albert.reaper" not in modules  # a __main__ block without main(): an internal helper
 
 

@@ -1,5 +1,5 @@
-"""model.epoch_order: the epoch's record order as plain generators, against Grain's own datasets
-(the order they replaced in the Grain input, and that tf.data's interleave gives)."""
+"""model.input.epoch_order: the epoch's record order as plain generators, against Grain's own
+datasets (the order they replaced in the Grain input, and that tf.data's interleave gives)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model import epoch_order
+from model.input import epoch_order
 
 pytestmark = pytest.mark.backend_free
 

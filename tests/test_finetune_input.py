@@ -11,10 +11,10 @@ import keras
 import numpy as np
 import pytest
 
-from model.backbone import AlbertBackbone
-from model.config import get_preset
 from model.finetune.batches import length_edges, mixture_batches, train_batches
 from model.finetune.models import FinetuneModel
+from model.network.backbone import AlbertBackbone
+from model.network.config import get_preset
 
 pytestmark = pytest.mark.keras
 

@@ -17,13 +17,13 @@ from model_testdata import padded_inputs
 from albert.config import ConfigError
 from albert.errors import StageError
 from model import finetune
-from model.backbone import AlbertBackbone
-from model.config import get_preset
 from model.finetune import MultiTaskModel, parse_task_dir
 from model.finetune.glue import GlueKind, GlueRegressionKind
 from model.finetune.kinds import task_kind
 from model.finetune.race import RaceKind
 from model.finetune.squad import SquadKind
+from model.network.backbone import AlbertBackbone
+from model.network.config import get_preset
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,8 @@ from test_finetune_resume import _signal_at, assert_same, resumed_run
 from albert.errors import Interrupted
 from albert.squad_json import gold_answers, read_squad
 from flows import finetune as flow_finetune
-from model import evaluate, finetune
+from model import finetune
+from model.evaluation import evaluate
 from model.tasks.metrics import squad_v2_scores
 from tests.fixtures.tasks.tiny_vocab import OBJECTS, SUBJECTS, VERBS, train_tiny_spm
 
@@ -75,8 +76,8 @@ def test_multitask_then_single_task_stsb_with_mrpc_and_a_stop_in_each_phase(
 def test_mnli_with_sun_strategies_is_scored_on_both_dev_sets_then_evaluated(spm_model, tmp_path):
     """Sun et al.'s strategies (head+tail truncation, the last four layers' mean, layer-wise
     learning-rate decay) on a pair task; the matched dev set selects the model, the mismatched is
-    scored too; model.evaluate re-predicts with the saved model, and rescoring its predictions
-    gives the same scores."""
+    scored too; model.evaluation.evaluate re-predicts with the saved model, and rescoring its
+    predictions gives the same scores."""
     mnli, output = FIXTURES / "glue" / "MNLI", tmp_path / "mnli"
     config = finetune.FinetuneConfig(
         task="mnli",

@@ -6,8 +6,6 @@ import keras
 import numpy as np
 import pytest
 
-from model.backbone import AlbertBackbone
-from model.config import get_preset
 from model.finetune import FinetuneConfig, Hyperparameters, hyperparameters
 from model.finetune.features import LayerFeatures, feature_size
 from model.finetune.optimizer import (
@@ -16,6 +14,8 @@ from model.finetune.optimizer import (
     layerwise_multipliers,
     make_optimizer,
 )
+from model.network.backbone import AlbertBackbone
+from model.network.config import get_preset
 from model.tasks import get_task
 from model.tasks.truncation import pair_budgets, truncate_pair, truncate_tokens
 

@@ -18,12 +18,12 @@ from albert.errors import StageError
 from albert.tokenization import AlbertTokenizer
 from flows.pipeline.downstream import downstream_configs
 from flows.pipeline.flow import PretrainPipelineConfig
-from model import cores
 from model.finetune import main as finetune_main
 from model.finetune.batches import train_batches
 from model.finetune.config import FinetuneConfig, hyperparameters
 from model.finetune.kind import inputs_of
 from model.finetune.kinds import task_kind
+from model.runtime import cores
 from model.tasks import parallel_encoding
 from model.tasks.parallel_encoding import chunk_bounds, encode_split
 from model.tasks.splits import SplitSettings, read_examples

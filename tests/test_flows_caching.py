@@ -73,17 +73,21 @@ def test_code_version_covers_the_modules_a_stage_runs() -> None:
     pretrain = module_closure(["model.pretrain"])
     assert {
         "model.pretrain",
-        "model.checkpointing",
-        "model.pretrain_data",
-        "model.convert",
+        "model.checkpoints.store",
+        "model.input.tf_data",
+        "model.conversion.convert",
         "albert.fs",
         "albert.outputs",
         "albert.masking",
         "model",
         "albert",
     } <= set(pretrain)
-    assert "model.finetune" not in pretrain and "pipelines.segment" not in pretrain
-    for data_stage in ("pipelines.segment", "pipelines.vocab", "pipelines.tfrecords"):
+    assert "model.finetune" not in pretrain and "pipelines.segment.stage" not in pretrain
+    for data_stage in (
+        "pipelines.segment.stage",
+        "pipelines.vocab.stage",
+        "pipelines.tfrecords.stage",
+    ):
         assert not any(name.startswith("model") for name in module_closure([data_stage])), (
             data_stage
         )

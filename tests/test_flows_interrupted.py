@@ -23,7 +23,7 @@ from conftest import prefect_server, session_api_url
 from test_flows_line import trainer_log
 from test_flows_pipeline import tiny_flow_flags, write_corpus
 
-from model import checkpointing
+from model.checkpoints import store as checkpointing
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -37,7 +37,7 @@ FLAGS = [
 def committed_checkpoint(line: Path) -> bool:
     """Whether the first night's training has committed a checkpoint (one being written is a
     `ckpt-<step>.tmp-<id>` sibling, which a resume does not see)."""
-    from model.checkpointing import list_checkpoints
+    from model.checkpoints.store import list_checkpoints
 
     nights = (line / "nights").glob("v0001-*/pretrain/checkpoints")
     return any(list_checkpoints(str(directory)) for directory in nights)
@@ -175,7 +175,7 @@ def test_a_line_night_after_night_from_a_killed_night(
 
     # a base that is a TF1 checkpoint or a Hugging Face directory is saved as .keras for v0001
     from flows.line.base import save_keras
-    from model.convert import load_pretrained
+    from model.conversion.convert import load_pretrained
 
     save_keras(str(base / "pretrain" / "export" / "hf"), str(tmp_path / "saved" / "model.keras"))
     saved = load_pretrained(str(tmp_path / "saved" / "model.keras"))

@@ -88,7 +88,7 @@ def test_pipeline_cached_rerun_and_transient_retry(
 ) -> None:
     import keras_hub
 
-    import pipelines.tfrecords
+    import pipelines.tfrecords.stage
     from albert.errors import StageError
     from flows.pipeline.flow import PretrainPipelineConfig, pretrain_pipeline
 
@@ -116,7 +116,9 @@ def test_pipeline_cached_rerun_and_transient_retry(
             )
         assert not [path for path in no_input.rglob("*") if path.is_file()]  # no failed task record
 
-        tfrecords_log = logging.getLogger("pipelines.tfrecords")  # Prefect resets root handlers
+        tfrecords_log = logging.getLogger(
+            "pipelines.tfrecords.stage"
+        )  # Prefect resets root handlers
         tfrecords_log.addHandler(caplog.handler)
         try:
             with caplog.at_level(logging.INFO, logger=tfrecords_log.name):
@@ -165,7 +167,7 @@ def test_pipeline_cached_rerun_and_transient_retry(
             (3, "heldout"),
         ]
 
-        real_run, attempts = pipelines.tfrecords.run, []
+        real_run, attempts = pipelines.tfrecords.stage.run, []
 
         def flaky_run(*args, **kwargs):  # a transient I/O failure on the first attempt only
             attempts.append(1)
@@ -173,7 +175,7 @@ def test_pipeline_cached_rerun_and_transient_retry(
                 raise OSError(5, "injected transient I/O error")
             return real_run(*args, **kwargs)
 
-        monkeypatch.setattr(pipelines.tfrecords, "run", flaky_run)
+        monkeypatch.setattr(pipelines.tfrecords.stage, "run", flaky_run)
         downstream = {
             "downstream": [f"rte={RTE}"],
             "finetune": {

@@ -16,7 +16,7 @@ from albert import cli, log, tfrecord_framing
 from albert.config import ConfigError, StageConfig, load_config
 from albert.outputs import atomic_output_dir
 from albert.stage import stage_main
-from pipelines import shards
+from pipelines.common import shards
 
 
 class ToyConfig(StageConfig):
@@ -145,7 +145,7 @@ def test_tfrecord_framing_reads_back_with_tensorflow(tmp_path):
 def test_write_shards_is_deterministic_across_worker_counts(tmp_path):
     import apache_beam as beam
 
-    from pipelines.runner import pipeline_options
+    from pipelines.common.runner import pipeline_options
 
     pairs = [(f"k{i:03d}".encode(), f"line {i}\n".encode()) for i in range(200)]
     outputs = []
@@ -179,7 +179,7 @@ def test_keras_runs_on_the_backend_the_environment_names(keras_backend):
 def test_write_shards_merges_spilled_runs_and_cleans_up(tmp_path):
     import apache_beam as beam
 
-    from pipelines.runner import pipeline_options
+    from pipelines.common.runner import pipeline_options
 
     pairs = [(f"k{i:04d}".encode(), f"payload {i}\n".encode()) for i in range(500)]
     outputs = []

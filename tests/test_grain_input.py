@@ -1,6 +1,6 @@
-"""model.grain_input (JAX, no TensorFlow) and model.pretrain_data (tf.data) give the same batches in
+"""model.input.grain (JAX, no TensorFlow) and model.input.tf_data (tf.data) give the same batches in
 the same order from the same data and seed: the epoch order defined once in
-model.pretrain_records."""
+model.input.records."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pytest
 from pretrain_testdata import cut_short_first_shard, write_shards
 
 from albert.tfrecord_framing import tfrecord_frame, tfrecord_records
-from model import grain_input, pretrain_data, pretrain_records
+from model.input import grain as grain_input
+from model.input import records as pretrain_records
+from model.input import tf_data as pretrain_data
 
 # Grain against tf.data: no Keras in either, so once, in the JAX pass (the backend Grain feeds)
 pytestmark = pytest.mark.backend_free

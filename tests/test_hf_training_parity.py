@@ -14,13 +14,13 @@ from pretrain_testdata import write_shards
 
 from albert.pretraining_example import decode_example
 from albert.tfrecord_framing import tfrecord_records
-from model.convert_hf import export_huggingface
-from model.grain_input import with_denominators
+from model.conversion.hf import export_huggingface
+from model.evaluation.heldout import metrics_from_sums
+from model.input.grain import with_denominators
 from model.pretrain import PretrainConfig
 from model.pretrain.build import build_training
 from model.pretrain.identity import data_spec
 from model.pretrain.loop import select_devices, training_engine
-from model.pretraining_metrics import metrics_from_sums
 
 BATCH = 16
 NO_DROPOUT = {"classifier_dropout_prob": 0.0}  # albert-nano has no other dropout

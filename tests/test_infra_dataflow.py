@@ -20,8 +20,8 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions, SetupOptions
 
 from albert.stages import config_class, stage_module
-from pipelines import flex_template
-from pipelines.runner import pipeline_options
+from pipelines.common import flex_template
+from pipelines.common.runner import pipeline_options
 
 pytestmark = pytest.mark.backend_free
 
@@ -154,7 +154,7 @@ def test_dockerfile_matches_the_pinned_stack():
 def test_flex_template_metadata_lists_every_stage_parameter(stage):
     committed = json.loads((harness.INFRA_DIR / "dataflow" / f"{stage}-metadata.json").read_text())
     assert committed == flex_template.flex_template_metadata(stage), (
-        "run `python -m pipelines.flex_template infra/dataflow` to refresh"
+        "run `python -m pipelines.common.flex_template infra/dataflow` to refresh"
     )
     fields = config_class(stage).model_fields
     assert [p["name"] for p in committed["parameters"]] == list(fields)

@@ -4,7 +4,7 @@ skips and reports a bad file, or fails naming it and writes nothing.
 
 Every connection and name lookup that is not loopback is refused. tf.io.gfile (used by training in
 production for gs://) has no emulator support: the training test reads the same records through
-the same `model.pretrain_data` code path from a local copy (see infra/README.md, "Storage").
+the same `model.input.tf_data` code path from a local copy (see infra/README.md, "Storage").
 """
 
 from __future__ import annotations
@@ -68,7 +68,9 @@ def gcs_pipeline_outputs():
     """Run the three Beam stages in-process (FnApiRunner) on gs:// inputs and outputs, with a
     file that is not UTF-8 among the inputs (segment skips it); then segment again without
     skipping (it fails naming the file)."""
-    from pipelines import segment, tfrecords, vocab
+    from pipelines.segment import stage as segment
+    from pipelines.tfrecords import stage as tfrecords
+    from pipelines.vocab import stage as vocab
 
     with (
         harness.loopback_only() as refused,
@@ -204,7 +206,7 @@ def test_records_from_gs_feed_the_training_input_pipeline(gcs_pipeline_outputs, 
         metadata["spm_model_sha256"] == AlbertTokenizer(str(tmp_path / "spiece.model")).model_sha256
     )
 
-    from model import pretrain_data
+    from model.input import tf_data as pretrain_data
 
     spec = pretrain_data.inspect_data(f"file://{data}")
     assert spec.max_seq_length == 64 and spec.max_predictions_per_seq == 8

@@ -117,7 +117,7 @@ def _env(container: dict) -> dict:
 
 def test_vertex_jax_spec_runs_one_jax_process_per_replica():
     """Vertex's TF_CONFIG on each replica, read as JAX processes: the chief is process 0."""
-    from model.distribute import jax_cluster
+    from model.runtime.distribute import jax_cluster
 
     (path,) = [p for p in VERTEX_SPECS if "jax" in p.name]
     pools = yaml.safe_load(substitute(path.read_text(), PLACEHOLDERS))["workerPoolSpecs"]
@@ -171,7 +171,7 @@ STEP_IN_FLIGHT_SECONDS = 30
 
 
 def largest_checkpoint_bytes() -> int:
-    from model.config import PRESETS, get_preset, parameter_counts
+    from model.network.config import PRESETS, get_preset, parameter_counts
 
     return max(
         12 * parameter_counts(get_preset(name, vocab_size=30000))["pretraining"] for name in PRESETS

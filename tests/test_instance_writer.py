@@ -1,6 +1,6 @@
-"""pipelines.instance_writer without Beam, on real text and the reference's sp16k vocabulary: the
-static masks of a document are `mask_instance`'s with the per-instance generators, record by
-record, and every count is exact."""
+"""pipelines.tfrecords.instance_writer without Beam, on real text and the reference's sp16k
+vocabulary: the static masks of a document are `mask_instance`'s with the per-instance generators,
+record by record, and every count is exact."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from conftest import shared_path
 from albert import masking
 from albert.hashing import stable_hash
 from albert.pretraining_example import decode_example, encode_example
-from pipelines import instance_writer, instances
-from pipelines.tfrecords_config import TFRecordsConfig
+from pipelines.tfrecords import instance_writer, instances
+from pipelines.tfrecords.config import TFRecordsConfig
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.backend_free]
 

@@ -1,11 +1,11 @@
-"""pipelines.instances: documents -> [CLS] A [SEP] B [SEP] pairs for SOP and NSP."""
+"""pipelines.tfrecords.instances: documents -> [CLS] A [SEP] B [SEP] pairs for SOP and NSP."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pipelines import instances
+from pipelines.tfrecords import instances
 
 pytestmark = pytest.mark.backend_free
 

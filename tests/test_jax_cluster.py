@@ -1,4 +1,4 @@
-"""Which JAX processes a pretraining run joins (model.distribute.jax_cluster): the flags,
+"""Which JAX processes a pretraining run joins (model.runtime.distribute.jax_cluster): the flags,
 TF_CONFIG (Vertex AI) or JAX's cluster detection; a wrong flag is one line. The flows pass the
 flags through."""
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from albert.errors import StageError
-from model.distribute import JaxCluster, jax_cluster
+from model.runtime.distribute import JaxCluster, jax_cluster
 
 pytestmark = pytest.mark.backend_free
 

@@ -14,9 +14,9 @@ keras = pytest.importorskip("keras")
 
 from thread_random import random_for_this_thread_alone
 
-from model.config import get_preset
-from model.keras_seeds import drawn_from
-from model.pretraining_model import AlbertPretrainingModel
+from model.network.config import get_preset
+from model.network.pretraining_model import AlbertPretrainingModel
+from model.runtime.keras_seeds import drawn_from
 
 pytestmark = pytest.mark.keras
 

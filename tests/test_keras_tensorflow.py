@@ -1,5 +1,5 @@
 """In a JAX process, what Keras asks of TensorFlow loads it nowhere we seed or save
-(`model.keras_tensorflow`): `keras_seeds.set_random_seed` gives the seeds Keras's own gives
+(`model.runtime.keras_tensorflow`): `keras_seeds.set_random_seed` gives the seeds Keras's own gives
 (Python's, NumPy's, Keras's global seed), a model's `.keras` file is written and reads back the
 same, and TensorFlow stays unloaded; once something has loaded it, Keras asks it as usual."""
 
@@ -19,7 +19,7 @@ import numpy as np
 import keras
 from keras.src.backend.common import global_state
 from keras.src.utils import module_utils
-from model import keras_seeds, keras_tensorflow
+from model.runtime import keras_seeds, keras_tensorflow
 
 def seeds():
     keras_seed = global_state.get_global_attribute("global_random_seed")

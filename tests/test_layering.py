@@ -118,7 +118,7 @@ def test_no_model_module_and_no_flow_before_its_stages_imports_beam(tmp_path) ->
     """Shared logic (hashing, masking, the example schema, TFRecord framing) lives in `albert/`.
     The flows validate every stage's config and match a line's input files before their
     environment checks (PREFECT_HOME, the run directory): the configs live in modules that load
-    no Beam (`pipelines/*_config.py`), so a command that fails there does so in seconds."""
+    no Beam (`pipelines/*/config.py`), so a command that fails there does so in seconds."""
     (tmp_path / "corpus.txt").write_text("One sentence.\n")
     code = (
         "import importlib, sys\n"
@@ -157,3 +157,170 @@ def test_the_commands_that_need_no_prefect_never_import_it() -> None:
         {str(p.relative_to(ROOT)) for p in paths if "prefect" in _imported_packages(p)}
     )
     assert not offenders, f"import Prefect: {offenders}"
+
+
+ROOMS: dict[str, dict[str, set[str]]] = {
+    "pipelines": {
+        "common": set(),
+        "quality": {"common"},
+        "dedup": {"common"},
+        "segment": {"common", "quality", "dedup"},
+        "vocab": {"common"},
+        "tfrecords": {"common"},
+        "decontaminate": {"common"},
+        "select": {"common"},
+    },
+    "model": {
+        "runtime": set(),
+        "network": set(),
+        "input": set(),
+        "optimization": set(),
+        "checkpoints": {"runtime", "network"},
+        "conversion": {"checkpoints", "network"},
+        "tasks": {"network"},
+        "finetune": {
+            "tasks",
+            "network",
+            "input",
+            "checkpoints",
+            "conversion",
+            "runtime",
+            "optimization",
+        },
+        "evaluation": {"finetune", "tasks", "network", "input", "conversion"},
+        "pretrain": {
+            "evaluation",
+            "network",
+            "input",
+            "checkpoints",
+            "conversion",
+            "runtime",
+            "optimization",
+        },
+    },
+}
+"""Each layer's packages by role, and the packages each may import: the arrows run down only."""
+MENTIONS = {("model/conversion/exports.py", "model.pretrain")}
+"""Strings that name a module above as text, not to run it: the model card's `python -m` line."""
+
+
+def _room(module: str) -> tuple[str, str | None]:
+    """(layer, package by role) of one of our modules; None: a module at the layer's top."""
+    parts = module.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and (ROOT / Path(*parts)).is_dir()):
+        return parts[0], parts[1]
+    return parts[0], None
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Our modules the file imports, by statement (lazy ones too) or by naming them in a string."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = _docstrings(tree)
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            names.update(_modules_named_in(node.value))
+    return {name for name in names if name in OUR_MODULES}
+
+
+def _is_shim(path: Path) -> bool:
+    """A module left at a path that moved: it only says where it went (albert.moved)."""
+    return "from albert.moved import moved" in path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("layer", list(ROOMS))
+def test_the_layer_is_in_packages_by_role_with_the_arrows_running_down(layer: str) -> None:
+    """Every module of pipelines/ and model/ is in a package by role, or a shim at a path that
+    moved; a package imports only itself and the packages below it (ROOMS), no module imports a
+    shim, and the packages' import graph has no cycle."""
+    rooms = ROOMS[layer]
+    top = {path.stem for path in (ROOT / layer).glob("*.py")} - {"__init__"}
+    assert all(_is_shim(ROOT / layer / f"{name}.py") for name in top), sorted(
+        name for name in top if not _is_shim(ROOT / layer / f"{name}.py")
+    )
+    packages = {path.name for path in (ROOT / layer).iterdir() if (path / "__init__.py").exists()}
+    assert packages == set(rooms)
+    shims = {f"{layer}.{name}" for name in top}
+    offenders = {}
+    for path in (ROOT / layer).rglob("*.py"):
+        module = _module_name(path)
+        _, room = _room(module)
+        if room is None:
+            continue
+        bad = set()
+        for name in _imported_modules(path):
+            other_layer, other_room = _room(name)
+            if (str(path.relative_to(ROOT)), name) in MENTIONS:
+                continue
+            across = other_layer == layer and other_room not in {room, None} | rooms[room]
+            if name in shims or across:
+                bad.add(name)
+        if bad:
+            offenders[str(path.relative_to(ROOT))] = sorted(bad)
+    assert not offenders, f"imports that run back up or across, or use a shim: {offenders}"
+    # the allowed arrows themselves have no cycle: a topological order exists
+    done: list[str] = []
+    while len(done) < len(rooms):
+        ready = [r for r in rooms if r not in done and rooms[r] <= set(done)]
+        assert ready, f"a cycle among {sorted(set(rooms) - set(done))}"
+        done += ready
+
+
+def test_no_module_of_the_project_imports_a_shim() -> None:
+    """The shims are for users' commands and code; the project imports the new paths."""
+    shims = {
+        _module_name(path)
+        for layer in LAYERS
+        for path in (ROOT / layer).rglob("*.py")
+        if _is_shim(path)
+    }
+    assert {"pipelines.domain_select", "model.evaluate", "model.config"} <= shims
+    users = {
+        str(path.relative_to(ROOT)): sorted(_imported_modules(path) & shims)
+        for folder in (*LAYERS, "tests", "benchmarks", "infra")
+        for path in (ROOT / folder).rglob("*.py")
+        if not _is_shim(path)
+        and path.name != "test_moved_modules.py"
+        and _imported_modules(path) & shims
+    }
+    assert not users, users
+
+
+def test_the_modules_of_pipelines_and_model_import_each_other_without_a_cycle() -> None:
+    """Module by module (imports by statement, lazy ones too, each module's package included):
+    no module reaches itself again."""
+    graph = {}
+    for layer in ROOMS:
+        for path in (ROOT / layer).rglob("*.py"):
+            if not _is_shim(path):
+                module = _module_name(path)
+                graph[module] = {
+                    name
+                    for name in _imported_modules(path)
+                    if name.split(".")[0] == layer
+                    and name != module
+                    and not name.startswith(module + ".")
+                    and not module.startswith(name + ".")
+                }
+    state: dict[str, int] = {}
+
+    def visit(module: str, trail: list[str]) -> None:
+        if state.get(module) == 2:
+            return
+        assert state.get(module) != 1, " -> ".join([*trail[trail.index(module) :], module])
+        state[module] = 1
+        for name in sorted(graph.get(module, ())):
+            visit(name, [*trail, module])
+        state[module] = 2
+
+    for module in sorted(graph):
+        visit(module, [])

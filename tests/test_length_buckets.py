@@ -1,13 +1,14 @@
-"""--length-buckets by default (`model.length_buckets`): on an accelerator with padded data, k from
-the padding measured on the data's first records; off on CPU, on TensorFlow's input and for data
-without padding; a resumed run keeps its own."""
+"""--length-buckets by default (`model.input.length_buckets`): on an accelerator with padded data, k
+from the padding measured on the data's first records; off on CPU, on TensorFlow's input and for
+data without padding; a resumed run keeps its own."""
 
 from __future__ import annotations
 
 import numpy as np
 from pretrain_testdata import write_shards
 
-from model import length_buckets, pretrain_records
+from model.input import length_buckets
+from model.input import records as pretrain_records
 
 
 def test_k_follows_the_padding():

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from model_testdata import padded_inputs
 
-from model.checkpoint_weights import ConversionError, weight_entries
-from model.config import get_preset
-from model.convert import load_pretrained
-from model.convert_hf import export_huggingface
-from model.pretraining_model import AlbertPretrainingModel
+from model.checkpoints.weights import ConversionError, weight_entries
+from model.conversion.convert import load_pretrained
+from model.conversion.hf import export_huggingface
+from model.network.config import get_preset
+from model.network.pretraining_model import AlbertPretrainingModel
 
 VOCAB = 101
 PARITY_CONFIGS = {
@@ -273,7 +273,7 @@ def test_huggingface_backbone_only_import(tmp_path):
 
 
 def test_huggingface_config_mapping():
-    from model.convert_hf import config_from_huggingface, config_to_huggingface
+    from model.conversion.hf import config_from_huggingface, config_to_huggingface
 
     config = get_preset("albert-nano", vocab_size=VOCAB, num_hidden_groups=2)
     assert config_from_huggingface(config_to_huggingface(config)) == config

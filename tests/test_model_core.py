@@ -6,8 +6,8 @@ import keras
 import numpy as np
 import pytest
 
-from model.config import AlbertConfig, PresetError, get_preset, parameter_counts
-from model.pretraining_model import AlbertPretrainingModel
+from model.network.config import AlbertConfig, PresetError, get_preset, parameter_counts
+from model.network.pretraining_model import AlbertPretrainingModel
 
 VOCAB = 97
 

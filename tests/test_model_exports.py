@@ -13,11 +13,11 @@ from conftest import shared_path
 from model_testdata import padded_inputs
 
 from albert.tokenization import AlbertTokenizer
-from model.checkpoint_weights import ConversionError
-from model.config import get_preset
-from model.convert_keras_hub import export_keras_hub
-from model.exports import write_exports
-from model.pretraining_model import AlbertPretrainingModel
+from model.checkpoints.weights import ConversionError
+from model.conversion.exports import write_exports
+from model.conversion.keras_hub import export_keras_hub
+from model.network.config import get_preset
+from model.network.pretraining_model import AlbertPretrainingModel
 
 keras_hub = pytest.importorskip("keras_hub")
 
@@ -156,7 +156,7 @@ def test_an_export_whose_library_is_missing_is_skipped_in_one_line(
 
     for name in hidden:
         monkeypatch.setitem(sys.modules, name, None)  # `import name` now fails as if not installed
-    for name in ("model.convert_hf", "model.convert_keras_hub"):
+    for name in ("model.conversion.hf", "model.conversion.keras_hub"):
         monkeypatch.delitem(sys.modules, name, raising=False)  # imported again, without it
     model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=101))
     names, reasons = write_exports(model, str(tmp_path), {}, {}, {"sop_accuracy": 0.5}, None)

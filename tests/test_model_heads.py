@@ -6,9 +6,9 @@ import keras
 import numpy as np
 import pytest
 
-from model.backbone import AlbertBackbone
-from model.config import get_preset
-from model.heads import (
+from model.network.backbone import AlbertBackbone
+from model.network.config import get_preset
+from model.network.heads import (
     MaskedLMHead,
     MultipleChoiceHead,
     SequenceClassificationHead,

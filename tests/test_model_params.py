@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.config import PAPER_PARAMETERS, get_preset, parameter_counts
+from model.network.config import PAPER_PARAMETERS, get_preset, parameter_counts
 
 # Exact counts (embeddings + encoder + pooler, vocab 30000), printed by benchmarks/model_params.py.
 EXACT_BACKBONE = {
@@ -28,14 +28,14 @@ def test_counts_match_the_paper(row):
     if label in EXACT_BACKBONE:
         assert counts["backbone"] == EXACT_BACKBONE[label]
     if convention is None:
-        # The published architecture cannot give the paper's figure (see model.config).
+        # The published architecture cannot give the paper's figure (see model.network.config).
         assert round(counts["backbone"] / 1e6) != paper_millions
     else:
         assert round(counts[convention] / 1e6) == paper_millions
 
 
 def test_counting_function_matches_albert_base_built_once():
-    from model.pretraining_model import AlbertPretrainingModel
+    from model.network.pretraining_model import AlbertPretrainingModel
 
     config = get_preset("albert-base")
     model = AlbertPretrainingModel(config)

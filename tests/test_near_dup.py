@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 
 from albert.errors import StageError
-from pipelines import minhash, near_dup_keys, near_dup_pairs
-from pipelines.near_dup_clusters import (
+from pipelines.common.word_ngrams import normalised_words, word_ngrams
+from pipelines.dedup import keys as near_dup_keys
+from pipelines.dedup import minhash
+from pipelines.dedup import pairs as near_dup_pairs
+from pipelines.dedup.clusters import (
     CURRENT,
     REFERENCE,
     Member,
@@ -21,8 +24,7 @@ from pipelines.near_dup_clusters import (
     node,
     removals,
 )
-from pipelines.near_dup_config import NearDupConfig, reference_files
-from pipelines.word_ngrams import normalised_words, word_ngrams
+from pipelines.dedup.near_config import NearDupConfig, reference_files
 
 pytestmark = pytest.mark.backend_free
 

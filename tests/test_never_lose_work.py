@@ -237,7 +237,7 @@ def test_runs_gc_lists_by_default_and_removes_only_moved_aside_outputs_when_aske
 
 
 def test_a_retried_merge_bundle_finds_its_run_files(tmp_path):
-    from pipelines.shards import WriteShards, write_run
+    from pipelines.common.shards import WriteShards, write_run
 
     runs = []
     for number, pairs in enumerate([[(b"b", b"2"), (b"a", b"1")], [(b"c", b"3")]]):
@@ -371,7 +371,7 @@ def test_a_killed_command_leaves_no_child_processes(tmp_path):
 def test_a_killed_beam_job_leaves_no_scratch_directory(tmp_path):
     code = (
         "import time\nimport apache_beam as beam\nfrom albert import reaper\n"
-        "from pipelines.runner import pipeline_options, run_pipeline\nreaper.watch()\n"
+        "from pipelines.common.runner import pipeline_options, run_pipeline\nreaper.watch()\n"
         "pipeline = beam.Pipeline(options=pipeline_options())\n"
         "_ = pipeline | beam.Create([1]) | beam.Map(\n"
         "    lambda _: print('running', flush=True) or time.sleep(300))\n"

@@ -2,9 +2,9 @@
 comes as TensorFlow's `tf.IndexedSlices` (a lookup) or dense (a one-hot product), clipping included.
 
 Keras, given `tf.IndexedSlices`, squares each lookup's row before summing an id's repeats: before
-`model.optimizers.DenseGradients`, the global norm that clips came out too small on the TF backend
-(and so did Adam's second moment, unclipped). On JAX every gradient is dense: both agree as they
-are.
+`model.optimization.optimizers.DenseGradients`, the global norm that clips came out too small on the
+TF backend (and so did Adam's second moment, unclipped). On JAX every gradient is dense: both agree
+as they are.
 """
 
 import numpy as np
@@ -13,7 +13,7 @@ import pytest
 keras = pytest.importorskip("keras")
 from keras import ops
 
-from model.optimizers import build_optimizer
+from model.optimization.optimizers import build_optimizer
 
 VOCAB, WIDTH = 5, 3
 # Batches with an id repeated 8 times, then none: Keras' norm of the first is wrong, of the second

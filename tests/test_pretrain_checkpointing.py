@@ -1,4 +1,4 @@
-"""model.checkpointing: atomic checkpoints, the last K kept, weights and optimizer slots
+"""model.checkpoints.store: atomic checkpoints, the last K kept, weights and optimizer slots
 restored."""
 
 import numpy as np
@@ -7,8 +7,8 @@ import pytest
 keras = pytest.importorskip("keras")
 
 from albert.errors import StageError
-from model import checkpointing
-from model.optimizers import Lamb
+from model.checkpoints import store as checkpointing
+from model.optimization.optimizers import Lamb
 
 
 class _Net(keras.Model):

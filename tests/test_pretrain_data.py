@@ -1,4 +1,4 @@
-"""model.pretrain_data: metadata checks with clear errors, deterministic per-epoch order, exact
+"""model.input.tf_data: metadata checks with clear errors, deterministic per-epoch order, exact
 skip, held-out split."""
 
 import json
@@ -9,7 +9,7 @@ import pytest
 from pretrain_testdata import write_shards
 
 from albert.errors import StageError
-from model import pretrain_data
+from model.input import tf_data as pretrain_data
 
 
 @pytest.fixture(scope="module")

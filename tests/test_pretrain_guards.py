@@ -12,7 +12,7 @@ from pretrain_testdata import write_shards
 
 from albert.config import ConfigError, load_config
 from albert.errors import StageError
-from model import pretrain_data
+from model.input import tf_data as pretrain_data
 
 TINY = {
     "preset": "albert-nano",
@@ -103,16 +103,16 @@ def test_ids_beyond_the_vocabulary_stop_pretraining_up_front(records, tmp_path):
 
 
 def test_empty_heldout_shard_is_an_error_not_a_perfect_score(records, tmp_path):
+    from model.evaluation.heldout import evaluate_pretraining
     from model.pretrain import PretrainConfig, run
-    from model.pretraining_metrics import evaluate_pretraining
 
     shard(records, 2).write_bytes(b"")  # every shard is written, even an empty one
     with pytest.raises(
         StageError, match=r"train-00002-of-00003.tfrecord: the held-out split has no records"
     ):
         run(PretrainConfig(**TINY, data=str(records), output=str(tmp_path / "run"), steps=2))
-    from model.config import get_preset
-    from model.pretraining_model import AlbertPretrainingModel
+    from model.network.config import get_preset
+    from model.network.pretraining_model import AlbertPretrainingModel
 
     model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=100))
     with pytest.raises(StageError, match=r"the held-out split has no records"):
@@ -120,7 +120,7 @@ def test_empty_heldout_shard_is_an_error_not_a_perfect_score(records, tmp_path):
 
 
 def test_evaluate_batches_of_nothing_is_an_error():
-    from model.pretraining_metrics import evaluate_batches
+    from model.evaluation.heldout import evaluate_batches
 
     with pytest.raises(StageError, match=r"^held-out data: no records to evaluate"):
         evaluate_batches(None, [], step=lambda batch: None)
@@ -130,7 +130,7 @@ def test_evaluate_batches_of_nothing_is_an_error():
 def test_non_finite_settings_are_refused(value):
     from model.finetune import FinetuneConfig
     from model.pretrain import PretrainConfig
-    from pipelines.tfrecords import TFRecordsConfig
+    from pipelines.tfrecords.stage import TFRecordsConfig
 
     with pytest.raises(
         ConfigError, match=r"PretrainConfig.learning_rate: Input should be a finite number"
@@ -165,7 +165,7 @@ def test_non_finite_settings_are_refused(value):
 
 @pytest.mark.keras
 def test_diverging_run_stops_naming_the_step_and_keeps_the_last_finite_checkpoint(tmp_path):
-    from model import checkpointing
+    from model.checkpoints import store as checkpointing
     from model.pretrain import main
 
     data = write_shards(tmp_path / "records", num_shards=3, per_shard=24)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.checkpoint_manager import Checkpoints
-from model.preemption import StopRequest
+from model.checkpoints.manager import Checkpoints
 from model.pretrain.config import PretrainConfig
 from model.pretrain.time_budget import TrainingClock
+from model.runtime.preemption import StopRequest
 
 BATCH = 4
 

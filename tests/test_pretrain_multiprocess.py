@@ -11,7 +11,7 @@ import pretrain_runs
 import pytest
 from multiprocess_runs import assert_same_training, finish, skip_unless_jax, start, succeeded
 
-from model import checkpointing
+from model.checkpoints import store as checkpointing
 
 pytestmark = [pytest.mark.keras, pytest.mark.slow]
 
@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.keras, pytest.mark.slow]
 KILLS_PEER = """
 import functools, os, signal, sys
 from albert.stage import stage_main
-from model.distribute import leave_jax_cluster
+from model.runtime.distribute import leave_jax_cluster
 from model.pretrain import PretrainConfig, run
 peer, kill_at = int(sys.argv[1]), int(sys.argv[2])
 def on_metrics(record):

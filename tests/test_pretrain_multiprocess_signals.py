@@ -12,7 +12,7 @@ import pretrain_runs
 import pytest
 from multiprocess_runs import STEPS, assert_same_training, finish, skip_unless_jax, start, succeeded
 
-from model import checkpointing
+from model.checkpoints import store as checkpointing
 
 pytestmark = [pytest.mark.keras, pytest.mark.slow]
 
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.keras, pytest.mark.slow]
 SIGNALS_ITSELF = """
 import os, signal, sys, time
 from albert.stage import stage_main
-from model.distribute import leave_jax_cluster
+from model.runtime.distribute import leave_jax_cluster
 from model.pretrain import PretrainConfig, run
 from model.pretrain.trainer import Trainer
 signal_at = int(sys.argv[1])

@@ -6,7 +6,7 @@ import pytest
 
 keras = pytest.importorskip("keras")
 
-from model.optimizers import Lamb, WarmupPolynomialDecay, build_optimizer, is_excluded
+from model.optimization.optimizers import Lamb, WarmupPolynomialDecay, build_optimizer, is_excluded
 
 
 def reference_lamb_step(w, g, m, v, lr, adapted, b1=0.9, b2=0.999, eps=1e-6, wd=0.01):

@@ -1,5 +1,5 @@
-"""SIGTERM is a checkpoint, not a loss (model.preemption), and checkpoints are written off the
-training step (model.checkpoint_writer).
+"""SIGTERM is a checkpoint, not a loss (model.runtime.preemption), and checkpoints are written off
+the training step (model.checkpoints.writer).
 
 One run interrupted at every point in turn (during a step, before the first step, during a save
 with a second signal, during an evaluation), each re-run resuming where the last stopped, ends with
@@ -23,8 +23,8 @@ import pytest
 from pretrain_runs import SETTINGS, config, metrics_records
 
 from albert.errors import EXIT_INTERRUPTED, Interrupted
-from model import checkpointing
-from model.checkpoint_writer import CheckpointWriter
+from model.checkpoints import store as checkpointing
+from model.checkpoints.writer import CheckpointWriter
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -204,7 +204,7 @@ def test_a_signal_under_a_time_budget_saves_the_training_seconds(data, tmp_path,
 # ckpt-<KILL_AT>'s weights (the writer thread writes half the bytes, then the kill).
 KILLED_WHILE_WRITING = """
 import os, signal, sys
-from model import checkpointing
+from model.checkpoints import store as checkpointing
 from model.pretrain import main
 kill_at = int(sys.argv[1])
 open_file = checkpointing.open_file

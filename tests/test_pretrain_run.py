@@ -12,9 +12,10 @@ keras = pytest.importorskip("keras")
 import pretrain_runs
 from pretrain_runs import SETTINGS
 
-from model import checkpointing, distribute
+from model.checkpoints import store as checkpointing
+from model.evaluation.heldout import evaluate_pretraining
 from model.pretrain import main, run
-from model.pretraining_metrics import evaluate_pretraining
+from model.runtime import distribute
 
 
 @pytest.fixture

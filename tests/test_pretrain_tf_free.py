@@ -26,7 +26,7 @@ WITHOUT_TENSORFLOW = (
     NO_TENSORFLOW
     + """
 import json
-from model.baselines import unigram_baseline
+from model.evaluation.baselines import unigram_baseline
 from model.finetune import FinetuneConfig
 from model.finetune import run as finetune
 from model.pretrain import PretrainConfig

@@ -11,7 +11,7 @@ keras = pytest.importorskip("keras")
 from pretrain_testdata import write_shards
 
 from albert.config import ConfigError, build_config
-from model import checkpointing
+from model.checkpoints import store as checkpointing
 from model.pretrain import PretrainConfig, main, run
 from model.pretrain.time_budget import TrainingClock, budget_learning_rate, parse_duration
 

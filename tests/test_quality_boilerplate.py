@@ -9,8 +9,9 @@ from collections import Counter
 import pytest
 from conftest import shared_path
 
-from pipelines import input_formats, text_cleaning
+from pipelines.common import text_cleaning
 from pipelines.quality import boilerplate
+from pipelines.segment import input_formats
 
 pytestmark = pytest.mark.backend_free
 

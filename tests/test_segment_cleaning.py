@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import books, input_formats, input_streams, text_cleaning
+from pipelines.common import text_cleaning
+from pipelines.segment import books, input_formats, input_streams
 
 pytestmark = pytest.mark.backend_free
 
@@ -240,7 +241,7 @@ def test_domain_text_with_numbered_clauses_is_read_as_documents_and_split(caplog
 
     book = shared_path("books", "austen-persuasion.txt").read_text(encoding="utf-8")
     corpus = numbered_chapters(book, chapters=6, paragraphs_per_chapter=25)
-    with caplog.at_level("INFO", logger="pipelines.input_formats"):
+    with caplog.at_level("INFO", logger="pipelines.segment.input_formats"):
         documents, counts = read_all("domain.txt", corpus.encode())
     assert re.search(
         r"domain.txt: read as blank-line separated documents \(hard-wrapped lines in blank-line "
@@ -295,7 +296,7 @@ def test_a_file_of_short_chapters_is_one_document_per_chapter(caplog):
 
     book = shared_path("books", "austen-persuasion.txt").read_text(encoding="utf-8")
     corpus = headed_chapters(book, chapters=40, paragraphs_per_chapter=3)
-    with caplog.at_level("INFO", logger="pipelines.input_formats"):
+    with caplog.at_level("INFO", logger="pipelines.segment.input_formats"):
         documents, counts = read_all("scripture.txt", corpus.encode())
     assert re.search(
         r"scripture.txt: read as one document per chapter \(\d+ chapter headings "

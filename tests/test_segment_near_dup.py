@@ -11,10 +11,11 @@ from conftest import shared_path
 
 from albert.errors import NothingNew, StageError
 from flows.report.sections import segment_section
-from pipelines import minhash, segment
-from pipelines.near_dup_config import AUDIT_FILE
-from pipelines.segment import SegmentConfig
-from pipelines.word_ngrams import normalised_words, word_ngrams
+from pipelines.common.word_ngrams import normalised_words, word_ngrams
+from pipelines.dedup import minhash
+from pipelines.dedup.near_config import AUDIT_FILE
+from pipelines.segment import stage as segment
+from pipelines.segment.stage import SegmentConfig
 
 pytestmark = pytest.mark.backend_free
 

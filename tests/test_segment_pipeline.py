@@ -12,8 +12,8 @@ import pytest
 from conftest import shared_path
 
 from albert.errors import StageError
-from pipelines import segment
-from pipelines.segment import SegmentConfig
+from pipelines.segment import stage as segment
+from pipelines.segment.stage import SegmentConfig
 
 pytestmark = pytest.mark.backend_free
 

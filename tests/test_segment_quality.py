@@ -12,10 +12,10 @@ from segment_testdata import source_paragraphs
 
 from albert.errors import ConfigError
 from flows.report.data_quality import quality_section
-from pipelines import segment
 from pipelines.quality.audit import night_figures
 from pipelines.quality.config import AUDIT_FILE
-from pipelines.segment import SegmentConfig
+from pipelines.segment import stage as segment
+from pipelines.segment.stage import SegmentConfig
 
 pytestmark = [pytest.mark.backend_free, pytest.mark.shared_data]
 

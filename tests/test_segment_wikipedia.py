@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-from pipelines import input_formats, input_streams, wikipedia, wikitext
+from pipelines.segment import input_formats, input_streams, wikipedia, wikitext
 
 pytestmark = pytest.mark.backend_free
 

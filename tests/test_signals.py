@@ -19,7 +19,7 @@ import pytest
 from albert import signals
 from albert.errors import Interrupted
 from albert.log import load_native_code_whole
-from model.preemption import stop_on_signals
+from model.runtime.preemption import stop_on_signals
 
 pytestmark = pytest.mark.backend_free
 
@@ -120,7 +120,7 @@ def test_a_signal_during_a_native_modules_initialization_acts_at_its_end(handler
 @pytest.mark.parametrize(
     "argv, stub",
     [
-        (["segment", "--input", "in.txt", "--output", "o"], "pipelines.segment.run"),
+        (["segment", "--input", "in.txt", "--output", "o"], "pipelines.segment.stage.run"),
         (["decontaminate", "--corpus", "c", "--eval", "e.txt", "--output", "o"], None),
         (["line", "check", "L"], "flows.line.cli.check"),
     ],
@@ -133,7 +133,7 @@ def test_a_command_that_trains_nothing_says_that_nothing_was_written(
     nothing to save"."""
     from albert import cli
 
-    stub = stub or "pipelines.decontaminate.run"
+    stub = stub or "pipelines.decontaminate.stage.run"
     module, name = stub.rsplit(".", 1)
     monkeypatch.setattr(importlib.import_module(module), name, lambda *args: _signal_self())
     assert cli.main(argv) == 75

@@ -1,4 +1,5 @@
-"""Grouping through sorted spill files (pipelines.spill) and segment's de-duplication reduces."""
+"""Grouping through sorted spill files (pipelines.common.spill) and segment's de-duplication
+reduces."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipelines import dedup, segment_stats, spill
-from pipelines.runner import pipeline_options, sum_counts
+from pipelines.common import spill
+from pipelines.common.runner import pipeline_options, sum_counts
+from pipelines.dedup import exact as dedup
+from pipelines.segment import stats as segment_stats
 
 pytestmark = pytest.mark.backend_free
 

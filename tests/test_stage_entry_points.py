@@ -22,8 +22,11 @@ from apache_beam.runners.portability.fn_api_runner.fn_runner import RunnerResult
 
 from albert import cli
 from albert.errors import StageError
-from pipelines import segment, segment_stats, tfrecords, tfrecords_metadata
-from pipelines.runner import check_runner, pipeline_options, run_pipeline
+from pipelines.common.runner import check_runner, pipeline_options, run_pipeline
+from pipelines.segment import stage as segment
+from pipelines.segment import stats as segment_stats
+from pipelines.tfrecords import metadata as tfrecords_metadata
+from pipelines.tfrecords import stage as tfrecords
 
 pytestmark = pytest.mark.backend_free
 

@@ -10,7 +10,8 @@ from conftest import shared_path
 
 from albert.errors import StageError
 from albert.glue_tsv import read_glue
-from model import evaluate, finetune
+from model import finetune
+from model.evaluation import evaluate
 from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
 
 SST2_ROWS = "sentence\tlabel\n" + "a fine film\t1\na dull film\t0\n" * 4
@@ -123,7 +124,7 @@ def test_partial_squad_predictions_are_reported(tmp_path, caplog):
     }
     predictions = tmp_path / "predictions.json"
     predictions.write_text(json.dumps({qid: answers[qid] for qid in ids[:100]}))
-    with caplog.at_level("WARNING", logger="model.evaluate"):
+    with caplog.at_level("WARNING", logger="model.evaluation.evaluate"):
         result = evaluate.run(
             evaluate.EvaluateConfig(task="squad1", gold=str(gold), predictions=str(predictions))
         )
@@ -150,7 +151,7 @@ def test_predictions_for_ids_not_in_the_gold_file_are_counted_and_named(tmp_path
     rows = [f"{e.guid}\t{e.label}\n" for e in read_glue("sst2", str(gold), "dev")]
     predictions.write_text("index\tprediction\n" + "".join(rows) + "900\t0\n901\t1\n")
     config = evaluate.EvaluateConfig(task="sst2", gold=str(gold), predictions=str(predictions))
-    with caplog.at_level("WARNING", logger="model.evaluate"):
+    with caplog.at_level("WARNING", logger="model.evaluation.evaluate"):
         scores = evaluate.run(config)["scores"]
     assert scores["unknown_predictions"] == 2 and scores["accuracy"] == 1.0
     assert (
@@ -169,7 +170,7 @@ def test_predictions_for_ids_not_in_the_gold_file_are_counted_and_named(tmp_path
     answers.write_text(json.dumps({"q1": "The cat", "q-from-another-file": "x"}))
     caplog.clear()
     config = evaluate.EvaluateConfig(task="squad1", gold=str(squad), predictions=str(answers))
-    with caplog.at_level("WARNING", logger="model.evaluate"):
+    with caplog.at_level("WARNING", logger="model.evaluation.evaluate"):
         scores = evaluate.run(config)["scores"]
     assert (scores["unknown_predictions"], scores["exact_match"]) == (1, 100.0)
     assert f"{answers}: 1 of 2 predictions have an id that is not in {squad}" in caplog.text

@@ -1,11 +1,11 @@
-"""model.tensorboard_events writes event files TensorFlow's own Event parser reads back as
+"""model.pretrain.tensorboard_events writes event files TensorFlow's own Event parser reads back as
 scalars."""
 
 from __future__ import annotations
 
 import pytest
 
-from model.tensorboard_events import ScalarWriter
+from model.pretrain.tensorboard_events import ScalarWriter
 
 
 def test_scalars_read_back_with_tensorflows_event_parser(tmp_path):

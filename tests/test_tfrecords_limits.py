@@ -10,8 +10,9 @@ import pytest
 from conftest import shared_path
 
 from albert.config import ConfigError, load_config
-from pipelines import tfrecords, tfrecords_metadata
-from pipelines.tfrecords import TFRecordsConfig
+from pipelines.tfrecords import metadata as tfrecords_metadata
+from pipelines.tfrecords import stage as tfrecords
+from pipelines.tfrecords.stage import TFRecordsConfig
 
 pytestmark = pytest.mark.backend_free
 
@@ -90,7 +91,7 @@ def test_short_sequences_on_real_text_warn_with_numbers(tmp_path, caplog):
         dupe_factor=1,
         num_shards=1,
     )
-    with caplog.at_level(logging.WARNING, logger="pipelines.tfrecords"):
+    with caplog.at_level(logging.WARNING, logger="pipelines.tfrecords.stage"):
         tfrecords.run(config)
     [warning] = [
         r.getMessage() for r in caplog.records if "--max-seq-length 8 dropped" in r.getMessage()

@@ -13,8 +13,10 @@ import sentencepiece as spm
 from albert.errors import StageError
 from albert.pretraining_example import FEATURE_NAMES
 from albert.tokenization import AlbertTokenizer
-from pipelines import heldout, instances, segmented_corpus, tfrecords
-from pipelines.sentencepiece_trainer import trainer_kwargs
+from pipelines.common import segmented_corpus
+from pipelines.tfrecords import heldout, instances
+from pipelines.tfrecords import stage as tfrecords
+from pipelines.vocab.sentencepiece_trainer import trainer_kwargs
 
 pytestmark = pytest.mark.backend_free
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import shared_path
 
-from pipelines import tfrecords
+from pipelines.tfrecords import stage as tfrecords
 
 pytestmark = pytest.mark.shared_data
 

@@ -21,7 +21,7 @@ from tokenizer_corpora import corpus_lines
 
 from albert.tokenization import AlbertTokenizer
 from albert.tokenizer_export import sentencepiece_with_preprocessing, write_hf_tokenizer
-from pipelines import vocab
+from pipelines.vocab import stage as vocab
 
 logging.getLogger("transformers").setLevel(logging.ERROR)
 

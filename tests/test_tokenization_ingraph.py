@@ -8,7 +8,7 @@ from conftest import shared_path
 from test_vocab_pipeline import synthetic_sentences
 
 from albert.tokenization import AlbertTokenizer
-from pipelines.sentencepiece_trainer import train_sentencepiece
+from pipelines.vocab.sentencepiece_trainer import train_sentencepiece
 
 TRICKY = [
     "",

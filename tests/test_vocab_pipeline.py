@@ -10,7 +10,7 @@ import pytest
 
 from albert.errors import StageError
 from albert.tokenization import AlbertTokenizer
-from pipelines import vocab
+from pipelines.vocab import stage as vocab
 
 pytestmark = pytest.mark.backend_free
 

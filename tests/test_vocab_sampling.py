@@ -7,7 +7,7 @@ import random
 import pytest
 
 from albert.hashing import stable_hash
-from pipelines import sampling
+from pipelines.vocab import sampling
 
 pytestmark = pytest.mark.backend_free
 

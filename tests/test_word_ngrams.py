@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipelines.word_ngrams import normalised_words, word_ngrams
+from pipelines.common.word_ngrams import normalised_words, word_ngrams
 
 pytestmark = pytest.mark.backend_free
 

@@ -52,7 +52,7 @@ PACKAGES = (
     "PyYAML",
     "fsspec",
     "sentencepiece",
-    # The TF-free input (model.grain_input): Grain and what it imports, our TFRecord reader's CRC32C
+    # The TF-free input (model.input.grain): Grain and what it imports, our TFRecord reader's CRC32C
     # and the protobuf runtime of albert.pretraining_example.decode_example.
     "grain",
     "array_record",

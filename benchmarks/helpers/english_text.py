@@ -10,7 +10,7 @@ import json
 import random
 
 from benchmarks.helpers.shared_data import SHARED, WIKIPEDIA_SAMPLE
-from pipelines import input_formats
+from pipelines.segment import input_formats
 
 
 def _ignore(_name: str, _amount: int) -> None:
@@ -19,7 +19,9 @@ def _ignore(_name: str, _amount: int) -> None:
 
 def wikipedia_articles() -> list[tuple[str, ...]]:
     """The sample's main-namespace articles as cleaned paragraphs, those of >= 100 words."""
-    from pipelines import segment  # Beam: loaded where the mix is built, not for its parts
+    from pipelines.segment import (
+        stage as segment,  # Beam: loaded where the mix is built, not for its parts
+    )
 
     articles = []
     with bz2.open(WIKIPEDIA_SAMPLE, "rb") as stream:
@@ -33,7 +35,7 @@ def wikipedia_articles() -> list[tuple[str, ...]]:
 def book_passages(per_book: int, generator: random.Random) -> dict[str, list[tuple[str, ...]]]:
     """{book stem: passages}: `per_book` runs of consecutive paragraphs of 300-800 words each,
     starting at random paragraphs (the books are decoded as segment decodes them)."""
-    from pipelines import segment
+    from pipelines.segment import stage as segment
 
     passages = {}
     for path in sorted((SHARED / "books").glob("*.txt")):

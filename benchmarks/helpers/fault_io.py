@@ -27,7 +27,7 @@ def io_error_scenarios(work: Path) -> list[dict]:
     metrics record and an export commit."""
     import keras  # heavy: TensorFlow/JAX, only this scenario needs it
 
-    from model import checkpointing  # heavy: Keras
+    from model.checkpoints import store as checkpointing  # heavy: Keras
     from model.pretrain import MetricsLog  # heavy: Keras
 
     class FlakyFileSystem(MemoryFileSystem):
@@ -159,7 +159,7 @@ def record_fuzz(work: Path, examples: int, seed: int) -> dict:
 
     from flows.engine import tasks  # heavy: Prefect
     from flows.engine.result_storage import JsonOnlyLocalFileSystem  # heavy: Prefect
-    from pipelines.segment import SegmentConfig  # heavy: Beam
+    from pipelines.segment.stage import SegmentConfig  # heavy: Beam
     from tests.record_mutations import fuzz_reads  # heavy: Prefect, Hypothesis
 
     root = work / "records"

@@ -11,7 +11,7 @@ def export_with_tokenizer(model, directory: str, spm_model: str) -> str:
     """`model` (an `AlbertPretrainingModel`) as a Hugging Face directory with our tokenizer."""
     from albert.tokenization import AlbertTokenizer  # deferred: after the backend is set
     from albert.tokenizer_export import write_hf_tokenizer  # deferred: after the backend is set
-    from model.convert_hf import export_huggingface  # heavy: Keras
+    from model.conversion.hf import export_huggingface  # heavy: Keras
 
     export_huggingface(model, directory)
     tokenizer = AlbertTokenizer(spm_model)
@@ -42,7 +42,8 @@ def trainer_arguments(**settings):
 
 
 def reference_fraction(step: int, warmup_steps: int, total_steps: int) -> float:
-    """`model.optimizers.WarmupPolynomialDecay` (power 1, end 0) at `step`, over its peak."""
+    """`model.optimization.optimizers.WarmupPolynomialDecay` (power 1, end 0) at `step`, over its
+    peak."""
     if step < warmup_steps:
         return step / warmup_steps
     return 1.0 - min(step, total_steps) / total_steps

@@ -9,7 +9,8 @@ import json
 import random
 from pathlib import Path
 
-from pipelines import input_formats, segment
+from pipelines.segment import input_formats
+from pipelines.segment import stage as segment
 
 DATA = Path("..") / "shared" / "data"
 WIKI = DATA / "wikipedia" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"

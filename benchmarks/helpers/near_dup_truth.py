@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from pipelines.word_ngrams import normalised_words, word_ngrams
+from pipelines.common.word_ngrams import normalised_words, word_ngrams
 
 
 def truth_pairs(documents: list[str]) -> dict[tuple[int, int], float]:

@@ -13,10 +13,10 @@ from benchmarks.helpers.quality_side import Outcome
 
 def ours(target: str) -> Callable[[str], Outcome]:
     """Segment's cleaning step on one raw JSONL text, settings of `--language target`."""
-    from pipelines import segment
     from pipelines.quality import langid
     from pipelines.quality.chain import clean_document
     from pipelines.quality.settings import QualitySettings
+    from pipelines.segment import stage as segment
 
     settings = QualitySettings.from_options(
         languages=[target],

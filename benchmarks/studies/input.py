@@ -1,5 +1,5 @@
-"""Pretraining input throughput: Grain (`model.grain_input`, the JAX backend) and tf.data
-(`model.pretrain_data`, the TensorFlow backend) with 0, 1 and 2 input workers (`--input-workers`:
+"""Pretraining input throughput: Grain (`model.input.grain`, the JAX backend) and tf.data
+(`model.input.tf_data`, the TensorFlow backend) with 0, 1 and 2 input workers (`--input-workers`:
 Grain worker processes, tf.data map threads; 0 = prepared in the training process), static and
 dynamic masking, over generated full-length shards (20 predictions); the batches of every row are
 checked equal. sequences/s are the steady rate from the first batch to the last; once an epoch,
@@ -32,7 +32,9 @@ from albert.pretraining_example import decode_example
 from albert.tfrecord_framing import tfrecord_records
 from benchmarks.helpers.machine import cpu_model
 from benchmarks.studies.shard_check import generate
-from model import grain_input, pretrain_data, pretrain_records
+from model.input import grain as grain_input
+from model.input import records as pretrain_records
+from model.input import tf_data as pretrain_data
 
 GOALS = {("dynamic", 128): 8000, ("dynamic", 512): 5000}
 SCALING_GOAL = 1.7

@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from albert.pretraining_example import encode_example
 from benchmarks.helpers.machine import cpu_model
-from model import pretrain_data
+from model.input import tf_data as pretrain_data
 
 REFERENCE = (
     Path(__file__).resolve().parents[2].parent
@@ -61,7 +61,7 @@ def generate(
 
 
 def tfdata_epoch_seconds(files: list[str], seq: int, preds: int) -> float:
-    """One pass of tf.data over `files` parsing every feature (model.pretrain_data.parse_fn)."""
+    """One pass of tf.data over `files` parsing every feature (model.input.tf_data.parse_fn)."""
     parse = pretrain_data.parse_fn(seq, preds)
     dataset = (
         tf.data.TFRecordDataset(files).map(parse, num_parallel_calls=tf.data.AUTOTUNE).batch(256)

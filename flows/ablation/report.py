@@ -17,7 +17,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from flows.report.render import markdown_table
-from model.config import get_preset, parameter_counts
+from model.network.config import get_preset, parameter_counts
 
 METRICS = ("masked_lm_accuracy", "sop_accuracy", "nsp_accuracy")
 METRIC_LABELS = {

@@ -9,7 +9,7 @@ from typing import Any
 from albert.config import StageConfig
 from albert.stage import stage_main
 from flows.engine.prefect_settings import flow_defaults
-from model.distribute import leave_jax_cluster
+from model.runtime.distribute import leave_jax_cluster
 
 
 def flow_main(

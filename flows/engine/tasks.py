@@ -197,7 +197,7 @@ class HeldOutEvalConfig(StageConfig):
 
 @registered_task("heldout")
 def heldout(config: HeldOutEvalConfig) -> dict:
-    """evaluate_pretraining (model.pretraining_metrics) on held-out data; writes
+    """evaluate_pretraining (model.evaluation.heldout) on held-out data; writes
     OUTPUT/metrics.json."""
     metrics = stage_module("heldout").evaluate_pretraining(
         config.model, config.data, config.batch_size, max_batches=config.max_batches

@@ -133,8 +133,8 @@ def make_base_version(config: LineConfig, line: ModelLine, settings: dict) -> No
 def base_preset(model: str, config: LineConfig) -> str:
     """The preset of the base model: --preset when it matches the model's shape, else the one
     preset that does (ConfigError when none does: a line further pretrains a preset's shape)."""
-    from model.config import PRESETS, get_preset  # heavy: loads Keras
-    from model.convert import load_pretrained
+    from model.conversion.convert import load_pretrained
+    from model.network.config import PRESETS, get_preset  # heavy: loads Keras
 
     shape = load_pretrained(model).config
     matches = [n for n in PRESETS if get_preset(n, vocab_size=shape.vocab_size) == shape]
@@ -150,7 +150,7 @@ def base_preset(model: str, config: LineConfig) -> str:
 
 def save_keras(model: str, target: str) -> None:
     """Load any model `load_pretrained` reads and save it as a .keras file at `target`."""
-    from model.convert import load_pretrained  # heavy: loads Keras
+    from model.conversion.convert import load_pretrained  # heavy: loads Keras
 
     with tempfile.TemporaryDirectory() as scratch:
         local = str(Path(scratch) / "model.keras")

@@ -36,7 +36,7 @@ def decide(
 ) -> Decision:
     """Promote when in-domain loss falls by at least `min_improvement` and general loss rises by at
     most `max_forgetting`. `candidate` and `parent` map "domain" and "general" to held-out metrics
-    (model.pretraining_metrics); a missing or non-finite loss is refused, never promoted."""
+    (model.evaluation.heldout); a missing or non-finite loss is refused, never promoted."""
     parent_domain, domain = _loss(parent, "domain"), _loss(candidate, "domain")
     parent_general, general = _loss(parent, "general"), _loss(candidate, "general")
     domain_change, general_change = domain - parent_domain, general - parent_general

@@ -12,7 +12,7 @@ from albert.config import StageConfig
 from albert.fs import exists, join
 from flows.line.files import copy_tree
 from flows.line.records import Records, ancestry
-from pipelines.minhash import HEADER_FILE, signature_files
+from pipelines.dedup.minhash import HEADER_FILE, signature_files
 
 NEAR_DUP_DIR = "near_dup"
 """A version's directory of the signatures of the documents it added."""

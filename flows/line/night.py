@@ -55,7 +55,7 @@ from flows.line.report import write_line_report
 from flows.report.render import TrainingProgress
 from flows.run_config import cpu_seconds, run_plan
 from pipelines.quality.audit import night_figures
-from pipelines.segment_config import match_inputs
+from pipelines.segment.config import match_inputs
 
 NOTHING_NEW = "nothing new"
 

@@ -34,7 +34,7 @@ from albert.fs import exists, join, open_file, remove
 from albert.hashing import derive_seed
 from albert.outputs import atomic_output_dir
 from albert.tfrecord_framing import tfrecord_frame, tfrecord_records
-from model.pretrain_records import named_split, shard_files
+from model.input.records import named_split, shard_files
 
 MIX_FILE = "mix.json"
 METADATA_FILE = "metadata.json"
@@ -146,7 +146,7 @@ def shard_name(prefix: str, index: int, total: int) -> str:
 
 def night_files(data: str) -> tuple[dict[str, Any], list[str], list[str]]:
     """(metadata, training shards, held-out shards) of a TFRecords stage output: the held-out
-    shards are those its metadata.json names (model.pretrain_records.named_split)."""
+    shards are those its metadata.json names (model.input.records.named_split)."""
     metadata_path = join(data, METADATA_FILE)
     if not exists(metadata_path):
         raise StageError(f"{data}: no {METADATA_FILE} (not a TFRecords stage output)")

@@ -56,8 +56,8 @@ from flows.run_config import (
     stage_summary,
     training_facts,
 )
-from pipelines.eval_sets import eval_splits
-from pipelines.vocab_config import VocabConfig
+from pipelines.decontaminate.eval_sets import eval_splits
+from pipelines.vocab.config import VocabConfig
 
 
 class PretrainPipelineConfig(RunConfig):
@@ -163,7 +163,7 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
 
 def decontaminate_config(config: PretrainPipelineConfig) -> StageConfig:
     """albert decontaminate on segment's output against --eval (--remove-contaminated: --remove)."""
-    from pipelines.decontaminate import DecontaminateConfig  # heavy: loads Beam
+    from pipelines.decontaminate.stage import DecontaminateConfig  # heavy: loads Beam
 
     return build_config(
         DecontaminateConfig,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.report.text import millions, number, percent, table
-from pipelines.near_dup_config import AUDIT_FILE
+from pipelines.dedup.near_config import AUDIT_FILE
 from pipelines.quality.config import AUDIT_FILE as QUALITY_AUDIT_FILE
 
 LANGUAGES_SHOWN = 8

@@ -14,8 +14,8 @@ import numpy as np
 from albert.errors import StageError
 from albert.fs import join
 from albert.tokenization import AlbertTokenizer
-from model import cores
 from model.finetune.config import FinetuneConfig, Hyperparameters
+from model.runtime import cores
 from model.tasks import TaskSpec
 from model.tasks.parallel_encoding import encode_split
 from model.tasks.splits import SplitSettings, read_examples
@@ -111,7 +111,7 @@ class TaskKind(ABC):
         """Read and encode the task's data; `with_train=False` reads only the dev data (scoring a
         fine-tuned model; a SQuAD v2 null threshold is then `threshold`). No training or dev
         examples is a StageError naming the file, raised before any training. The examples are
-        encoded in `--input-workers` processes (`model.cores.input_workers`)."""
+        encoded in `--input-workers` processes (`model.runtime.cores.input_workers`)."""
         workers = cores.input_workers(config.input_workers, cores.on_accelerator())
         config = config.model_copy(update={"input_workers": workers})
         data = self.read(config, tokenizer, hp, with_train, threshold)
@@ -187,4 +187,4 @@ class TaskKind(ABC):
         na_probs: str | None = None,
         threshold: float | None = None,
     ) -> dict:
-        """Scores of a predictions file against a gold file (`model.evaluate`)."""
+        """Scores of a predictions file against a gold file (`model.evaluation.evaluate`)."""

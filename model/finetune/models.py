@@ -8,11 +8,11 @@ import keras
 from albert.errors import StageError, naming
 from albert.fs import exists
 from albert.tokenization import AlbertTokenizer
-from model.backbone import AlbertBackbone
-from model.config import get_preset
-from model.convert import load_pretrained
+from model.conversion.convert import load_pretrained
 from model.finetune.features import Features, LayerFeatures, feature_size, needs_hidden_states
-from model.heads import MultipleChoiceHead, SequenceClassificationHead, SpanExtractionHead
+from model.network.backbone import AlbertBackbone
+from model.network.config import get_preset
+from model.network.heads import MultipleChoiceHead, SequenceClassificationHead, SpanExtractionHead
 
 
 @keras.saving.register_keras_serializable(package="albert")

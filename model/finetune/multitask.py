@@ -7,8 +7,7 @@ import numpy as np
 
 from albert.errors import StageError
 from albert.tokenization import AlbertTokenizer
-from model.backbone import AlbertBackbone
-from model.checkpoint_manager import Checkpoints
+from model.checkpoints.manager import Checkpoints
 from model.finetune.batches import mixture_batches
 from model.finetune.config import FinetuneConfig, Hyperparameters, parse_task_dir
 from model.finetune.glue import GlueKind
@@ -18,6 +17,7 @@ from model.finetune.models import MultiTaskModel
 from model.finetune.optimizer import make_optimizer
 from model.finetune.progress import Progress
 from model.finetune.training import Phase, TrainingLoop, compile_for_fit, train_steps
+from model.network.backbone import AlbertBackbone
 
 
 def multitask_kinds(config: FinetuneConfig) -> dict[str, tuple[GlueKind, str]]:

@@ -3,7 +3,8 @@ decreasing learning rate of Sun et al. (2019).
 
 Two linear schedules (`--schedule`): `reference`, google-research/albert's and BERT's (the decay
 runs over all the steps from step 0 and the warmup replaces its first steps, so the rate after
-warmup starts at (T - W) / T of the peak; `model.optimizers.WarmupPolynomialDecay`), and
+warmup starts at (T - W) / T of the peak; `model.optimization.optimizers.WarmupPolynomialDecay`),
+and
 `after_warmup`, Hugging Face's `get_linear_schedule_with_warmup` (`Trainer`'s `linear`: the decay
 starts at the peak when warmup ends; `WarmupThenLinearDecay`).
 
@@ -24,9 +25,9 @@ from collections.abc import Sequence
 import keras
 from keras import ops
 
-from model.config import AlbertConfig
 from model.finetune.config import Hyperparameters, Schedule
-from model.optimizers import DEFAULT_EXCLUDE, AdamW, WarmupPolynomialDecay
+from model.network.config import AlbertConfig
+from model.optimization.optimizers import DEFAULT_EXCLUDE, AdamW, WarmupPolynomialDecay
 
 
 def layer_depths(config: AlbertConfig, variable_paths: Sequence[str]) -> dict[str, int]:
@@ -59,8 +60,8 @@ def layerwise_multipliers(
 
 @keras.saving.register_keras_serializable(package="albert")
 class LayerwiseAdamW(AdamW):
-    """AdamW (torch's ε placement, `model.optimizers.AdamW`) whose learning rate for a variable is
-    multiplied by `multipliers[variable.path]`."""
+    """AdamW (torch's ε placement, `model.optimization.optimizers.AdamW`) whose learning rate for a
+    variable is multiplied by `multipliers[variable.path]`."""
 
     def __init__(self, multipliers: dict[str, float] | None = None, **kwargs):
         super().__init__(**kwargs)

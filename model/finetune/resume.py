@@ -1,7 +1,7 @@
 """Where a fine-tuning run keeps its checkpoints, and which of them a re-run resumes.
 
-A run writes its checkpoints (pretraining's: `model.checkpointing`, written in the background by
-`model.checkpoint_manager.Checkpoints`) under `OUTPUT.checkpoints/`, one folder per training phase:
+A run writes its checkpoints (pretraining's: `model.checkpoints.store`, written in the background by
+`model.checkpoints.manager.Checkpoints`) under `OUTPUT.checkpoints/`, one folder per training phase:
 `multitask/` (the joint training of `--multitask`) and `task/`. The output itself stays one atomic
 commit of the finished run (`albert.outputs.atomic_output_dir`); once it is committed the
 checkpoints are deleted.
@@ -20,8 +20,8 @@ import logging
 
 from albert.fs import exists, join, open_file, remove
 from albert.outputs import move_aside, remove_leftovers
-from model import checkpointing
-from model.checkpointing import Checkpoint
+from model.checkpoints import store as checkpointing
+from model.checkpoints.store import Checkpoint
 from model.finetune.config import FinetuneConfig
 
 logger = logging.getLogger(__name__)

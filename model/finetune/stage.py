@@ -17,8 +17,8 @@ from albert.fs import join, open_file
 from albert.locks import output_lock
 from albert.outputs import atomic_output_dir
 from albert.tokenization import AlbertTokenizer
-from model import checkpointing, cores, keras_seeds, keras_tensorflow, preemption
-from model.checkpoint_manager import Checkpoints
+from model.checkpoints import store as checkpointing
+from model.checkpoints.manager import Checkpoints
 from model.finetune import resume
 from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters
 from model.finetune.kind import TaskData, TaskKind
@@ -26,6 +26,7 @@ from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
 from model.finetune.multitask import multitask_kinds, train_multitask
 from model.finetune.training import fit
+from model.runtime import cores, keras_seeds, keras_tensorflow, preemption
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ def run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None = None)
     first write, fails before the training, not after it. A finished output of the same settings
     is returned as it is; otherwise training resumes from the newest checkpoint of the same
     settings (`model.finetune.resume`). From the first step on, SIGTERM or SIGINT stops the run
-    after a checkpoint with `Interrupted` (`model.preemption`)."""
+    after a checkpoint with `Interrupted` (`model.runtime.preemption`)."""
     backend = keras.config.backend()
     with output_lock(config.output):
         results = resume.finished(config, backend)

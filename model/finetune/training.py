@@ -22,8 +22,8 @@ import keras
 import numpy as np
 
 from albert.errors import Interrupted
-from model import checkpointing
-from model.checkpoint_manager import Checkpoints
+from model.checkpoints import store as checkpointing
+from model.checkpoints.manager import Checkpoints
 from model.finetune.batches import train_batches
 from model.finetune.config import FinetuneConfig, Hyperparameters
 from model.finetune.kind import TaskData, TaskKind, inputs_of

@@ -22,7 +22,6 @@ accelerators"); checkpoints are written in the background.
 from __future__ import annotations
 
 from albert.stage import stage_main
-from model.distribute import leave_jax_cluster, meet_other_processes
 from model.pretrain.build import (
     build_model,
     build_training,
@@ -48,6 +47,7 @@ from model.pretrain.jax_step import JaxState, JaxTraining, jax_train_step
 from model.pretrain.loop import run
 from model.pretrain.run_log import MetricsLog, RunLog
 from model.pretrain.tf_step import TfTraining, tf_train_step
+from model.runtime.distribute import leave_jax_cluster, meet_other_processes
 
 __all__ = [
     "IDENTITY_FIELDS",

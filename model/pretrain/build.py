@@ -11,11 +11,14 @@ import numpy as np
 
 from albert.errors import naming
 from albert.fs import exists, join
-from model import checkpointing, keras_seeds, pretrain_input, pretrain_records
-from model.checkpointing import assign_all, load_checkpoint
-from model.config import get_preset
+from model.checkpoints import store as checkpointing
+from model.checkpoints.store import assign_all, load_checkpoint
+from model.input import records as pretrain_records
+from model.input import source as pretrain_input
+from model.network.config import get_preset
 from model.pretrain.config import PretrainConfig
 from model.pretrain.identity import vocab_origin
+from model.runtime import keras_seeds
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +27,7 @@ def build_model(config: PretrainConfig, vocab_size: int):
     import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model.pretraining_model import AlbertPretrainingModel
+    from model.network.pretraining_model import AlbertPretrainingModel
 
     tf_data = not pretrain_input.uses_grain(config.input)
     keras_seeds.set_random_seed(config.seed, tensorflow=keras.config.backend() != "jax" or tf_data)
@@ -41,7 +44,7 @@ def build_training_optimizer(config: PretrainConfig):
     import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model.optimizers import WarmupPolynomialDecay, build_optimizer
+    from model.optimization.optimizers import WarmupPolynomialDecay, build_optimizer
 
     schedule = None
     if config.budget_seconds is None:
@@ -66,7 +69,7 @@ def load_initial_weights(model, path: str) -> None:
         load_checkpoint(path, model)
         return
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model.convert import load_pretrained
+    from model.conversion.convert import load_pretrained
 
     with naming(path):  # e.g. Keras refusing an unsafe .keras file
         source = load_pretrained(path)

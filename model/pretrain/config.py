@@ -7,8 +7,8 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from albert.config import JsonDict, StageConfig
-from model.distribute import HEARTBEAT_TIMEOUT_SECONDS
 from model.pretrain.time_budget import parse_duration
+from model.runtime.distribute import HEARTBEAT_TIMEOUT_SECONDS
 
 PRECISION_POLICIES = {
     "float32": "float32",
@@ -28,7 +28,8 @@ class PretrainConfig(StageConfig):
         ..., description="run directory: checkpoints/, metrics.jsonl, tensorboard/, export/"
     )
     preset: str = Field(
-        "albert-base", description="model preset (model.config), e.g. albert-tiny, albert-base"
+        "albert-base",
+        description="model preset (model.network.config), e.g. albert-tiny, albert-base",
     )
     architecture: JsonDict = Field(
         default_factory=dict,
@@ -99,7 +100,8 @@ class PretrainConfig(StageConfig):
         description="k > 0: batches of records of one of k length bins, cut to the bin's longest "
         "length (less padding, one compilation of the step per bin; Grain input); 0 = every batch "
         "at the data's max_seq_length; default: on a GPU/TPU with padded data, k from the padding "
-        "measured on the first records (model.length_buckets), else 0; a resumed run keeps its own",
+        "measured on the first records (model.input.length_buckets), else 0; a resumed run keeps "
+        "its own",
     )
     log_every: int = Field(100, gt=0, description="steps between training-metric records")
     eval_every: int = Field(

@@ -6,7 +6,7 @@ import numpy as np
 
 from albert.errors import StageError
 from albert.fs import join
-from model.checkpointing import latest_checkpoint
+from model.checkpoints.store import latest_checkpoint
 from model.pretrain.config import PretrainConfig
 
 

@@ -8,17 +8,18 @@ import tempfile
 
 from albert.fs import filesystem, join
 from albert.outputs import atomic_output_dir
-from model.distribute import jax_process
 from model.pretrain.build import build_model
 from model.pretrain.config import PretrainConfig
+from model.runtime.distribute import jax_process
 
 
 def export_model(model, config: PretrainConfig, spec, heldout: dict) -> tuple[dict, dict]:
     """export/model.keras, export/hf (Hugging Face) and export/keras_hub, written atomically; they
     replace the export of the run's previous end (a resumed run moved forward from it). Returns the
-    paths written and the reason of each export skipped (`model.exports.write_exports`)."""
+    paths written and the reason of each export skipped
+    (`model.conversion.exports.write_exports`)."""
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model.exports import write_exports
+    from model.conversion.exports import write_exports
 
     export_dir = join(config.output, "export")
     paths = {}

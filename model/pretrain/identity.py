@@ -10,7 +10,8 @@ import sentencepiece as spm
 
 from albert.errors import StageError
 from albert.fs import join, listing_digest, open_file
-from model import checkpointing, pretrain_records
+from model.checkpoints import store as checkpointing
+from model.input import records as pretrain_records
 from model.pretrain.config import PretrainConfig
 
 

@@ -6,9 +6,9 @@ import functools
 
 import numpy as np
 
+from model.input.records import MLM_DENOMINATOR_EPSILON
+from model.input.source import numpy_batches
 from model.pretrain.batches import micro_batches
-from model.pretrain_input import numpy_batches
-from model.pretrain_records import MLM_DENOMINATOR_EPSILON
 
 
 class JaxState:
@@ -62,10 +62,10 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
     import jax.numpy as jnp  # heavy: JAX, only this path
 
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model.pretraining_metrics import pretraining_loss
+    from model.evaluation.heldout import pretraining_loss
 
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model.pretraining_model import model_inputs
+    from model.network.pretraining_model import model_inputs
 
     def loss_fn(trainable, non_trainable, batch, denominators):
         outputs, non_trainable = model.stateless_call(

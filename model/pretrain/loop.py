@@ -13,16 +13,12 @@ from albert.errors import StageError
 from albert.fs import join
 from albert.locks import output_lock
 from albert.outputs import check_writable, remove_leftovers
-from model import (
-    checkpointing,
-    cores,
-    distribute,
-    length_buckets,
-    preemption,
-    pretrain_input,
-    pretrain_records,
-)
-from model.checkpoint_manager import Checkpoints
+from model.checkpoints import store as checkpointing
+from model.checkpoints.manager import Checkpoints
+from model.input import length_buckets
+from model.input import records as pretrain_records
+from model.input import source as pretrain_input
+from model.input.source import uses_grain
 from model.pretrain.build import build_training, restore, weights_digest
 from model.pretrain.config import PRECISION_POLICIES, PretrainConfig
 from model.pretrain.export import export_alone
@@ -37,7 +33,7 @@ from model.pretrain.run_log import RunLog
 from model.pretrain.tf_step import TfTraining
 from model.pretrain.time_budget import TrainingClock
 from model.pretrain.trainer import Trainer
-from model.pretrain_input import uses_grain
+from model.runtime import cores, distribute, preemption
 
 
 def run(
@@ -50,8 +46,8 @@ def run(
     `on_metrics` (optional) receives every record written to metrics.jsonl (e.g. for progress
     artifacts in a Prefect flow); `clock` (optional, seconds) times --time-budget instead of
     time.monotonic. Once the cluster is joined, SIGTERM or SIGINT stops the run after a checkpoint
-    at a step every process agrees on, with `albert.errors.Interrupted` (`model.preemption`, the
-    mode from the process count)."""
+    at a step every process agrees on, with `albert.errors.Interrupted` (`model.runtime.preemption`,
+    the mode from the process count)."""
     check_writable(config.output, "PretrainConfig.output")  # before any work
     import keras  # heavy: Keras loads its backend; this module stays importable without it
 
@@ -172,8 +168,8 @@ def train(
 
 def with_length_buckets(config: PretrainConfig, spec) -> PretrainConfig:
     """`config` with --length-buckets decided: as given; left to its default, a resumed run's own
-    (its newest checkpoint's), else `model.length_buckets.default_buckets` for this hardware and
-    data."""
+    (its newest checkpoint's), else `model.input.length_buckets.default_buckets` for this hardware
+    and data."""
     if config.length_buckets is not None:
         return config
     latest = checkpointing.latest_checkpoint(join(config.output, "checkpoints"))
@@ -316,8 +312,8 @@ def training_engine(
 
 
 def input_options(config: PretrainConfig, process=(0, 1)) -> dict:
-    """The input's options from the run's settings: seed, window, workers (`model.cores`), length
-    buckets and, with several processes, this process's (index, count)."""
+    """The input's options from the run's settings: seed, window, workers (`model.runtime.cores`),
+    length buckets and, with several processes, this process's (index, count)."""
     return {
         "seed": config.seed,
         "shuffle_buffer": config.shuffle_buffer,
@@ -334,7 +330,7 @@ def training_batches(
 ):
     """A context manager: the run's training batches as (epoch, batch in epoch, batch) from this
     position on, across epochs, with the global loss denominators (Grain or tf.data, as --input and
-    the backend say: `model.pretrain_input.run_batches`), each a batch `engine` takes; the input
+    the backend say: `model.input.source.run_batches`), each a batch `engine` takes; the input
     (Grain's worker processes included) is closed when the block ends."""
     return pretrain_input.run_batches(
         spec,

@@ -8,7 +8,7 @@ import logging
 
 from albert.fs import join, open_file
 from albert.outputs import write_atomic
-from model.tensorboard_events import ScalarWriter
+from model.pretrain.tensorboard_events import ScalarWriter
 
 logger = logging.getLogger(__name__)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from model import distribute
 from model.pretrain.batches import micro_batches
+from model.runtime import distribute
 
 
 def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bool):
@@ -17,10 +17,10 @@ def tf_train_step(model, optimizer, strategy, accumulation: int, jit_compile: bo
     import tensorflow as tf  # heavy: TensorFlow, only this path
 
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model.pretraining_metrics import pretraining_loss
+    from model.evaluation.heldout import pretraining_loss
 
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model.pretraining_model import model_inputs
+    from model.network.pretraining_model import model_inputs
 
     variables = model.trainable_variables
 

@@ -8,8 +8,9 @@ import time
 import numpy as np
 
 from albert.errors import Interrupted, StageError
-from model import checkpointing, pretrain_input
-from model.checkpoint_manager import Checkpoints
+from model.checkpoints import store as checkpointing
+from model.checkpoints.manager import Checkpoints
+from model.input import source as pretrain_input
 from model.pretrain.config import PretrainConfig
 from model.pretrain.divergence import diverged, weights_finite
 from model.pretrain.run_log import RunLog
@@ -20,7 +21,7 @@ class Trainer:
     """Trains `model` from the position `state` (a checkpoint's, or step 0) with a backend's steps.
 
     `engine` is the backend's `TfTraining` or `JaxTraining`; `log` records on the chief only;
-    `checkpoints` (`model.checkpoint_manager.Checkpoints`, which the caller closes before it
+    `checkpoints` (`model.checkpoints.manager.Checkpoints`, which the caller closes before it
     releases the output's lock) says when a checkpoint is due, writes it in the background (the
     chief only) and, asked after every step, whether every process stops there for a signal.
     `schedule` is the step schedule, or None under --time-budget: then each step's learning rate
@@ -45,7 +46,7 @@ class Trainer:
         checkpoints: Checkpoints,
     ):
         # heavy: loads keras, tensorflow; this module stays importable without it
-        from model.pretraining_metrics import SUM_NAMES
+        from model.evaluation.heldout import SUM_NAMES
 
         self.config, self.spec, self.model, self.optimizer, self.schedule = (
             config,
@@ -183,7 +184,7 @@ class Trainer:
         """The training record of the window since the last one (metrics, learning rate,
         throughput)."""
         # heavy: loads keras, tensorflow; this module stays importable without it
-        from model.pretraining_metrics import metrics_from_sums
+        from model.evaluation.heldout import metrics_from_sums
 
         elapsed = time.perf_counter() - self.window_start
         self.total_time, self.total_steps = (
@@ -219,7 +220,7 @@ class Trainer:
         """Metrics on --eval-batches held-out batches (always the same ones); diverged if not
         finite."""
         # heavy: loads keras, tensorflow; this module stays importable without it
-        from model.pretraining_metrics import eval_step_fn, evaluate_batches
+        from model.evaluation.heldout import eval_step_fn, evaluate_batches
 
         config = self.config
         self.engine.sync()

@@ -1,7 +1,7 @@
 """Score prediction files against gold files with the official metrics (the formats
-`model.finetune` writes; see `model.evaluate`). A prediction file that covers none of the gold
-examples is an error naming it; partial coverage and ids not in the gold file are warned about and
-counted in the scores."""
+`model.finetune` writes; see `model.evaluation.evaluate`). A prediction file that covers none of the
+gold examples is an error naming it; partial coverage and ids not in the gold file are warned about
+and counted in the scores."""
 
 from __future__ import annotations
 

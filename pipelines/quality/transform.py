@@ -8,10 +8,10 @@ from __future__ import annotations
 import apache_beam as beam
 
 from albert.fs import join
+from pipelines.common.runner import COUNTS, CountingDoFn
+from pipelines.common.shards import WriteShards
 from pipelines.quality import audit, chain, langid
 from pipelines.quality.config import AUDIT_FILE, EXAMPLES_PER_RULE, QualityConfig
-from pipelines.runner import COUNTS, CountingDoFn
-from pipelines.shards import WriteShards
 
 REMOVED = "removed"
 AUDIT_PREFIX = "_quality_removed"

@@ -28,7 +28,7 @@ import logging
 import re
 from collections.abc import Callable
 
-from pipelines.text_cleaning import _character_class
+from pipelines.common.text_cleaning import _character_class
 
 # A sentence's last character in the scripts the rules meet; C4 and FineWeb test the ASCII ones
 # (. ! ? " '), these add the closing quotes and the full stops of CJK, Devanagari, Arabic,

@@ -1,0 +1,3 @@
+"""The pretraining input: the TFRecord shards and their epoch order (`records`, `epoch_order`), read
+by tf.data on TensorFlow (`tf_data`) or Grain on JAX (`grain`), in length buckets if asked.
+Entry point: `model.input.source.run_batches`, which picks the backend's reader."""

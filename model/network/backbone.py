@@ -1,0 +1,83 @@
+"""`AlbertBackbone`: embeddings + encoder + tanh pooler on `[CLS]` (Hugging Face's
+`AlbertModel`)."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from model.network.config import AlbertConfig
+from model.network.embeddings import AlbertEmbeddings, as_config, truncated_normal
+from model.network.encoder import AlbertEncoder
+from model.network.transformer import attention_mask
+
+
+class ConfiguredModel(keras.Model):
+    """A model built from an `AlbertConfig`, serialised with its config and dtype policy."""
+
+    def __init__(self, config: AlbertConfig | dict, **kwargs):
+        super().__init__(**kwargs)
+        self.config = as_config(config)
+
+    def get_config(self):
+        return {
+            "config": self.config.model_dump(),
+            "name": self.name,
+            "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        dtype = config.pop("dtype", None)
+        if isinstance(dtype, dict):
+            dtype = keras.saving.deserialize_keras_object(dtype)
+        return cls(**config, dtype=dtype)
+
+
+@keras.saving.register_keras_serializable(package="albert")
+class AlbertBackbone(ConfiguredModel):
+    """`call({input_ids, segment_ids, input_mask} int32 [B, T]) -> dict(sequence_output [B, T, H],
+    pooled_output [B, H], hidden_states: L+1 x [B, T, H] when output_hidden_states)`.
+
+    `segment_ids` defaults to zeros and `input_mask` to ones. Weights are created at construction.
+    """
+
+    def __init__(self, config: AlbertConfig | dict, **kwargs):
+        super().__init__(config, **kwargs)
+        cfg = self.config
+        self.embeddings = AlbertEmbeddings(cfg, dtype=self.dtype_policy, name="embeddings")
+        self.encoder = AlbertEncoder(cfg, dtype=self.dtype_policy, name="encoder")
+        self.pooler = keras.layers.Dense(
+            cfg.hidden_size,
+            activation="tanh",
+            kernel_initializer=truncated_normal(cfg),
+            dtype=self.dtype_policy,
+            name="pooler",
+        )
+        self.build()
+
+    def build(self, input_shape=None):
+        self.embeddings.build()
+        self.encoder.build()
+        self.pooler.build((None, self.config.hidden_size))
+        self.built = True
+
+    def call(self, inputs, training=False, output_hidden_states=False):
+        input_ids = inputs["input_ids"]
+        segment_ids = inputs.get("segment_ids")
+        if segment_ids is None:
+            segment_ids = ops.zeros_like(input_ids)
+        input_mask = inputs.get("input_mask")
+        if input_mask is None:
+            input_mask = ops.ones_like(input_ids)
+        x = self.embeddings(input_ids, segment_ids, training=training)
+        hidden_states = self.encoder(x, attention_mask(input_mask), training=training)
+        sequence_output = hidden_states[-1]
+        outputs = {
+            "sequence_output": sequence_output,
+            "pooled_output": self.pooler(sequence_output[:, 0, :]),
+        }
+        if output_hidden_states:
+            outputs["hidden_states"] = hidden_states
+        return outputs
