@@ -23,8 +23,6 @@ import argparse
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -36,6 +34,7 @@ from benchmarks.helpers.datatrove_minhash import compare, datatrove
 from benchmarks.helpers.machine import cpu_model
 from benchmarks.helpers.near_dup_corpus import BOOKS, NAME, WIKI, keys, planted_corpus, write_jsonl
 from benchmarks.helpers.near_dup_truth import scores, truth_pairs
+from benchmarks.helpers.segment_process import segment_process
 from pipelines.dedup import minhash
 from pipelines.dedup.clusters import (
     CURRENT,
@@ -113,25 +112,11 @@ def estimate_pairs(members: list[Member], threshold: float):
 
 def segment_run(inputs: list[str], near: bool, out: Path) -> dict:
     """segment.run in a fresh process: wall and CPU seconds, peak RSS, documents removed."""
-    script = (
-        "import json,resource,sys,time;from pipelines.segment import stage as segment;"
-        "t=time.time();c=segment.SegmentConfig.model_validate(json.loads(sys.argv[1]));"
-        "s=segment.run(c);u=resource.getrusage(resource.RUSAGE_SELF);"
-        "print(json.dumps({'wall_s':round(time.time()-t,2),'cpu_s':round(u.ru_utime+u.ru_stime,2),"
-        "'peak_rss_mb':round(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])/1024),"
-        "'near_duplicates':s['near_duplicates']['documents'],"
-        "'documents_out':s['documents_out']}))"
-    )
     config = {"input": inputs, "output": str(out), "near_dedup": near}
     config["fallback_encoding"] = "latin-1"  # the books
-    done = subprocess.run(
-        [sys.executable, "-c", script, json.dumps(config)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": os.getcwd()},
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    figures = segment_process(config)
+    names = ("wall_s", "cpu_s", "peak_rss_mb", "near_duplicates", "documents_out")
+    return {k: figures[k] for k in names}
 
 
 def goal(corpus: str, side: str, figures: dict) -> None:

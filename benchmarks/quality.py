@@ -28,7 +28,6 @@ import importlib.util
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -45,6 +44,7 @@ from benchmarks.helpers.quality_scores import (
 )
 from benchmarks.helpers.quality_side import Outcome, run_side
 from benchmarks.helpers.segment_chain import ours
+from benchmarks.helpers.segment_process import segment_process
 from benchmarks.helpers.shared_data import SHARED, WIKIPEDIA_SAMPLE
 from benchmarks.helpers.udhr_texts import udhr_folder
 
@@ -122,26 +122,12 @@ def quality(seed: int, details: Path | None) -> list:
     return docs
 
 
-SEGMENT = (
-    "import json,resource,sys,time;from pipelines.segment import stage as segment;"
-    "t=time.time();c=segment.SegmentConfig.model_validate(json.loads(sys.argv[1]));"
-    "s=segment.run(c);u=resource.getrusage(resource.RUSAGE_SELF);"
-    "print(json.dumps({'wall_s':round(time.time()-t,2),'cpu_s':round(u.ru_utime+u.ru_stime,2),"
-    "'peak_rss_mb':round(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])/1024),"
-    "'documents_in':s.get('documents_in'),'documents_out':s.get('documents_out')}))"
-)
-
-
 def segment_run(config: dict) -> dict:
     """segment.run of `config` in a fresh process: wall and CPU seconds, peak RSS, documents."""
-    done = subprocess.run(
-        [sys.executable, "-c", SEGMENT, json.dumps(config)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": os.getcwd()},
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    figures = segment_process(config)
+    return {
+        k: figures[k] for k in ("wall_s", "cpu_s", "peak_rss_mb", "documents_in", "documents_out")
+    }
 
 
 def cost(work: Path, docs, repeats: int) -> None:

@@ -34,6 +34,7 @@ class JudgeDocuments(CountingDoFn):
         if cleaned.removal is None:
             yield key, cleaned.paragraphs
             return
+        self.inc("skipped_quality", 1)
         record = audit.removal_record(
             source, cleaned, paragraphs, redact=self.settings.pii != "keep"
         )

@@ -129,7 +129,6 @@ def summarize(
     }
     stats["quality"] = quality_audit.quality_figures(counters, quality_settings, quality_examples)
     stats["skipped"] = {reason: counters.get(f"skipped_{reason}", 0) for reason in SKIP_REASONS}
-    stats["skipped"]["quality"] = stats["quality"]["documents_removed"]
     stats["bad_files"] = sorted(bad_files, key=lambda item: item["file"])
     stats["shards"] = sorted(posixpath.basename(path) for path in shards)
     stats["sentence_length_histogram"] = sentence_length_histogram(counters)
