@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import numpy as np
 
+from model.input.prefetch import DEPTH, DevicePrefetch, Placed
 from model.input.records import MLM_DENOMINATOR_EPSILON
 from model.input.source import numpy_batches
 from model.pretrain.batches import micro_batches
@@ -57,7 +59,7 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
     The step normalises the loss by the global batch's masked-token weight and sequence count, which
     it computes itself: with several processes each one holds only its rows of the batch. `place`
     turns this process's rows (numpy) into the global batch, sharded over the distribution's
-    devices."""
+    devices (on the default device without a distribution); the transfer is asynchronous."""
     import jax  # heavy: JAX, only this path
     import jax.numpy as jnp  # heavy: JAX, only this path
 
@@ -110,7 +112,7 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
     def place(batch):
         batch = {k: v for k, v in batch.items() if k not in DENOMINATORS}
         if distribution is None:
-            return batch
+            return jax.device_put(batch)
         return {
             k: jax.make_array_from_process_local_data(
                 distribution.get_data_layout(v.shape).backend_layout, v
@@ -122,7 +124,11 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
 
 
 class JaxTraining:
-    """The JAX backend as the loop uses it: `step(batch)` -> sums, `sync()`, `batches(dataset)`."""
+    """The JAX backend as the loop uses it: `step(batch)` -> sums, `sync()`, `batches(dataset)`,
+    `prefetched(items)`. `prefetch`: batches placed on the devices ahead of the step (0: each
+    placed by the step that takes it)."""
+
+    prefetch = DEPTH
 
     def __init__(self, model, optimizer, config, distribution):
         self.state = JaxState(model, optimizer)
@@ -132,8 +138,18 @@ class JaxTraining:
         )
 
     def step(self, batch):
-        self.state.values, sums = self._step(self.state.values, self._place(batch))
+        """One update on `batch`: host rows, or `Placed` by `prefetched`."""
+        arrays = batch.arrays if isinstance(batch, Placed) else self._place(batch)
+        self.state.values, sums = self._step(self.state.values, arrays)
         return sums
+
+    def prefetched(self, items):
+        """A context manager: the run's (epoch, batch in epoch, batch) `items` with each batch
+        placed on the devices `prefetch` batches ahead (`model.input.prefetch.DevicePrefetch`),
+        the prefetch thread stopped when the block ends."""
+        if not self.prefetch:
+            return contextlib.nullcontext(items)
+        return DevicePrefetch(items, self._place, self.prefetch)
 
     def set_learning_rate(self, value: float) -> None:
         """The next steps' learning rate: the optimizer's learning-rate value in the state, replaced

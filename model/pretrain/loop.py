@@ -17,7 +17,6 @@ from model.checkpoints import store as checkpointing
 from model.checkpoints.manager import Checkpoints
 from model.input import length_buckets
 from model.input import records as pretrain_records
-from model.input import source as pretrain_input
 from model.input.source import uses_grain
 from model.pretrain.build import build_training, restore, weights_digest
 from model.pretrain.config import PRECISION_POLICIES, PretrainConfig
@@ -29,6 +28,7 @@ from model.pretrain.identity import (
     training_identity,
 )
 from model.pretrain.jax_step import JaxTraining
+from model.pretrain.run_input import device_batches, sizing, training_batches
 from model.pretrain.run_log import RunLog
 from model.pretrain.tf_step import TfTraining
 from model.pretrain.time_budget import TrainingClock
@@ -126,10 +126,14 @@ def train(
             TrainingClock(state.get("training_seconds", 0.0), clock),
             checkpoints,
         )
-        with training_batches(
-            config, spec, engine, trainer.epoch, trainer.batch_in_epoch, process
-        ) as batches:
-            trainer.train(batches)  # the input is closed when training ends, or fails
+        with (
+            training_batches(
+                config, spec, engine, trainer.epoch, trainer.batch_in_epoch, process
+            ) as batches,
+            device_batches(engine, batches) as placed,
+        ):  # the prefetch thread stopped, then the input closed, when training ends or fails
+            trainer.size_input = sizing(config, spec, batches, trainer.epoch, process)
+            trainer.train(placed)
 
         heldout = trainer.heldout_metrics()
         # finished before: its records and checkpoint stand
@@ -309,35 +313,3 @@ def training_engine(
         return JaxTraining(model, optimizer, config, distribution)
 
     return TfTraining(model, optimizer, config, strategy, replicas)
-
-
-def input_options(config: PretrainConfig, process=(0, 1)) -> dict:
-    """The input's options from the run's settings: seed, window, workers (`model.runtime.cores`),
-    length buckets and, with several processes, this process's (index, count)."""
-    return {
-        "seed": config.seed,
-        "shuffle_buffer": config.shuffle_buffer,
-        "workers": cores.input_workers(
-            config.input_workers, cores.on_accelerator(bool(config.tpu))
-        ),
-        **({"length_buckets": config.length_buckets} if config.length_buckets else {}),
-        **({"process": process} if process[1] > 1 else {}),
-    }
-
-
-def training_batches(
-    config: PretrainConfig, spec, engine, epoch: int, batch_in_epoch: int, process=(0, 1)
-):
-    """A context manager: the run's training batches as (epoch, batch in epoch, batch) from this
-    position on, across epochs, with the global loss denominators (Grain or tf.data, as --input and
-    the backend say: `model.input.source.run_batches`), each a batch `engine` takes; the input
-    (Grain's worker processes included) is closed when the block ends."""
-    return pretrain_input.run_batches(
-        spec,
-        config.batch_size,
-        config.input,
-        epoch=epoch,
-        skip_batches=batch_in_epoch,
-        to_batches=engine.batches,
-        **input_options(config, process),
-    )

@@ -11,8 +11,10 @@ from albert.errors import Interrupted, StageError
 from model.checkpoints import store as checkpointing
 from model.checkpoints.manager import Checkpoints
 from model.input import source as pretrain_input
+from model.input.prefetch import token_counts
 from model.pretrain.config import PretrainConfig
 from model.pretrain.divergence import diverged, weights_finite
+from model.pretrain.run_input import PROBE_STEPS
 from model.pretrain.run_log import RunLog
 from model.pretrain.time_budget import TrainingClock, budget_learning_rate
 
@@ -68,6 +70,8 @@ class Trainer:
         self.window_start, self.timed_steps = time.perf_counter(), 0
         self.total_time, self.total_steps = 0.0, 0
         self.loop = LoopCounts()
+        # the input's sizing from the step (`run_input.sizing`), asked once PROBE_STEPS are steady
+        self.size_input, self.input_workers = None, None
         self.train_metrics: dict = {}
         self.eval_step = None
         self.clock = clock
@@ -89,8 +93,12 @@ class Trainer:
 
     @property
     def loop_figures(self) -> dict:
-        """This run's training loop (`LoopCounts.figures`)."""
-        return self.loop.figures(self.config.batch_size)
+        """This run's training loop (`LoopCounts.figures`) and, when the input was sized from the
+        step, the workers it was given."""
+        sized = (
+            {} if self.input_workers is None else {"input_workers_from_step": self.input_workers}
+        )
+        return self.loop.figures(self.config.batch_size) | sized
 
     def train(self, batches) -> None:
         """Train on `batches`, (epoch, index of the batch in its epoch, batch) from the current
@@ -118,6 +126,9 @@ class Trainer:
                 time.perf_counter() - asked,
                 self.engine.compilations() > compilations or self.evaluated_or_saved(),
             )
+            if self.size_input and self.loop.steady_steps == PROBE_STEPS:
+                self.input_workers = self.size_input(self.loop.steady_step_seconds())
+                self.size_input = None
             if last:
                 return
 
@@ -130,15 +141,9 @@ class Trainer:
 
     def count_loop_batch(self, batch, waited: float, seconds: float, unsteady: bool) -> None:
         """Add a step to `loop_figures`: its wait for the input, its time from asking for its batch
-        to the end of what fell due after it, its batch's tokens (numpy or eager batches); a step
+        to the end of what fell due after it, its batch's tokens (numpy, eager or `Placed`); a step
         that compiled, evaluated or saved a checkpoint does not count as steady."""
-        mask = batch.get("input_mask") if isinstance(batch, dict) else None
-        if mask is not None and (isinstance(mask, np.ndarray) or hasattr(mask, "numpy")):
-            mask = np.asarray(mask)
-            real, tokens = int(np.count_nonzero(mask)), mask.size
-        else:
-            real = tokens = 0
-        self.loop.add(waited, seconds, real, tokens, steady=not unsteady)
+        self.loop.add(waited, seconds, *token_counts(batch), steady=not unsteady)
 
     def train_step(self, batch) -> bool:
         """One optimizer update, then the training record, evaluation and checkpoint that fall due;
@@ -287,6 +292,7 @@ class LoopCounts:
     def __init__(self):
         self.steps, self.seconds, self.input_wait, self.real_tokens, self.tokens = 0, 0.0, 0.0, 0, 0
         self.steady_steps, self.steady_seconds, self.steady_real_tokens = 0, 0.0, 0
+        self.steady_wait = 0.0
 
     def add(self, waited: float, seconds: float, real: int, tokens: int, steady: bool) -> None:
         self.steps, self.seconds = self.steps + 1, self.seconds + seconds
@@ -298,6 +304,16 @@ class LoopCounts:
                 self.steady_seconds + seconds,
             )
             self.steady_real_tokens += real
+            self.steady_wait += waited
+
+    def steady_step_seconds(self) -> float:
+        """The steady steps' mean time without their wait for the input: what the input must keep
+        up with."""
+        return (
+            (self.steady_seconds - self.steady_wait) / self.steady_steps
+            if self.steady_steps
+            else 0.0
+        )
 
     def figures(self, batch_size: int) -> dict:
         """The whole loop's sequences/s (compilations, evaluations, checkpoints and input waits

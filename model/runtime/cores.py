@@ -3,6 +3,7 @@ training step runs on an accelerator (which decides its default)."""
 
 from __future__ import annotations
 
+import math
 import os
 
 
@@ -32,3 +33,20 @@ def on_accelerator(tpu: bool = False) -> bool:
     import tensorflow as tf  # heavy: only the TensorFlow backend needs it
 
     return bool(tpu or tf.config.list_physical_devices("GPU"))
+
+
+HEADROOM = 1.25  # the input's rate over the step's, when sizing the workers
+
+
+def workers_for(batch_seconds: float, step_seconds: float, cores: int) -> int:
+    """The input workers that keep up with a step of `step_seconds` when one prepares a batch in
+    `batch_seconds` (`HEADROOM` over the step's rate): 0 (a thread of the training process, which
+    starts at once and copies nothing between processes) while one is enough, else that many
+    processes, at most all cores but the training process's one (and at least one)."""
+    if batch_seconds <= 0:
+        return 0
+    most = max(1, cores - 1)
+    if step_seconds <= 0:
+        return most
+    needed = HEADROOM * batch_seconds / step_seconds
+    return 0 if needed <= 1 else min(math.ceil(needed), most)
