@@ -97,6 +97,13 @@ STAGES: dict[str, Stage] = {
         "Keras: fine-tune on GLUE / SQuAD / RACE (further pretraining first, if asked)",
         config_module="model.finetune",
     ),
+    "distill": Stage(
+        "model.distill",
+        "DistillConfig",
+        ("teacher", "init", "spm_model", "data_dir"),
+        "results.json",
+        "Keras: distil a fine-tuned model into a smaller student on its task (soft targets)",
+    ),
     "heldout": Stage(
         "model.evaluation.heldout",
         "HeldOutEvalConfig",

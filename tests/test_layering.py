@@ -188,6 +188,7 @@ ROOMS: dict[str, dict[str, set[str]]] = {
             "optimization",
         },
         "evaluation": {"finetune", "tasks", "network", "input", "conversion"},
+        "distill": {"finetune", "tasks", "network", "checkpoints", "runtime"},
         "pretrain": {
             "evaluation",
             "network",

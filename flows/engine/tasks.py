@@ -181,6 +181,17 @@ def finetune(config: StageConfig) -> dict:
         return interrupted(stop)
 
 
+@registered_task("distill")
+def distill(config: StageConfig) -> dict:
+    """model.distill: distil a fine-tuned teacher into a smaller student on its task
+    (OUTPUT/results.json, distillation.md). Stopped by a signal, its checkpoint saved, the task run
+    ends `interrupted` and the flow's re-run resumes it."""
+    try:
+        return stage_module("distill").run(config)
+    except Interrupted as stop:
+        return interrupted(stop)
+
+
 class HeldOutEvalConfig(StageConfig):
     """Held-out pretraining metrics of a model (masked-LM accuracy, perplexity, SOP accuracy)."""
 

@@ -53,8 +53,10 @@ def checkpoints_dir(output: str, phase: str) -> str:
     return join(checkpoints_root(output), phase)
 
 
-def finished(config: FinetuneConfig, backend: str) -> dict | None:
-    """The results of a finished run of the same settings in `config.output`, else None."""
+def finished(config: FinetuneConfig, backend: str, wanted: dict | None = None) -> dict | None:
+    """The results of a finished run of the same settings in `config.output`, else None; `wanted`
+    is the identity to match when the caller's has more than the config (`albert distill`'s
+    teacher)."""
     path = join(config.output, "results.json")
     if not exists(path):
         return None
@@ -63,13 +65,16 @@ def finished(config: FinetuneConfig, backend: str) -> dict | None:
             results = json.load(handle)
     except ValueError:
         return None
-    return results if results.get("identity") == identity(config, backend) else None
+    return results if results.get("identity") == (wanted or identity(config, backend)) else None
 
 
-def resumable(config: FinetuneConfig, backend: str) -> dict[str, Checkpoint | None]:
-    """The newest checkpoint of each phase to resume from. Checkpoints of other settings are moved
-    aside first (logged), and the leftovers of a write that was killed removed."""
-    root, wanted = checkpoints_root(config.output), identity(config, backend)
+def resumable(
+    config: FinetuneConfig, backend: str, wanted: dict | None = None
+) -> dict[str, Checkpoint | None]:
+    """The newest checkpoint of each phase to resume from. Checkpoints of other settings (than
+    `wanted`, as in `finished`) are moved aside first (logged), and the leftovers of a write that
+    was killed removed."""
+    root, wanted = checkpoints_root(config.output), wanted or identity(config, backend)
     latest = {}
     for phase in PHASES:
         directory = checkpoints_dir(config.output, phase)

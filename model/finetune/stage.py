@@ -147,27 +147,45 @@ def _run(
     # resume.
     metrics, predictions = evaluation.best_scores or kind.score(model, data, hp.batch_size)
     dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
-    with atomic_output_dir(config.output, lock=False) as out:  # `run` holds the lock
+    results = {
+        "task": spec.name,
+        "init": init,
+        "dev_file": data.dev_path,
+        "dev": metrics,
+        "primary_metric": spec.primary_metric,
+        "best_step": evaluation.best_step,
+        "history": evaluation.history,
+        "hyperparameters": asdict(hp),
+        "counts": data.counts,
+        "multitask": multitask,
+        "further_pretraining": further,
+        "config": config.model_dump(),
+        "identity": identity,
+        **({"dev_sets": dev_sets} if dev_sets else {}),
+    }
+    return commit_output(config.output, kind, data, model, predictions, results)
+
+
+def commit_output(
+    output: str,
+    kind: TaskKind,
+    data: TaskData,
+    model: keras.Model,
+    predictions,
+    results: dict,
+    files: dict[str, str] | None = None,
+) -> dict:
+    """Write the output whole (`atomic_output_dir`; the caller holds its lock): the predictions
+    file, `model.keras`, `files` (name -> text) and `results.json`, which is `results` with the
+    predictions file's path; return that."""
+    with atomic_output_dir(output, lock=False) as out:
         predictions_path = kind.write_predictions(out, data, predictions)
         with keras_tensorflow.absent_unless_loaded():  # a JAX run's save loads no TensorFlow
             model.save(join(out, "model.keras"))
-        results = {
-            "task": spec.name,
-            "init": init,
-            "dev_file": data.dev_path,
-            "dev": metrics,
-            "primary_metric": spec.primary_metric,
-            "best_step": evaluation.best_step,
-            "history": evaluation.history,
-            "hyperparameters": asdict(hp),
-            "counts": data.counts,
-            "multitask": multitask,
-            "further_pretraining": further,
-            "config": config.model_dump(),
-            "identity": identity,
-            "predictions": predictions_path.replace(out, config.output.rstrip("/")),
-            **({"dev_sets": dev_sets} if dev_sets else {}),
-        }
+        for name, text in (files or {}).items():
+            with open_file(join(out, name), "w") as handle:
+                handle.write(text)
+        results = {**results, "predictions": predictions_path.replace(out, output.rstrip("/"))}
         with open_file(join(out, "results.json"), "w") as handle:
             json.dump(results, handle, indent=2, sort_keys=True, default=str)
     return results

@@ -272,10 +272,13 @@ def fit(
     resume_from: str | None = None,
     state: Callable[[], dict] = dict,
     accelerator: bool = False,
+    batches: Callable[[int], object] | None = None,
 ) -> DevEvaluation:
     """Train `model` on `data` (see the module docstring), from the checkpoint `resume_from` when
     given; the best weights restored at the end, after the final checkpoint (state `done`);
-    returns the evaluation. `state()` is the caller's part of each checkpoint's state."""
+    returns the evaluation. `state()` is the caller's part of each checkpoint's state;
+    `batches(skip)` the training batches after `skip` steps (default: `data.train`'s, shuffled
+    with the seed; `albert distill` adds the teacher's outputs)."""
     steps, batch = hp.train_steps, hp.batch_size
     per_epoch = max(1, math.ceil(len(data.train["input_ids"]) / batch))
     eval_every = min(config.eval_every or per_epoch, steps)
@@ -307,9 +310,12 @@ def fit(
     if not done:
         progress.began()
         elements = (inputs_of(data.train), data.train["labels"])
+        batches = batches or (
+            lambda skip: train_batches(elements, batch, config.seed, trim=True, skip=skip)
+        )
         train_steps(
             model,
-            lambda skip: train_batches(elements, batch, config.seed, trim=True, skip=skip),
+            batches,
             loop,
             [evaluation],
             config.verbose_fit,

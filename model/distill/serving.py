@@ -1,0 +1,55 @@
+"""What a fine-tuned model costs to serve: parameters, forward FLOPs per token
+(`model.distill.report`) and measured inference sequences per second at a batch size."""
+
+from __future__ import annotations
+
+import time
+
+import keras
+import numpy as np
+
+from model.distill.report import flops_per_token
+
+
+def parameters(model: keras.Model) -> int:
+    """The model's weights, counted (every weight, trainable or not)."""
+    return int(sum(np.prod(w.shape) for w in model.weights))
+
+
+def serving_batch(inputs: dict[str, np.ndarray], batch_size: int) -> dict[str, np.ndarray]:
+    """The first `batch_size` examples of `inputs`, repeated when there are fewer."""
+    count = len(inputs["input_ids"])
+    index = np.arange(batch_size) % count
+    return {name: values[index] for name, values in inputs.items()}
+
+
+def sequences_per_second(
+    model: keras.Model, inputs: dict[str, np.ndarray], batch_size: int, iterations: int
+) -> float:
+    """Inference examples per second of `model` on batches of `batch_size` taken from `inputs`
+    (full length), the median of `iterations` timed calls after one untimed (its compilation)."""
+    batch = serving_batch(inputs, batch_size)
+    model.predict_on_batch(batch)
+    times = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        keras.tree.map_structure(np.asarray, model.predict_on_batch(batch))
+        times.append(time.perf_counter() - start)
+    return batch_size / float(np.median(times))
+
+
+def serving_costs(
+    model: keras.Model,
+    inputs: dict[str, np.ndarray],
+    seq_length: int,
+    batch_sizes: tuple[int, ...],
+    iterations: int,
+) -> dict:
+    """{parameters, flops_per_token, sequences_per_second: {batch size: rate}} of `model`."""
+    sizes = batch_sizes if iterations else ()
+    rates = {str(size): sequences_per_second(model, inputs, size, iterations) for size in sizes}
+    return {
+        "parameters": parameters(model),
+        "flops_per_token": flops_per_token(model.backbone.config, seq_length),
+        "sequences_per_second": rates,
+    }
