@@ -167,3 +167,31 @@ def test_nano_grid_end_to_end_cached_and_incremental(tmp_path: Path) -> None:
     assert (run / "plots" / "ablation-sharing.png").stat().st_size > 0
     nano_params = {row["sharing"]: int(row["parameters"]) for row in rows}
     assert nano_params["none"] > nano_params["all"]  # sharing "ffn": tests/test_model_core.py
+
+
+def test_the_token_objective_axis_adds_an_rtd_cell_with_its_replaced_token_accuracy(
+    tmp_path: Path,
+) -> None:
+    from flows.ablation.flow import cell_configs
+
+    config = parse("--objective", "sop", "--token-objective", "mlm,rtd", "--run-dir", str(tmp_path))
+    cells = grid(config)
+    assert [(cell.variant, cell.name) for cell in cells] == [
+        ("sop · all · E=preset", "sop-all-epreset-seed12345"),
+        ("sop · rtd · all · E=preset", "sop-rtd-all-epreset-seed12345"),
+    ]
+    assert cell_configs(config, cells[1])["pretrain"].objective == "rtd"
+    records = [
+        {**record("sop · all", "sop", "all", 0, 0.30, 0.80, 0.70), "steps": 3},
+        {
+            **record("sop · rtd · all", "sop", "all", 0, 0.20, 0.82, 0.71),
+            "token_objective": "rtd",
+            "replaced_token_accuracy": 0.91,
+            "steps": 3,
+        },
+    ]
+    rows = axis_rows(summarize_variants(records), "token_objective")
+    assert [row["replaced_token_accuracy"] for row in rows] == [None, 0.91]
+    report = write_ablation_report(config, records)["markdown"].read_text(encoding="utf-8")
+    assert "## Token objective" in report and "replaced-token acc" in report
+    assert "| 0.910 |" in report and "| — |" in report

@@ -11,10 +11,11 @@ run ends with RUN_DIR/ablation.md, ablation.csv and plots (flows.ablation.report
 
 The grid varies one axis at a time from the baseline (the first value of each axis), as the paper's
 tables do: `--objective sop,nsp --sharing all,ffn` trains sop/all (the baseline), nsp/all and
-sop/ffn, each with `--seeds` seeds. Adding a value to an axis trains only the new cells; every other
-cell comes from Prefect's cache. `--parallel N` trains N cells at once, each in its own process
-(Prefect's ProcessPoolTaskRunner); on a cluster, run the flow on a work pool with one GPU per
-worker."""
+sop/ffn, each with `--seeds` seeds. `--token-objective mlm,rtd` adds the replaced-token detection
+cell (`PretrainConfig.objective`, ELECTRA). Adding a value to an axis trains only the new cells;
+every other cell comes from Prefect's cache. `--parallel N` trains N cells at once, each in its
+own process (Prefect's ProcessPoolTaskRunner); on a cluster, run the flow on a work pool with one
+GPU per worker."""
 
 from __future__ import annotations
 
@@ -53,6 +54,12 @@ class AblationConfig(PretrainPipelineConfig):
         min_length=1,
         description="pretraining objectives (comma-separated; the first is the baseline)",
     )
+    token_objective: Annotated[list[Literal["mlm", "rtd"]], CommaList] = Field(
+        default_factory=lambda: ["mlm"],
+        min_length=1,
+        description="token objectives (comma-separated; the first is the baseline): mlm = "
+        "masked-LM, rtd = ELECTRA's replaced-token detection (model.pretrain --objective)",
+    )
     sharing: Annotated[list[Literal["all", "attention", "ffn", "none"]], CommaList] = Field(
         default_factory=lambda: ["all"],
         min_length=1,
@@ -70,7 +77,7 @@ class AblationConfig(PretrainPipelineConfig):
         "the ablation-grid deployment trains them one at a time)",
     )
 
-    @field_validator("objective", "sharing", "embedding_size")
+    @field_validator("objective", "token_objective", "sharing", "embedding_size")
     @classmethod
     def _distinct(cls, values: list) -> list:
         if len(set(values)) != len(values):
@@ -88,15 +95,20 @@ class Cell:
     sharing: str
     embedding_size: int | None
     seed: int
+    token_objective: str = "mlm"
 
     @property
     def variant(self) -> str:
         size = f"E={self.embedding_size}" if self.embedding_size else "E=preset"
-        return f"{self.objective} · {self.sharing} · {size}"
+        rtd = " · rtd" if self.token_objective == "rtd" else ""
+        return f"{self.objective}{rtd} · {self.sharing} · {size}"
 
     @property
     def name(self) -> str:
-        return f"{self.objective}-{self.sharing}-e{self.embedding_size or 'preset'}-seed{self.seed}"
+        """The cell's directory: a masked-LM cell's name is the one it had before the token axis."""
+        rtd = "-rtd" if self.token_objective == "rtd" else ""
+        size = self.embedding_size or "preset"
+        return f"{self.objective}{rtd}-{self.sharing}-e{size}-seed{self.seed}"
 
     def architecture(self) -> dict[str, Any]:
         overrides: dict[str, Any] = {"sharing": self.sharing}
@@ -108,13 +120,16 @@ class Cell:
 def grid(config: AblationConfig) -> list[Cell]:
     """The baseline, then each other value of each axis with the rest at the baseline; x seeds."""
     sizes = config.embedding_size or [None]
-    base = (config.objective[0], config.sharing[0], sizes[0])
+    base = (config.objective[0], config.sharing[0], sizes[0], config.token_objective[0])
     variants = [base]
-    variants += [(objective, base[1], base[2]) for objective in config.objective[1:]]
-    variants += [(base[0], sharing, base[2]) for sharing in config.sharing[1:]]
-    variants += [(base[0], base[1], size) for size in sizes[1:]]
+    variants += [(objective, *base[1:]) for objective in config.objective[1:]]
+    variants += [(*base[:3], token) for token in config.token_objective[1:]]
+    variants += [(base[0], sharing, *base[2:]) for sharing in config.sharing[1:]]
+    variants += [(*base[:2], size, base[3]) for size in sizes[1:]]
     return [
-        Cell(*variant, seed=config.seed + i) for variant in variants for i in range(config.seeds)
+        Cell(*variant[:3], seed=config.seed + i, token_objective=variant[3])
+        for variant in variants
+        for i in range(config.seeds)
     ]
 
 
@@ -147,6 +162,7 @@ def cell_configs(config: AblationConfig, cell: Cell) -> dict[str, StageConfig]:
             output=output,
             seed=cell.seed,
             architecture=cell.architecture(),
+            objective=cell.token_objective,
         )
     }
     model = join(output, "export", "model.keras")

@@ -3,7 +3,10 @@ ablation.md with a line per table on whether the paper's direction holds, and ba
 
 Each row is a variant (mean ± sample standard deviation over its seeds): parameters, held-out
 masked-LM accuracy (on the SOP data), SOP accuracy and NSP accuracy (the model's sentence-pair head
-scored on held-out SOP and NSP pairs of documents no cell trained on).
+scored on held-out SOP and NSP pairs of documents no cell trained on), and for an RTD cell
+(`--token-objective rtd`) the replaced-token accuracy beside them. An RTD cell's masked-LM figures
+are its generator's, from the run's own held-out evaluation (its export, the discriminator, has an
+untrained masked-LM head).
 """
 
 from __future__ import annotations
@@ -19,14 +22,16 @@ import matplotlib.pyplot as plt
 from flows.report.render import markdown_table
 from model.network.config import get_preset, parameter_counts
 
-METRICS = ("masked_lm_accuracy", "sop_accuracy", "nsp_accuracy")
+METRICS = ("masked_lm_accuracy", "sop_accuracy", "nsp_accuracy", "replaced_token_accuracy")
 METRIC_LABELS = {
     "masked_lm_accuracy": "masked-LM acc",
     "sop_accuracy": "SOP acc",
     "nsp_accuracy": "NSP acc",
+    "replaced_token_accuracy": "replaced-token acc",
 }
 AXES = {
     "objective": "Pretraining objective (paper Table 5)",
+    "token_objective": "Token objective: masked-LM or replaced-token detection (ELECTRA)",
     "sharing": "Cross-layer sharing (paper Table 4)",
     "embedding_size": "Embedding size E (paper Table 3)",
 }
@@ -34,6 +39,7 @@ CSV_COLUMNS = (
     "cell",
     "variant",
     "objective",
+    "token_objective",
     "sharing",
     "embedding_size",
     "seed",
@@ -51,15 +57,21 @@ PAPER = {
     "sharing attention "
     "costs nothing (+0.1), most of the drop comes from sharing the FFN",
     "embedding_size": "paper (ALBERT-base, all-shared): E=128 is the best of 64, 128, 256, 768",
+    "token_objective": "ELECTRA (Clark et al. 2020): replaced-token detection beats masked-LM "
+    "downstream at equal compute, most at small sizes; benchmarks/rtd.py measures it fine-tuned",
 }
 
 
 def cell_record(
     cell: Any, pretrain: Any, vocab_size: int, trained: Any, evaluations: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """One CSV row: the cell's axes, its parameter count, and its three held-out scores."""
+    """One CSV row: the cell's axes, its parameter count, and its held-out scores (an RTD cell's
+    masked-LM and replaced-token ones from its run's own held-out evaluation)."""
 
     sop, nsp = evaluations["heldout-sop"].result, evaluations["heldout-nsp"].result
+    token_objective = getattr(cell, "token_objective", "mlm")
+    own = (trained.result.get("heldout") or {}) if token_objective == "rtd" else {}
+    masked_lm = own if token_objective == "rtd" else sop
     architecture = get_preset(
         pretrain.preset, **{**pretrain.architecture, "vocab_size": vocab_size}
     )
@@ -68,15 +80,17 @@ def cell_record(
         "cell": cell.name,
         "variant": cell.variant,
         "objective": cell.objective,
+        "token_objective": token_objective,
         "sharing": cell.sharing,
         "embedding_size": cell.embedding_size,
         "seed": cell.seed,
         "parameters": parameters,
         "steps": trained.result.get("steps"),
-        "masked_lm_accuracy": sop["masked_lm_accuracy"],
+        "masked_lm_accuracy": masked_lm.get("masked_lm_accuracy"),
         "sop_accuracy": sop["sop_accuracy"],
         "nsp_accuracy": nsp["sop_accuracy"],
-        "masked_lm_loss": sop["masked_lm_loss"],
+        "replaced_token_accuracy": own.get("replaced_token_accuracy"),
+        "masked_lm_loss": masked_lm.get("masked_lm_loss"),
         "cached": trained.cached,
     }
 
@@ -92,10 +106,11 @@ def summarize_variants(records: Sequence[Mapping[str, Any]]) -> list[dict[str, A
             key: runs[0][key]
             for key in ("variant", "objective", "sharing", "embedding_size", "parameters")
         }
+        row["token_objective"] = runs[0].get("token_objective") or "mlm"
         row["seeds"] = len(runs)
-        for metric in METRICS:
-            values = [float(run[metric]) for run in runs]
-            row[metric] = statistics.fmean(values)
+        for metric in METRICS:  # a metric a cell does not have (an MLM cell's RTD) is None
+            values = [float(run[metric]) for run in runs if run.get(metric) is not None]
+            row[metric] = statistics.fmean(values) if values else None
             row[f"{metric}_sd"] = statistics.stdev(values) if len(values) > 1 else 0.0
         rows.append(row)
     return rows
@@ -113,6 +128,8 @@ def axis_rows(rows: Sequence[Mapping[str, Any]], axis: str) -> list[Mapping[str,
 
 def _with_spread(row: Mapping[str, Any], metric: str) -> str:
     mean, spread = row[metric], row[f"{metric}_sd"]
+    if mean is None:
+        return "—"
     return f"{mean:.3f} ± {spread:.3f}" if row["seeds"] > 1 else f"{mean:.3f}"
 
 
@@ -162,6 +179,11 @@ def direction(axis: str, rows: Sequence[Mapping[str, Any]]) -> str:
                     sop["nsp_accuracy"] - 0.5 > sop["nsp_accuracy_sd"],
                 ),
             ]
+        )
+    if axis == "token_objective":
+        return (
+            "no held-out claim to check: ELECTRA's is downstream, and an RTD cell's masked-LM acc "
+            "is its smaller generator's"
         )
     if axis == "sharing":
         claims = []
@@ -222,7 +244,7 @@ def plot_axis(rows: Sequence[Mapping[str, Any]], axis: str, path: Path) -> Path:
         positions = [r + i * height for r in range(len(rows))]
         ax.barh(
             positions,
-            [row[metric] for row in rows],
+            [row[metric] or 0.0 for row in rows],
             height,
             xerr=[row[f"{metric}_sd"] for row in rows],
             label=METRIC_LABELS[metric],

@@ -82,6 +82,12 @@ def model_card(
         "(masked-LM and sentence-order heads included), the SentencePiece vocabulary and a fast "
         "tokenizer that reproduces the tokenization the model was trained with."
     )
+    if run.get("objective") == "rtd":
+        intro += (
+            " It is the discriminator of an ELECTRA-style run (`--objective rtd`): its masked-LM "
+            "head was never trained (initial values) and the held-out masked-LM metrics are the "
+            "generator's (export/generator/model.keras); load it as `AlbertModel` or fine-tune it."
+        )
     length = (
         f"--time-budget {run['time_budget']}"
         if run.get("time_budget")

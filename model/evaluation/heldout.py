@@ -1,8 +1,10 @@
 """The pretraining objective and its metrics, and `evaluate_pretraining` on a held-out split.
 
 Loss = weighted masked-LM cross-entropy + SOP cross-entropy (google-research/albert's
-`get_masked_lm_output` / `get_sentence_order_output`). Metrics are accumulated as sums
-(`SUM_NAMES`) so they add exactly across batches, replicas and workers, then turned into means.
+`get_masked_lm_output` / `get_sentence_order_output`); for `--objective rtd` (an
+`AlbertElectraModel`) plus lambda x replaced-token detection (`model.evaluation.replaced_tokens`).
+Metrics are accumulated as sums (`sum_names`: `SUM_NAMES`, then the RTD ones) so they add exactly
+across batches, replicas and workers, then turned into means.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from keras import ops
 
 from albert.errors import StageError, naming
 from model.conversion.convert import load_pretrained
+from model.evaluation.replaced_tokens import RTD_SUM_NAMES, RTD_WEIGHT, rtd_metrics, rtd_sums
 from model.input import records as pretrain_records  # Grain on JAX: no TensorFlow
 from model.input import source as pretrain_input
-from model.network.pretraining_model import model_inputs
+from model.network.electra import inputs_for
 
 SUM_NAMES = (
     "mlm_loss_sum",
@@ -66,14 +69,33 @@ def pretraining_loss(outputs: dict, batch: dict, mlm_denominator, sop_denominato
     return loss, sums
 
 
-def metrics_from_sums(sums) -> dict:
+def sum_names(objective: str = "mlm") -> tuple[str, ...]:
+    """The names of the summed statistics of `objective` (`mlm` or `rtd`), in order."""
+    return SUM_NAMES + (RTD_SUM_NAMES if objective == "rtd" else ())
+
+
+def objective_loss(outputs: dict, batch: dict, denominators, rtd_weight=RTD_WEIGHT):
+    """`pretraining_loss` with `denominators` (masked-token weight, sequences), and for outputs
+    with `rtd_logits` (`AlbertElectraModel`'s) plus `rtd_weight` x the replaced-token loss over the
+    third denominator (the global real-token count); sums in `sum_names`' order."""
+    loss, sums = pretraining_loss(outputs, batch, denominators[0], denominators[1])
+    if "rtd_logits" not in outputs:
+        return loss, sums
+    rtd = rtd_sums(outputs["rtd_logits"], outputs["rtd_labels"], batch["input_mask"])
+    loss = loss + rtd_weight * rtd[0] / denominators[2]
+    return loss, ops.concatenate([sums, ops.stack(rtd)])
+
+
+def metrics_from_sums(sums, rtd_weight: float = RTD_WEIGHT) -> dict:
     """Means from summed statistics: masked_lm_{loss,accuracy}, perplexity, sop_{loss,accuracy},
-    loss."""
-    s = dict(zip(SUM_NAMES, (float(x) for x in np.asarray(sums, dtype=np.float64))))
+    loss; with the RTD sums also rtd_loss and replaced_token_accuracy, and loss counts
+    `rtd_weight` x rtd_loss."""
+    values = [float(x) for x in np.asarray(sums, dtype=np.float64)]
+    s = dict(zip(sum_names("rtd" if len(values) > len(SUM_NAMES) else "mlm"), values))
     mlm_weight, sop_count = max(s["mlm_weight"], 1e-9), max(s["sop_count"], 1e-9)
     mlm_loss = s["mlm_loss_sum"] / mlm_weight
     sop_loss = s["sop_loss_sum"] / sop_count
-    return {
+    metrics = {
         "loss": mlm_loss + sop_loss,
         "masked_lm_loss": mlm_loss,
         "masked_lm_accuracy": s["mlm_correct"] / mlm_weight,
@@ -81,11 +103,18 @@ def metrics_from_sums(sums) -> dict:
         "sop_loss": sop_loss,
         "sop_accuracy": s["sop_correct"] / sop_count,
     }
+    if "rtd_count" in s:
+        metrics.update(rtd_metrics(s))
+        metrics["loss"] += rtd_weight * metrics["rtd_loss"]
+    return metrics
 
 
 def eval_step_fn(model):
     """A compiled function batch -> sums (tf.function on TensorFlow, jit of stateless_call on
-    JAX)."""
+    JAX); an `AlbertElectraModel` is scored on fresh replacements (its sampler's state is not
+    advanced on JAX)."""
+    model_inputs = inputs_for(model)
+    denominators = (1.0, 1.0, 1.0)
     if keras.config.backend() == "jax":
         import jax  # backend-specific: only the JAX backend has it loaded
 
@@ -94,7 +123,7 @@ def eval_step_fn(model):
             outputs, _ = model.stateless_call(
                 trainable, non_trainable, model_inputs(batch), training=False
             )
-            return pretraining_loss(outputs, batch, 1.0, 1.0)[1]
+            return objective_loss(outputs, batch, denominators)[1]
 
         def step(batch):
             batch = {k: np.asarray(v) for k, v in batch.items()}
@@ -109,12 +138,15 @@ def eval_step_fn(model):
 
     @tf.function(autograph=False)
     def step(batch):
-        return pretraining_loss(model(model_inputs(batch), training=False), batch, 1.0, 1.0)[1]
+        outputs = model(model_inputs(batch), training=False)
+        return objective_loss(outputs, batch, denominators)[1]
 
     return step
 
 
-def evaluate_batches(model, batches, step=None, source: str = "held-out data") -> dict:
+def evaluate_batches(
+    model, batches, step=None, source: str = "held-out data", rtd_weight: float = RTD_WEIGHT
+) -> dict:
     """Metrics of `model` over an iterable of batches (dicts of the TFRecord features).
 
     Raises StageError naming `source` when there is nothing to score (no records, or no masked
@@ -123,12 +155,13 @@ def evaluate_batches(model, batches, step=None, source: str = "held-out data") -
     step = step or eval_step_fn(model)
     total = np.zeros(len(SUM_NAMES), np.float64)
     for batch in batches:
-        total += np.asarray(step(batch), np.float64)
+        sums = np.asarray(step(batch), np.float64)
+        total = sums + (total if len(total) == len(sums) else 0.0)
     sums = dict(zip(SUM_NAMES, total))
     if not sums["sop_count"] or not sums["mlm_weight"]:
         what = "records" if not sums["sop_count"] else "masked tokens"
         raise StageError(f"{source}: no {what} to evaluate (an empty held-out shard?)")
-    return metrics_from_sums(total)
+    return metrics_from_sums(total, rtd_weight)
 
 
 def evaluate_pretraining(

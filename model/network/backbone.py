@@ -41,26 +41,35 @@ class AlbertBackbone(ConfiguredModel):
     pooled_output [B, H], hidden_states: L+1 x [B, T, H] when output_hidden_states)`.
 
     `segment_ids` defaults to zeros and `input_mask` to ones. Weights are created at construction.
+    `embeddings`: an `AlbertEmbeddings` of another backbone to share (ELECTRA's generator uses the
+    discriminator's); `pooler=False`: no pooler and no `pooled_output` (a generator has no use for
+    them). Neither is serialised: a backbone built with them is part of a model that rebuilds it.
     """
 
-    def __init__(self, config: AlbertConfig | dict, **kwargs):
+    def __init__(self, config: AlbertConfig | dict, embeddings=None, pooler=True, **kwargs):
         super().__init__(config, **kwargs)
         cfg = self.config
-        self.embeddings = AlbertEmbeddings(cfg, dtype=self.dtype_policy, name="embeddings")
-        self.encoder = AlbertEncoder(cfg, dtype=self.dtype_policy, name="encoder")
-        self.pooler = keras.layers.Dense(
-            cfg.hidden_size,
-            activation="tanh",
-            kernel_initializer=truncated_normal(cfg),
-            dtype=self.dtype_policy,
-            name="pooler",
+        self.embeddings = embeddings or AlbertEmbeddings(
+            cfg, dtype=self.dtype_policy, name="embeddings"
         )
+        self.encoder = AlbertEncoder(cfg, dtype=self.dtype_policy, name="encoder")
+        self.pooler = None
+        if pooler:
+            self.pooler = keras.layers.Dense(
+                cfg.hidden_size,
+                activation="tanh",
+                kernel_initializer=truncated_normal(cfg),
+                dtype=self.dtype_policy,
+                name="pooler",
+            )
         self.build()
 
     def build(self, input_shape=None):
-        self.embeddings.build()
+        if not self.embeddings.built:  # a shared one is built already
+            self.embeddings.build()
         self.encoder.build()
-        self.pooler.build((None, self.config.hidden_size))
+        if self.pooler is not None:
+            self.pooler.build((None, self.config.hidden_size))
         self.built = True
 
     def call(self, inputs, training=False, output_hidden_states=False):
@@ -74,10 +83,9 @@ class AlbertBackbone(ConfiguredModel):
         x = self.embeddings(input_ids, segment_ids, training=training)
         hidden_states = self.encoder(x, attention_mask(input_mask), training=training)
         sequence_output = hidden_states[-1]
-        outputs = {
-            "sequence_output": sequence_output,
-            "pooled_output": self.pooler(sequence_output[:, 0, :]),
-        }
+        outputs = {"sequence_output": sequence_output}
+        if self.pooler is not None:
+            outputs["pooled_output"] = self.pooler(sequence_output[:, 0, :])
         if output_hidden_states:
             outputs["hidden_states"] = hidden_states
         return outputs

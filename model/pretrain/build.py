@@ -9,7 +9,7 @@ import logging
 
 import numpy as np
 
-from albert.errors import naming
+from albert.errors import StageError, naming
 from albert.fs import exists, join
 from model.checkpoints import store as checkpointing
 from model.checkpoints.store import assign_all, load_checkpoint
@@ -24,18 +24,23 @@ logger = logging.getLogger(__name__)
 
 
 def build_model(config: PretrainConfig, vocab_size: int):
+    """The model `config.objective` trains: an `AlbertPretrainingModel` (mlm) or an
+    `AlbertElectraModel` (rtd), seeded by --seed."""
     import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     # heavy: loads keras, tensorflow; this module stays importable without it
+    from model.network.electra import AlbertElectraModel
     from model.network.pretraining_model import AlbertPretrainingModel
 
     tf_data = not pretrain_input.uses_grain(config.input)
     keras_seeds.set_random_seed(config.seed, tensorflow=keras.config.backend() != "jax" or tf_data)
+    architecture = get_preset(config.preset, **{**config.architecture, "vocab_size": vocab_size})
     with keras_seeds.drawn_from(config.seed):  # the same model on every host, whatever threads do
-        return AlbertPretrainingModel(
-            get_preset(config.preset, **{**config.architecture, "vocab_size": vocab_size}),
-            name="albert_pretraining",
-        )
+        if config.objective == "rtd":
+            return AlbertElectraModel(
+                architecture, config.generator_hidden_fraction, name="albert_electra"
+            )
+        return AlbertPretrainingModel(architecture, name="albert_pretraining")
 
 
 def build_training_optimizer(config: PretrainConfig):
@@ -63,18 +68,41 @@ def build_training_optimizer(config: PretrainConfig):
 
 
 def load_initial_weights(model, path: str) -> None:
-    """`--init`: weights only, from one of our checkpoints or anything `load_pretrained` reads."""
+    """`--init`: weights only, from one of our checkpoints or anything `load_pretrained` reads.
+    An RTD model takes such a model as its discriminator, and the generator an RTD export wrote
+    beside it (`generator/model.keras`), where there is one."""
 
     if exists(join(path, "weights.npz")):
         load_checkpoint(path, model)
         return
     # heavy: loads keras, tensorflow; this module stays importable without it
     from model.conversion.convert import load_pretrained
+    from model.network.electra import AlbertElectraModel
 
     with naming(path):  # e.g. Keras refusing an unsafe .keras file
         source = load_pretrained(path)
-    assign_all(model.weights, [np.asarray(w) for w in source.get_weights()], f"--init {path}")
+    if isinstance(model, AlbertElectraModel):
+        load_electra_parts(model, source, path)
+    else:
+        assign_all(model.weights, [np.asarray(w) for w in source.get_weights()], f"--init {path}")
     logger.info("initialised weights from %s", path)
+
+
+def load_electra_parts(model, discriminator, path: str) -> None:
+    """`--init` of an RTD model: `discriminator` (loaded from `path`), and the generator exported
+    beside a `.keras` path when it is there; StageError on a shape mismatch."""
+    from model.conversion.convert import load_pretrained
+    from model.network.electra import load_parts
+
+    sibling = join(path.rsplit("/", 1)[0], "generator", "model.keras") if "/" in path else None
+    generator = None
+    if path.endswith(".keras") and sibling and exists(sibling):
+        with naming(sibling):
+            generator = load_pretrained(sibling)
+    try:
+        load_parts(model, discriminator, generator)
+    except ValueError as error:
+        raise StageError(f"--init {path}: {error}") from None
 
 
 def weights_digest(model) -> str:

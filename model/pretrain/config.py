@@ -103,6 +103,21 @@ class PretrainConfig(StageConfig):
         "measured on the first records (model.input.length_buckets), else 0; a resumed run keeps "
         "its own",
     )
+    objective: Literal["mlm", "rtd"] = Field(
+        "mlm",
+        description="mlm = masked-LM; rtd = ELECTRA's replaced-token detection: a generator "
+        "ALBERT proposes the masked tokens, this model (the discriminator) tells every token's "
+        "origin (model.network.electra); the sentence objective is the data's either way",
+    )
+    generator_hidden_fraction: float = Field(
+        0.25,
+        gt=0,
+        description="--objective rtd: the generator's hidden size as a fraction of the "
+        "discriminator's (at most 1; heads and feed-forward size scale with it)",
+    )
+    rtd_weight: float = Field(
+        50.0, gt=0, description="--objective rtd: lambda, the replaced-token loss's weight"
+    )
     log_every: int = Field(100, gt=0, description="steps between training-metric records")
     eval_every: int = Field(
         1000, ge=0, description="steps between held-out evaluations (0 = only at the end)"
@@ -149,6 +164,16 @@ class PretrainConfig(StageConfig):
     def _parse_time_budget(cls, value: str | None) -> str | None:
         if value is not None:
             parse_duration(value)
+        return value
+
+    @field_validator("generator_hidden_fraction")
+    @classmethod
+    def _generator_not_larger(cls, value: float) -> float:
+        if value > 1:
+            raise ValueError(
+                f"{value} makes the generator larger than the discriminator; ELECTRA's works "
+                "best at 1/4 to 1/2 (at most 1)"
+            )
         return value
 
     @model_validator(mode="after")

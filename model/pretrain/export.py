@@ -1,5 +1,6 @@
 """The end-of-run export: export/model.keras, export/hf and export/keras_hub, committed
-atomically."""
+atomically. An RTD run exports its discriminator there (a standard ALBERT,
+`model.network.electra.discriminator_model`) and its generator as export/generator/model.keras."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from model.pretrain.build import build_model
 from model.pretrain.config import PretrainConfig
 from model.runtime.distribute import jax_process
 
+KERAS_FILES = {"keras": "model.keras", "generator": "generator/model.keras"}
+
 
 def export_model(model, config: PretrainConfig, spec, heldout: dict) -> tuple[dict, dict]:
     """export/model.keras, export/hf (Hugging Face) and export/keras_hub, written atomically; they
@@ -20,16 +23,18 @@ def export_model(model, config: PretrainConfig, spec, heldout: dict) -> tuple[di
     (`model.conversion.exports.write_exports`)."""
     # heavy: loads keras, tensorflow; this module stays importable without it
     from model.conversion.exports import write_exports
+    from model.network.electra import AlbertElectraModel, discriminator_model, generator_model
 
     export_dir = join(config.output, "export")
+    parts = {"keras": model}
+    if isinstance(model, AlbertElectraModel):
+        parts = {"keras": discriminator_model(model), "generator": generator_model(model)}
+    model = parts["keras"]
     paths = {}
     with atomic_output_dir(export_dir, keep_previous=False) as temp:
-        with tempfile.TemporaryDirectory() as local:
-            keras_path = os.path.join(local, "model.keras")
-            model.save(keras_path)
-            fs, target = filesystem(join(temp, "model.keras"))
-            fs.put(keras_path, target)
-        paths["keras"] = join(export_dir, "model.keras")
+        for kind, part in parts.items():
+            save_keras(part, join(temp, KERAS_FILES[kind]))
+            paths[kind] = join(export_dir, KERAS_FILES[kind])
         names, skipped = write_exports(
             model,
             temp,
@@ -41,6 +46,16 @@ def export_model(model, config: PretrainConfig, spec, heldout: dict) -> tuple[di
         )
         paths.update({kind: join(export_dir, name) for kind, name in names.items()})
     return paths, skipped
+
+
+def save_keras(model, url: str) -> None:
+    """`model.save` to `url` (local or gs://), through a local file."""
+    with tempfile.TemporaryDirectory() as local:
+        keras_path = os.path.join(local, "model.keras")
+        model.save(keras_path)
+        fs, target = filesystem(url)
+        fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
+        fs.put(keras_path, target)
 
 
 def export_alone(model, config: PretrainConfig, spec, heldout: dict) -> tuple[dict, dict]:

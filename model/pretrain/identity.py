@@ -97,6 +97,12 @@ def training_identity(config: PretrainConfig, spec, vocab_size: int, vocab_sha: 
         "init": listing_digest(config.init) if config.init else None,
         # the optimizer's variables differ: a budget's learning rate is one of them
         "schedule": "time-budget" if config.time_budget is not None else "steps",
+        # another model: a generator beside the discriminator (absent for mlm, as before)
+        **(
+            {"objective": "rtd", "generator_hidden_fraction": config.generator_hidden_fraction}
+            if config.objective == "rtd"
+            else {}
+        ),
     }
 
 

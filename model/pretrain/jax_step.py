@@ -7,6 +7,7 @@ import functools
 
 import numpy as np
 
+from model.evaluation.replaced_tokens import RTD_WEIGHT, TOKEN_DENOMINATOR_EPSILON
 from model.input.prefetch import DEPTH, DevicePrefetch, Placed
 from model.input.records import MLM_DENOMINATOR_EPSILON
 from model.input.source import numpy_batches
@@ -52,28 +53,35 @@ def _copies(tree):
 DENOMINATORS = ("mlm_denominator", "sop_denominator")  # the input's; the step computes its own
 
 
-def jax_train_step(model, optimizer, accumulation: int, distribution=None):
-    """(state values, batch) -> (new state values, summed metrics [6]), jit-compiled; the input
-    state's buffers are donated (reused for the new state), so a caller must not read them again.
+def jax_train_step(
+    model, optimizer, accumulation: int, distribution=None, rtd_weight: float = RTD_WEIGHT
+):
+    """(state values, batch) -> (new state values, summed metrics [`sum_names`]), jit-compiled;
+    the input state's buffers are donated (reused for the new state), so a caller must not read
+    them again.
 
-    The step normalises the loss by the global batch's masked-token weight and sequence count, which
-    it computes itself: with several processes each one holds only its rows of the batch. `place`
+    The step normalises the loss by the global batch's masked-token weight and sequence count (and,
+    for an `AlbertElectraModel`, its real-token count), which it computes itself: with several
+    processes each one holds only its rows of the batch. `place`
     turns this process's rows (numpy) into the global batch, sharded over the distribution's
     devices (on the default device without a distribution); the transfer is asynchronous."""
     import jax  # heavy: JAX, only this path
     import jax.numpy as jnp  # heavy: JAX, only this path
 
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model.evaluation.heldout import pretraining_loss
+    from model.evaluation.heldout import objective_loss, sum_names
 
     # heavy: loads keras, tensorflow; this module stays importable without it
-    from model.network.pretraining_model import model_inputs
+    from model.network.electra import inputs_for, objective_of
+
+    model_inputs, objective = inputs_for(model), objective_of(model)
+    width = len(sum_names(objective))
 
     def loss_fn(trainable, non_trainable, batch, denominators):
         outputs, non_trainable = model.stateless_call(
             trainable, non_trainable, model_inputs(batch), training=True
         )
-        loss, sums = pretraining_loss(outputs, batch, *denominators)
+        loss, sums = objective_loss(outputs, batch, denominators, rtd_weight)
         return loss, (sums, non_trainable)
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
@@ -84,8 +92,13 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
         weights = batch["masked_lm_weights"]
         denominators = (
             jnp.sum(weights, dtype=jnp.float32) + jnp.float32(MLM_DENOMINATOR_EPSILON),
-            jnp.float32(weights.shape[0]),
+            jnp.sum(batch["sop_weights"], dtype=jnp.float32)  # packed rows: their instances
+            if "sop_weights" in batch
+            else jnp.float32(weights.shape[0]),
         )
+        if objective == "rtd":
+            tokens = jnp.sum(batch["input_mask"], dtype=jnp.float32)
+            denominators += (tokens + jnp.float32(TOKEN_DENOMINATOR_EPSILON),)
         if accumulation == 1:
             (_, (sums, non_trainable)), grads = grad_fn(
                 trainable, non_trainable, batch, denominators
@@ -104,7 +117,7 @@ def jax_train_step(model, optimizer, accumulation: int, distribution=None):
 
             zeros = jax.tree_util.tree_map(jnp.zeros_like, trainable)
             (grads, sums, non_trainable), _ = jax.lax.scan(
-                body, (zeros, jnp.zeros(6), non_trainable), micro
+                body, (zeros, jnp.zeros(width), non_trainable), micro
             )
         trainable, optimizer_values = optimizer.stateless_apply(optimizer_values, grads, trainable)
         return (trainable, non_trainable, optimizer_values), sums
@@ -134,7 +147,7 @@ class JaxTraining:
         self.state = JaxState(model, optimizer)
         self.optimizer = optimizer
         self._step, self._place = jax_train_step(
-            model, optimizer, config.gradient_accumulation, distribution
+            model, optimizer, config.gradient_accumulation, distribution, config.rtd_weight
         )
 
     def step(self, batch):

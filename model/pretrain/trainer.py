@@ -48,7 +48,7 @@ class Trainer:
         checkpoints: Checkpoints,
     ):
         # heavy: loads keras, tensorflow; this module stays importable without it
-        from model.evaluation.heldout import SUM_NAMES
+        from model.evaluation.heldout import sum_names
 
         self.config, self.spec, self.model, self.optimizer, self.schedule = (
             config,
@@ -65,7 +65,8 @@ class Trainer:
         )
         # the training-metric window in progress (restored on resume: records match an uninterrupted
         # run)
-        self.window = np.asarray(state.get("log_window", np.zeros(len(SUM_NAMES))), np.float64)
+        width = len(sum_names(config.objective))
+        self.window = np.asarray(state.get("log_window", np.zeros(width)), np.float64)
         self.window_steps = int(state.get("window_steps", 0))
         self.window_start, self.timed_steps = time.perf_counter(), 0
         self.total_time, self.total_steps = 0.0, 0
@@ -196,7 +197,7 @@ class Trainer:
             self.total_time + elapsed,
             self.total_steps + self.timed_steps,
         )
-        self.train_metrics = metrics_from_sums(self.window)
+        self.train_metrics = metrics_from_sums(self.window, self.config.rtd_weight)
         steps_per_second = self.timed_steps / max(elapsed, 1e-9)
         self.log.record(
             {
@@ -234,7 +235,9 @@ class Trainer:
         heldout = pretrain_input.heldout_batches(
             self.spec, batch_size, config.input, seed=config.seed, max_batches=config.eval_batches
         )
-        metrics = evaluate_batches(self.model, heldout, self.eval_step)
+        metrics = evaluate_batches(
+            self.model, heldout, self.eval_step, rtd_weight=config.rtd_weight
+        )
         if not all(np.isfinite(list(metrics.values()))):
             raise self.diverged("held-out loss")
         return metrics
