@@ -22,8 +22,10 @@ def feature_spec(max_seq_length: int, max_predictions_per_seq: int) -> dict:
     }
 
 
-def example(rng, seq_len: int, preds: int, vocab: int, dynamic: bool = False) -> tf.train.Example:
-    length = int(rng.integers(seq_len // 2, seq_len + 1))
+def example(
+    rng, seq_len: int, preds: int, vocab: int, dynamic: bool = False, min_length: int = 0
+) -> tf.train.Example:
+    length = int(rng.integers(min_length or seq_len // 2, seq_len + 1))
     label = int(rng.integers(0, 2))
     ids = np.zeros(seq_len, np.int64)
     ids[:length] = rng.integers(5, vocab, size=length)
@@ -76,8 +78,10 @@ def write_shards(
     seed=0,
     metadata: dict | None = None,
     dynamic: bool = False,
+    min_length: int = 0,
 ) -> Path:
-    """`num_shards` TFRecord files + metadata.json in `directory`."""
+    """`num_shards` TFRecord files + metadata.json in `directory`; records of `min_length` (default
+    half of `seq_len`) to `seq_len` tokens."""
     directory.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     for shard in range(num_shards):
@@ -85,7 +89,8 @@ def write_shards(
             str(directory / f"train-{shard:05d}-of-{num_shards:05d}.tfrecord")
         ) as writer:
             for _ in range(per_shard):
-                writer.write(example(rng, seq_len, preds, vocab, dynamic).SerializeToString())
+                record = example(rng, seq_len, preds, vocab, dynamic, min_length)
+                writer.write(record.SerializeToString())
     meta = {
         "max_seq_length": seq_len,
         "max_predictions_per_seq": preds,

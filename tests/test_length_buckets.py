@@ -5,8 +5,10 @@ data without padding; a resumed run keeps its own."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from pretrain_testdata import write_shards
 
+from albert.errors import StageError
 from model.input import length_buckets
 from model.input import records as pretrain_records
 
@@ -43,6 +45,14 @@ def test_a_run_left_to_the_default_keeps_its_checkpoints_buckets(tmp_path, monke
     config = PretrainConfig(data=data, output=str(tmp_path / "o"))
     monkeypatch.setattr(loop.cores, "on_accelerator", lambda tpu=False: True)
     monkeypatch.setattr(loop, "uses_grain", lambda choice: True)
+    packed = loop.with_length_buckets(config, spec)  # packing by default: one shape, no buckets
+    assert (packed.packing, packed.packing_instances, packed.length_buckets) == ("on", 8, 0)
+    asked = config.model_copy(update={"length_buckets": 2})
+    bucketed = loop.with_length_buckets(asked, spec)
+    assert (bucketed.packing, bucketed.length_buckets) == ("off", 2)  # buckets asked for
+    with pytest.raises(StageError, match="--packing on"):
+        loop.with_length_buckets(asked.model_copy(update={"packing": "on"}), spec)
+    auto, config = config, config.model_copy(update={"packing": "off"})
     measured = loop.with_length_buckets(config, spec).length_buckets
     assert measured == length_buckets.choose_buckets(length_buckets.sample_lengths(spec), 32)
     given = config.model_copy(update={"length_buckets": 0})
@@ -52,3 +62,5 @@ def test_a_run_left_to_the_default_keeps_its_checkpoints_buckets(tmp_path, monke
     (checkpoint / "state.json").write_text('{"step": 5, "identity": {"length_buckets": 3}}')
     (checkpoint / "weights.npz").write_bytes(b"")
     assert loop.with_length_buckets(config, spec).length_buckets == 3
+    resumed = loop.with_length_buckets(auto, spec)  # a checkpoint of no packing packed none
+    assert (resumed.packing, resumed.length_buckets) == ("off", 3)

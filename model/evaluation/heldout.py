@@ -47,7 +47,8 @@ def label_scores(logits, labels):
 
 def pretraining_loss(outputs: dict, batch: dict, mlm_denominator, sop_denominator):
     """(loss, sums): `loss` is this batch's share of the global loss, normalised by the global
-    masked-token weight and sequence count; `sums` a [6] float32 vector in `SUM_NAMES` order."""
+    masked-token weight and sequence count (packed rows: instances, the sum of `sop_weights`);
+    `sums` a [6] float32 vector in `SUM_NAMES` order."""
     mlm_logits = ops.cast(outputs["mlm_logits"], "float32")
     sop_logits = ops.cast(outputs["sop_logits"], "float32")
     labels = ops.cast(batch["masked_lm_ids"], "int32")
@@ -56,11 +57,17 @@ def pretraining_loss(outputs: dict, batch: dict, mlm_denominator, sop_denominato
     mlm_loss_sum = ops.sum(token_nll * weights)
     mlm_correct = ops.sum(token_correct * weights)
 
+    # packed rows: one SOP prediction per instance slot, `sop_weights` 0 for an empty slot
     sop_labels = ops.cast(ops.reshape(batch["next_sentence_labels"], (-1,)), "int32")
-    sop_nll, sop_hits = label_scores(sop_logits, sop_labels)
+    sop_nll, sop_hits = label_scores(ops.reshape(sop_logits, (-1, 2)), sop_labels)
+    if "sop_weights" in batch:
+        sop_weights = ops.reshape(ops.cast(batch["sop_weights"], "float32"), (-1,))
+        sop_nll, sop_hits = sop_nll * sop_weights, sop_hits * sop_weights
+        sop_count = ops.sum(sop_weights)
+    else:
+        sop_count = ops.cast(ops.shape(sop_labels)[0], "float32")
     sop_loss_sum = ops.sum(sop_nll)
     sop_correct = ops.sum(sop_hits)
-    sop_count = ops.cast(ops.shape(sop_labels)[0], "float32")
 
     loss = mlm_loss_sum / mlm_denominator + sop_loss_sum / sop_denominator
     sums = ops.stack(

@@ -121,15 +121,23 @@ def training_batches(
     edges: list[int] | None = None,
 ) -> Iterator[list[Positioned]]:
     """The training batches of an epoch whose shards open in the order `files` (`epoch_files`):
-    records interleaved, windows permuted, then batches of `size` (the remainder dropped) or, with
-    `edges`, length-binned batches."""
+    its records (`training_records`) in batches of `size` (the remainder dropped) or, with `edges`,
+    length-binned batches."""
+    positioned = training_records(files, modulus, cycle_length, seed, epoch, window)
+    return length_binned(positioned, size, edges) if edges else fixed_batches(positioned, size)
+
+
+def training_records(
+    files: Sequence[str], modulus: int, cycle_length: int, seed: int, epoch: int, window: int
+) -> Iterator[Positioned]:
+    """The positioned records of an epoch whose shards open in the order `files`: interleaved,
+    windows permuted."""
 
     def open_shard(path: str) -> Iterator[Element]:
         return shard_records(path, modulus, False)
 
     records = interleaved(files, min(cycle_length, len(files)), open_shard)
-    positioned = window_permuted(records, seed, epoch, window)
-    return length_binned(positioned, size, edges) if edges else fixed_batches(positioned, size)
+    return window_permuted(records, seed, epoch, window)
 
 
 def chained_epochs(

@@ -35,14 +35,13 @@ import grain
 import numpy as np
 from absl import flags
 
-from albert.errors import StageError
-from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
-from model.input import epoch_order
+from albert.pretraining_example import INT_FEATURES_SEQ
+from model.input import epoch_order, packed
+from model.input.packed import Decode, PackedDecoder
 from model.input.records import (
     MLM_DENOMINATOR_EPSILON,
     DataSpec,
     DynamicMasker,
-    decode_record,
     epoch_files,
     length_bucket_edges,
     split_files,
@@ -93,46 +92,26 @@ class _BatchIterator(grain.DatasetIterator):
         self.items = itertools.islice(self.dataset.make(), self.generated, None)
 
 
-class _Decode:
-    """(path, index, record) -> the example tf.data's `parse_fn` gives: int32 features, float32
-    masked_lm_weights, fixed lengths checked (StageError naming the record otherwise)."""
-
-    def __init__(self, spec: DataSpec):
-        seq, preds = spec.max_seq_length, spec.max_predictions_per_seq
-        self.lengths = {name: seq for name in INT_FEATURES_SEQ} | {"next_sentence_labels": 1}
-        if spec.masking != "dynamic":
-            self.lengths |= {name: preds for name in (*INT_FEATURES_PRED, "masked_lm_weights")}
-
-    def __call__(self, path: str, index: int, record: bytes) -> dict:
-        features = decode_record(path, index, record, self.lengths)
-        example = {}
-        for name, length in self.lengths.items():
-            values = features.get(name)
-            if values is None or len(values) != length:
-                found = "absent" if values is None else f"of length {len(values)}"
-                raise StageError(
-                    f"{path}: record {index}: feature {name} is {found}, expected length {length}"
-                )
-            example[name] = values if name == "masked_lm_weights" else values.astype(np.int32)
-        return example
-
-
 class _DecodeRows(grain.transforms.Map):
     """(epoch, index, batch of (position, (path, index, record))) -> (epoch, index, batch): its rows
-    `rows` decoded (`_Decode`), stacked and, with dynamic masking, masked together
-    (`DynamicMasker`, record i of the epoch with the generator [seed, epoch, i]); with
+    `rows` decoded (`Decode`), stacked and, with dynamic masking, masked together
+    (`DynamicMasker`, record i of the epoch with the generator [seed, epoch, i]); a batch of packed
+    rows (`packed.PackedBatch`) decoded, masked and packed (`PackedDecoder`); with
     `denominators`, the loss denominators added (`with_denominators`)."""
 
     def __init__(
         self, spec: DataSpec, seed: int, rows: slice = slice(None), denominators: bool = False
     ):
         self.spec, self.seed, self.rows, self.denominators = spec, seed, rows, denominators
-        self.decode, self.masker = _Decode(spec), None
+        self.decode, self.masker, self.packer = Decode(spec), None, PackedDecoder(spec, seed)
 
     def map(self, item):
         epoch, index, records = item
-        edge = getattr(records, "edge", None)
+        edge, shape = getattr(records, "edge", None), getattr(records, "shape", None)
         records = records[self.rows]
+        if shape is not None:
+            batch = self.packer(epoch, records, shape)
+            return epoch, index, with_denominators(batch) if self.denominators else batch
         examples = [self.decode(*record) for _, record in records]
         batch = {name: np.stack([example[name] for example in examples]) for name in examples[0]}
         if edge is not None:  # contiguous: it travels in shared memory as the other features do
@@ -155,12 +134,14 @@ class _DecodeRows(grain.transforms.Map):
 
 
 def with_denominators(batch: dict) -> dict:
-    """The global loss denominators (masked-token weight, sequences) on every example of a batch, as
-    `model.pretrain` adds them to tf.data batches."""
+    """The global loss denominators (masked-token weight, instances: the rows, or the packed rows'
+    `sop_weights`) on every example of a batch, as `model.pretrain` adds them to tf.data
+    batches."""
     size = len(batch["input_ids"])
     weight = batch["masked_lm_weights"].sum(dtype=np.float32) + np.float32(MLM_DENOMINATOR_EPSILON)
+    instances = batch["sop_weights"].sum(dtype=np.float32) if "sop_weights" in batch else size
     batch["mlm_denominator"] = np.full(size, weight, np.float32)
-    batch["sop_denominator"] = np.full(size, size, np.float32)
+    batch["sop_denominator"] = np.full(size, instances, np.float32)
     return batch
 
 
@@ -172,14 +153,23 @@ def _epoch_batches(
     shuffle_buffer: int,
     batch_size: int,
     edges: list[int] | None,
+    packing: int,
     epoch: int,
     skip: int,
 ):
-    """The batches of records of epoch `epoch` from its `skip`-th on (`epoch_order`)."""
+    """The batches of records of epoch `epoch` from its `skip`-th on (`epoch_order`), or with
+    `packing` K > 0, of rows of up to K records (`packed.packed_batches`)."""
     ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
-    batches = epoch_order.training_batches(
-        ordered, modulus, cycle_length, seed, epoch, shuffle_buffer, batch_size, edges
-    )
+    if packing:
+        records = epoch_order.training_records(
+            ordered, modulus, cycle_length, seed, epoch, shuffle_buffer
+        )
+        shape = packed.spec_shape(spec, packing)
+        batches = packed.packed_batches(records, batch_size, shape, packed.Budgets(spec))
+    else:
+        batches = epoch_order.training_batches(
+            ordered, modulus, cycle_length, seed, epoch, shuffle_buffer, batch_size, edges
+        )
     return itertools.islice(batches, skip, None)
 
 
@@ -198,6 +188,7 @@ def run_batches(
     process: tuple[int, int] = (0, 1),
     workers: int = 0,
     length_buckets: int = 0,
+    packing: int = 0,
 ) -> grain.IterDataset:
     """A run's training batches, epoch after epoch from batch `skip_batches` of `epoch` on, as
     (epoch, index of the batch in its epoch, batch): `epochs` epochs, or until one holds no whole
@@ -214,6 +205,10 @@ def run_batches(
     `length_buckets` k > 0: each batch holds records of one of k length bins and is cut to the bin's
     longest length (`epoch_order.length_binned`); `skip_batches` then counts these batches.
 
+    `packing` K > 0: each batch holds `batch_size` packed rows of up to K records each
+    (`model.input.packed`, the features of `model.input.packing`); `skip_batches` and `process`
+    count these rows, and the sequence denominator is the batch's instances (`sop_weights`).
+
     `process` (index i, count n) of a multi-process job: every process reads the same global batches
     of `batch_size` records but decodes and returns only its rows, i*b to (i+1)*b with
     b = batch_size / n, without denominators (those are the global batch's: the JAX step computes
@@ -223,7 +218,8 @@ def run_batches(
     training_files(spec, eval_every)  # a StageError here, not in a worker, if none
     edges = length_bucket_edges(spec.max_seq_length, length_buckets) if length_buckets else None
     open_epoch = functools.partial(
-        _epoch_batches, spec, seed, eval_every, cycle_length, shuffle_buffer, batch_size, edges
+        _epoch_batches,
+        *(spec, seed, eval_every, cycle_length, shuffle_buffer, batch_size, edges, packing),
     )
     make = functools.partial(epoch_order.chained_epochs, open_epoch, epoch, skip_batches, epochs)
     batches = _Batches(make).map(

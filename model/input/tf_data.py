@@ -10,9 +10,14 @@ run would have seen."""
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
 import tensorflow as tf
 
 from albert.pretraining_example import INT_FEATURES_PRED, INT_FEATURES_SEQ
+from model.input import epoch_order, packed
+from model.input.packing import packed_layout
 from model.input.records import (
     MLM_DENOMINATOR_EPSILON,
     DataSpec,
@@ -159,11 +164,17 @@ def train_dataset(
     cycle_length: int = 8,
     eval_every: int = 20,
     workers: int = 0,
+    packing: int = 0,
 ) -> tf.data.Dataset:
     """One epoch of training batches (drop_remainder), starting `skip_batches` into the epoch;
     `shuffle_buffer` is the window of the window shuffle; `workers` threads parse and mask (0:
-    tf.data's AUTOTUNE); the batches are the same for any number."""
+    tf.data's AUTOTUNE); the batches are the same for any number. `packing` K > 0: batches of
+    packed rows of up to K records (`packed_dataset`)."""
     ordered, modulus = epoch_files(spec, seed, epoch, eval_every)
+    if packing:
+        order = (ordered, modulus, cycle_length, seed, epoch, shuffle_buffer)
+        rows = packed_rows(spec, order, batch_size, packing, skip_batches)
+        return packed_dataset(spec, seed, epoch, rows, packing, workers or tf.data.AUTOTUNE)
     records = _window_shuffle(
         _records(ordered, modulus, False, cycle_length), seed, epoch, shuffle_buffer
     )
@@ -180,15 +191,80 @@ def train_dataset(
     return batches.prefetch(tf.data.AUTOTUNE)
 
 
+def packed_rows(spec: DataSpec, order: tuple, batch_size: int, instances: int, skip: int):
+    """A generator function of the epoch's batches of rows of up to `instances` records
+    (`model.input.packed.packed_batches` of `epoch_order.training_records(*order)`: Grain's
+    batches) from the `skip`-th on, each as (record positions, paths, indices in their shards,
+    records, records per row)."""
+    shape, budgets = packed.spec_shape(spec, instances), packed.Budgets(spec)
+
+    def generate():
+        records = epoch_order.training_records(*order)
+        batches = packed.packed_batches(records, batch_size, shape, budgets)
+        for batch in itertools.islice(batches, skip, None):
+            flat = [record for row in batch for record in row]
+            yield (
+                np.array([position for position, _ in flat], np.int64),
+                np.array([path for _, (path, _, _) in flat]),
+                np.array([index for _, (_, index, _) in flat], np.int64),
+                np.array([record for _, (_, _, record) in flat], object),
+                np.array([len(row) for row in batch], np.int32),
+            )
+
+    return generate
+
+
+def packed_dataset(spec: DataSpec, seed: int, epoch: int, rows, instances: int, workers):
+    """The batches of packed rows `rows` (`packed_rows`' generator) decoded, masked and packed by
+    `model.input.packed.PackedDecoder` on `workers` threads (deterministic): the features of
+    `model.input.packing`, as the Grain input gives them."""
+    shape = packed.spec_shape(spec, instances)
+    layout = packed_layout(shape)
+    decoder = packed.PackedDecoder(spec, seed)
+    signature = tuple(
+        tf.TensorSpec([None], dtype)
+        for dtype in (tf.int64, tf.string, tf.int64, tf.string, tf.int32)
+    )
+
+    def decode(positions, paths, indices, records, sizes):
+        flat = [
+            (int(p), (path.decode(), int(i), bytes(r)))
+            for p, path, i, r in zip(positions, paths, indices, records)
+        ]
+        bounds = np.cumsum([0, *sizes.tolist()])
+        batch = decoder(epoch, [flat[a:b] for a, b in itertools.pairwise(bounds)], shape)
+        return [batch[name] for name in layout]
+
+    def apply(*arguments):
+        values = tf.numpy_function(
+            decode, list(arguments), [tf.as_dtype(dtype) for dtype, _ in layout.values()]
+        )
+        return {
+            name: tf.ensure_shape(value, [None, *dims])
+            for (name, (_, dims)), value in zip(layout.items(), values)
+        }
+
+    batches = tf.data.Dataset.from_generator(rows, output_signature=signature)
+    return batches.map(apply, num_parallel_calls=workers, deterministic=True).prefetch(
+        tf.data.AUTOTUNE
+    )
+
+
 def with_denominators(dataset: tf.data.Dataset, batch_size: int) -> tf.data.Dataset:
-    """Add the global loss denominators (masked-token weight, sequences) to every example of a
-    batch, so that each replica and micro-batch normalises by the whole batch's totals."""
+    """Add the global loss denominators (masked-token weight, instances: the rows, or the packed
+    rows' `sop_weights`) to every example of a batch, so that each replica and micro-batch
+    normalises by the whole batch's totals."""
 
     def add(batch):
         batch = dict(batch)
         weight = tf.reduce_sum(batch["masked_lm_weights"]) + MLM_DENOMINATOR_EPSILON
+        instances = (
+            tf.reduce_sum(batch["sop_weights"])
+            if "sop_weights" in batch
+            else tf.cast(batch_size, tf.float32)
+        )
         batch["mlm_denominator"] = tf.fill([batch_size], weight)
-        batch["sop_denominator"] = tf.fill([batch_size], tf.cast(batch_size, tf.float32))
+        batch["sop_denominator"] = tf.fill([batch_size], instances)
         return batch
 
     return dataset.map(add)

@@ -9,6 +9,7 @@ from keras import ops
 from model.network.config import AlbertConfig
 from model.network.embeddings import AlbertEmbeddings, as_config, truncated_normal
 from model.network.encoder import AlbertEncoder
+from model.network.heads import gather_positions
 from model.network.transformer import attention_mask
 
 
@@ -41,6 +42,9 @@ class AlbertBackbone(ConfiguredModel):
     pooled_output [B, H], hidden_states: L+1 x [B, T, H] when output_hidden_states)`.
 
     `segment_ids` defaults to zeros and `input_mask` to ones. Weights are created at construction.
+    Packed rows (`model.input.packing`): with `instance_ids [B, T]` attention stays inside each
+    instance (`attention_mask`), `position_ids [B, T]` restart with each, and `cls_positions [B, K]`
+    give pooled_output [B, K, H], each instance's `[CLS]`.
     `embeddings`: an `AlbertEmbeddings` of another backbone to share (ELECTRA's generator uses the
     discriminator's); `pooler=False`: no pooler and no `pooled_output` (a generator has no use for
     them). Neither is serialised: a backbone built with them is part of a model that rebuilds it.
@@ -80,12 +84,23 @@ class AlbertBackbone(ConfiguredModel):
         input_mask = inputs.get("input_mask")
         if input_mask is None:
             input_mask = ops.ones_like(input_ids)
-        x = self.embeddings(input_ids, segment_ids, training=training)
-        hidden_states = self.encoder(x, attention_mask(input_mask), training=training)
+        x = self.embeddings(
+            input_ids, segment_ids, training=training, position_ids=inputs.get("position_ids")
+        )
+        cls_positions = inputs.get("cls_positions")
+        mask = attention_mask(
+            input_mask, inputs.get("instance_ids"), cls_positions, self.dtype_policy.compute_dtype
+        )
+        hidden_states = self.encoder(x, mask, training=training)
         sequence_output = hidden_states[-1]
         outputs = {"sequence_output": sequence_output}
         if self.pooler is not None:
-            outputs["pooled_output"] = self.pooler(sequence_output[:, 0, :])
+            cls = (
+                sequence_output[:, 0, :]
+                if cls_positions is None
+                else gather_positions(sequence_output, cls_positions)
+            )
+            outputs["pooled_output"] = self.pooler(cls)
         if output_hidden_states:
             outputs["hidden_states"] = hidden_states
         return outputs

@@ -21,7 +21,8 @@ def as_config(config: AlbertConfig | dict) -> AlbertConfig:
 
 @keras.saving.register_keras_serializable(package="albert")
 class AlbertEmbeddings(keras.layers.Layer):
-    """`(input_ids, segment_ids) [B, T] -> [B, T, E]`; positions are 0..T-1."""
+    """`(input_ids, segment_ids, position_ids=None) [B, T] -> [B, T, E]`; positions are 0..T-1
+    unless `position_ids` gives them (packed rows: they restart with each instance)."""
 
     def __init__(self, config: AlbertConfig | dict, **kwargs):
         super().__init__(**kwargs)
@@ -62,14 +63,18 @@ class AlbertEmbeddings(keras.layers.Layer):
         self.layer_norm.build((None, None, self.config.embedding_size))
         self.built = True
 
-    def call(self, input_ids, segment_ids, training=False):
+    def call(self, input_ids, segment_ids, training=False, position_ids=None):
         seq_len = ops.shape(input_ids)[1]
         if isinstance(seq_len, int) and seq_len > self.config.max_position_embeddings:
             raise ValueError(
                 f"sequence length {seq_len} exceeds max_position_embeddings "
                 f"{self.config.max_position_embeddings}"
             )
-        positions = ops.expand_dims(ops.arange(seq_len, dtype="int32"), 0)
+        positions = (
+            ops.expand_dims(ops.arange(seq_len, dtype="int32"), 0)
+            if position_ids is None
+            else ops.cast(position_ids, "int32")
+        )
         x = (
             self.word_embeddings(input_ids)
             + self.token_type_embeddings(segment_ids)

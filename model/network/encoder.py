@@ -13,7 +13,8 @@ from model.network.transformer import AttentionBlock, FeedForwardBlock
 @keras.saving.register_keras_serializable(package="albert")
 class AlbertEncoder(keras.layers.Layer):
     """`(embeddings [B, T, E], mask) -> list of L+1 hidden states [B, T, H]`; `mask` is
-    `model.network.transformer.attention_mask`'s (dense [B, 1, T, T] or lengths [B]).
+    `model.network.transformer.attention_mask`'s (dense [B, 1, T, T], lengths [B] or a packed
+    row's (instance_ids, cls_positions)).
 
     `attention_blocks[k]` / `ffn_blocks[k]` are the distinct parameter sets; layer `l`, sub-layer
     `i` runs `attention_blocks[attention_slots[l][i]]` then `ffn_blocks[ffn_slots[l][i]]`

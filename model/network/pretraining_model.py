@@ -9,17 +9,22 @@ from model.network.config import AlbertConfig
 from model.network.heads import MaskedLMHead, SentenceOrderHead, gather_positions
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
+PACKED_INPUTS = ("position_ids", "instance_ids", "cls_positions")
+"""What packed rows (`model.input.packing`) add to `MODEL_INPUTS`."""
 
 
 def model_inputs(batch: dict) -> dict:
-    """The features of a pretraining batch that `AlbertPretrainingModel` takes (no labels)."""
-    return {name: batch[name] for name in MODEL_INPUTS}
+    """The features of a pretraining batch that `AlbertPretrainingModel` takes (no labels), with
+    `PACKED_INPUTS` when the batch is of packed rows."""
+    names = MODEL_INPUTS + (PACKED_INPUTS if "instance_ids" in batch else ())
+    return {name: batch[name] for name in names}
 
 
 @keras.saving.register_keras_serializable(package="albert")
 class AlbertPretrainingModel(ConfiguredModel):
     """`call({input_ids, segment_ids, input_mask [B, T], masked_lm_positions [B, P]})
-    -> dict(mlm_logits [B, P, V], sop_logits [B, 2])`, both float32.
+    -> dict(mlm_logits [B, P, V], sop_logits [B, 2])`, both float32; packed rows of up to K
+    instances (with `PACKED_INPUTS`, see `AlbertBackbone`): sop_logits [B, K, 2], one per instance.
 
     The masked-LM head runs only at `masked_lm_positions`; without them it runs at every token
     (`mlm_logits [B, T, V]`). The output embedding is tied to `backbone.embeddings.word_embeddings`.

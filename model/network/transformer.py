@@ -12,6 +12,12 @@ from keras import ops
 
 from model.network.config import AlbertConfig
 from model.network.embeddings import as_config, truncated_normal
+from model.network.packed_attention import (
+    block_diagonal_mask,
+    choose_kernel,
+    environment_facts,
+    packed_attention,
+)
 
 
 def activation_fn(name: str):
@@ -47,10 +53,18 @@ def dense_attention_mask(input_mask):
     return ops.broadcast_to(keys, (ops.shape(input_mask)[0], 1, length, length))
 
 
-def attention_mask(input_mask):
+def attention_mask(input_mask, instance_ids=None, cls_positions=None, dtype: str = "float32"):
     """What `AttentionBlock` masks with: the lengths [B] where `attention_uses_lengths`, else the
     dense `[B, 1, T, T]` mask. The lengths form assumes each sequence's padding comes after its
-    tokens (as in every input of ours); the outputs at padding positions are then unspecified."""
+    tokens (as in every input of ours); the outputs at padding positions are then unspecified.
+
+    Packed rows (`instance_ids [B, T]`, `cls_positions [B, K]`): `(instance_ids, cls_positions)`
+    for the padding-free kernel `packed_attention.choose_kernel` picks for a computation in
+    `dtype`, or the block-diagonal `[B, 1, T, T]` mask where it picks `dense`."""
+    if instance_ids is not None:
+        if choose_kernel(environment_facts(dtype)) == "dense":
+            return block_diagonal_mask(instance_ids)
+        return instance_ids, cls_positions
     return (
         sequence_lengths(input_mask)
         if attention_uses_lengths()
@@ -130,11 +144,17 @@ class AttentionBlock(keras.layers.Layer):
         return ops.reshape(x, (batch, seq_len, cfg.num_attention_heads, cfg.head_size))
 
     def call(self, x, mask, training=False):
-        """`mask`: `attention_mask`'s dense [B, 1, T, T] mask or lengths [B]."""
+        """`mask`: `attention_mask`'s dense [B, 1, T, T] mask, lengths [B] or packed rows'
+        (instance_ids [B, T], cls_positions [B, K])."""
         q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
         scale = 1.0 / float(self.config.head_size) ** 0.5
         dropout = training and self.config.attention_probs_dropout_prob > 0
-        if len(mask.shape) == 1 and not dropout:
+        if isinstance(mask, tuple) and dropout:  # the kernels have no probabilities to drop
+            mask = block_diagonal_mask(mask[0])
+        if isinstance(mask, tuple):
+            kernel = choose_kernel(environment_facts(keras.backend.standardize_dtype(q.dtype)))
+            context = packed_attention(kernel, q, k, v, mask[0], mask[1].shape[1], scale)
+        elif len(mask.shape) == 1 and not dropout:
             context = length_attention(q, k, v, mask, scale)
         else:
             if len(mask.shape) == 1:

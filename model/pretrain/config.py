@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from albert.config import JsonDict, StageConfig
+from model.input.packing import DEFAULT_INSTANCES
 from model.pretrain.time_budget import parse_duration
 from model.runtime.distribute import HEARTBEAT_TIMEOUT_SECONDS
 
@@ -93,6 +94,20 @@ class PretrainConfig(StageConfig):
         description="processes (Grain) or threads (tf.data) that decode and mask the batches; "
         "0 = a thread of the training process; default: every core with an accelerator, 0 on CPU. "
         "The batches are the same for any number",
+    )
+    packing: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="on: batches of rows that each pack up to --packing-instances training "
+        "instances one after another (model.input.packing: attention, positions, token types, "
+        "[CLS] and masked-LM positions per instance, the same losses and gradients as unpacked; "
+        "one compiled shape, no length buckets); auto = on with a GPU/TPU unless --length-buckets "
+        "asks for buckets, off on CPU; a resumed run keeps its own",
+    )
+    packing_instances: int | None = Field(
+        None,
+        ge=1,
+        description="--packing on: the most instances in one row (K); default "
+        f"{DEFAULT_INSTANCES} (model.input.packing), a resumed run's own",
     )
     length_buckets: int | None = Field(
         None,

@@ -64,6 +64,8 @@ IDENTITY_FIELDS = (
     "precision",
     "shuffle_buffer",
     "length_buckets",
+    "packing",
+    "packing_instances",
 )
 """Settings whose change makes a checkpoint another run's (with the vocabulary, the data and
 --init). Everything else (steps, the learning-rate schedule, logging, evaluation, checkpointing,

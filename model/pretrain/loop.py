@@ -17,6 +17,7 @@ from model.checkpoints import store as checkpointing
 from model.checkpoints.manager import Checkpoints
 from model.input import length_buckets
 from model.input import records as pretrain_records
+from model.input.packing import DEFAULT_INSTANCES
 from model.input.source import uses_grain
 from model.pretrain.build import build_training, restore, weights_digest
 from model.pretrain.config import PRECISION_POLICIES, PretrainConfig
@@ -163,6 +164,7 @@ def train(
             "backend": backend,
             "replicas": replicas,
             "length_buckets": config.length_buckets,
+            "packing": config.packing_instances or 0,
             "step_compilations": engine.compilations(),
             "sequences_per_second": trainer.sequences_per_second,
             **trainer.loop_figures,
@@ -171,22 +173,38 @@ def train(
 
 
 def with_length_buckets(config: PretrainConfig, spec) -> PretrainConfig:
-    """`config` with --length-buckets decided: as given; left to its default, a resumed run's own
-    (its newest checkpoint's), else `model.input.length_buckets.default_buckets` for this hardware
-    and data."""
-    if config.length_buckets is not None:
-        return config
+    """`config` with --packing, --packing-instances and --length-buckets decided: as given; left to
+    their defaults, a resumed run's own (its newest checkpoint's; one recording no packing packed
+    none), else packing on with an accelerator unless buckets are asked for (`DEFAULT_INSTANCES` a
+    row) and `model.input.length_buckets.default_buckets` for this hardware and data. Packed rows
+    have one shape: no buckets (a StageError when `--packing on` has them)."""
     latest = checkpointing.latest_checkpoint(join(config.output, "checkpoints"))
     recorded = None
     if latest is not None and config.resume:
-        recorded = (checkpointing.read_state(latest.path).get("identity") or {}).get(
-            "length_buckets"
-        )
-    if recorded is None:
-        recorded = length_buckets.default_buckets(
+        recorded = checkpointing.read_state(latest.path).get("identity") or {}
+    packing, instances = config.packing, config.packing_instances
+    if packing == "auto":
+        on_accelerator = cores.on_accelerator(bool(config.tpu))
+        packing = recorded.get("packing", "off") if recorded is not None else None
+        packing = packing or ("on" if on_accelerator and not config.length_buckets else "off")
+    if packing == "on":
+        if config.length_buckets:
+            raise StageError(
+                f"--length-buckets {config.length_buckets} with --packing on: packed rows have "
+                "one shape; give one of them"
+            )
+        instances = instances or (recorded or {}).get("packing_instances") or DEFAULT_INSTANCES
+        update = {"packing": "on", "packing_instances": instances, "length_buckets": 0}
+        return config.model_copy(update=update)
+    config = config.model_copy(update={"packing": "off", "packing_instances": None})
+    if config.length_buckets is not None:
+        return config
+    buckets = (recorded or {}).get("length_buckets")
+    if buckets is None:
+        buckets = length_buckets.default_buckets(
             spec, cores.on_accelerator(bool(config.tpu)), uses_grain(config.input)
         )
-    return config.model_copy(update={"length_buckets": recorded})
+    return config.model_copy(update={"length_buckets": buckets})
 
 
 def trained(config: PretrainConfig, steps: int) -> PretrainConfig:

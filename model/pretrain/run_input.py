@@ -18,7 +18,8 @@ PROBE_STEPS = 8  # steady steps timed before the workers are sized
 
 def input_options(config: PretrainConfig, process=(0, 1)) -> dict:
     """The input's options from the run's settings: seed, window, workers (`model.runtime.cores`),
-    length buckets and, with several processes, this process's (index, count)."""
+    length buckets, packing (instances per row) and, with several processes, this process's
+    (index, count)."""
     return {
         "seed": config.seed,
         "shuffle_buffer": config.shuffle_buffer,
@@ -26,6 +27,7 @@ def input_options(config: PretrainConfig, process=(0, 1)) -> dict:
             config.input_workers, cores.on_accelerator(bool(config.tpu))
         ),
         **({"length_buckets": config.length_buckets} if config.length_buckets else {}),
+        **({"packing": config.packing_instances} if config.packing == "on" else {}),
         **({"process": process} if process[1] > 1 else {}),
     }
 
