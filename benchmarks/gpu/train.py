@@ -65,8 +65,9 @@ def peak_tflops(device_kind: str) -> float | None:
     return None
 
 
-def measure(preset: str, seq: int, batch: int, steps: int, warmup: int, precision: str) -> dict:
-    """One row: build, compile and time the training step in this process."""
+def built_step(preset: str, seq: int, batch: int, precision: str, steps: int = 1):
+    """(model, the trainer's jitted step, its state values, a generated batch on the device) of
+    one row, built in this process."""
     import jax  # heavy: JAX, only this path
     import keras  # heavy: Keras loads its backend (chosen per process/run first)
 
@@ -84,7 +85,7 @@ def measure(preset: str, seq: int, batch: int, steps: int, warmup: int, precisio
         data="generated",
         output="unused",
         preset=preset,
-        steps=steps + warmup,
+        steps=steps,
         batch_size=batch,
         warmup_steps=1,
         precision=precision,
@@ -95,16 +96,22 @@ def measure(preset: str, seq: int, batch: int, steps: int, warmup: int, precisio
     optimizer.build(model.trainable_variables)
     state = JaxState(model, optimizer)
     step, _ = jax_train_step(model, optimizer, accumulation=1)
-
-    device = jax.devices()[0]
     data = jax.device_put(make_batch(batch, seq, model.config.vocab_size))
+    return model, step, state.values, data
+
+
+def measure(preset: str, seq: int, batch: int, steps: int, warmup: int, precision: str) -> dict:
+    """One row: build, compile and time the training step in this process."""
+    import jax  # heavy: JAX, only this path
+
+    model, step, values, data = built_step(preset, seq, batch, precision, steps + warmup)
+    device = jax.devices()[0]
     start = time.perf_counter()
-    compiled = step.lower(state.values, data).compile()
+    compiled = step.lower(values, data).compile()
     compile_seconds = time.perf_counter() - start
     hlo = compiled.as_text()
     flash = "__cudnn$fmha" in hlo or "cudnn" in hlo.lower() and "fmha" in hlo.lower()
 
-    values = state.values
     for _ in range(warmup):
         values, sums = compiled(values, data)
     jax.block_until_ready(sums)
