@@ -165,7 +165,7 @@ def finetune_scores(args, init: str, task: str, work: Path) -> list[float]:
                 task=task,
                 init=init,
                 spm_model=str(args.spm_model),
-                data_dir=str(SHARED / "glue" / TASK_DIRS[task]),
+                data_dir=str(args.glue / TASK_DIRS[task]),
                 output=str(work / f"{task}-{seed}"),
                 max_seq_length=64,
                 max_train_examples=args.train_examples,
@@ -251,6 +251,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=REPO / "runs/enwiki-sample/tfrecords")
     parser.add_argument("--spm-model", type=Path, default=None)
+    parser.add_argument("--glue", type=Path, default=SHARED / "glue")
     parser.add_argument("--preset", default="albert-tiny")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--mlm-steps", type=int, default=400)
@@ -268,8 +269,8 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     args.spm_model = args.spm_model or args.data.parent / "vocab" / "spiece.model"
-    if not (args.data / "metadata.json").is_file() or not (SHARED / "glue").is_dir():
-        print(json.dumps({"skipped": f"needs {args.data} (`make run`) and {SHARED / 'glue'}"}))
+    if not (args.data / "metadata.json").is_file() or not args.glue.is_dir():
+        print(json.dumps({"skipped": f"needs {args.data} (`make run`) and {args.glue}"}))
         return
     with tempfile.TemporaryDirectory() as scratch:
         work = args.workdir or Path(scratch)
