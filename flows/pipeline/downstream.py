@@ -1,5 +1,6 @@
 """The run's `--downstream` fine-tunes: their configs (the pretrained model's and a randomly
-initialised twin's), their results for the report, and the evaluation sets the decontamination
+initialised twin's, and with `--distill` a distilled student of the first), their results for the
+report, and the evaluation sets the decontamination
 stage checks: `--eval`'s and, by default, the dev sets the fine-tunes are scored on, so that no
 model is fine-tuned and scored on a set whose overlap with its pretraining corpus went
 unreported."""
@@ -63,7 +64,24 @@ def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]
             configs[name] = build_config(
                 FinetuneConfig, {**common, "init": init, "output": config.stage_dir(name)}
             )
+        if config.distill:
+            configs[f"distill-{task}"] = distill_config(config, common, task)
     return configs
+
+
+def distill_config(config: PretrainPipelineConfig, common: dict, task: str) -> StageConfig:
+    """`--distill`'s step after `finetune-TASK`: that fine-tune is the teacher, RUN_DIR/distill-TASK
+    the distilled student."""
+    from model.distill import DistillConfig  # the config only: no Keras
+
+    values = {**common, **config.distill, "teacher": config.stage_dir(f"finetune-{task}")}
+    values.pop("init", None)  # the student is --distill's `student`
+    return build_config(DistillConfig, {**values, "output": config.stage_dir(f"distill-{task}")})
+
+
+def downstream_task(name: str):
+    """The flows' task of the downstream step `name`: distil (`distill-TASK`) or fine-tune."""
+    return tasks.distill if name.startswith("distill-") else tasks.finetune
 
 
 def downstream_results(
@@ -73,10 +91,11 @@ def downstream_results(
     report."""
     results = []
     for name, stage_config in configs.items():
-        if name.endswith("-random"):
+        if name.endswith("-random") or name.startswith("distill-"):
             continue
         random_name = f"{name}-random"
         metric = get_task(stage_config.task).primary_metric
+        distilled = outcomes.get(name.replace("finetune-", "distill-", 1))
         results.append(
             {
                 "task": stage_config.task,
@@ -86,6 +105,7 @@ def downstream_results(
                 "steps": stage_config.train_steps,
                 "pretrained_output": name,
                 "random_output": random_name,
+                **({"distilled": distilled.result} if distilled else {}),
             }
         )
     return results

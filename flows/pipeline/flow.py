@@ -37,7 +37,12 @@ from albert.fs import join
 from flows.engine import tasks
 from flows.engine.entry import flow_main
 from flows.pipeline.default_corpus import default_corpus
-from flows.pipeline.downstream import downstream_configs, downstream_results, evaluation_sets
+from flows.pipeline.downstream import (
+    downstream_configs,
+    downstream_results,
+    downstream_task,
+    evaluation_sets,
+)
 from flows.pipeline.report import format_headline_line, run_report_markdown
 from flows.report.render import TrainingProgress, write_report
 from flows.report.text import (
@@ -100,6 +105,12 @@ class PretrainPipelineConfig(RunConfig):
     )
     finetune: JsonDict = Field(
         default_factory=dict, description="other FinetuneConfig fields for --downstream"
+    )
+    distill: JsonDict = Field(
+        default_factory=dict,
+        description='DistillConfig fields (at least student, e.g. {"student": "albert-nano"}): '
+        "after each --downstream fine-tune, distil it into that student (albert distill); "
+        "default: none",
     )
     eval: list[str] = Field(
         default_factory=list,
@@ -256,7 +267,7 @@ def pretrain_pipeline(
             },
         ),
         (tasks.heldout, "heldout", {}),
-        *[(tasks.finetune.with_options(name=name), name, {}) for name in extra],
+        *[(downstream_task(name).with_options(name=name), name, {}) for name in extra],
     ]
     try:
         outcomes = run_plan(plan, {**configs, **extra}, config.result_storage())

@@ -28,6 +28,7 @@ from flows.report.sections import (
 )
 from flows.report.text import (
     corpus_text,
+    distilled_table,
     downstream_table,
     heldout_line,
     kept_lines,
@@ -80,6 +81,8 @@ def headline(facts: Mapping[str, Any]) -> str:
         lines.insert(2, contamination_line(contamination))
     if facts.get("downstream"):
         lines.append(downstream_table(facts["downstream"]))
+        distilled = distilled_table(facts["downstream"])
+        lines += [distilled] if distilled else []
     lines.append(
         next_block(
             facts.get("next_text") or "fine-tune it on a task (any task `albert finetune` knows)",

@@ -205,3 +205,31 @@ def downstream_table(results: list[Mapping[str, Any]]) -> str:
     return "**Downstream (dev set, same budget and seed):**\n\n" + table(
         rows, ("task", "metric", "pretrained", "random init", "gain", "fine-tuning steps")
     )
+
+
+def distilled_table(results: list[Mapping[str, Any]]) -> str:
+    """`--distill`'s students beside their teachers (the pretrained fine-tunes), per task: dev
+    score, parameters, FLOPs per token, CPU sequences/s at batch 1 and 32 (empty: no --distill)."""
+    rows = []
+    for result in results:
+        if "distilled" not in result:
+            continue
+        metric, facts = result["metric"], result["distilled"]
+        for name in ("teacher", "student"):
+            side = facts["distillation"][name]
+            rates = side.get("sequences_per_second") or {}
+            rows.append(
+                (
+                    result["task"],
+                    name,
+                    number(side["dev"].get(metric)),
+                    f"{side['parameters']:,}",
+                    f"{side['flops_per_token']:,}",
+                    number(rates.get("1")),
+                    number(rates.get("32")),
+                )
+            )
+    if not rows:
+        return ""
+    head = ("task", "model", "dev", "parameters", "FLOPs/token", "seq/s at 1", "seq/s at 32")
+    return "**Distilled (albert distill, dev set):**\n\n" + table(rows, head)

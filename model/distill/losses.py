@@ -11,7 +11,8 @@ softmax or T^2; the instance is passed here. What it lacks and is added: `Distil
 teacher at every step; `CachedTeacher` is a teacher without weights that returns the outputs the
 batch carries (`x["teacher"]`, read from the cache), cut to the batch's length for SQuAD's
 per-token logits (the batches are trimmed to their longest example, the cache holds the full
-length; the cut positions are padding)."""
+length; the cut positions are padding); and `Distiller.compile` with a dict of losses (SQuAD's)
+fails at the first step (`CachedDistiller.compile`)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,14 @@ class CachedTeacher(keras.Model):
 class CachedDistiller(keras.distillation.Distiller):
     """`Distiller` whose student sees the model inputs only (not the cached teacher outputs the
     batch carries); `backbone` is the student's (layer-wise learning rates)."""
+
+    def compile(self, optimizer="adam", loss=None, metrics=None, **kwargs):
+        """`Distiller.compile`, a dict of losses (SQuAD's start and end) kept a plain dict: as a
+        Model's attribute Keras tracks it as a `TrackedDict`, which `keras.tree` refuses to pair
+        with the labels' dict."""
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+        if isinstance(loss, dict):
+            object.__setattr__(self, "_student_loss", dict(self._student_loss))
 
     def build(self, input_shape=None):  # the student is built, the teacher has no weights
         self.built = True

@@ -59,11 +59,16 @@ def run(config: DistillConfig) -> dict:
         if results is not None:
             logger.info("%s: distilled before with these settings; nothing to do", config.output)
             resume.discard(config.output)
-            return summary_of(results, config)
+            return summary(results, config)
         with preemption.stop_on_signals(preemption.signal_mode(backend, 1)) as stop:
             results = _run(config, tokenizer, teacher_facts, wanted, backend, stop)
         resume.discard(config.output)
-        return summary_of(results, config)
+        return summary(results, config)
+
+
+def summary(results: dict, config: DistillConfig) -> dict:
+    """What `run` returns: fine-tuning's summary and the side-by-side figures."""
+    return {**summary_of(results, config), "distillation": results["distillation"]}
 
 
 def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
