@@ -19,12 +19,17 @@ The configuration is checked before Keras (and its backend) is imported.
 
 from __future__ import annotations
 
+from albert.outputs import check_writable
 from albert.stage import stage_main
+from model.distill.checks import teacher_results
 from model.distill.config import DistillConfig
 
 
 def run(config: DistillConfig) -> dict:
-    """`model.distill.stage.run`, imported once the config is valid."""
+    """`model.distill.stage.run`, imported once the config is valid, the teacher checked
+    (`model.distill.checks`) and the output writable."""
+    teacher_results(config)
+    check_writable(config.output, "DistillConfig.output")
     from model.distill.stage import run as distill  # heavy: Keras and its backend
 
     return distill(config)

@@ -17,11 +17,12 @@ from albert.tokenization import AlbertTokenizer
 from model.checkpoints.manager import Checkpoints
 from model.distill.batches import distill_batches
 from model.distill.cache import file_digest
+from model.distill.checks import teacher_results
 from model.distill.config import DistillConfig
 from model.distill.losses import make_distiller
 from model.distill.report import side_by_side
 from model.distill.serving import serving_costs
-from model.distill.teacher import load_teacher, teacher_outputs, teacher_results
+from model.distill.teacher import load_teacher, teacher_outputs
 from model.finetune import resume
 from model.finetune.config import hyperparameters
 from model.finetune.kind import inputs_of

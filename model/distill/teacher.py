@@ -1,10 +1,9 @@
-"""The teacher: an `albert finetune` output checked against the distillation's task and
-vocabulary, and its outputs on the training examples, written once to the teacher-outputs cache
-(`model.distill.cache`)."""
+"""The teacher's model (its vocabulary checked against the student's) and its outputs on the
+training examples, written once to the teacher-outputs cache (`model.distill.cache`); the checks
+that need no Keras are `model.distill.checks`."""
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
 
@@ -12,43 +11,12 @@ import keras
 import numpy as np
 
 from albert.errors import StageError, naming
-from albert.fs import exists, join, open_file
+from albert.fs import join
 from model.distill.cache import TeacherOutputs, cache_key, file_digest, find_cache, write_cache
 from model.distill.config import DistillConfig
 from model.finetune.kind import TaskData, inputs_of
-from model.tasks import get_task
 
 logger = logging.getLogger(__name__)
-
-
-def teacher_results(config: DistillConfig) -> dict:
-    """The teacher's results.json, after the checks that refuse it (a StageError naming --teacher
-    or --spm-model): not an `albert finetune` output, fine-tuned on another task, or of another
-    SentencePiece model than the student's --spm-model."""
-    path = join(config.teacher, "results.json")
-    if not exists(path) or not exists(join(config.teacher, "model.keras")):
-        raise StageError(
-            f"--teacher {config.teacher}: not an `albert finetune` output (results.json and "
-            "model.keras)"
-        )
-    with naming(path), open_file(path, "r") as handle:
-        results = json.load(handle)
-    task = get_task(config.task).name
-    if results.get("task") != task:
-        raise StageError(
-            f"--teacher {config.teacher}: fine-tuned on {results.get('task')}, not on --task {task}"
-        )
-    teacher_spm = (results.get("config") or {}).get("spm_model")
-    if (
-        teacher_spm
-        and exists(teacher_spm)
-        and file_digest(teacher_spm) != file_digest(config.spm_model)
-    ):
-        raise StageError(
-            f"--spm-model {config.spm_model}: the student's vocabulary differs from the "
-            f"teacher's ({teacher_spm})"
-        )
-    return results
 
 
 def load_teacher(config: DistillConfig, vocab_size: int) -> keras.Model:
