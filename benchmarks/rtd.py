@@ -12,6 +12,9 @@ SentencePiece vocabulary). Phases (all by default):
   alternated `--speed-rounds` times: masked-LM at this checkout and at `--before` (a `git worktree`
   of the commit before RTD), and RTD here with a generator of 1/4 and of 1/2 the width; steady
   sequences/s each, the median per arm, the ratios.
+- `program`: the masked-LM JAX training step (albert-tiny, batch 32 x 64) lowered to StableHLO at
+  this checkout and at `--before`, each in a fresh process: the sha256 of the program text (equal
+  digests: the same program, so the same speed whatever the machine's load).
 - `quality`: the same discriminator (`--preset`) pretrained with each objective on the same data
   and seed for the same training FLOPs (`training_flops_per_token`, the generator's counted): MLM
   `--mlm-steps` steps, RTD the steps that cost as much; each export fine-tuned (`albert finetune`,
@@ -118,16 +121,19 @@ def common_flags(args) -> dict:
     }
 
 
-def speed(args, work: Path) -> dict:
-    """The `speed` phase (module docstring)."""
+def worktree(rev: str, work: Path) -> Path:
+    """A `git worktree` of `rev` at `work/before` (made once; removed when the benchmark ends)."""
     work.mkdir(parents=True, exist_ok=True)
     before = work / "before"
     if not before.exists():
-        subprocess.run(
-            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(before), args.before],
-            check=True,
-            capture_output=True,
-        )
+        add = ["worktree", "add", "--detach", str(before), rev]
+        subprocess.run(["git", "-C", str(REPO), *add], check=True, capture_output=True)
+    return before
+
+
+def speed(args, work: Path) -> dict:
+    """The `speed` phase (module docstring)."""
+    before = worktree(args.before, work)
     arms = {
         "mlm_before": (before, {}),
         "mlm_after": (REPO, {}),
@@ -152,6 +158,45 @@ def speed(args, work: Path) -> dict:
         "rtd_over_mlm_step_time": median["mlm_after"] / median["rtd"],
         "rtd_half_over_mlm_step_time": median["mlm_after"] / median["rtd_half"],
     }
+
+
+STEP_PROGRAM = """
+import hashlib, os
+os.environ["KERAS_BACKEND"] = "jax"
+import keras, numpy as np
+from model.network.config import get_preset
+from model.network.pretraining_model import AlbertPretrainingModel
+from model.pretrain.build import build_training_optimizer
+from model.pretrain.config import PretrainConfig
+from model.pretrain.jax_step import JaxState, jax_train_step
+keras.utils.set_random_seed(0)
+model = AlbertPretrainingModel(get_preset("albert-tiny", vocab_size=8000))
+optimizer, _ = build_training_optimizer(PretrainConfig(data="-", output="-", steps=10))
+optimizer.build(model.trainable_variables)
+rng, (b, t, p) = np.random.default_rng(0), (32, 64, 10)
+ids = lambda high, shape: rng.integers(1, high, shape).astype("int32")
+batch = {"input_ids": ids(8000, (b, t)), "input_mask": np.ones((b, t), "int32"),
+         "segment_ids": np.zeros((b, t), "int32"), "masked_lm_positions": ids(t, (b, p)),
+         "masked_lm_ids": ids(8000, (b, p)), "masked_lm_weights": np.ones((b, p), "float32"),
+         "next_sentence_labels": np.zeros((b, 1), "int32")}
+step, _ = jax_train_step(model, optimizer, 1)
+text = step.lower(JaxState(model, optimizer).values, batch).as_text()
+print(hashlib.sha256(text.encode()).hexdigest(), len(text))
+"""
+
+
+def program(args, work: Path) -> dict:
+    """The `program` phase (module docstring)."""
+    before = worktree(args.before, work)
+    digests = {}
+    for name, tree in (("mlm_before", before), ("mlm_after", REPO)):
+        env = {**os.environ, "PYTHONPATH": str(tree), "TF_CPP_MIN_LOG_LEVEL": "2"}
+        argv = [sys.executable, "-c", STEP_PROGRAM]
+        done = subprocess.run(argv, check=True, cwd=tree, env=env, capture_output=True, text=True)
+        digest, length = done.stdout.split()[-2:]
+        digests[name] = {"sha256": digest, "characters": int(length)}
+    same = digests["mlm_before"]["sha256"] == digests["mlm_after"]["sha256"]
+    return {"phase": "program", "step_programs": digests, "identical": same}
 
 
 def finetune_scores(args, init: str, task: str, work: Path) -> list[float]:
@@ -244,7 +289,7 @@ def quality(args, work: Path) -> dict:
     }
 
 
-PHASES = {"speed": speed, "quality": quality}
+PHASES = {"speed": speed, "program": program, "quality": quality}
 
 
 def main() -> None:
@@ -265,7 +310,7 @@ def main() -> None:
     parser.add_argument("--before", default=BEFORE)
     parser.add_argument("--speed-steps", type=int, default=60)
     parser.add_argument("--speed-rounds", type=int, default=3)
-    parser.add_argument("--phases", nargs="+", default=["speed", "quality"])
+    parser.add_argument("--phases", nargs="+", default=["speed", "program", "quality"])
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     args.spm_model = args.spm_model or args.data.parent / "vocab" / "spiece.model"
@@ -279,9 +324,10 @@ def main() -> None:
             for phase in args.phases:
                 emit(summary=PHASES[phase](args, work / phase))
         finally:
-            if (work / "speed" / "before").exists():
-                remove = ["worktree", "remove", "--force", str(work / "speed" / "before")]
-                subprocess.run(["git", "-C", str(REPO), *remove], check=False)
+            for phase in args.phases:
+                if (work / phase / "before").exists():
+                    remove = ["worktree", "remove", "--force", str(work / phase / "before")]
+                    subprocess.run(["git", "-C", str(REPO), *remove], check=False)
 
 
 if __name__ == "__main__":
