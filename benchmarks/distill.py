@@ -8,8 +8,9 @@ What it does, on a CPU budget (no pretrained ALBERT is at hand here, so both mod
 random weights and learn only from the task's training set):
 - the vocabulary is the reference 16k SentencePiece model (../shared/data/reference/sp16k.model);
 - the teacher (`TEACHER`: E 128, H 256, 4 shared layers, 4 heads) is fine-tuned once per task
-  with `albert finetune` (seed 0) on the first `--train-examples` training rows (SST-2 has 67k:
-  subsampled; MRPC's 3,668 are all used), scored on the whole dev set;
+  with `albert finetune` (seed 0) on the first `--teacher-examples` training rows (default:
+  `--train-examples`; SST-2 has 67k: subsampled; MRPC's 3,668 are all used), scored on the whole
+  dev set; the students get the first `--train-examples` rows;
 - per seed, the student (`STUDENT`: E 32, H 64, 2 layers, 2 heads; its initial weights drawn
   with the seed) is trained twice with the same steps, schedule and seed: `albert distill` from the
   teacher (alpha `--alpha`, T `--temperature`) and `albert finetune` on the labels alone;
@@ -100,8 +101,9 @@ def run_task(args, task: str, work: Path) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     teacher_dir = work / "teacher"
+    teacher_rows = {"max_train_examples": args.teacher_examples or args.train_examples}
     teacher_config = finetune.FinetuneConfig(
-        **common(args, task, args.teacher_steps),
+        **{**common(args, task, args.teacher_steps), **teacher_rows},
         init=export(work / "teacher-init.keras", TEACHER, 0),
         output=str(teacher_dir),
         seed=0,
@@ -213,6 +215,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--tasks", nargs="+", default=["sst2", "mrpc"], choices=list(TASK_DIRS))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--train-examples", type=int, default=4000)
+    parser.add_argument(
+        "--teacher-examples",
+        type=int,
+        default=None,
+        help="training rows the teacher is fine-tuned on (default: --train-examples; the "
+        "students always get --train-examples)",
+    )
     parser.add_argument("--teacher-steps", type=int, default=800)
     parser.add_argument("--student-steps", type=int, default=400)
     parser.add_argument("--max-seq-length", type=int, default=64)
