@@ -92,8 +92,9 @@ class PretrainConfig(StageConfig):
         None,
         ge=0,
         description="processes (Grain) or threads (tf.data) that decode and mask the batches; "
-        "0 = a thread of the training process; default: every core with an accelerator, 0 on CPU. "
-        "The batches are the same for any number",
+        "0 = a thread of the training process; default: with an accelerator, on Grain as many as "
+        "the measured step needs (none while one thread keeps up; model.runtime.cores), on "
+        "tf.data every core; 0 on CPU. The batches are the same for any number",
     )
     packing: Literal["auto", "on", "off"] = Field(
         "auto",
