@@ -19,6 +19,9 @@ random weights and learn only from the task's training set):
   student's CPU inference sequences per second at batch 1 and 32 (`albert distill`'s report,
   measured in the same process, side by side).
 
+`--serve TEACHER STUDENT` measures only two fine-tuned models' sequences/s, in alternating rounds
+(`--serving-rounds`) so that a changing load weighs on both alike.
+
 Prints one JSON line per run and one per task with the goals: distilled > labels alone
 (Welch p < 0.05, one-sided), >= 95% of the teacher's score, >= 3x the teacher's sequences/s.
 """
@@ -32,6 +35,8 @@ import shutil
 import statistics
 import time
 from pathlib import Path
+
+import numpy as np
 
 from benchmarks.helpers.machine import cpu_model
 
@@ -210,6 +215,47 @@ def summarize(task, metric, teacher_score, distilled, labels_only, serving) -> d
     }
 
 
+def serving_side_by_side(teacher: str, student: str, args) -> dict:
+    """The two fine-tuned models' CPU sequences/s at batch 1 and 32 (`model.distill.serving`),
+    measured in alternating rounds of `--serving-iterations` calls (`--serving-rounds`), so that
+    a load that changes during the run weighs on both alike; the median round of each."""
+    import keras
+
+    from model.distill.serving import sequences_per_second
+    from model.finetune import models as registered  # the fine-tuned models' classes
+
+    assert registered.FinetuneModel
+
+    models = {
+        name: keras.saving.load_model(path, compile=False)
+        for name, path in (("teacher", teacher), ("student", student))
+    }
+    shape = (32, args.max_seq_length)
+    inputs = {
+        "input_ids": np.ones(shape, "int32"),
+        "segment_ids": np.zeros(shape, "int32"),
+        "input_mask": np.ones(shape, "int32"),
+    }
+    rates = {name: {"1": [], "32": []} for name in models}
+    for _ in range(args.serving_rounds):
+        for name, model in models.items():
+            for size in (1, 32):
+                rate = sequences_per_second(model, inputs, size, args.serving_iterations)
+                rates[name][str(size)].append(rate)
+    median = {
+        name: {size: statistics.median(v) for size, v in sizes.items()}
+        for name, sizes in rates.items()
+    }
+    speedup = {size: median["student"][size] / median["teacher"][size] for size in ("1", "32")}
+    return {
+        "serving": median,
+        "speedup": speedup,
+        "rounds": args.serving_rounds,
+        "iterations": args.serving_iterations,
+        "load": os.getloadavg(),
+    }
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["sst2", "mrpc"], choices=list(TASK_DIRS))
@@ -230,12 +276,22 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--alpha", type=float, default=0.7)
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--serving-iterations", type=int, default=30)
+    parser.add_argument("--serving-rounds", type=int, default=5)
+    parser.add_argument(
+        "--serve",
+        nargs=2,
+        metavar=("TEACHER", "STUDENT"),
+        help="only measure two fine-tuned models' sequences/s (model.keras files), side by side",
+    )
     parser.add_argument("--workdir", default=None, help="default: a temporary directory")
     return parser.parse_args(argv)
 
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    if args.serve:
+        print(json.dumps({"cpu": cpu_model(), **serving_side_by_side(*args.serve, args)}))
+        return
     import tempfile
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="distill-bench-"))
