@@ -8,8 +8,6 @@ across batches, replicas and workers like the masked-LM and SOP ones. The traini
 
 from __future__ import annotations
 
-from keras import ops
-
 RTD_SUM_NAMES = ("rtd_loss_sum", "rtd_correct", "rtd_count")
 RTD_WEIGHT = 50.0
 TOKEN_DENOMINATOR_EPSILON = 1e-5  # an all-padding batch divides by this, not by 0
@@ -18,6 +16,8 @@ TOKEN_DENOMINATOR_EPSILON = 1e-5  # an all-padding batch divides by this, not by
 def rtd_sums(logits, labels, input_mask):
     """`(loss_sum, correct, count)` float32 over the real tokens of `logits`, `labels` (1.0 =
     replaced) and `input_mask`, all `[B, T]`; a logit of 0 counts as "original"."""
+    from keras import ops  # heavy: Keras loads its backend; the constants need none
+
     logits = ops.cast(logits, "float32")
     labels = ops.cast(labels, "float32")
     mask = ops.cast(input_mask, "float32")
