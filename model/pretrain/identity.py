@@ -85,11 +85,12 @@ def training_identity(config: PretrainConfig, spec, vocab_size: int, vocab_sha: 
     """What a checkpoint must share with this run to be resumed by it (recorded in every
     checkpoint)."""
     return {
-        # --length-buckets left to its default is the checkpoint's (`model.pretrain.loop`)
+        # --length-buckets and --packing left to their defaults (None, auto) are the checkpoint's
+        # (`model.pretrain.loop.with_length_buckets`): they match whatever it recorded
         **{
             name: getattr(config, name)
             for name in IDENTITY_FIELDS
-            if getattr(config, name) is not None
+            if getattr(config, name) not in (None, "auto")
         },
         "vocab_size": vocab_size,
         "vocab_sha256": vocab_sha,
