@@ -17,10 +17,9 @@ pytestmark = pytest.mark.backend_free
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "gpu"))
 
+from check_runs import layouts
 from op_profile import op_origins, op_table, trace_file
 from report import goals
-
-from runs import layouts
 
 
 def test_each_row_runs_plain_bucketed_and_packed_where_the_trainer_packs():

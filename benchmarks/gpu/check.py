@@ -36,11 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from kit import build_kit, install, kit_problem
-from report import goals, print_goals, print_table
-from trainer import last_step, loop_row, resume_steps
-
-from runs import (
+from check_runs import (
     finetune_row,
     huggingface_run,
     huggingface_skipped,
@@ -51,6 +47,9 @@ from runs import (
     synthetic_run,
     timed_run,
 )
+from kit import build_kit, install, kit_problem
+from report import goals, print_goals, print_table
+from trainer import last_step, loop_row, resume_steps
 
 HERE = Path(__file__).resolve().parent
 
