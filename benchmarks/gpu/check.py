@@ -17,10 +17,10 @@ ratios (`report.py`), then one JSON line; exits 1 when a check fails. `--profile
     python benchmarks/gpu/check.py run --kit .gpu-check --work /tmp/gpu-profile --profile
 
 The kit: `wheelhouse/` (`wheelhouse.py`, for the device's Python), `shards/s128` and `shards/s512`
-(`trainer.py prepare`, the books only, dynamic masking), the reference SentencePiece model and
-SST-2's dev set with the first rows of its training set. `run` installs the wheelhouse into
-`--work`/site and runs every command on it, not on this checkout; the runs share one JAX
-compilation cache under --work (a resume and the bucket runs do not compile again).
+(`trainer.py prepare`, 11 of the books: `kit.KIT_LEAVES_OUT`, dynamic masking), the reference
+SentencePiece model and SST-2's dev set with the first rows of its training set. `run` installs
+the wheelhouse into `--work`/site and runs every command on it, not on this checkout; the runs share
+one JAX compilation cache under --work (a resume and the bucket runs do not compile again).
 
 Goals (issue 65, one H100 or H200): steady loop >= 0.97x the synthetic step with an input wait
 <= 2%; >= 1.5x Hugging Face's `torch.compile` at both rows and real-token MFU >= 50% at

@@ -70,10 +70,14 @@ def last_step(output: Path) -> int:
     return json.loads((output / "metrics.jsonl").read_text().splitlines()[-1])["step"]
 
 
-def prepare(output: Path, seqs: list[int], max_mib: float, wikipedia: bool = True) -> None:
-    """Segment the books (and the Wikipedia sample), write dynamic-masking shards at each length."""
+def prepare(
+    output: Path, seqs: list[int], max_mib: float, wikipedia: bool = True, leave_out: tuple = ()
+) -> None:
+    """Segment the books but those named in `leave_out` (and the Wikipedia sample), write
+    dynamic-masking shards at each length."""
     segmented = output / "segmented"
-    inputs = ["--input", str(SHARED / "books")]
+    books = sorted(p for p in (SHARED / "books").glob("*.txt") if p.name not in leave_out)
+    inputs = [flag for book in books for flag in ("--input", str(book))]
     if wikipedia:
         inputs += ["--input", str(SHARED / WIKIPEDIA)]
     stage(
