@@ -35,13 +35,11 @@ import grain
 import numpy as np
 from absl import flags
 
-from albert.pretraining_example import INT_FEATURES_SEQ
 from model.input import epoch_order, packed
-from model.input.packed import Decode, PackedDecoder
+from model.input.packed import BatchDecoder, PackedDecoder
 from model.input.records import (
     MLM_DENOMINATOR_EPSILON,
     DataSpec,
-    DynamicMasker,
     epoch_files,
     length_bucket_edges,
     split_files,
@@ -102,8 +100,8 @@ class _DecodeRows(grain.transforms.Map):
     def __init__(
         self, spec: DataSpec, seed: int, rows: slice = slice(None), denominators: bool = False
     ):
-        self.spec, self.seed, self.rows, self.denominators = spec, seed, rows, denominators
-        self.decode, self.masker, self.packer = Decode(spec), None, PackedDecoder(spec, seed)
+        self.rows, self.denominators = rows, denominators
+        self.decoder, self.packer = BatchDecoder(spec, seed), PackedDecoder(spec, seed)
 
     def map(self, item):
         epoch, index, records = item
@@ -112,24 +110,7 @@ class _DecodeRows(grain.transforms.Map):
         if shape is not None:
             batch = self.packer(epoch, records, shape)
             return epoch, index, with_denominators(batch) if self.denominators else batch
-        examples = [self.decode(*record) for _, record in records]
-        batch = {name: np.stack([example[name] for example in examples]) for name in examples[0]}
-        if edge is not None:  # contiguous: it travels in shared memory as the other features do
-            batch |= {
-                name: np.ascontiguousarray(batch[name][:, :edge]) for name in INT_FEATURES_SEQ
-            }
-        if self.spec.masking == "dynamic":
-            if self.masker is None or self.masker.epoch != epoch:
-                self.masker = DynamicMasker(self.spec, self.seed, epoch)
-            ids, positions, labels, weights = self.masker(
-                [position for position, _ in records], batch["input_ids"], batch["token_boundary"]
-            )
-            batch.update(
-                input_ids=ids,
-                masked_lm_positions=positions,
-                masked_lm_ids=labels,
-                masked_lm_weights=weights,
-            )
+        batch = self.decoder(epoch, records, edge)
         return epoch, index, with_denominators(batch) if self.denominators else batch
 
 

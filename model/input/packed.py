@@ -7,8 +7,9 @@ An epoch's packed batches (`packed_batches`): the positioned records of the epoc
 (`input_mask`) and its masked-LM prediction budget (static data: its predictions; dynamic masking:
 the reference's budget for its length, `albert.masking.num_to_predict`), go through
 `packing.packed_rows`; consecutive rows make a batch (`PackedBatch`), the remainder dropped.
-Decoding (`PackedDecoder`) masks each record (dynamic masking) exactly as the unpacked input does,
-record i of epoch e with the generator [seed, e, i], then lays the rows out (`packing.pack_rows`).
+Decoding (`PackedDecoder`) masks each record (dynamic masking) as the unpacked input does, with
+the same `BatchDecoder`: record i of epoch e with the generator [seed, e, i]; then it lays the rows
+out (`packing.pack_rows`).
 """
 
 from __future__ import annotations
@@ -90,18 +91,21 @@ def packed_batches(
     return (PackedBatch(batch, shape) for batch in fixed_batches(rows, size))
 
 
-class PackedDecoder:
-    """(epoch, rows of positioned records, shape) -> the packed batch (`packing.pack_rows`): each
-    record decoded (`Decode`) and, with dynamic masking, masked by `DynamicMasker` as record
-    `position` of epoch `epoch`."""
+class BatchDecoder:
+    """(epoch, positioned records, edge) -> their examples (`Decode`) stacked into a batch, the
+    sequence features cut to their first `edge` tokens when given (a length bucket's), and with
+    dynamic masking masked by `DynamicMasker` as record `position` of epoch `epoch`."""
 
     def __init__(self, spec: DataSpec, seed: int):
         self.spec, self.seed, self.decode, self.masker = spec, seed, Decode(spec), None
 
-    def __call__(self, epoch: int, rows, shape: packing.PackingShape) -> dict:
-        records = [record for row in rows for record in row]
+    def __call__(self, epoch: int, records, edge: int | None = None) -> dict:
         examples = [self.decode(*element) for _, element in records]
         batch = {name: np.stack([example[name] for example in examples]) for name in examples[0]}
+        if edge is not None:  # contiguous: it travels in shared memory as the other features do
+            batch |= {
+                name: np.ascontiguousarray(batch[name][:, :edge]) for name in INT_FEATURES_SEQ
+            }
         if self.spec.masking == "dynamic":
             if self.masker is None or self.masker.epoch != epoch:
                 self.masker = DynamicMasker(self.spec, self.seed, epoch)
@@ -114,4 +118,16 @@ class PackedDecoder:
                 masked_lm_ids=labels,
                 masked_lm_weights=weights,
             )
+        return batch
+
+
+class PackedDecoder:
+    """(epoch, rows of positioned records, shape) -> the packed batch (`packing.pack_rows`) of the
+    rows' records decoded and masked together (`BatchDecoder`)."""
+
+    def __init__(self, spec: DataSpec, seed: int):
+        self.batch = BatchDecoder(spec, seed)
+
+    def __call__(self, epoch: int, rows, shape: packing.PackingShape) -> dict:
+        batch = self.batch(epoch, [record for row in rows for record in row])
         return packing.pack_rows(batch, [len(row) for row in rows], shape)
