@@ -2,7 +2,8 @@
 vocabulary's SST-2, seq 32, 3 steps), on both backends: the run writes what `albert finetune`
 writes and the side-by-side report; stopped by SIGTERM at step 2 it exits 75 and the same command
 resumes it to the uninterrupted run's weights, metrics and predictions, reading the teacher's
-outputs from the cache the first run wrote; a teacher of another task or another vocabulary is
+outputs from the cache the first run wrote (with TinyBERT's intermediate losses on: the teacher's
+model runs at every step); a teacher of another task or another vocabulary is
 one line and exit 2. The soft-target loss is Hinton's T^2 * KL."""
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def _values(task, tmp_path, **more) -> dict:
 def test_distills_then_a_sigterm_exits_75_and_the_same_command_resumes_exactly(
     task, tmp_path, monkeypatch, capsys
 ):
-    values = _values(task, tmp_path, serving_iterations=1)
+    values = _values(task, tmp_path, serving_iterations=1, hidden_weight=1.0, attention_weight=0.5)
     uninterrupted, output = tmp_path / "uninterrupted", tmp_path / "run"
     summary = distill.run(distill.DistillConfig(**values, output=str(uninterrupted)))
     assert summary["task"] == "sst2" and "accuracy" in summary["dev"]

@@ -7,7 +7,9 @@ The teacher is an `albert finetune` output (its task must be --task, its vocabul
 student's --spm-model); the student a preset (randomly initialised) or a pretrained model. The
 student trains with `albert finetune`'s flags and machinery (Table 14 defaults, dev evaluations,
 early stopping, checkpoints, SIGTERM -> exit 75 and resume) on alpha * T^2 * KL(teacher's soft
-targets at temperature T || student's) + (1 - alpha) * the task's loss on the labels. The
+targets at temperature T || student's) + (1 - alpha) * the task's loss on the labels, with
+TinyBERT's hidden-state and attention matching inside alpha's share where --hidden-weight or
+--attention-weight is above 0. The
 teacher's outputs on the training set are computed once into OUTPUT.teacher-outputs/ (or
 --teacher-cache), keyed by the teacher and the data. Writes what `albert finetune` writes
 (results.json, the predictions, model.keras: the student) and distillation.md, the teacher and

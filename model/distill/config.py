@@ -13,12 +13,16 @@ from model.network.config import PRESETS
 FINETUNE_ONLY = ("multitask", "further_pretrain_steps")
 """`albert finetune` flags distillation does not take (one phase: the task's)."""
 
+MATCHING = ("hidden_weight", "attention_weight")
+"""The intermediate losses' weights (`model.distill.matching`)."""
+
 
 class DistillConfig(FinetuneConfig):
     """`albert distill`: `teacher` is an `albert finetune` output (results.json, model.keras);
     `student` a preset name (randomly initialised) or a pretrained export, which sets `init` and
-    `preset` (`student_init`). The loss is Hinton et al.'s: alpha * T^2 * KL(teacher's soft targets
-    || student's) + (1 - alpha) * the task's own loss on the labels."""
+    `preset` (`student_init`). The loss is Hinton et al.'s: alpha * (T^2 * KL(teacher's soft
+    targets || student's) + the intermediate losses) + (1 - alpha) * the task's own loss on the
+    labels; the intermediate losses (TinyBERT's, `model.distill.matching`) are off by default."""
 
     teacher: str = Field(description="fine-tuned teacher: an `albert finetune` output directory")
     student: str = Field(
@@ -29,6 +33,19 @@ class DistillConfig(FinetuneConfig):
     temperature: float = Field(2.0, gt=0, description="softmax temperature T of the soft targets")
     alpha: float = Field(
         0.5, ge=0, le=1, description="weight of the soft targets (1 - alpha: the labels')"
+    )
+    hidden_weight: float = Field(
+        0.0,
+        ge=0,
+        description="weight of each hidden-state pair's mean squared error (TinyBERT's "
+        "intermediate layers, a learned projection where the widths differ; the teacher then "
+        "runs at every step); 0: none",
+    )
+    attention_weight: float = Field(
+        0.0,
+        ge=0,
+        description="weight of each attention-score pair's mean squared error (TinyBERT's); "
+        "0: none",
     )
     teacher_batch_size: int = Field(64, gt=0, description="batch size of the teacher's pass")
     shard_size: int = Field(
@@ -55,6 +72,12 @@ class DistillConfig(FinetuneConfig):
             if values.get(name):
                 flag = "--" + name.replace("_", "-")
                 raise ValueError(f"{flag} is a flag of `albert finetune`, not of distill")
+        matched = any(float(values.get(name) or 0) > 0 for name in MATCHING)
+        if matched and float(values.get("alpha", 0.5)) == 0:
+            raise ValueError(
+                "--alpha 0 trains on the labels alone: --hidden-weight and --attention-weight "
+                "weigh inside the distillation's share"
+            )
         init, preset = student_init(values["student"], values.get("preset", "albert-tiny"))
         if values.get("init") not in (None, "", init):
             raise ValueError("--init: the student is --student")

@@ -8,7 +8,6 @@ checks its config before this module (and Keras) is imported, is `model.distill.
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
 
 import keras
 
@@ -28,7 +27,7 @@ from model.finetune.config import hyperparameters
 from model.finetune.kind import inputs_of
 from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
-from model.finetune.stage import commit_output, score_dev_sets, summary_of
+from model.finetune.stage import commit_output, score_dev_sets, summary_of, task_results
 from model.finetune.training import fit
 from model.runtime import cores, keras_seeds, preemption
 
@@ -101,7 +100,15 @@ def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
                 hp.classifier_dropout,
                 name="finetune",
             )
-            distiller = make_distiller(student, spec.kind, config.temperature, config.alpha)
+            distiller = make_distiller(
+                student,
+                spec.kind,
+                config.temperature,
+                config.alpha,
+                teacher,
+                config.hidden_weight,
+                config.attention_weight,
+            )
         evaluation = fit(
             distiller,
             kind,
@@ -126,27 +133,26 @@ def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
         for name, model in (("teacher", teacher), ("student", student))
     }
     costs["teacher"]["dev"], costs["student"]["dev"] = teacher_facts["dev"], metrics
-    results = {
-        "task": spec.name,
-        "init": config.init,
-        "teacher": config.teacher,
-        "dev_file": data.dev_path,
-        "dev": metrics,
-        "primary_metric": spec.primary_metric,
-        "best_step": evaluation.best_step,
-        "history": evaluation.history,
-        "hyperparameters": asdict(hp),
-        "counts": data.counts,
-        "distillation": {
+    results = task_results(
+        kind,
+        config,
+        data,
+        hp,
+        evaluation,
+        metrics,
+        dev_sets,
+        wanted,
+        init=config.init,
+        teacher=config.teacher,
+        distillation={
             "temperature": config.temperature,
             "alpha": config.alpha,
+            "hidden_weight": config.hidden_weight,
+            "attention_weight": config.attention_weight,
             "teacher_outputs": outputs.path,
             **costs,
         },
-        "config": config.model_dump(),
-        "identity": wanted,
-        **({"dev_sets": dev_sets} if dev_sets else {}),
-    }
+    )
     table = side_by_side(costs["teacher"], costs["student"], spec.primary_metric)
     files = {"distillation.md": f"# Distillation: {spec.name}\n\n{table}"}
     return commit_output(config.output, kind, data, student, predictions, results, files)

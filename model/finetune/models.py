@@ -52,18 +52,30 @@ class FinetuneModel(keras.Model):
         self.built = True
 
     def call(self, inputs, training=False):
+        return self.call_with_outputs(inputs, training)[0]
+
+    def call_with_outputs(self, inputs, training=False, intermediate=False):
+        """`(prediction, the backbone's outputs)`: what `call` returns and the dict it was computed
+        from, over `[B, T]` rows (multiple choice: `[B * C, T]`), with `input_mask` (those rows')
+        and, with `intermediate`, the hidden states and the attention scores (what
+        `model.distill.matching` matches)."""
         shape = keras.ops.shape(inputs["input_ids"])
         if self.kind == "multiple_choice":
             inputs = {k: keras.ops.reshape(v, (-1, shape[-1])) for k, v in inputs.items()}
         outputs = self.backbone(
-            inputs, training=training, output_hidden_states=needs_hidden_states(self.features)
+            inputs,
+            training=training,
+            output_hidden_states=intermediate or needs_hidden_states(self.features),
+            output_attention_scores=intermediate,
         )
         if self.kind == "span":
-            return self.head(outputs["sequence_output"], inputs["input_mask"])
-        pooled = self.pool(outputs, inputs["input_mask"])
-        if self.kind == "multiple_choice":
-            return self.head(pooled, num_choices=shape[1], training=training)
-        return self.head(pooled, training=training)
+            prediction = self.head(outputs["sequence_output"], inputs["input_mask"])
+        elif self.kind == "multiple_choice":
+            pooled = self.pool(outputs, inputs["input_mask"])
+            prediction = self.head(pooled, num_choices=shape[1], training=training)
+        else:
+            prediction = self.head(self.pool(outputs, inputs["input_mask"]), training=training)
+        return prediction, {**outputs, "input_mask": inputs["input_mask"]}
 
     def get_config(self):
         return {

@@ -147,23 +147,50 @@ def _run(
     # resume.
     metrics, predictions = evaluation.best_scores or kind.score(model, data, hp.batch_size)
     dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
-    results = {
-        "task": spec.name,
-        "init": init,
+    results = task_results(
+        kind,
+        config,
+        data,
+        hp,
+        evaluation,
+        metrics,
+        dev_sets,
+        identity,
+        init=init,
+        multitask=multitask,
+        further_pretraining=further,
+    )
+    return commit_output(config.output, kind, data, model, predictions, results)
+
+
+def task_results(
+    kind: TaskKind,
+    config: FinetuneConfig,
+    data: TaskData,
+    hp: Hyperparameters,
+    evaluation,
+    metrics: dict,
+    dev_sets: dict | None,
+    identity: dict,
+    **fields,
+) -> dict:
+    """`results.json`'s fields for a task trained by `fit` (`evaluation`, its `Evaluation`) and
+    scored (`metrics`, `dev_sets`), with the stage's own `fields` (fine-tuning's `init`,
+    `multitask`, `further_pretraining`; distillation's `teacher`, `distillation`)."""
+    return {
+        "task": kind.spec.name,
         "dev_file": data.dev_path,
         "dev": metrics,
-        "primary_metric": spec.primary_metric,
+        "primary_metric": kind.spec.primary_metric,
         "best_step": evaluation.best_step,
         "history": evaluation.history,
         "hyperparameters": asdict(hp),
         "counts": data.counts,
-        "multitask": multitask,
-        "further_pretraining": further,
         "config": config.model_dump(),
         "identity": identity,
+        **fields,
         **({"dev_sets": dev_sets} if dev_sets else {}),
     }
-    return commit_output(config.output, kind, data, model, predictions, results)
 
 
 def commit_output(

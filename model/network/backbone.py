@@ -39,7 +39,8 @@ class ConfiguredModel(keras.Model):
 @keras.saving.register_keras_serializable(package="albert")
 class AlbertBackbone(ConfiguredModel):
     """`call({input_ids, segment_ids, input_mask} int32 [B, T]) -> dict(sequence_output [B, T, H],
-    pooled_output [B, H], hidden_states: L+1 x [B, T, H] when output_hidden_states)`.
+    pooled_output [B, H], hidden_states: L+1 x [B, T, H] when output_hidden_states,
+    attention_scores: L x [B, N, T, T] when output_attention_scores (`AttentionBlock`'s))`.
 
     `segment_ids` defaults to zeros and `input_mask` to ones. Weights are created at construction.
     Packed rows (`model.input.packing`): with `instance_ids [B, T]` attention stays inside each
@@ -76,7 +77,9 @@ class AlbertBackbone(ConfiguredModel):
             self.pooler.build((None, self.config.hidden_size))
         self.built = True
 
-    def call(self, inputs, training=False, output_hidden_states=False):
+    def call(
+        self, inputs, training=False, output_hidden_states=False, output_attention_scores=False
+    ):
         input_ids = inputs["input_ids"]
         segment_ids = inputs.get("segment_ids")
         if segment_ids is None:
@@ -91,7 +94,11 @@ class AlbertBackbone(ConfiguredModel):
         mask = attention_mask(
             input_mask, inputs.get("instance_ids"), cls_positions, self.dtype_policy.compute_dtype
         )
-        hidden_states = self.encoder(x, mask, training=training)
+        hidden_states = self.encoder(
+            x, mask, training=training, output_scores=output_attention_scores
+        )
+        if output_attention_scores:
+            hidden_states, attention_scores = hidden_states
         sequence_output = hidden_states[-1]
         outputs = {"sequence_output": sequence_output}
         if self.pooler is not None:
@@ -103,4 +110,6 @@ class AlbertBackbone(ConfiguredModel):
             outputs["pooled_output"] = self.pooler(cls)
         if output_hidden_states:
             outputs["hidden_states"] = hidden_states
+        if output_attention_scores:
+            outputs["attention_scores"] = attention_scores
         return outputs

@@ -52,15 +52,22 @@ class AlbertEncoder(keras.layers.Layer):
             block.build()
         self.built = True
 
-    def call(self, embeddings, mask, training=False):
+    def call(self, embeddings, mask, training=False, output_scores=False):
+        """The L+1 hidden states; with `output_scores`, `(hidden states, scores)`: each layer's
+        attention scores `[B, N, T, T]` (`AttentionBlock`'s, of its last sub-layer)."""
         x = embeddings if self.projection is None else self.projection(embeddings)
-        hidden_states = [x]
+        hidden_states, scores = [x], []
         for attention_slots, ffn_slots in zip(self.attention_slots, self.ffn_slots):
             for a, f in zip(attention_slots, ffn_slots):
-                x = self.attention_blocks[a](x, mask, training=training)
+                attention = self.attention_blocks[a]
+                x = attention(x, mask, training=training, output_scores=output_scores)
+                if output_scores:
+                    x, layer_scores = x
                 x = self.ffn_blocks[f](x, training=training)
             hidden_states.append(x)
-        return hidden_states
+            if output_scores:
+                scores.append(layer_scores)
+        return (hidden_states, scores) if output_scores else hidden_states
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.model_dump()}

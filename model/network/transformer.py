@@ -143,33 +143,38 @@ class AttentionBlock(keras.layers.Layer):
         cfg = self.config
         return ops.reshape(x, (batch, seq_len, cfg.num_attention_heads, cfg.head_size))
 
-    def call(self, x, mask, training=False):
+    def call(self, x, mask, training=False, output_scores=False):
         """`mask`: `attention_mask`'s dense [B, 1, T, T] mask, lengths [B] or packed rows'
-        (instance_ids [B, T], cls_positions [B, K])."""
+        (instance_ids [B, T], cls_positions [B, K]). With `output_scores`, `(output, scores)`:
+        the scaled query-key products `[B, N, T, T]` before the softmax, float32, 0 where the mask
+        hides the key (the attention targets of `model.distill.matching`); the explicit einsum
+        path computes them."""
         q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
         scale = 1.0 / float(self.config.head_size) ** 0.5
         dropout = training and self.config.attention_probs_dropout_prob > 0
-        if isinstance(mask, tuple) and dropout:  # the kernels have no probabilities to drop
+        explicit = dropout or output_scores  # the kernels have no probabilities to drop or show
+        if isinstance(mask, tuple) and explicit:
             mask = block_diagonal_mask(mask[0])
         if isinstance(mask, tuple):
             kernel = choose_kernel(environment_facts(keras.backend.standardize_dtype(q.dtype)))
             context = packed_attention(kernel, q, k, v, mask[0], mask[1].shape[1], scale)
-        elif len(mask.shape) == 1 and not dropout:
+        elif len(mask.shape) == 1 and not explicit:
             context = length_attention(q, k, v, mask, scale)
         else:
             if len(mask.shape) == 1:
                 positions = ops.arange(ops.shape(x)[1], dtype="int32")
                 mask = dense_attention_mask(positions[None, :] < mask[:, None])
-            if dropout or not fused_attention_pays():
-                scores = ops.einsum("btnh,bsnh->bnts", q, k) * ops.cast(scale, q.dtype)
-                scores = ops.where(mask, ops.cast(scores, "float32"), -1e9)
+            if explicit or not fused_attention_pays():
+                products = ops.einsum("btnh,bsnh->bnts", q, k) * ops.cast(scale, q.dtype)
+                scores = ops.where(mask, ops.cast(products, "float32"), -1e9)
                 probs = self.probs_dropout(ops.softmax(scores, axis=-1), training=training)
                 context = ops.einsum("bnts,bsnh->btnh", ops.cast(probs, v.dtype), v)
             else:
                 context = ops.dot_product_attention(q, k, v, mask=mask, scale=scale)
         context = ops.reshape(context, ops.shape(x))
         out = self.output_dropout(self.output_dense(context), training=training)
-        return self.layer_norm(x + out)
+        out = self.layer_norm(x + out)
+        return (out, ops.where(mask, scores, 0.0)) if output_scores else out
 
     def get_config(self):
         return {**super().get_config(), "config": self.config.model_dump()}
