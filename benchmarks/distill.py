@@ -13,7 +13,8 @@ random weights and learn only from the task's training set):
   dev set; the students get the first `--train-examples` rows;
 - per seed, the student (`STUDENT`: E 32, H 64, 2 layers, 2 heads; its initial weights drawn
   with the seed) is trained twice with the same steps, schedule and seed: `albert distill` from the
-  teacher (alpha `--alpha`, T `--temperature`) and `albert finetune` on the labels alone;
+  teacher (alpha `--alpha`, T `--temperature`, TinyBERT's intermediate losses at
+  `--hidden-weight` and `--attention-weight`, 0: off) and `albert finetune` on the labels alone;
 - Welch's t-test over the seeds of the two students' dev scores (the task's primary metric), the
   share of the teacher's dev score the distilled student keeps, and the teacher's and the
   student's CPU inference sequences per second at batch 1 and 32 (`albert distill`'s report,
@@ -100,6 +101,15 @@ def score(results: dict) -> float:
     return float(results["dev"][results.get("primary_metric") or "accuracy"])
 
 
+def distilled_name(args) -> str:
+    """The distilled students' output name: `distilled`, with the intermediate weights where
+    they are on (so that a --workdir keeps the runs of each setting, and the teacher and the
+    labels-alone students are found again)."""
+    if not (args.hidden_weight or args.attention_weight):
+        return "distilled"
+    return f"distilled-h{args.hidden_weight:g}-a{args.attention_weight:g}"
+
+
 def run_task(args, task: str, work: Path) -> dict:
     from model import distill, finetune  # heavy: Keras
 
@@ -139,9 +149,11 @@ def run_task(args, task: str, work: Path) -> dict:
                 student=init,
                 alpha=args.alpha,
                 temperature=args.temperature,
+                hidden_weight=args.hidden_weight,
+                attention_weight=args.attention_weight,
                 teacher_cache=str(work / "teacher-outputs"),
                 serving_iterations=args.serving_iterations if seed == 0 else 0,
-                output=str(work / f"distilled-{seed}"),
+                output=str(work / f"{distilled_name(args)}-{seed}"),
             )
         )
         middle = time.monotonic()
@@ -151,7 +163,7 @@ def run_task(args, task: str, work: Path) -> dict:
         distilled.append(float(summary["dev"][metric]))
         labels_only.append(float(plain["dev"][metric]))
         if seed == 0:
-            report = json.loads((work / "distilled-0" / "results.json").read_text())
+            report = json.loads((work / f"{distilled_name(args)}-0" / "results.json").read_text())
             serving = report["distillation"]
         print(
             json.dumps(
@@ -275,6 +287,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--features", default="mean_tokens", help="the classifier's input")
     parser.add_argument("--alpha", type=float, default=0.7)
     parser.add_argument("--temperature", type=float, default=2.0)
+    parser.add_argument(
+        "--hidden-weight", type=float, default=0.0, help="TinyBERT's hidden-state pairs' weight"
+    )
+    parser.add_argument(
+        "--attention-weight", type=float, default=0.0, help="TinyBERT's attention pairs' weight"
+    )
     parser.add_argument("--serving-iterations", type=int, default=30)
     parser.add_argument("--serving-rounds", type=int, default=5)
     parser.add_argument(

@@ -47,16 +47,17 @@ def start(
     *,
     first=None,
     second: tuple[str, ...] = (),
+    settings: dict | None = None,
 ) -> list[subprocess.Popen]:
     """`processes` model.pretrain processes with `devices` CPU devices each (process 0 first in
-    the list, started last). `second`: `python -c` code and its arguments that process 1 runs
-    instead of `-m model.pretrain`; `first(others)`: the same for process 0, given the other
-    processes (model.pretrain's flags follow them)."""
+    the list, started last), training `SETTINGS` with `settings` over them. `second`: `python -c`
+    code and its arguments that process 1 runs instead of `-m model.pretrain`; `first(others)`:
+    the same for process 0, given the other processes (model.pretrain's flags follow them)."""
     from pretrain_testdata import pretrain_argv
 
     env = environment(devices)
     data = pretrain_runs.records(tmp_path_factory)
-    port, argv = free_port(), pretrain_argv(data, output, SETTINGS)
+    port, argv = free_port(), pretrain_argv(data, output, {**SETTINGS, **(settings or {})})
 
     def launch(command):
         return subprocess.Popen(
@@ -102,16 +103,17 @@ def succeeded(procs: list[subprocess.Popen]) -> list[dict]:
     return results
 
 
-def weights(output) -> dict[str, np.ndarray]:
+def weights(output, steps: int = STEPS) -> dict[str, np.ndarray]:
     newest = checkpointing.latest_checkpoint(str(Path(output, "checkpoints")))
-    assert newest.step == STEPS
+    assert newest.step == steps
     with np.load(Path(newest.path, "weights.npz")) as arrays:
         return {name: arrays[name] for name in arrays.files if name.startswith("model/")}
 
 
-def assert_same_training(output, reference) -> None:
-    """Same weights and metrics.jsonl records, to float tolerance (the devices' sums reorder)."""
-    ours, theirs = weights(output), weights(reference)
+def assert_same_training(output, reference, steps: int = STEPS) -> None:
+    """Same weights after `steps` and metrics.jsonl records, to float tolerance (the devices'
+    sums reorder)."""
+    ours, theirs = weights(output, steps), weights(reference, steps)
     assert sorted(ours) == sorted(theirs)
     for name in ours:
         np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-4, atol=1e-5, err_msg=name)

@@ -1,5 +1,6 @@
 """model.pretrain as real processes: two TensorFlow workers on 127.0.0.1 (MultiWorkerMirrored) end
-with identical weights.
+with identical weights, with the masked-LM objective and with ELECTRA's replaced-token detection
+(whose generator samples in the step).
 
 A real SIGKILL then an exact resume: tests/test_pretrain_preemption.py (killed mid-write, resumed to
 the uninterrupted run's weights) and tests/test_never_lose_work.py (resumed across an epoch's end to
@@ -57,7 +58,8 @@ def _free_ports(n):
 
 
 @pytest.mark.slow
-def test_two_workers_on_localhost_end_with_identical_weights(data, tmp_path):
+@pytest.mark.parametrize("objective", ["mlm", "rtd"])
+def test_two_workers_on_localhost_end_with_identical_weights(data, tmp_path, objective):
     workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
     procs = []
     for index in range(2):
@@ -75,6 +77,8 @@ def test_two_workers_on_localhost_end_with_identical_weights(data, tmp_path):
             "--steps",
             "3",
             "--no-jit-compile",
+            "--objective",
+            objective,
             *TINY,
         ]
         procs.append(

@@ -1,7 +1,9 @@
 """model.pretrain on two JAX processes (see tests/multiprocess_runs.py): a killed process stops the
 other in bounded time with one line, and a re-run on the two processes resumes and ends as the
 uninterrupted one-process run (`pretrain_runs.reference`, in this process): two processes train as
-one, and only process 0 writes. SIGTERM and 2 x 2 devices: test_pretrain_multiprocess_signals;
+one, and only process 0 writes; ELECTRA's replaced-token detection on two processes trains as on
+one (its generator samples the same replacements wherever the rows are). SIGTERM and 2 x 2
+devices: test_pretrain_multiprocess_signals;
 `albert run` on two hosts: test_pretrain_multiprocess_flow."""
 
 import time
@@ -71,3 +73,15 @@ def test_a_killed_process_stops_the_other_and_a_rerun_trains_as_one_process(
     assert len(tensorboard_files(output)) == len(written) + 1
     assert resumed[0]["checkpoint"] and resumed[1]["checkpoint"] is None
     assert resumed[1]["metrics"] is None
+
+
+def test_replaced_token_detection_on_two_processes_trains_as_one(tmp_path, tmp_path_factory):
+    from model.pretrain import run
+
+    rtd = {"objective": "rtd", "steps": 2, "checkpoint_every": 2, "eval_every": 0}
+    reference = tmp_path / "one"
+    run(pretrain_runs.config(pretrain_runs.records(tmp_path_factory), reference, **rtd))
+    output = tmp_path / "two"
+    results = succeeded(start(tmp_path_factory, output, processes=2, devices=1, settings=rtd))
+    assert [r["replicas"] for r in results] == [2, 2]
+    assert_same_training(output, reference, steps=2)
