@@ -41,9 +41,11 @@ def test_the_batches_arrive_placed_in_their_order_with_their_counts():
     assert [(e, i, b.arrays["on_device"]) for e, i, b in got] == [
         (n // 3, n % 3, n) for n in range(7)
     ]
-    assert [token_counts(b) for _, _, b in got] == [(2 * (1 + n % 4), 8) for n in range(7)]
-    assert token_counts({"input_mask": np.ones((2, 3))}) == (6, 6)
-    assert token_counts(Placed({}, 3, 4)) == (3, 4)
+    assert [token_counts(b) for _, _, b in got] == [(2 * (1 + n % 4), 8, 2) for n in range(7)]
+    assert token_counts({"input_mask": np.ones((2, 3))}) == (6, 6, 2)
+    packed = {"input_mask": np.ones((2, 3)), "instance_ids": np.array([[1, 2, 2], [1, 1, 0]])}
+    assert token_counts(packed) == (6, 6, 3)
+    assert token_counts(Placed({}, 3, 4, 1)) == (3, 4, 1)
 
 
 def test_two_batches_wait_placed_while_the_step_runs_and_close_stops_the_thread():

@@ -100,6 +100,9 @@ def test_the_loop_counts_every_batch_and_reports_the_steady_rate_apart(monkeypat
     assert figures["steady_sequences_per_second"] == pytest.approx(4 * BATCH / 6.0, abs=0.1)
     steady_real = BATCH * (8 + 16 + 12 + 2)
     assert figures["steady_real_tokens_per_second"] == pytest.approx(steady_real / 6.0, abs=0.1)
+    # unpacked rows: an instance each
+    assert figures["instances_per_second"] == figures["loop_sequences_per_second"]
+    assert figures["steady_instances_per_second"] == figures["steady_sequences_per_second"]
 
 
 def test_batches_ending_before_the_steps_are_a_clear_error(monkeypatch):

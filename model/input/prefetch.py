@@ -28,23 +28,36 @@ _POLL_SECONDS = 0.05  # how often a thread blocked on a full queue looks for `cl
 
 
 class Placed(NamedTuple):
-    """A batch as the step takes it (`arrays`, on the devices) with its host rows' token counts."""
+    """A batch as the step takes it (`arrays`, on the devices) with its host rows' counts
+    (`token_counts`)."""
 
     arrays: dict
     real_tokens: int
     tokens: int
+    instances: int = 0
 
 
-def token_counts(batch) -> tuple[int, int]:
-    """(real, all) tokens of a batch's `input_mask` (this process's rows); (0, 0) where it has none
-    readable without a device transfer (a `Placed` batch carries its counts)."""
+def _readable(array) -> bool:
+    return isinstance(array, np.ndarray) or hasattr(array, "numpy")
+
+
+def token_counts(batch) -> tuple[int, int, int]:
+    """(real tokens, all tokens, instances) of a batch's `input_mask` and `instance_ids` (this
+    process's rows): a packed row's instances are its largest instance id (they are numbered 1..k),
+    an unpacked row is one. (0, 0, 0) where it has no mask readable without a device transfer (a
+    `Placed` batch carries its counts)."""
     if isinstance(batch, Placed):
-        return batch.real_tokens, batch.tokens
+        return batch.real_tokens, batch.tokens, batch.instances
     mask = batch.get("input_mask") if isinstance(batch, dict) else None
-    if mask is None or not (isinstance(mask, np.ndarray) or hasattr(mask, "numpy")):
-        return 0, 0
+    if mask is None or not _readable(mask):
+        return 0, 0, 0
     mask = np.asarray(mask)
-    return int(np.count_nonzero(mask)), mask.size
+    ids = batch.get("instance_ids")
+    if ids is None or not _readable(ids):
+        instances = mask.shape[0]
+    else:
+        instances = int(np.asarray(ids).max(axis=-1).sum())
+    return int(np.count_nonzero(mask)), mask.size, instances
 
 
 class _Failed(NamedTuple):
@@ -72,8 +85,8 @@ class DevicePrefetch:
     def _fill(self, items, place) -> None:
         try:
             for epoch, index, batch in items:
-                real, tokens = token_counts(batch)
-                if not self._put((epoch, index, Placed(place(batch), real, tokens))):
+                counts = token_counts(batch)
+                if not self._put((epoch, index, Placed(place(batch), *counts))):
                     return
         except BaseException as error:  # noqa: BLE001  (the loop raises it at this batch)
             self._put(_Failed(error))

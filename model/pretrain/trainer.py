@@ -295,18 +295,22 @@ class LoopCounts:
     def __init__(self):
         self.steps, self.seconds, self.input_wait, self.real_tokens, self.tokens = 0, 0.0, 0.0, 0, 0
         self.steady_steps, self.steady_seconds, self.steady_real_tokens = 0, 0.0, 0
-        self.steady_wait = 0.0
+        self.steady_wait, self.instances, self.steady_instances = 0.0, 0, 0
 
-    def add(self, waited: float, seconds: float, real: int, tokens: int, steady: bool) -> None:
+    def add(
+        self, waited: float, seconds: float, real: int, tokens: int, instances: int, steady: bool
+    ) -> None:
         self.steps, self.seconds = self.steps + 1, self.seconds + seconds
         self.input_wait += waited
         self.real_tokens, self.tokens = self.real_tokens + real, self.tokens + tokens
+        self.instances += instances
         if steady:
             self.steady_steps, self.steady_seconds = (
                 self.steady_steps + 1,
                 self.steady_seconds + seconds,
             )
             self.steady_real_tokens += real
+            self.steady_instances += instances
             self.steady_wait += waited
 
     def steady_step_seconds(self) -> float:
@@ -322,8 +326,9 @@ class LoopCounts:
         """The whole loop's sequences/s (compilations, evaluations, checkpoints and input waits
         included) and the steady steps' apart; the share of the loop spent waiting for the input;
         real (non-padding) tokens per second over the whole loop and over the steady steps, and
-        their share of the batches' tokens. Tokens are this process's rows; None where no step
-        counts."""
+        their share of the batches' tokens; pretraining instances per second (a packed row holds
+        several, an unpacked row is one). Tokens and instances are this process's rows; None where
+        no step counts."""
 
         def rate(count: float, seconds: float, digits: int = 1):
             return round(count / seconds, digits) if seconds else None
@@ -338,4 +343,6 @@ class LoopCounts:
             "real_tokens_per_second": rate(self.real_tokens, self.seconds),
             "steady_real_tokens_per_second": rate(self.steady_real_tokens, self.steady_seconds),
             "real_token_share": rate(self.real_tokens, self.tokens, 4),
+            "instances_per_second": rate(self.instances, self.seconds),
+            "steady_instances_per_second": rate(self.steady_instances, self.steady_seconds),
         }
