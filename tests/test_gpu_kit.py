@@ -1,7 +1,8 @@
 """The GPU kit in its own environment: a fresh virtualenv holding only the wheelhouse's packages
 (`benchmarks/gpu/wheelhouse.py`, built here for this Python) and CPU JAX at the project's pins, no
 TensorFlow, as a GPU machine with JAX would install it. There `python -m model.pretrain` runs to its
-end, every export of the default install written, and `benchmarks/gpu/train.py` measures one row.
+end, every export of the default install written, and `benchmarks/gpu/train.py` measures one row
+with each objective (masked-LM and replaced-token detection).
 
 Building it needs the package registry (as CI has). The environment is made afresh each run (pip's
 download cache aside): pip installs into it from outside (`pip --python`: the kit needs no pip of
@@ -85,13 +86,18 @@ def test_the_kit_trains_exports_and_measures_without_tensorflow(tmp_path):
     site = next((tmp_path / "kit" / "lib").glob("python*/site-packages"))
     measured = checked(  # the kit's package first; this checkout after it, for `benchmarks` alone
         [python, "-m", "benchmarks.gpu.train", "--presets", "albert-nano"]
-        + ["--seqs", "32", "--batch-tokens", "256", "--steps", "2", "--warmup", "1"],
+        + ["--seqs", "32", "--batch-tokens", "256", "--steps", "2", "--warmup", "1"]
+        + ["--objectives", "mlm,rtd"],
         env={**env, "PYTHONPATH": f"{site}{os.pathsep}{ROOT}"},
         cwd=tmp_path,
         timeout=600,
     )
-    (row,) = json.loads(measured.stdout.strip().splitlines()[-1])["rows"]
-    assert row["preset"] == "albert-nano" and row["sequences_per_s"] > 0
+    summary = json.loads(measured.stdout.strip().splitlines()[-1])
+    assert [(r["objective"], r["sequences_per_s"] > 0) for r in summary["rows"]] == [
+        ("mlm", True),
+        ("rtd", True),
+    ]
+    assert summary["generator_cost"]["albert-nano s32"] > 0
 
 
 def _check_run(kit: Path, work: Path) -> subprocess.CompletedProcess:

@@ -9,6 +9,11 @@ to cuDNN's fused (flash) kernel, model FLOPs per token and MFU against the devic
 
     python -m benchmarks.gpu.train [--presets albert-base,albert-large] [--seqs 128,512]
                                    [--batch-tokens 65536] [--steps 20] [--peak-tflops 989]
+                                   [--objectives mlm,rtd]
+
+`--objectives mlm,rtd` measures each row with both objectives: `rtd` is ELECTRA's replaced-token
+detection (`--objective rtd`: the generator at its default width, its FLOPs counted), and the
+summary's `generator_cost` is each row's RTD step time over its masked-LM step time.
 
 Model FLOPs per token = 6 x (parameters as applied per token: every layer's weights once per layer
 they serve, the embedding projection, the masked-LM head at its share of positions) + 12 x layers x
@@ -65,7 +70,9 @@ def peak_tflops(device_kind: str) -> float | None:
     return None
 
 
-def built_step(preset: str, seq: int, batch: int, precision: str, steps: int = 1):
+def built_step(
+    preset: str, seq: int, batch: int, precision: str, steps: int = 1, objective: str = "mlm"
+):
     """(model, the trainer's jitted step, its state values, a generated batch on the device) of
     one row, built in this process."""
     import jax  # heavy: JAX, only this path
@@ -90,6 +97,7 @@ def built_step(preset: str, seq: int, batch: int, precision: str, steps: int = 1
         warmup_steps=1,
         precision=precision,
         learning_rate=1e-4,
+        objective=objective,
     )
     model = build_model(config, vocab_size=30000)
     optimizer, _ = build_training_optimizer(config)
@@ -100,11 +108,28 @@ def built_step(preset: str, seq: int, batch: int, precision: str, steps: int = 1
     return model, step, state.values, data
 
 
-def measure(preset: str, seq: int, batch: int, steps: int, warmup: int, precision: str) -> dict:
+def step_flops(model, seq: int, objective: str) -> dict:
+    """`flops_per_token` of the row's model; for `rtd`, the generator's and the discriminator's
+    (`benchmarks.rtd.objective_flops`, which counts weights without biases and LayerNorms) with
+    the masked-LM row's applied parameters, and `flops_over_mlm`: RTD's over MLM's by that count."""
+    flops = flops_per_token(model.config, seq)
+    if objective == "rtd":
+        from benchmarks.rtd import objective_flops
+
+        fraction = model.generator_hidden_fraction
+        counted = objective_flops(model.config, fraction, seq, PREDICTIONS)
+        ratio = round(counted["rtd"] / counted["mlm"], 3)
+        flops = {**flops, "flops_per_token": counted["rtd"], "flops_over_mlm": ratio}
+    return flops
+
+
+def measure(
+    preset: str, seq: int, batch: int, steps: int, warmup: int, precision: str, objective: str
+) -> dict:
     """One row: build, compile and time the training step in this process."""
     import jax  # heavy: JAX, only this path
 
-    model, step, values, data = built_step(preset, seq, batch, precision, steps + warmup)
+    model, step, values, data = built_step(preset, seq, batch, precision, steps + warmup, objective)
     device = jax.devices()[0]
     start = time.perf_counter()
     compiled = step.lower(values, data).compile()
@@ -124,13 +149,14 @@ def measure(preset: str, seq: int, batch: int, steps: int, warmup: int, precisio
     loss = float(sums[0] / sums[2])
     sequences_per_second = batch * steps / seconds
     tokens_per_second = sequences_per_second * seq
-    flops = flops_per_token(model.config, seq)
+    flops = step_flops(model, seq, objective)
     peak = peak_tflops(device.device_kind) if device.platform == "gpu" else None
     stats = device.memory_stats() or {}
     achieved = tokens_per_second * flops["flops_per_token"]
     return {
         "preset": preset,
         "seq": seq,
+        "objective": objective,
         "batch": batch,
         "precision": precision,
         "steps": steps,
@@ -150,8 +176,21 @@ def measure(preset: str, seq: int, batch: int, steps: int, warmup: int, precisio
         if "peak_bytes_in_use" in stats
         else None,
         "flash_attention": flash,
+        **({"flops_over_mlm": flops["flops_over_mlm"]} if "flops_over_mlm" in flops else {}),
         "mlm_loss": round(loss, 3),
     }
+
+
+def generator_cost(rows: list[dict]) -> dict:
+    """`{"generator_cost": {"PRESET sSEQ": RTD step ms / MLM step ms}}` for the shapes measured
+    with both objectives; {} where none was."""
+    steps = {(r["preset"], r["seq"], r["objective"]): r.get("step_ms") for r in rows}
+    cost = {
+        f"{preset} s{seq}": round(rtd / steps[(preset, seq, "mlm")], 3)
+        for (preset, seq, objective), rtd in steps.items()
+        if objective == "rtd" and rtd and steps.get((preset, seq, "mlm"))
+    }
+    return {"generator_cost": cost} if cost else {}
 
 
 def main() -> int:
@@ -168,15 +207,17 @@ def main() -> int:
     parser.add_argument(
         "--peak-tflops", type=float, default=None, help="override the device's dense bf16 peak"
     )
-    parser.add_argument("--row", help=argparse.SUPPRESS)  # PRESET:SEQ, run in a child process
+    parser.add_argument(
+        "--objectives", default="mlm", help="mlm, rtd or mlm,rtd: each row with each objective"
+    )
+    parser.add_argument("--row", help=argparse.SUPPRESS)  # PRESET:SEQ[:OBJECTIVE], in a child
     args = parser.parse_args()
 
     if args.row:
-        preset, seq = args.row.split(":")
-        seq = int(seq)
-        row = measure(
-            preset, seq, max(1, args.batch_tokens // seq), args.steps, args.warmup, args.precision
-        )
+        preset, seq, *objective = args.row.split(":")
+        seq, objective = int(seq), (objective or ["mlm"])[0]
+        batch = max(1, args.batch_tokens // seq)
+        row = measure(preset, seq, batch, args.steps, args.warmup, args.precision, objective)
         if args.peak_tflops:
             row["peak_bf16_tflops"] = args.peak_tflops
             row["mfu"] = round(row["model_tflops_per_s"] / args.peak_tflops, 4)
@@ -184,14 +225,15 @@ def main() -> int:
         return 0
 
     rows = []
-    for preset in args.presets.split(","):
-        for seq in (int(s) for s in args.seqs.split(",")):
+    shapes = [(p, int(s)) for p in args.presets.split(",") for s in args.seqs.split(",")]
+    for preset, seq in shapes:
+        for objective in args.objectives.split(","):
             child = [
                 sys.executable,
                 "-m",
                 "benchmarks.gpu.train",
                 "--row",
-                f"{preset}:{seq}",
+                f"{preset}:{seq}:{objective}",
                 "--batch-tokens",
                 str(args.batch_tokens),
                 "--steps",
@@ -205,9 +247,8 @@ def main() -> int:
                 child += ["--peak-tflops", str(args.peak_tflops)]
             done = subprocess.run(child, check=False, capture_output=True, text=True)
             if done.returncode:
-                rows.append(
-                    {"preset": preset, "seq": seq, "error": done.stderr.strip().splitlines()[-1:]}
-                )
+                error = done.stderr.strip().splitlines()[-1:]
+                rows.append({"preset": preset, "seq": seq, "objective": objective, "error": error})
                 print(done.stderr[-3000:], file=sys.stderr)
             else:
                 rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -223,6 +264,7 @@ def main() -> int:
                 "keras": keras.__version__,
                 "host_cpu": platform.processor() or platform.machine(),
                 "rows": rows,
+                **generator_cost(rows),
             }
         )
     )
