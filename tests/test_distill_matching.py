@@ -2,7 +2,8 @@
 attention scores the backbone shows (the same outputs as without them; 0 at hidden keys), and a
 distiller whose student is narrower than its teacher: its loss is the soft targets' plus each
 pair's weighted mean squared error through the learned projection, and a training step moves the
-student and the projection, not the teacher."""
+student and the projection, not the teacher; SQuAD's spans, RACE's choices and STS-B's score
+train with them too."""
 
 from __future__ import annotations
 
@@ -25,14 +26,14 @@ def test_each_student_application_meets_the_teachers_at_the_same_relative_depth(
     ]
 
 
-def _models():
+def _models(kind: str = "classification", labels: int = 2):
     from model.finetune.models import FinetuneModel
     from model.network.backbone import AlbertBackbone
     from model.network.config import get_preset
 
     def model(**sizes):
         config = get_preset("albert-nano", vocab_size=40, max_position_embeddings=16, **sizes)
-        return FinetuneModel(AlbertBackbone(config), "classification", 2, name="finetune")
+        return FinetuneModel(AlbertBackbone(config), kind, labels, name="finetune")
 
     teacher = model(hidden_size=32, num_attention_heads=4, num_hidden_layers=4)
     student = model(hidden_size=16, num_attention_heads=2, num_hidden_layers=2)
@@ -93,7 +94,7 @@ def test_the_loss_adds_each_weighted_pair_and_a_step_trains_the_projection_not_t
     teacher_states = [np.asarray(h) * mask for h in t_out["hidden_states"]]
     s_scores = [np.asarray(a).mean(axis=1) for a in s_out["attention_scores"]]  # 2 heads vs 4
     t_scores = [np.asarray(a).mean(axis=1) for a in t_out["attention_scores"]]
-    mse = lambda a, b: float(np.mean((a - b) ** 2))  # noqa: E731
+    mse = lambda a, b: float(np.mean((a - b) ** 2))
     pairs = hidden * sum(mse(projected[s], teacher_states[t]) for s, t in ((0, 0), (1, 2), (2, 4)))
     pairs += attention * sum(mse(s_scores[s], t_scores[t]) for s, t in ((0, 1), (1, 3)))
     assert loss(matched) - loss(plain) == pytest.approx(alpha * pairs, rel=1e-4)
@@ -116,3 +117,33 @@ def test_intermediate_weights_with_alpha_0_are_refused():
     with pytest.raises(ValidationError, match="--alpha 0 trains on the labels alone"):
         DistillConfig(**common, alpha=0, hidden_weight=1.0)
     assert DistillConfig(**common, alpha=0).attention_weight == 0
+
+
+@pytest.mark.keras
+@pytest.mark.parametrize("kind", ["span", "multiple_choice", "regression"])
+def test_every_task_kind_trains_with_the_intermediate_losses(kind):
+    import keras
+
+    from model.distill.losses import make_distiller
+
+    teacher, student = _models(kind, 1 if kind == "regression" else 2)
+    x, y = _batch()
+    sce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    if kind == "span":
+        x["teacher"] = {"start_logits": np.zeros((2, 8), "float32")} | {
+            "end_logits": np.ones((2, 8), "float32")
+        }
+        y, loss = {"start_logits": y, "end_logits": y}, {"start_logits": sce, "end_logits": sce}
+    elif kind == "multiple_choice":  # 2 questions x 2 choices of 8 tokens
+        x = {k: np.stack([v, v]) if k != "teacher" else v for k, v in x.items()}
+        x = {k: np.swapaxes(v, 0, 1) if k != "teacher" else v for k, v in x.items()}
+        loss = sce
+    else:
+        x["teacher"] = {"logits": np.array([[0.5], [2.0]], "float32")}
+        y, loss = np.array([1.0, 3.0], "float32"), keras.losses.MeanSquaredError()
+    distiller = make_distiller(student, kind, 2.0, 0.5, teacher, 1.0, 1.0)
+    distiller.compile(optimizer=keras.optimizers.SGD(0.1), loss=loss)
+    projection = np.copy(distiller.projection.kernel)
+    value = distiller.train_on_batch(x, y)
+    assert np.isfinite(value).all()
+    assert not np.array_equal(projection, np.asarray(distiller.projection.kernel))
