@@ -1,7 +1,9 @@
 """What `benchmarks/gpu/check.py` reports beside its table (issue 65, items 3 and 4): the packed
 runs beside the plain and bucketed ones where the trainer takes --packing, the goal ratios at the
 end (real tokens a second over Hugging Face compiled's on the same shards; real-token MFU at
-albert-large s512), and `op_profile.py`'s per-op table read from the trace JAX's profiler writes."""
+albert-large s512), `op_profile.py`'s per-op table read from the trace JAX's profiler writes,
+and the synthetic step's ratios (`train.py`: RTD over masked-LM, XLA flag variants over the
+default)."""
 
 from __future__ import annotations
 
@@ -106,3 +108,20 @@ def test_a_real_cpu_trace_is_read_into_ops(tmp_path):
     assert table and all(row["ms_per_step"] >= 0 for row in table)
     assert sum(row["share"] for row in table) == pytest.approx(1.0, abs=0.01)
     assert any("jit(<lambda>)" in row.get("from", "") for row in table)
+
+
+def test_the_synthetic_steps_ratios_pair_rows_of_one_shape():
+    from benchmarks.gpu.train import ratios
+
+    def row(objective, variant, ms):
+        return {"preset": "p", "seq": 8, "objective": objective, "xla_variant": variant} | {
+            "step_ms": ms
+        }
+
+    rows = [row("mlm", "default", 10.0), row("mlm", "latency_hiding", 8.0)]
+    rows += [row("rtd", "default", 13.0), {**row("mlm", "no_command_buffers", None), "error": "x"}]
+    assert ratios(rows) == {
+        "generator_cost": {"p s8": 1.3},
+        "xla_speedup": {"p s8": {"latency_hiding": 1.25}},
+    }
+    assert ratios(rows[1:]) == {}

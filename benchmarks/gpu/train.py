@@ -14,6 +14,9 @@ to cuDNN's fused (flash) kernel, model FLOPs per token and MFU against the devic
 `--objectives mlm,rtd` measures each row with both objectives: `rtd` is ELECTRA's replaced-token
 detection (`--objective rtd`: the generator at its default width, its FLOPs counted), and the
 summary's `generator_cost` is each row's RTD step time over its masked-LM step time.
+`--xla-variants default,no_command_buffers,latency_hiding` measures each masked-LM row under each
+set of XLA flags (`XLA_VARIANTS`), a process each, and the summary's `xla_speedup` is each
+variant's speed over the default flags'.
 
 Model FLOPs per token = 6 x (parameters as applied per token: every layer's weights once per layer
 they serve, the embedding projection, the masked-LM head at its share of positions) + 12 x layers x
@@ -181,16 +184,36 @@ def measure(
     }
 
 
-def generator_cost(rows: list[dict]) -> dict:
-    """`{"generator_cost": {"PRESET sSEQ": RTD step ms / MLM step ms}}` for the shapes measured
-    with both objectives; {} where none was."""
-    steps = {(r["preset"], r["seq"], r["objective"]): r.get("step_ms") for r in rows}
-    cost = {
-        f"{preset} s{seq}": round(rtd / steps[(preset, seq, "mlm")], 3)
-        for (preset, seq, objective), rtd in steps.items()
-        if objective == "rtd" and rtd and steps.get((preset, seq, "mlm"))
+XLA_VARIANTS = {
+    "default": "",
+    "no_command_buffers": "--xla_gpu_enable_command_buffer=",
+    "latency_hiding": "--xla_gpu_enable_latency_hiding_scheduler=true",
+}
+"""`--xla-variants`: XLA_FLAGS added to the environment's for a row's process. `default` adds
+none; `no_command_buffers` turns off XLA's CUDA-graph command buffers (on by default for fusions
+and library calls in jax 0.10's XLA); `latency_hiding` turns on the latency-hiding scheduler."""
+
+
+def ratios(rows: list[dict]) -> dict:
+    """The summary's ratios of step times between rows of one shape: `generator_cost` (RTD over
+    masked-LM, both at the `default` XLA flags) and `xla_speedup` (a variant's masked-LM step over
+    the `default` one's, inverted: above 1 is faster); each only where both were measured."""
+    steps = {
+        (r["preset"], r["seq"], r["objective"], r["xla_variant"]): r.get("step_ms") for r in rows
     }
-    return {"generator_cost": cost} if cost else {}
+    cost, speedup = {}, {}
+    for (preset, seq, objective, variant), ms in steps.items():
+        base = steps.get((preset, seq, "mlm", "default"))
+        if not (ms and base):
+            continue
+        if objective == "rtd" and variant == "default":
+            cost[f"{preset} s{seq}"] = round(ms / base, 3)
+        if objective == "mlm" and variant != "default":
+            speedup.setdefault(f"{preset} s{seq}", {})[variant] = round(base / ms, 3)
+    return {
+        **({"generator_cost": cost} if cost else {}),
+        **({"xla_speedup": speedup} if speedup else {}),
+    }
 
 
 def main() -> int:
@@ -210,6 +233,11 @@ def main() -> int:
     parser.add_argument(
         "--objectives", default="mlm", help="mlm, rtd or mlm,rtd: each row with each objective"
     )
+    parser.add_argument(
+        "--xla-variants",
+        default="default",
+        help=f"comma-separated, of {', '.join(XLA_VARIANTS)}: each masked-LM row under each",
+    )
     parser.add_argument("--row", help=argparse.SUPPRESS)  # PRESET:SEQ[:OBJECTIVE], in a child
     args = parser.parse_args()
 
@@ -226,32 +254,34 @@ def main() -> int:
 
     rows = []
     shapes = [(p, int(s)) for p in args.presets.split(",") for s in args.seqs.split(",")]
-    for preset, seq in shapes:
-        for objective in args.objectives.split(","):
-            child = [
-                sys.executable,
-                "-m",
-                "benchmarks.gpu.train",
-                "--row",
-                f"{preset}:{seq}:{objective}",
-                "--batch-tokens",
-                str(args.batch_tokens),
-                "--steps",
-                str(args.steps),
-                "--warmup",
-                str(args.warmup),
-                "--precision",
-                args.precision,
-            ]
-            if args.peak_tflops:
-                child += ["--peak-tflops", str(args.peak_tflops)]
-            done = subprocess.run(child, check=False, capture_output=True, text=True)
-            if done.returncode:
-                error = done.stderr.strip().splitlines()[-1:]
-                rows.append({"preset": preset, "seq": seq, "objective": objective, "error": error})
-                print(done.stderr[-3000:], file=sys.stderr)
-            else:
-                rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    arms = [
+        (preset, seq, objective, variant)
+        for preset, seq in shapes
+        for objective in args.objectives.split(",")
+        for variant in args.xla_variants.split(",")
+        if objective == "mlm" or variant == "default"
+    ]
+    for preset, seq, objective, variant in arms:
+        child = [
+            sys.executable,
+            "-m",
+            "benchmarks.gpu.train",
+            "--row",
+            f"{preset}:{seq}:{objective}",
+        ]
+        child += ["--batch-tokens", str(args.batch_tokens), "--steps", str(args.steps)]
+        child += ["--warmup", str(args.warmup), "--precision", args.precision]
+        if args.peak_tflops:
+            child += ["--peak-tflops", str(args.peak_tflops)]
+        flags = f"{os.environ.get('XLA_FLAGS', '')} {XLA_VARIANTS[variant]}".strip()
+        env = {**os.environ, "XLA_FLAGS": flags}
+        done = subprocess.run(child, check=False, capture_output=True, text=True, env=env)
+        arm = {"preset": preset, "seq": seq, "objective": objective, "xla_variant": variant}
+        if done.returncode:
+            rows.append({**arm, "error": done.stderr.strip().splitlines()[-1:]})
+            print(done.stderr[-3000:], file=sys.stderr)
+        else:
+            rows.append({**json.loads(done.stdout.strip().splitlines()[-1]), **arm})
     import jax  # heavy: JAX, only this path
     import keras  # heavy: Keras loads its backend (chosen per process/run first)
 
@@ -264,7 +294,7 @@ def main() -> int:
                 "keras": keras.__version__,
                 "host_cpu": platform.processor() or platform.machine(),
                 "rows": rows,
-                **generator_cost(rows),
+                **ratios(rows),
             }
         )
     )
