@@ -92,8 +92,9 @@ def test_the_loss_adds_each_weighted_pair_and_a_step_trains_the_projection_not_t
     mask = inputs["input_mask"][:, :, None].astype("float32")
     projected = [np.asarray(matched.projection(h)) * mask for h in s_out["hidden_states"]]
     teacher_states = [np.asarray(h) * mask for h in t_out["hidden_states"]]
-    s_scores = [np.asarray(a).mean(axis=1) for a in s_out["attention_scores"]]  # 2 heads vs 4
-    t_scores = [np.asarray(a).mean(axis=1) for a in t_out["attention_scores"]]
+    queries = mask[:, None]  # padding queries' rows are 0 too
+    s_scores = [(np.asarray(a) * queries).mean(axis=1) for a in s_out["attention_scores"]]
+    t_scores = [(np.asarray(a) * queries).mean(axis=1) for a in t_out["attention_scores"]]
     mse = lambda a, b: float(np.mean((a - b) ** 2))
     pairs = hidden * sum(mse(projected[s], teacher_states[t]) for s, t in ((0, 0), (1, 2), (2, 4)))
     pairs += attention * sum(mse(s_scores[s], t_scores[t]) for s, t in ((0, 1), (1, 3)))

@@ -8,10 +8,11 @@ teacher's application at the same relative depth, `ceil((l + 1) * L_t / L_s) - 1
 uniform mapping (`g(m) = m * L_t / L_s`, 1-based) where `L_s` divides `L_t`, the last application
 always the teacher's last. The embedding output (hidden state 0, after the E->H projection) meets
 the teacher's. The attention targets are the scaled query-key products before the softmax, 0
-where a key is hidden (TinyBERT's: they converge faster than the probabilities), head by head when
-both have as many heads, else each side's mean over its heads (a student narrower than its
-teacher rarely keeps the head count). Hidden states are zeroed on padding on both sides, so the
-mean squared error over `[B, T, H]` counts only real tokens' errors (and the padding pairs' zeros).
+where a key is hidden or the query is padding (TinyBERT's targets: they converge faster than the
+probabilities), head by head when both have as many heads, else each side's mean over its heads
+(a student narrower than its teacher rarely keeps the head count). Hidden states are zeroed on
+padding on both sides, so the mean squared errors count only real tokens' errors (and the padding
+pairs' zeros).
 
 Keras' `FeatureDistillation` computes each loss; what it lacks is features of subclassed models
 (its extraction builds functional sub-models by layer name), so the distiller
@@ -98,6 +99,6 @@ class LayerMatching:
                     state = projection(state)
                 features[name] = state * mask
             else:
-                scores = outputs["attention_scores"][int(number)]
+                scores = outputs["attention_scores"][int(number)] * mask[:, None]  # queries
                 features[name] = scores if per_head else ops.mean(scores, axis=1)
         return features
