@@ -93,7 +93,7 @@ class CachedDistiller(keras.distillation.Distiller):
         if isinstance(loss, dict):
             object.__setattr__(self, "_student_loss", dict(self._student_loss))
 
-    def build(self, input_shape=None):  # the student is built, the teacher has no weights
+    def build(self, input_shape=None):  # the student and the teacher's model come built
         self.built = True
 
     def call(self, inputs, training=None):
