@@ -106,12 +106,15 @@ def write_shards(
 
 
 def pretrain_argv(data, output, settings: dict) -> list[str]:
-    """`python -m model.pretrain`'s flags for `settings` (PretrainConfig fields: False is
-    `--no-<flag>`)."""
+    """`python -m model.pretrain`'s flags for `settings` (PretrainConfig fields: True is
+    `--<flag>`, False `--no-<flag>`)."""
     argv = ["--data", str(data), "--output", str(output)]
     for name, value in settings.items():
         flag = name.replace("_", "-")
-        argv += [f"--no-{flag}"] if value is False else [f"--{flag}", str(value)]
+        if isinstance(value, bool):
+            argv += [f"--{flag}" if value else f"--no-{flag}"]
+        else:
+            argv += [f"--{flag}", str(value)]
     return argv
 
 

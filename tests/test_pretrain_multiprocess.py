@@ -78,7 +78,13 @@ def test_a_killed_process_stops_the_other_and_a_rerun_trains_as_one_process(
 def test_replaced_token_detection_on_two_processes_trains_as_one(tmp_path, tmp_path_factory):
     from model.pretrain import run
 
-    rtd = {"objective": "rtd", "steps": 2, "checkpoint_every": 2, "eval_every": 0}
+    rtd = {
+        "objective": "rtd",
+        "steps": 2,
+        "checkpoint_every": 2,
+        "eval_every": 0,
+        "jit_compile": True,
+    }
     reference = tmp_path / "one"
     run(pretrain_runs.config(pretrain_runs.records(tmp_path_factory), reference, **rtd))
     output = tmp_path / "two"
