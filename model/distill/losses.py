@@ -55,12 +55,12 @@ class CachedDistiller(keras.distillation.Distiller):
     adds the intermediate losses, with a `projection` of the student's hidden states to the
     teacher's width where they differ (trained with the student, not part of it)."""
 
-    def __init__(self, *args, matching: LayerMatching | None = None, widths=(0, 0), **kwargs):
+    def __init__(self, *args, matching: LayerMatching | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.matching, self.projection = matching, None
-        if matching is not None and widths[0] != widths[1]:
-            self.projection = keras.layers.Dense(widths[1], name="hidden_projection")
-            self.projection.build((None, None, widths[0]))
+        if matching is not None and matching.student_width != matching.teacher_width:
+            self.projection = keras.layers.Dense(matching.teacher_width, name="hidden_projection")
+            self.projection.build((None, None, matching.student_width))
         object.__setattr__(self, "_student_outputs", None)
 
     def _create_multi_feature_extractors(self):
@@ -135,20 +135,13 @@ def make_distiller(
     each hidden-state pair's MSE + `attention_weight` * each attention pair's), the intermediate
     pairs `model.distill.matching`'s against `teacher` (the teacher's `FinetuneModel`, needed
     when either weight is above 0)."""
-    losses, weights, matching, widths = [soft_target_loss(kind, temperature)], [1.0], None, (0, 0)
+    losses, weights, matching = [soft_target_loss(kind, temperature)], [1.0], None
     if hidden_weight > 0 or attention_weight > 0:
-        s, t = student.backbone.config, teacher.backbone.config
-        matching = LayerMatching(
-            s.num_hidden_layers,
-            t.num_hidden_layers,
-            s.num_attention_heads,
-            t.num_attention_heads,
-            hidden_weight,
-            attention_weight,
+        matching = LayerMatching.between(
+            student.backbone.config, teacher.backbone.config, hidden_weight, attention_weight
         )
         more, more_weights = matching.losses()
         losses, weights = losses + more, weights + more_weights
-        widths = (s.hidden_size, t.hidden_size)
     return CachedDistiller(
         teacher=CachedTeacher(kind == "span", teacher if matching else None, name="cached_teacher"),
         student=student,
@@ -156,6 +149,5 @@ def make_distiller(
         distillation_loss_weights=weights,
         student_loss_weight=1.0 - alpha,
         matching=matching,
-        widths=widths,
         name="distiller",
     )

@@ -55,17 +55,33 @@ class NamedFeatureDistillation(keras.distillation.FeatureDistillation):
 
 @dataclass(frozen=True)
 class LayerMatching:
-    """The intermediate losses of a student of `student_layers` applications and `student_heads`
-    heads against a teacher of `teacher_layers` and `teacher_heads`: each hidden-state pair
-    weighs `hidden_weight`, each attention pair `attention_weight` (a weight of 0 leaves its
-    pairs out)."""
+    """The intermediate losses of a student of `student_layers` applications, `student_heads`
+    heads and hidden width `student_width` against a teacher of `teacher_layers`,
+    `teacher_heads` and `teacher_width`: each hidden-state pair weighs `hidden_weight`, each
+    attention pair `attention_weight` (a weight of 0 leaves its pairs out)."""
 
     student_layers: int
     teacher_layers: int
     student_heads: int
     teacher_heads: int
+    student_width: int
+    teacher_width: int
     hidden_weight: float
     attention_weight: float
+
+    @classmethod
+    def between(cls, student, teacher, hidden_weight: float, attention_weight: float):
+        """The matching of two `AlbertConfig`s (the student's and the teacher's backbones')."""
+        return cls(
+            student.num_hidden_layers,
+            teacher.num_hidden_layers,
+            student.num_attention_heads,
+            teacher.num_attention_heads,
+            student.hidden_size,
+            teacher.hidden_size,
+            hidden_weight,
+            attention_weight,
+        )
 
     def pairs(self) -> list[tuple[str, str]]:
         weights = {"hidden": self.hidden_weight, "attention": self.attention_weight}
