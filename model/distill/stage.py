@@ -27,7 +27,7 @@ from model.finetune.config import hyperparameters
 from model.finetune.kind import inputs_of
 from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
-from model.finetune.stage import commit_output, score_dev_sets, summary_of, task_results
+from model.finetune.stage import commit_output, scored_results, summary_of
 from model.finetune.training import fit
 from model.runtime import cores, keras_seeds, preemption
 
@@ -123,8 +123,18 @@ def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
                 data, outputs, hp.batch_size, config.seed, skip=skip
             ),
         )
-    metrics, predictions = evaluation.best_scores or kind.score(distiller, data, hp.batch_size)
-    dev_sets = score_dev_sets(kind, config, tokenizer, hp, student, metrics)
+    results, predictions = scored_results(
+        kind,
+        config,
+        tokenizer,
+        hp,
+        data,
+        evaluation,
+        student,
+        wanted,
+        init=config.init,
+        teacher=config.teacher,
+    )
     sample = inputs_of(data.dev)
     costs = {
         name: serving_costs(
@@ -132,27 +142,15 @@ def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
         )
         for name, model in (("teacher", teacher), ("student", student))
     }
-    costs["teacher"]["dev"], costs["student"]["dev"] = teacher_facts["dev"], metrics
-    results = task_results(
-        kind,
-        config,
-        data,
-        hp,
-        evaluation,
-        metrics,
-        dev_sets,
-        wanted,
-        init=config.init,
-        teacher=config.teacher,
-        distillation={
-            "temperature": config.temperature,
-            "alpha": config.alpha,
-            "hidden_weight": config.hidden_weight,
-            "attention_weight": config.attention_weight,
-            "teacher_outputs": outputs.path,
-            **costs,
-        },
-    )
+    costs["teacher"]["dev"], costs["student"]["dev"] = teacher_facts["dev"], results["dev"]
+    results["distillation"] = {
+        "temperature": config.temperature,
+        "alpha": config.alpha,
+        "hidden_weight": config.hidden_weight,
+        "attention_weight": config.attention_weight,
+        "teacher_outputs": outputs.path,
+        **costs,
+    }
     table = side_by_side(costs["teacher"], costs["student"], spec.primary_metric)
     files = {"distillation.md": f"# Distillation: {spec.name}\n\n{table}"}
     return commit_output(config.output, kind, data, student, predictions, results, files)

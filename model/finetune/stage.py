@@ -142,19 +142,14 @@ def _run(
             state=lambda: {"multitask": multitask, "further": further},
             accelerator=accelerator,
         )
-    # The restored weights' scores; scored here when no evaluation was a number (a constant STS-B
-    # prediction's Pearson is NaN) and the last weights stay, or when the best came before a
-    # resume.
-    metrics, predictions = evaluation.best_scores or kind.score(model, data, hp.batch_size)
-    dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
-    results = task_results(
+    results, predictions = scored_results(
         kind,
         config,
-        data,
+        tokenizer,
         hp,
+        data,
         evaluation,
-        metrics,
-        dev_sets,
+        model,
         identity,
         init=init,
         multitask=multitask,
@@ -163,21 +158,26 @@ def _run(
     return commit_output(config.output, kind, data, model, predictions, results)
 
 
-def task_results(
+def scored_results(
     kind: TaskKind,
     config: FinetuneConfig,
-    data: TaskData,
+    tokenizer: AlbertTokenizer,
     hp: Hyperparameters,
+    data: TaskData,
     evaluation,
-    metrics: dict,
-    dev_sets: dict | None,
+    model: keras.Model,
     identity: dict,
     **fields,
-) -> dict:
-    """`results.json`'s fields for a task trained by `fit` (`evaluation`, its `Evaluation`) and
-    scored (`metrics`, `dev_sets`), with the stage's own `fields` (fine-tuning's `init`,
-    `multitask`, `further_pretraining`; distillation's `teacher`, `distillation`)."""
-    return {
+) -> tuple[dict, object]:
+    """(`results.json`'s fields, the dev predictions) of `model`, trained by `fit` (`evaluation`,
+    its `Evaluation`), with the stage's own `fields` (fine-tuning's `init`, `multitask`,
+    `further_pretraining`; distillation's `teacher`). The scores are the restored weights': the
+    best evaluation's, or scored here when no evaluation was a number (a constant STS-B
+    prediction's Pearson is NaN) and the last weights stay, or when the best came before a resume;
+    with the task's other dev sets (`score_dev_sets`)."""
+    metrics, predictions = evaluation.best_scores or kind.score(model, data, hp.batch_size)
+    dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
+    results = {
         "task": kind.spec.name,
         "dev_file": data.dev_path,
         "dev": metrics,
@@ -191,6 +191,7 @@ def task_results(
         **fields,
         **({"dev_sets": dev_sets} if dev_sets else {}),
     }
+    return results, predictions
 
 
 def commit_output(
