@@ -118,6 +118,8 @@ def test_intermediate_weights_with_alpha_0_are_refused():
     with pytest.raises(ValidationError, match="--alpha 0 trains on the labels alone"):
         DistillConfig(**common, alpha=0, hidden_weight=1.0)
     assert DistillConfig(**common, alpha=0).attention_weight == 0
+    with pytest.raises(ValidationError, match="hidden_weight"):  # no number: the field's error
+        DistillConfig(**common, alpha=0.5, hidden_weight="abc")
 
 
 @pytest.mark.keras

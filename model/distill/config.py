@@ -72,16 +72,21 @@ class DistillConfig(FinetuneConfig):
             if values.get(name):
                 flag = "--" + name.replace("_", "-")
                 raise ValueError(f"{flag} is a flag of `albert finetune`, not of distill")
-        matched = any(float(values.get(name) or 0) > 0 for name in MATCHING)
-        if matched and float(values.get("alpha", 0.5)) == 0:
-            raise ValueError(
-                "--alpha 0 trains on the labels alone: --hidden-weight and --attention-weight "
-                "weigh inside the distillation's share"
-            )
         init, preset = student_init(values["student"], values.get("preset", "albert-tiny"))
         if values.get("init") not in (None, "", init):
             raise ValueError("--init: the student is --student")
         return {**values, "init": init, "preset": preset}
+
+    @model_validator(mode="after")
+    def _matching_needs_soft_targets(self) -> DistillConfig:
+        """The intermediate losses weigh inside alpha's share: with --alpha 0 they are refused
+        (checked on the parsed values, so a value that is no number is the field's own error)."""
+        if self.alpha == 0 and any(getattr(self, name) > 0 for name in MATCHING):
+            raise ValueError(
+                "--alpha 0 trains on the labels alone: --hidden-weight and --attention-weight "
+                "weigh inside the distillation's share"
+            )
+        return self
 
     def cache_dir(self) -> str:
         return self.teacher_cache or self.output.rstrip("/") + ".teacher-outputs"
