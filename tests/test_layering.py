@@ -169,6 +169,7 @@ ROOMS: dict[str, dict[str, set[str]]] = {
         "tfrecords": {"common"},
         "decontaminate": {"common"},
         "select": {"common"},
+        "predict": {"common"},
     },
     "model": {
         "runtime": set(),
@@ -189,6 +190,7 @@ ROOMS: dict[str, dict[str, set[str]]] = {
         },
         "evaluation": {"finetune", "tasks", "network", "input", "conversion"},
         "distill": {"finetune", "tasks", "network", "checkpoints", "runtime"},
+        "predict": {"finetune", "tasks", "network", "conversion"},
         "pretrain": {
             "evaluation",
             "network",

@@ -1,0 +1,104 @@
+"""A fine-tuned model ready to predict: loaded once (`load_predictor`, what each Beam worker
+process holds), then given rows' texts a block at a time (`Predictor.predict`).
+
+A block's model rows are sorted by length and cut into batches of `batch_size` rows, each padded
+to its longest row rounded up to a multiple of `LENGTH_STEP` pieces (and to `batch_size` rows),
+so that a batch carries little padding and the compiled predict step (Keras's `predict_on_batch`:
+a `tf.function` on TensorFlow, `jax.jit` on JAX) sees few shapes. The same block gives the same
+batches on any runner: its rows are those of its position in its file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import keras
+import numpy as np
+
+from albert.errors import naming
+from albert.tokenization import AlbertTokenizer
+from model.conversion.convert import load_keras_file
+from model.finetune import models  # noqa: F401  (registers FinetuneModel for loading)
+from model.network.heads import NEG_INF
+from model.predict.encoding import encode_texts
+from model.predict.outputs import predictions
+from model.predict.task_info import TaskInfo, task_info
+
+LENGTH_STEP = 16
+
+
+@dataclasses.dataclass(frozen=True)
+class PredictSettings:
+    """How rows are predicted: `windows` (with `stride`) instead of truncation, the `top_k`
+    labels, the predict step's `batch_size` (None: the fine-tune's)."""
+
+    windows: bool = False
+    stride: int | None = None
+    top_k: int = 3
+    batch_size: int | None = None
+
+
+class Predictor:
+    """A fine-tuned model, its task and tokenizer: rows' texts -> predictions."""
+
+    def __init__(self, info: TaskInfo, model: keras.Model, settings: PredictSettings):
+        self.info, self.model, self.settings = info, model, settings
+        self.tokenizer = AlbertTokenizer(info.spm_model)
+        self.batch_size = settings.batch_size or info.batch_size
+
+    def predict(self, texts: list[dict[str, list[str]]]) -> list[dict]:
+        """One prediction per row (`model.predict.outputs`), in the order of `texts`."""
+        if not texts:
+            return []
+        encoded = encode_texts(
+            self.info, self.tokenizer, texts, self.settings.windows, self.settings.stride
+        )
+        outputs = self.run(encoded.arrays)
+        return predictions(self.info, encoded, outputs, texts, self.settings.top_k)
+
+    def run(self, arrays: dict[str, np.ndarray]):
+        """The model's outputs for `arrays`' rows, in their order (see the module docstring)."""
+        mask = arrays["input_mask"]
+        full = mask.shape[-1]
+        lengths = mask.reshape(len(mask), -1, full).max(axis=1).sum(axis=-1)
+        order = np.argsort(lengths, kind="stable")
+        results: list[tuple[np.ndarray, object]] = []
+        for first in range(0, len(order), self.batch_size):
+            rows = order[first : first + self.batch_size]
+            length = min(full, -(-int(lengths[rows].max()) // LENGTH_STEP) * LENGTH_STEP)
+            batch = {}
+            for name, values in arrays.items():
+                cut = values[rows][..., :length]
+                padding = [(0, self.batch_size - len(rows))] + [(0, 0)] * (cut.ndim - 1)
+                batch[name] = np.pad(cut, padding)
+            outputs = self.model.predict_on_batch(batch)
+            results.append((rows, _first_rows(outputs, len(rows))))
+        return _in_order(results, len(order), full, self.info.kind == "span")
+
+
+def _first_rows(outputs, count: int):
+    """The outputs of a batch's first `count` rows (the others pad the batch), as NumPy arrays."""
+    return keras.tree.map_structure(lambda output: np.asarray(output)[:count], outputs)
+
+
+def _in_order(results: list, total: int, full: int, per_token: bool):
+    """The batches' outputs ([rows, ...] arrays, or a dict of them) back in the rows' order;
+    per-token outputs (SQuAD's logits) padded back to the full length with the head's masked
+    value."""
+
+    def gather(*parts):
+        width = full if per_token else parts[0].shape[1]
+        merged = np.full((total, width), NEG_INF if per_token else 0.0, dtype=np.float32)
+        for (rows, _), part in zip(results, parts):
+            merged[rows, : part.shape[1]] = part
+        return merged
+
+    return keras.tree.map_structure(gather, *(outputs for _, outputs in results))
+
+
+def load_predictor(model_dir: str, settings: PredictSettings) -> Predictor:
+    """The fine-tune output `model_dir` loaded (its task, `model.keras`, its tokenizer)."""
+    info = task_info(model_dir)
+    with naming(info.model_file):  # e.g. Keras refusing an unsafe .keras file
+        model = load_keras_file(info.model_file, compile=False)
+    return Predictor(info, model, settings)
