@@ -1,0 +1,222 @@
+"""`albert predict` (flows.predict, pipelines.predict, model.predict) on tiny fine-tunes: each task
+kind's predictions equal the fine-tune's own dev predictions; the bytes are the same with 1 or 2
+worker processes and whatever the order the files are given in; bad input is one line and exit 2
+with nothing written."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from conftest import shared_path
+from test_finetune_run import SMALL, squad_v2_fixture
+
+from albert.race_json import read_race
+from albert.squad_json import read_squad
+from albert.tokenization import AlbertTokenizer
+from flows import predict
+from model import finetune
+from pipelines.predict.config import PredictConfig
+from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
+
+pytestmark = pytest.mark.slow
+ROWS = 120
+
+
+@pytest.fixture(scope="module")
+def spm_model(tmp_path_factory):
+    return train_tiny_spm(tmp_path_factory.mktemp("spm"))
+
+
+def fine_tuned(spm_model: str, directory: Path, **values) -> Path:
+    config = finetune.FinetuneConfig(
+        **{**SMALL, "spm_model": spm_model, "output": str(directory), **values}
+    )
+    finetune.run(config)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def sst2(spm_model, tmp_path_factory) -> Path:
+    data = shared_path("glue", "SST-2")
+    return fine_tuned(
+        spm_model,
+        tmp_path_factory.mktemp("ft") / "sst2",
+        task="sst2",
+        data_dir=str(data),
+        max_dev_examples=ROWS,
+    )
+
+
+def run(tmp_path: Path, model: Path, inputs: list, name: str, *beam_args, **values) -> dict:
+    config = PredictConfig(
+        model=str(model), input=[str(i) for i in inputs], output=str(tmp_path / name), **values
+    )
+    return predict.run(config, list(beam_args))
+
+
+def lines(output: Path) -> list[dict]:
+    return [
+        json.loads(line)
+        for shard in sorted(output.glob("predictions-*.jsonl"))
+        for line in shard.read_text(encoding="utf-8").splitlines()
+    ]
+
+
+def dev_rows(path: Path, count: int) -> list[dict]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        return [row for _, row in zip(range(count), reader)]
+
+
+def fine_tune_labels(model: Path) -> list[str]:
+    rows = (model / "predictions.tsv").read_text().splitlines()[1:]
+    return [row.split("\t")[1] for row in rows]
+
+
+@pytest.mark.keras  # on both backends
+def test_classification_equals_the_fine_tunes_dev_predictions_on_any_workers_and_file_order(
+    sst2, tmp_path
+):
+    """SST-2's dev rows, the first half as TSV and the second as JSONL: the labels are the
+    fine-tune's own; given in the other order, with 2 worker processes, the bytes are the same."""
+    rows = dev_rows(shared_path("glue", "SST-2", "dev.tsv"), ROWS)
+    first, second = tmp_path / "a.tsv", tmp_path / "b.jsonl"
+    first.write_text(
+        "sentence\tlabel\n" + "".join(f"{r['sentence']}\t{r['label']}\n" for r in rows[:60])
+    )
+    second.write_text("".join(json.dumps(r) + "\n" for r in rows[60:]))
+    summary = run(tmp_path, sst2, [first, second], "one", text_column=["sentence"], block_rows=32)
+    predicted = lines(tmp_path / "one")
+    assert [p["prediction"]["label"] for p in predicted] == fine_tune_labels(sst2)
+    assert [p["sentence"] for p in predicted] == [r["sentence"] for r in rows]
+    assert summary["rows"] == summary["predicted"] == ROWS
+    assert sum(summary["labels"].values()) == ROWS
+    top = predicted[0]["prediction"]
+    assert top["top_k"][0]["label"] == top["label"]
+    assert sum(t["score"] for t in top["top_k"]) == pytest.approx(1, abs=1e-5)
+    run(
+        tmp_path,
+        sst2,
+        [second, first],
+        "two",
+        "--direct_running_mode=multi_processing",
+        "--direct_num_workers=2",
+        text_column=["sentence"],
+        block_rows=32,
+    )
+    shard = "predictions-00000-of-00001.jsonl"
+    assert (tmp_path / "two" / shard).read_bytes() == (tmp_path / "one" / shard).read_bytes()
+    summaries = [json.loads((tmp_path / n / "predict.json").read_text()) for n in ("one", "two")]
+    assert [{**s, "output": None} for s in summaries] == [{**summaries[0], "output": None}] * 2
+
+
+def test_regression_pairs_and_windows(spm_model, tmp_path):
+    """STS-B: the values are the fine-tune's; with --windows, rows that fit one window keep their
+    value and a long first text is averaged over its windows."""
+    data = shared_path("glue", "STS-B")
+    model = fine_tuned(
+        spm_model, tmp_path / "stsb", task="stsb", data_dir=str(data), max_dev_examples=40
+    )
+    rows = dev_rows(data / "dev.tsv", 40)
+    source = tmp_path / "pairs.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    columns = {"text_column": ["sentence1", "sentence2"], "id_column": "index"}
+    run(tmp_path, model, [source], "plain", **columns)
+    expected = [
+        float(line.split("\t")[1])
+        for line in (model / "predictions.tsv").read_text().splitlines()[1:]
+    ]
+    predicted = lines(tmp_path / "plain")
+    assert [set(p) for p in predicted] == [{"index", "prediction"}] * 40
+    assert [p["prediction"]["value"] for p in predicted] == pytest.approx(expected, abs=2e-6)
+    long = dict(rows[0], sentence1=" ".join([rows[0]["sentence1"]] * 12))
+    source.write_text("".join(json.dumps(r) + "\n" for r in [*rows, long]))
+    run(tmp_path, model, [source], "windows", windows=True, **columns)
+    windowed = [p["prediction"]["value"] for p in lines(tmp_path / "windows")]
+    tokenizer = AlbertTokenizer(spm_model)
+    fits = [
+        len(tokenizer.encode(r["sentence1"])) + len(tokenizer.encode(r["sentence2"])) + 3 <= 32
+        for r in rows
+    ]
+    assert any(fits) and not all(fits)
+    assert [v for v, fit in zip(windowed, fits) if fit] == pytest.approx(
+        [v for v, fit in zip(expected, fits) if fit], abs=2e-6
+    )
+    assert len(windowed) == 41
+
+
+def test_squad_spans_equal_the_fine_tunes_answers(spm_model, tmp_path):
+    data = squad_v2_fixture(tmp_path / "v2.json", questions=60)
+    model = fine_tuned(
+        spm_model,
+        tmp_path / "squad",
+        task="squad2",
+        data_dir=str(tmp_path),
+        train_file=data,
+        dev_file=data,
+        max_seq_length=48,
+        max_query_length=16,
+        doc_stride=16,
+        max_dev_examples=None,
+    )
+    examples = list(read_squad(data))
+    source = tmp_path / "questions.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps({"id": e.qas_id, "q": e.question, "passage": e.context}) + "\n"
+            for e in examples
+        )
+    )
+    run(tmp_path, model, [source], "out", question_column="q", context_column="passage")
+    answers = json.loads((model / "predictions.json").read_text())
+    predicted = lines(tmp_path / "out")
+    assert {p["id"]: p["prediction"]["answer"] for p in predicted} == answers
+    for p in predicted:
+        span = p["prediction"]
+        if span["answer"]:
+            assert p["passage"][span["start"] : span["end"]] == span["answer"]
+
+
+def test_multiple_choice_equals_the_fine_tunes_choices(spm_model, tmp_path):
+    data = shared_path("race", "RACE")
+    model = fine_tuned(
+        spm_model,
+        tmp_path / "race",
+        task="race",
+        data_dir=str(data),
+        max_seq_length=48,
+        batch_size=4,
+        max_dev_examples=None,
+    )
+    examples = list(read_race(str(data / "dev")))
+    source = tmp_path / "questions.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": e.example_id,
+                    "article": e.article,
+                    "question": e.question,
+                    **dict(zip("ABCD", e.options)),
+                }
+            )
+            + "\n"
+            for e in examples
+        )
+    )
+    run(
+        tmp_path,
+        model,
+        [source],
+        "out",
+        context_column="article",
+        choice_columns=list("ABCD"),
+        id_column="id",
+    )
+    expected = [json.loads(line) for line in (model / "predictions.jsonl").read_text().splitlines()]
+    predicted = lines(tmp_path / "out")
+    assert [{"id": p["id"], "answer": p["prediction"]["choice"]} for p in predicted] == expected
+    assert all(len(p["prediction"]["scores"]) == 4 for p in predicted)
