@@ -16,9 +16,9 @@ import functools
 import sys
 import time
 
+from albert import signals
 from albert.errors import ConfigError, StageError
 from albert.fs import expand
-from albert.outputs import check_writable
 from albert.stage import stage_main
 from model.predict.task_info import TaskInfo, task_info
 from pipelines.predict.config import PredictConfig
@@ -58,7 +58,6 @@ def run(config: PredictConfig, beam_args=None) -> dict:
     info = task_info(config.model)
     files = input_files(config.input)
     columns = columns_of(config, info)
-    check_writable(config.output)
     settings = PredictSettings(
         config.windows, config.window_stride, config.top_k, config.batch_size
     )
@@ -79,7 +78,12 @@ def run(config: PredictConfig, beam_args=None) -> dict:
 
 
 def main(argv=None, prog="python -m flows.predict") -> int:
-    return stage_main(PredictConfig, run, argv, prog=prog, description=__doc__, beam=True)
+    """The command line; a SIGTERM or SIGINT ends it with exit 75 and nothing written."""
+    previous = signals.stopping(signals.nothing_written(prog))
+    try:
+        return stage_main(PredictConfig, run, argv, prog=prog, description=__doc__, beam=True)
+    finally:
+        signals.stopping(previous)
 
 
 if __name__ == "__main__":

@@ -220,3 +220,36 @@ def test_multiple_choice_equals_the_fine_tunes_choices(spm_model, tmp_path):
     predicted = lines(tmp_path / "out")
     assert [{"id": p["id"], "answer": p["prediction"]["choice"]} for p in predicted] == expected
     assert all(len(p["prediction"]["scores"]) == 4 for p in predicted)
+
+
+def failure(capsys, argv: list[str]) -> str:
+    """The one line `albert predict` logs for `argv`, which exits with 2."""
+    assert predict.main(argv, prog="albert predict") == 2
+    (line,) = [s for s in capsys.readouterr().err.splitlines() if "albert predict failed" in s]
+    return line
+
+
+def test_bad_input_is_one_line_and_nothing_is_written(sst2, tmp_path, capsys):
+    """A pretraining export, a missing column, an undecodable row (named; counted with --on-error
+    skip), an empty input: one line, exit 2, no output; a finished output is moved aside."""
+    out = str(tmp_path / "out")
+    (tmp_path / "pretrain" / "export").mkdir(parents=True)
+    (tmp_path / "pretrain" / "export" / "model.keras").write_bytes(b"")
+    good = tmp_path / "rows.tsv"
+    good.write_bytes(b"sentence\tlabel\na fine film\t1\n\xff\xfe broken\t0\na dull one\t0\n")
+    base = ["--input", str(good), "--output", out]
+    line = failure(capsys, ["--model", str(tmp_path / "pretrain"), *base])
+    assert "fine-tune it first" in line and "albert finetune --task" in line
+    line = failure(capsys, ["--model", str(sst2), *base, "--text-column", "review"])
+    assert "no column 'review' (found: sentence, label)" in line
+    assert f"{good}: line 3: not UTF-8" in failure(capsys, ["--model", str(sst2), *base])
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("sentence\tlabel\n")
+    line = failure(capsys, ["--model", str(sst2), "--input", str(empty), "--output", out])
+    assert "nothing to predict (the files hold no rows)" in line
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob("out.tmp-*"))
+    assert predict.main(["--model", str(sst2), *base, "--on-error", "skip"]) == 0
+    summary = json.loads((tmp_path / "out" / "predict.json").read_text())
+    assert (summary["rows"], summary["skipped"]) == (2, {"skipped_not_utf8": 1})
+    assert predict.main(["--model", str(sst2), *base, "--on-error", "skip", "--top-k", "1"]) == 0
+    assert len(list(tmp_path.glob("out.previous-*"))) == 1
