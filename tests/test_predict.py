@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +26,7 @@ from pipelines.predict.config import PredictConfig
 from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
 
 pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
 ROWS = 120
 
 
@@ -253,3 +258,40 @@ def test_bad_input_is_one_line_and_nothing_is_written(sst2, tmp_path, capsys):
     assert (summary["rows"], summary["skipped"]) == (2, {"skipped_not_utf8": 1})
     assert predict.main(["--model", str(sst2), *base, "--on-error", "skip", "--top-k", "1"]) == 0
     assert len(list(tmp_path.glob("out.previous-*"))) == 1
+
+
+def test_sigterm_mid_job_exits_75_with_nothing_written_and_the_same_command_runs_again(
+    sst2, tmp_path
+):
+    """Stopped once predictions are being written, the job leaves no output; run again, it ends."""
+    rows = dev_rows(shared_path("glue", "SST-2", "dev.tsv"), 800)
+    source = tmp_path / "rows.txt"
+    source.write_text("".join(r["sentence"] + "\n" for r in rows * 2))
+    out = tmp_path / "out"
+    command = [
+        sys.executable,
+        "-m",
+        "flows.predict",
+        "--model",
+        str(sst2),
+        "--input",
+        str(source),
+        "--output",
+        str(out),
+        "--block-rows",
+        "16",
+        "--batch-size",
+        "4",
+    ]
+    process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob("out.tmp-*/predictions-runs/*")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 75, stderr[-2000:]
+    (line,) = [s for s in stderr.splitlines() if "interrupted:" in s]
+    assert "SIGTERM during python -m flows.predict: nothing was written" in line
+    assert not out.exists() and not list(tmp_path.glob("out.tmp-*"))
+    again = run(tmp_path, sst2, [source], "out", block_rows=16, batch_size=4)
+    assert again["rows"] == 1600 and (out / "predictions-00000-of-00001.jsonl").exists()
