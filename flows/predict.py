@@ -48,20 +48,24 @@ def columns_of(config: PredictConfig, info: TaskInfo) -> Columns:
     return Columns({role: given[role] for role in roles}, roles, config.id_column)
 
 
+def load_model(model_dir: str, config: PredictConfig):
+    """The predictor each worker process loads (`model.predict.predictor.load_predictor`): what
+    the pipeline's model handler is given, so that it pickles without Keras."""
+    from model.predict.predictor import load_predictor  # Keras: in the workers, once
+
+    return load_predictor(model_dir, config)
+
+
 def run(config: PredictConfig, beam_args=None) -> dict:
     """Predict every row of the input files into `config.output`; returns predict.json with the
     run's time and rows/s."""
-    from model.predict.predictor import PredictSettings, load_predictor  # Keras: once checked
     from pipelines.predict.handler import BlockModelHandler  # Beam: once checked
     from pipelines.predict.stage import run_pipeline
 
     info = task_info(config.model)
     files = input_files(config.input)
     columns = columns_of(config, info)
-    settings = PredictSettings(
-        config.windows, config.window_stride, config.top_k, config.batch_size
-    )
-    handler = BlockModelHandler(functools.partial(load_predictor, info.model_dir, settings))
+    handler = BlockModelHandler(functools.partial(load_model, info.model_dir, config))
     summary = {
         "model": info.model_dir,
         "task": info.task,

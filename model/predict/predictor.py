@@ -10,8 +10,6 @@ batches on any runner: its rows are those of its position in its file.
 
 from __future__ import annotations
 
-import dataclasses
-
 import keras
 import numpy as np
 
@@ -23,25 +21,15 @@ from model.network.heads import NEG_INF
 from model.predict.encoding import encode_texts
 from model.predict.outputs import predictions
 from model.predict.task_info import TaskInfo, task_info
+from pipelines.predict.config import PredictConfig
 
 LENGTH_STEP = 16
-
-
-@dataclasses.dataclass(frozen=True)
-class PredictSettings:
-    """How rows are predicted: `windows` (with `stride`) instead of truncation, the `top_k`
-    labels, the predict step's `batch_size` (None: the fine-tune's)."""
-
-    windows: bool = False
-    stride: int | None = None
-    top_k: int = 3
-    batch_size: int | None = None
 
 
 class Predictor:
     """A fine-tuned model, its task and tokenizer: rows' texts -> predictions."""
 
-    def __init__(self, info: TaskInfo, model: keras.Model, settings: PredictSettings):
+    def __init__(self, info: TaskInfo, model: keras.Model, settings: PredictConfig):
         self.info, self.model, self.settings = info, model, settings
         self.tokenizer = AlbertTokenizer(info.spm_model)
         self.batch_size = settings.batch_size or info.batch_size
@@ -51,7 +39,7 @@ class Predictor:
         if not texts:
             return []
         encoded = encode_texts(
-            self.info, self.tokenizer, texts, self.settings.windows, self.settings.stride
+            self.info, self.tokenizer, texts, self.settings.windows, self.settings.window_stride
         )
         outputs = self.run(encoded.arrays)
         return predictions(self.info, encoded, outputs, texts, self.settings.top_k)
@@ -96,8 +84,9 @@ def _in_order(results: list, total: int, full: int, per_token: bool):
     return keras.tree.map_structure(gather, *(outputs for _, outputs in results))
 
 
-def load_predictor(model_dir: str, settings: PredictSettings) -> Predictor:
-    """The fine-tune output `model_dir` loaded (its task, `model.keras`, its tokenizer)."""
+def load_predictor(model_dir: str, settings: PredictConfig) -> Predictor:
+    """The fine-tune output `model_dir` loaded (its task, `model.keras`, its tokenizer), to
+    predict as `settings` say (`--windows`, `--window-stride`, `--top-k`, `--batch-size`)."""
     info = task_info(model_dir)
     with naming(info.model_file):  # e.g. Keras refusing an unsafe .keras file
         model = load_keras_file(info.model_file, compile=False)
