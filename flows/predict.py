@@ -49,11 +49,18 @@ def columns_of(config: PredictConfig, info: TaskInfo) -> Columns:
 
 
 def load_model(model_dir: str, config: PredictConfig):
-    """The predictor each worker process loads (`model.predict.predictor.load_predictor`): what
-    the pipeline's model handler is given, so that it pickles without Keras."""
-    from model.predict.predictor import load_predictor  # Keras: in the workers, once
+    """The predictor of the fine-tune output `model_dir` (`model.predict.predictor.Predictor`):
+    what each worker process loads once; the pipeline's model handler is given this function, so
+    that it pickles without Keras."""
+    from albert.errors import naming
+    from model.conversion.convert import load_keras_file  # Keras: in the workers, once
+    from model.finetune import models  # noqa: F401  (registers FinetuneModel for loading)
+    from model.predict.predictor import Predictor
 
-    return load_predictor(model_dir, config)
+    info = task_info(model_dir)
+    with naming(info.model_file):  # e.g. Keras refusing an unsafe .keras file
+        model = load_keras_file(info.model_file, compile=False)
+    return Predictor(info, model, config)
 
 
 def run(config: PredictConfig, beam_args=None) -> dict:

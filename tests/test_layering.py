@@ -180,6 +180,7 @@ ROOMS: dict[str, dict[str, set[str]]] = {
         "conversion": {"checkpoints", "network"},
         "tasks": {"network"},
         "finetune": {
+            "predict",
             "tasks",
             "network",
             "input",
@@ -190,7 +191,7 @@ ROOMS: dict[str, dict[str, set[str]]] = {
         },
         "evaluation": {"finetune", "tasks", "network", "input", "conversion"},
         "distill": {"finetune", "tasks", "network", "checkpoints", "runtime"},
-        "predict": {"finetune", "tasks", "network", "conversion"},
+        "predict": {"tasks", "network"},
         "pretrain": {
             "evaluation",
             "network",

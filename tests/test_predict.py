@@ -27,7 +27,7 @@ from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
-ROWS = 120
+ROWS = 200
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +90,9 @@ def test_classification_equals_the_fine_tunes_dev_predictions_on_any_workers_and
     rows = dev_rows(shared_path("glue", "SST-2", "dev.tsv"), ROWS)
     first, second = tmp_path / "a.tsv", tmp_path / "b.jsonl"
     first.write_text(
-        "sentence\tlabel\n" + "".join(f"{r['sentence']}\t{r['label']}\n" for r in rows[:60])
+        "sentence\tlabel\n" + "".join(f"{r['sentence']}\t{r['label']}\n" for r in rows[:100])
     )
-    second.write_text("".join(json.dumps(r) + "\n" for r in rows[60:]))
+    second.write_text("".join(json.dumps(r) + "\n" for r in rows[100:]))
     summary = run(tmp_path, sst2, [first, second], "one", text_column=["sentence"], block_rows=32)
     predicted = lines(tmp_path / "one")
     assert [p["prediction"]["label"] for p in predicted] == fine_tune_labels(sst2)
@@ -118,6 +118,50 @@ def test_classification_equals_the_fine_tunes_dev_predictions_on_any_workers_and
     assert [{**s, "output": None} for s in summaries] == [{**summaries[0], "output": None}] * 2
 
 
+SERVE = """
+import json, sys
+import numpy as np
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (the SentencePiece op)
+
+served = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+rows = [json.loads(line) for line in open(sys.argv[2], encoding="utf-8")]
+ours = [json.loads(line)["prediction"] for line in open(sys.argv[3], encoding="utf-8")]
+columns = json.loads(sys.argv[4])
+outputs = served(**{name: tf.constant([r[column] for r in rows]) for name, column in columns})
+if "value" in outputs:
+    gap = np.abs(outputs["value"].numpy() - [p["value"] for p in ours]).max()
+    same = True
+else:
+    gap = np.abs(outputs["score"].numpy() - [p["score"] for p in ours]).max()
+    same = [label.decode() for label in outputs["label"].numpy()] == [p["label"] for p in ours]
+ours_loaded = sorted({m.split(".")[0] for m in sys.modules} & {"albert", "model", "pipelines"})
+print(json.dumps({"gap": float(gap), "same": same, "project": ours_loaded}))
+"""
+
+
+def served_like_predict(model: Path, source: Path, predictions: Path, columns: list) -> None:
+    """The fine-tune's SavedModel, loaded in a fresh process with TensorFlow and tensorflow-text
+    only, gives `albert predict`'s labels and scores (or values) on the rows of `source` (JSONL)
+    within 1e-5."""
+    saved_model = model / "export" / "saved_model"
+    shard = predictions / "predictions-00000-of-00001.jsonl"
+    arguments = [str(saved_model), str(source), str(shard), json.dumps(columns)]
+    command = [sys.executable, "-P", "-c", SERVE, *arguments]
+    done = subprocess.run(command, cwd=predictions, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result == {"gap": pytest.approx(0, abs=1e-5), "same": True, "project": []}
+
+
+def test_the_serving_export_equals_predict_in_a_fresh_process(sst2, tmp_path):
+    rows = dev_rows(shared_path("glue", "SST-2", "dev.tsv"), ROWS)
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run(tmp_path, sst2, [source], "out", text_column=["sentence"])
+    served_like_predict(sst2, source, tmp_path / "out", [["text", "sentence"]])
+
+
 def test_regression_pairs_and_windows(spm_model, tmp_path):
     """STS-B: the values are the fine-tune's; with --windows, rows that fit one window keep their
     value and a long first text is averaged over its windows."""
@@ -137,6 +181,8 @@ def test_regression_pairs_and_windows(spm_model, tmp_path):
     predicted = lines(tmp_path / "plain")
     assert [set(p) for p in predicted] == [{"index", "prediction"}] * 40
     assert [p["prediction"]["value"] for p in predicted] == pytest.approx(expected, abs=2e-6)
+    pair = [["text", "sentence1"], ["text_b", "sentence2"]]
+    served_like_predict(model, source, tmp_path / "plain", pair)
     long = dict(rows[0], sentence1=" ".join([rows[0]["sentence1"]] * 12))
     source.write_text("".join(json.dumps(r) + "\n" for r in [*rows, long]))
     run(tmp_path, model, [source], "windows", windows=True, **columns)

@@ -1,5 +1,5 @@
-"""A fine-tuned model ready to predict: loaded once (`load_predictor`, what each Beam worker
-process holds), then given rows' texts a block at a time (`Predictor.predict`).
+"""A fine-tuned model ready to predict (`Predictor`: what each Beam worker process loads once),
+given rows' texts a block at a time (`Predictor.predict`).
 
 A block's model rows are sorted by length and cut into batches of `batch_size` rows, each padded
 to its longest row rounded up to a multiple of `LENGTH_STEP` pieces (and to `batch_size` rows),
@@ -13,21 +13,19 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from albert.errors import naming
 from albert.tokenization import AlbertTokenizer
-from model.conversion.convert import load_keras_file
-from model.finetune import models  # noqa: F401  (registers FinetuneModel for loading)
 from model.network.heads import NEG_INF
 from model.predict.encoding import encode_texts
 from model.predict.outputs import predictions
-from model.predict.task_info import TaskInfo, task_info
+from model.predict.task_info import TaskInfo
 from pipelines.predict.config import PredictConfig
 
 LENGTH_STEP = 16
 
 
 class Predictor:
-    """A fine-tuned model, its task and tokenizer: rows' texts -> predictions."""
+    """A fine-tuned model, its task and tokenizer: rows' texts -> predictions, as `settings` say
+    (`--windows`, `--window-stride`, `--top-k`, `--batch-size`)."""
 
     def __init__(self, info: TaskInfo, model: keras.Model, settings: PredictConfig):
         self.info, self.model, self.settings = info, model, settings
@@ -82,12 +80,3 @@ def _in_order(results: list, total: int, full: int, per_token: bool):
         return merged
 
     return keras.tree.map_structure(gather, *(outputs for _, outputs in results))
-
-
-def load_predictor(model_dir: str, settings: PredictConfig) -> Predictor:
-    """The fine-tune output `model_dir` loaded (its task, `model.keras`, its tokenizer), to
-    predict as `settings` say (`--windows`, `--window-stride`, `--top-k`, `--batch-size`)."""
-    info = task_info(model_dir)
-    with naming(info.model_file):  # e.g. Keras refusing an unsafe .keras file
-        model = load_keras_file(info.model_file, compile=False)
-    return Predictor(info, model, settings)
