@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 from conftest import shared_path
+from ports import free_port
 from test_finetune_run import SMALL, squad_v2_fixture
 
 from albert.race_json import read_race
@@ -154,12 +157,38 @@ def served_like_predict(model: Path, source: Path, predictions: Path, columns: l
     assert result == {"gap": pytest.approx(0, abs=1e-5), "same": True, "project": []}
 
 
-def test_the_serving_export_equals_predict_in_a_fresh_process(sst2, tmp_path):
+def test_the_serving_export_equals_predict_in_a_fresh_process_and_behind_its_server(sst2, tmp_path):
+    """The SavedModel gives predict's scores; infra/serving's server answers with its labels."""
     rows = dev_rows(shared_path("glue", "SST-2", "dev.tsv"), ROWS)
     source = tmp_path / "rows.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run(tmp_path, sst2, [source], "out", text_column=["sentence"])
     served_like_predict(sst2, source, tmp_path / "out", [["text", "sentence"]])
+    port = free_port()
+    environment = {
+        **os.environ,
+        "MODEL_DIR": str(sst2 / "export" / "saved_model"),
+        "PORT": str(port),
+    }
+    server = ROOT / "infra" / "serving" / "server.py"
+    process = subprocess.Popen([sys.executable, "-P", str(server)], env=environment, cwd=tmp_path)
+    try:
+        url = f"http://127.0.0.1:{port}/v1/models/albert"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(url, timeout=5).read()
+                break
+            except OSError:
+                time.sleep(0.5)
+        body = json.dumps({"instances": [{"text": r["sentence"]} for r in rows[:5]]}).encode()
+        request = urllib.request.Request(f"{url}:predict", body, method="POST")
+        answer = json.loads(urllib.request.urlopen(request, timeout=60).read())
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    expected = [p["prediction"]["label"] for p in lines(tmp_path / "out")[:5]]
+    assert [p["label"] for p in answer["predictions"]] == expected
 
 
 def test_regression_pairs_and_windows(spm_model, tmp_path):
