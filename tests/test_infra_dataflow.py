@@ -216,7 +216,7 @@ def test_launch_script_runs_the_stage_modules_with_every_required_dataflow_flag(
         "--no_save_main_session",
     ):
         assert flag in script, flag
-    assert 'python -m "pipelines.$stage"' in script
+    assert 'module="pipelines.$stage"' in script and 'python -m "$module"' in script
     assert Path(harness.INFRA_DIR / "dataflow" / "launch.sh").stat().st_mode & 0o111
 
 
