@@ -85,10 +85,26 @@ def unwritable(url: str) -> str | None:
 
 def check_writable(url: str, setting: str | None = None) -> None:
     """StageError `URL: REASON (SETTING)` when a stage could not write in `url` (`unwritable`):
-    asked before any work starts."""
+    asked before any work starts. The directories the check made are removed again (empty), so a
+    run refused later leaves no empty output behind; the stage makes them when it writes."""
+    missing = _missing_directories(url)
     reason = unwritable(url)
+    for directory in missing:  # deepest first
+        with contextlib.suppress(OSError):
+            os.rmdir(directory)
     if reason:
         raise StageError(f"{url}: {reason}{f' ({setting})' if setting else ''}")
+
+
+def _missing_directories(url: str) -> list[str]:
+    """The local directories of `url` and its parents that do not exist yet, deepest first."""
+    if not is_local(url):
+        return []
+    missing, path = [], os.path.abspath(filesystem(url)[1])
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        missing.append(path)
+        path = os.path.dirname(path)
+    return missing
 
 
 def _make(path: str) -> None:
