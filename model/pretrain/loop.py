@@ -85,6 +85,7 @@ def train(
             held.enter_context(output_lock(config.output))
             for name in ("checkpoints/ckpt-*", "export", "metrics.jsonl"):
                 remove_leftovers(join(config.output, name))
+            checkpointing.set_aside_damaged(join(config.output, "checkpoints"))
         latest = resumable_checkpoint(config, identity)
         check_same_run(config, latest, process)
         model, optimizer, schedule = build_training(config, spec, strategy, vocab_size, vocab_sha)
