@@ -147,3 +147,29 @@ def test_soft_targets_are_t_squared_kl_and_squad_logits_are_cut_to_the_batch():
         "start_logits": (2, 5),
         "end_logits": (2, 5),
     }
+
+
+def test_a_teacher_without_a_task_head_is_refused_before_its_outputs_are_computed(
+    task, tmp_path, capsys
+):
+    """A pretrained model beside a fine-tuning's results.json: one line, exit 2, no cache."""
+    from albert.tokenization import AlbertTokenizer
+    from model.network.config import get_preset
+    from model.network.pretraining_model import AlbertPretrainingModel
+
+    spm, _, teacher = task
+    forged = tmp_path / "forged"
+    forged.mkdir()
+    (forged / "results.json").write_text((teacher / "results.json").read_text())
+    vocab_size = AlbertTokenizer(spm).vocab_size
+    model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=vocab_size))
+    ids = np.zeros((1, 8), "int32")
+    model({"input_ids": ids, "segment_ids": ids, "input_mask": ids + 1})
+    model.save(forged / "model.keras")
+    values = _values(task, tmp_path, teacher=str(forged), output=str(tmp_path / "out"))
+    capsys.readouterr()
+    assert distill.main(_argv(values)) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert f"--teacher {forged}: its model.keras has no task head" in line
+    assert "\x1b" not in line
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()

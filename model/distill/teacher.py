@@ -15,16 +15,28 @@ from albert.fs import join
 from model.distill.cache import TeacherOutputs, cache_key, file_digest, find_cache, write_cache
 from model.distill.config import DistillConfig
 from model.finetune.kind import TaskData, inputs_of
+from model.finetune.models import FinetuneModel
+from model.tasks import get_task
 
 logger = logging.getLogger(__name__)
 
 
 def load_teacher(config: DistillConfig, vocab_size: int) -> keras.Model:
-    """The teacher's fine-tuned model; a vocabulary of another size than `vocab_size` (the
-    student's) is a StageError naming --teacher."""
+    """The teacher's fine-tuned model; a StageError naming --teacher for a model without
+    --task's head (a pretrained model beside a fine-tuning's results.json) and for a vocabulary of
+    another size than `vocab_size` (the student's). Checked before any output is computed."""
     path = join(config.teacher, "model.keras")
     with naming(path):
         model = keras.saving.load_model(path, compile=False)
+    spec = get_task(config.task)
+    if not isinstance(model, FinetuneModel) or (model.kind, model.num_labels) != (
+        spec.kind,
+        spec.num_labels,
+    ):
+        raise StageError(
+            f"--teacher {config.teacher}: its model.keras has no task head for --task "
+            f"{spec.name} ({type(model).__name__}): give an `albert finetune` output"
+        )
     pieces = model.backbone.config.vocab_size
     if pieces != vocab_size:
         raise StageError(
