@@ -158,3 +158,21 @@ def test_a_generator_larger_than_the_discriminator_is_one_line_exit_2(tmp_path, 
     assert code == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "larger than the discriminator" in error, error
+
+
+def test_another_objective_on_an_existing_output_is_another_training_run(tmp_path):
+    """rtd over an mlm run's checkpoints (which record no objective) and mlm over an rtd run's: the
+    run is refused as another run's (the flows then move the old output aside)."""
+    import json
+
+    from model.pretrain import IncompatibleOutputError, PretrainConfig, resumable_checkpoint
+
+    checkpoint = tmp_path / "run" / "checkpoints" / "ckpt-000000001"
+    checkpoint.mkdir(parents=True)
+    np.savez(checkpoint / "weights.npz", w=np.zeros(1))
+    for objective, recorded in (("rtd", {"seed": 1}), ("mlm", {"seed": 1, "objective": "rtd"})):
+        (checkpoint / "state.json").write_text(json.dumps({"step": 1, "identity": recorded}))
+        config = PretrainConfig(data="d", output=str(tmp_path / "run"), objective=objective)
+        identity = {"seed": 1, **({"objective": "rtd"} if objective == "rtd" else {})}
+        with pytest.raises(IncompatibleOutputError, match=r"another training run \(objective"):
+            resumable_checkpoint(config, identity)
