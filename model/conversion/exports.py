@@ -84,15 +84,19 @@ def model_card(
         ],
         "license": "apache-2.0",
     }
+    heads = (
+        "the weights (the sentence-order head included)"
+        if rtd
+        else "the `AlbertForPreTraining` weights (masked-LM and sentence-order heads included)"
+    )
     yaml = "\n".join(f"{key}: {_yaml_value(value)}" for key, value in metadata.items())
     training = {name: run[name] for name in RUN_FIELDS if name in run}
     preset = run.get("preset", "custom")
     intro = (
         "An ALBERT model pretrained from raw text with this project's pipeline: Beam stages "
         "`pipelines.segment` -> `pipelines.vocab` -> `pipelines.tfrecords`, then "
-        "`model.pretrain` (Keras 3). The export holds the `AlbertForPreTraining` weights "
-        "(masked-LM and sentence-order heads included), the SentencePiece vocabulary and a fast "
-        "tokenizer that reproduces the tokenization the model was trained with."
+        f"`model.pretrain` (Keras 3). The export holds {heads}, the SentencePiece vocabulary "
+        "and a fast tokenizer that reproduces the tokenization the model was trained with."
     )
     if rtd:
         intro += (
