@@ -76,6 +76,12 @@ def test_list_fields_take_items_that_are_not_strings_or_name_them(tmp_path, caps
     assert "ListsConfig.language.0: Input should be a valid string" in capsys.readouterr().err
 
 
+def test_an_abbreviated_flag_is_an_unknown_flag(capsys):
+    argv = ["--input", "a", "--outp", "o"]
+    assert stage_main(ToyConfig, lambda config: None, argv, prog="toy", description="t") == 2
+    assert "unknown flag --outp (did you mean --output?)" in capsys.readouterr().err
+
+
 def test_bad_value_names_the_field(tmp_path):
     with pytest.raises(ConfigError, match=r"ToyConfig.size: .*greater than 0.*\(got -1\)"):
         load_config(ToyConfig, overrides={"input": ["x"], "output": "o", "size": -1})
