@@ -173,3 +173,24 @@ def test_a_teacher_without_a_task_head_is_refused_before_its_outputs_are_compute
     assert f"--teacher {forged}: its model.keras has no task head" in line
     assert "\x1b" not in line
     assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_student_larger_than_its_teacher_is_named_and_a_bad_one_costs_no_teacher_pass(
+    task, tmp_path, capsys
+):
+    """Both are found before the teacher's outputs are computed: the larger student (albert-tiny
+    under an albert-nano teacher) with a warning, the unloadable one (a Lambda layer) with one
+    line and exit 2."""
+    import keras
+
+    lambda_model = keras.Sequential([keras.Input((4,)), keras.layers.Lambda(lambda x: x * 2)])
+    lambda_model.save(tmp_path / "lambda.keras")
+    values = _values(task, tmp_path, student=str(tmp_path / "lambda.keras"))
+    capsys.readouterr()
+    assert distill.main(_argv({**values, "output": str(tmp_path / "out")})) == 2
+    assert "Lambda" in capsys.readouterr().err.strip().splitlines()[-1]
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
+    larger = {**values, "student": "albert-tiny", "train_steps": 1, "serving_iterations": 0}
+    assert distill.main(_argv({**larger, "output": str(tmp_path / "out")})) == 0
+    err = capsys.readouterr().err
+    assert "the student (--student albert-tiny) has " in err and "more than the teacher's" in err

@@ -14,6 +14,7 @@ from albert.errors import StageError, naming
 from albert.fs import join
 from model.distill.cache import TeacherOutputs, cache_key, file_digest, find_cache, write_cache
 from model.distill.config import DistillConfig
+from model.distill.serving import parameters
 from model.finetune.kind import TaskData, inputs_of
 from model.finetune.models import FinetuneModel
 from model.tasks import get_task
@@ -44,6 +45,21 @@ def load_teacher(config: DistillConfig, vocab_size: int) -> keras.Model:
             f"(--spm-model {config.spm_model}) has {vocab_size}"
         )
     return model
+
+
+def compare_sizes(config: DistillConfig, teacher: keras.Model, student: keras.Model) -> None:
+    """A warning when the student has more parameters than its teacher (distillation trains a
+    smaller model; a larger one is allowed, and named)."""
+    sizes = parameters(student), parameters(teacher)
+    if sizes[0] > sizes[1]:
+        logger.warning(
+            "the student (--student %s) has %s parameters, more than the teacher's %s "
+            "(--teacher %s)",
+            config.student,
+            f"{sizes[0]:,}",
+            f"{sizes[1]:,}",
+            config.teacher,
+        )
 
 
 def output_shards(
