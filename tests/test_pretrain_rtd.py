@@ -176,3 +176,26 @@ def test_another_objective_on_an_existing_output_is_another_training_run(tmp_pat
         identity = {"seed": 1, **({"objective": "rtd"} if objective == "rtd" else {})}
         with pytest.raises(IncompatibleOutputError, match=r"another training run \(objective"):
             resumable_checkpoint(config, identity)
+
+
+def test_rtd_settings_are_never_dropped_silently(tmp_path, caplog):
+    """An RTD flag with --objective mlm is named as ignored; --packing on with --length-buckets
+    is refused before any work; an RTD --init with no generator/ beside it says that the generator
+    starts from random weights."""
+    from albert.config import ConfigError, load_config
+    from model.network.electra import AlbertElectraModel, discriminator_model
+    from model.pretrain import PretrainConfig
+    from model.pretrain.build import load_electra_parts
+
+    mlm = load_config(PretrainConfig, overrides={"data": "d", "output": "o", "rtd_weight": 9})
+    assert mlm.ignored_settings() == ["--rtd-weight"]
+    rtd = mlm.model_copy(update={"objective": "rtd"})
+    assert rtd.ignored_settings() == []
+    with pytest.raises(ConfigError, match=r"--packing on with --length-buckets 3"):
+        overrides = {"data": "d", "output": "o", "packing": "on", "length_buckets": 3}
+        load_config(PretrainConfig, overrides=overrides)
+    model = AlbertElectraModel(get_preset("albert-nano", vocab_size=64), 0.5)
+    init = str(tmp_path / "export" / "model.keras")
+    with caplog.at_level("WARNING"):
+        load_electra_parts(model, discriminator_model(model), init)
+    assert f"--init {init}: no generator beside it" in caplog.text
