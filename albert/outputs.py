@@ -83,11 +83,12 @@ def unwritable(url: str) -> str | None:
     return None
 
 
-def check_writable(url: str, setting: str | None = None) -> None:
+def check_writable(url: str, setting: str | None = None, keep_made: bool = False) -> None:
     """StageError `URL: REASON (SETTING)` when a stage could not write in `url` (`unwritable`):
     asked before any work starts. The directories the check made are removed again (empty), so a
-    run refused later leaves no empty output behind; the stage makes them when it writes."""
-    missing = _missing_directories(url)
+    run refused later leaves no empty output behind (the stage makes them when it writes); with
+    `keep_made` they stay (a flow's run directory or model line, which it works inside)."""
+    missing = [] if keep_made else _missing_directories(url)
     reason = unwritable(url)
     for directory in missing:  # deepest first
         with contextlib.suppress(OSError):
