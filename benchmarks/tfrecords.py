@@ -8,7 +8,7 @@ pipelines.segment and a 30k SentencePiece vocabulary with ALBERT's special ids, 
 `python -m pipelines.tfrecords --dupe-factor 1 --max-seq-length 512` on the corpus and on 4 copies
 of it, each in a fresh process. Prints ONE JSON line:
 - `*_cpu_s`, `*_wall_s`, `*_peak_rss_mb`: CPU seconds (user + system), wall seconds and peak RSS of
-  the run;
+  the run (helpers/process_tree: its process tree sampled every 0.2 s);
 - `mb_per_cpu_s_1x`: text MB per CPU second, start-up included; `marginal_mb_per_cpu_s`: the extra
   3x corpus over the extra CPU seconds (steady state, start-up excluded); the same in pieces as
   `tokens_*`;
@@ -104,10 +104,8 @@ def replicated(corpus: Path, copies: int, output: Path) -> Path:
 
 
 def measure_run(corpus: Path, model: Path, output: Path) -> dict:
-    """The stage on one CPU (FnApiRunner, one worker), with its metadata; `peak_rss_mb` is its
-    largest process's."""
+    """The stage on one CPU (FnApiRunner, one worker), with its metadata."""
     run = measure(tfrecords_command(corpus, model, output), REPO)
-    run["peak_rss_mb"] = run["largest_process_rss_mb"]
     run["metadata"] = json.loads((output / "metadata.json").read_text())
     return run
 
@@ -266,8 +264,8 @@ def main() -> None:
         "marginal_tokens_per_cpu_s": round((tokens["4x"] - tokens["1x"]) / extra_cpu),
         "core_mb_per_cpu_s": round(core_mb, 2),
         "core_tokens_per_cpu_s": round(core_tokens),
-        "core_peak_rss_mb_1x": core["1x"]["largest_process_rss_mb"],
-        "core_peak_rss_mb_4x": core["4x"]["largest_process_rss_mb"],
+        "core_peak_rss_mb_1x": core["1x"]["peak_rss_mb"],
+        "core_peak_rss_mb_4x": core["4x"]["peak_rss_mb"],
         "speedup_vs_reference": round(marginal_mb / REFERENCE_MB_PER_S, 1),
         "sop_label_balance": round(meta["sop_label_balance"], 4),
         "mean_predictions_per_instance": round(meta["mean_predictions_per_instance"], 2),
