@@ -91,7 +91,7 @@ def check_writable(url: str, setting: str | None = None, keep_made: bool = False
     missing = [] if keep_made else _missing_directories(url)
     reason = unwritable(url)
     for directory in missing:  # deepest first
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # one that something wrote in stays
             os.rmdir(directory)
     if reason:
         raise StageError(f"{url}: {reason}{f' ({setting})' if setting else ''}")
@@ -99,9 +99,7 @@ def check_writable(url: str, setting: str | None = None, keep_made: bool = False
 
 def _missing_directories(url: str) -> list[str]:
     """The local directories of `url` and its parents that do not exist yet, deepest first."""
-    if not is_local(url):
-        return []
-    missing, path = [], os.path.abspath(filesystem(url)[1])
+    missing, path = [], os.path.abspath(filesystem(url)[1]) if is_local(url) else "/"
     while not os.path.lexists(path) and os.path.dirname(path) != path:
         missing.append(path)
         path = os.path.dirname(path)
