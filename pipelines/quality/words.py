@@ -2,9 +2,9 @@
 
 `split_words` gives the words the rules count and measure: whitespace tokens without the
 punctuation and symbols around them (internal apostrophes and hyphens kept: "don't", "well-known");
-for Chinese, Japanese and Thai, which do not separate words by spaces, a segmenter's words (jieba
-0.42.1, TinySegmenter 0.4, PyThaiNLP 5.4.0's dictionary segmenter `newmm`), each loaded at its
-first use and once per process. Tokens of punctuation or symbols alone are not words.
+for Chinese, Japanese and Thai, which do not separate words by spaces, a segmenter's words
+(`pipelines.common.word_segmenters`: jieba, TinySegmenter, PyThaiNLP's `newmm`). Tokens of
+punctuation or symbols alone are not words.
 
 `stop_words` are short lists (13 to 22 words) of a language's most frequent function words, of the
 kind of Gopher's English list ("the be to of and that have with"): words that nearly every
@@ -24,11 +24,10 @@ filters) that do not fit a language as they stand; a value the user sets wins ov
 from __future__ import annotations
 
 import functools
-import logging
 import re
-from collections.abc import Callable
 
 from pipelines.common.text_cleaning import _character_class
+from pipelines.common.word_segmenters import SEGMENTERS
 
 # A sentence's last character in the scripts the rules meet; C4 and FineWeb test the ASCII ones
 # (. ! ? " '), these add the closing quotes and the full stops of CJK, Devanagari, Arabic,
@@ -55,30 +54,11 @@ def _words_of(text: str) -> list[str]:
     return _word_pattern().findall(text)
 
 
-@functools.cache
-def _chinese() -> Callable[[str], list[str]]:
-    import jieba  # lazy: loads its dictionary (a second), only where Chinese text is met
-
-    logging.getLogger("jieba").setLevel(logging.WARNING)  # no "Building prefix dict" on stderr
-    jieba.initialize()
-    return jieba.lcut
-
-
-@functools.cache
-def _japanese() -> Callable[[str], list[str]]:
-    import tinysegmenter
-
-    return tinysegmenter.TinySegmenter().tokenize
-
-
-@functools.cache
-def _thai() -> Callable[[str], list[str]]:
-    from pythainlp.tokenize import word_tokenize
-
-    return functools.partial(word_tokenize, engine="newmm", keep_whitespace=False)
-
-
-_SEGMENTERS = {"zh": _chinese, "ja": _japanese, "th": _thai}
+_SEGMENTERS = {
+    "zh": SEGMENTERS["jieba"],
+    "ja": SEGMENTERS["tinysegmenter"],
+    "th": SEGMENTERS["newmm"],
+}
 """Languages written without spaces between words, and the loader of each one's segmenter."""
 _SCRIPTS = {
     "zh": re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"),
