@@ -124,7 +124,10 @@ def stop_words(language: str) -> frozenset[str]:
 # document's least words is Gopher's times the least ratio, so that a translation of an English
 # document that passes passes too (min_doc_words 50: Korean 26, Arabic 33, German 42, Japanese 55;
 # top_2_gram_min_words 100: Korean 53, Arabic 66, German 84); a bound on the most words is
-# Gopher's times the whole text's ratio (Korean 67,000, Arabic 78,000). Korean words (eojeol)
+# Gopher's times the whole text's ratio (Korean 67,000, Arabic 78,000); a bound on a share per
+# word (Gopher's symbols per word, FineWeb's line breaks per word) is divided by that ratio where
+# it is under 1 (Korean 0.149 and 0.448, Arabic 0.128 and 0.385, German 0.106 and 0.319, Chinese
+# 0.118 and 0.353). Korean words (eojeol)
 # average 2.98 syllables where the English words of the same text average 4.98, so Gopher's 3-10
 # scales by 0.6 to 1.8-6. FineWeb's short line scales by characters per English character (Korean
 # 0.45: 13, Arabic 0.72: 21). Japanese tokens are shorter than English words (1.32 per English
@@ -141,6 +144,8 @@ LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
         "gopher_quality.max_doc_words": 70_000,
         "gopher_repetition.top_2_gram_min_words": 65,
         "c4_document.min_num_sentences_words": 35,
+        "gopher_quality.max_symbol_word_ratio": 0.118,
+        "fineweb.new_line_ratio": 0.353,
         "fineweb.short_line_length": 8,
     },
     "ja": {
@@ -167,6 +172,8 @@ LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
         "gopher_quality.max_doc_words": 67_000,
         "gopher_repetition.top_2_gram_min_words": 53,
         "c4_document.min_num_sentences_words": 26,
+        "gopher_quality.max_symbol_word_ratio": 0.149,
+        "fineweb.new_line_ratio": 0.448,
         "fineweb.short_line_length": 13,
     },
     "ar": {
@@ -174,6 +181,8 @@ LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
         "gopher_quality.max_doc_words": 78_000,
         "gopher_repetition.top_2_gram_min_words": 66,
         "c4_document.min_num_sentences_words": 33,
+        "gopher_quality.max_symbol_word_ratio": 0.128,
+        "fineweb.new_line_ratio": 0.385,
         "fineweb.short_line_length": 21,
     },
     "th": {"fineweb.line_punct_thr": 0},
@@ -181,6 +190,8 @@ LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
         "gopher_quality.max_avg_word_length": 13,
         "gopher_quality.min_doc_words": 42,
         "gopher_repetition.top_2_gram_min_words": 84,
+        "gopher_quality.max_symbol_word_ratio": 0.106,
+        "fineweb.new_line_ratio": 0.319,
         "c4_document.min_num_sentences_words": 42,
     },
     "nl": {"gopher_quality.max_avg_word_length": 12},
