@@ -56,13 +56,17 @@ _TITLE_AT_END = re.compile(
     r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|St|Mt)\.$"
 )
 _LOWER_CASE_START = re.compile(r"^[\"'“”‘’(\[]*[a-z]")
-# The full stops of scripts without letter case (CJK, the Devanagari danda and double danda), with
-# the closing quotes and brackets after them: the next sentence may start with a lower-case Latin
-# word ("…が必要です。" | "make を実行します。"), which is no false split there.
-_UNCASED_SENTENCE_END = re.compile(r"[。！？｡।॥][\"'”’」』）)\]]*$")
-# A danda or double danda and the space after it, before the next sentence's first character (not
-# a digit: "॥ १ ॥" numbers a verse).
-_DANDA_BOUNDARY = re.compile(r"(?<=[।॥])\s+(?=[^\s\d।॥])")
+# The full stops of scripts without letter case (CJK; the danda and double danda of the Indic
+# scripts, Burmese's, Khmer's and Ethiopic's), with the closing quotes and brackets after them: the
+# next sentence may start with a lower-case Latin word ("…が必要です。" | "make を実行します。"),
+# which is no false split there.
+_UNCASED_SENTENCE_END = re.compile(r"[。！？｡।॥။។።፧][\"'”’」』）)\]]*$")
+# The full stops BlingFire does not split at: the danda (।) and double danda (॥) of Devanagari,
+# Bengali and the other Indic scripts, Burmese ။, Khmer ។, Ethiopic ። and ፧, Armenian ։; with the
+# space after one, before the next sentence's first character (not a digit: "॥ १ ॥" numbers a
+# verse).
+_SCRIPT_FULL_STOPS = "।॥။។።፧։"
+_SCRIPT_FULL_STOP_BOUNDARY = re.compile(rf"(?<=[{_SCRIPT_FULL_STOPS}])\s+(?=[^\s\d।॥])")
 
 
 # An inline number that starts a sentence: a verse or clause number ("12", "12a", "3:16", "12.",
@@ -143,12 +147,13 @@ def repair_splits(sentences: list[str]) -> list[str]:
     return repaired
 
 
-def split_dandas(sentence: str) -> list[str]:
-    """Cut a sentence after each danda (।) or double danda (॥) that a space and a next sentence
-    follow: the full stops of Hindi, Sanskrit, Bengali and the other Indic scripts."""
-    if "।" not in sentence and "॥" not in sentence:
+def split_script_full_stops(sentence: str) -> list[str]:
+    """Cut a sentence after each full stop of a script that BlingFire does not split at (the danda
+    and double danda, Burmese, Khmer, Ethiopic and Armenian full stops: `_SCRIPT_FULL_STOPS`) where
+    a space and a next sentence follow."""
+    if sentence.isascii() or not any(stop in sentence for stop in _SCRIPT_FULL_STOPS):
         return [sentence]
-    return [piece for piece in _DANDA_BOUNDARY.split(sentence) if piece]
+    return [piece for piece in _SCRIPT_FULL_STOP_BOUNDARY.split(sentence) if piece]
 
 
 def split_inline_numbers(sentence: str) -> list[str]:
@@ -215,9 +220,10 @@ def split_long_sentence(sentence: str, max_chars: int) -> list[str]:
 
 
 class SentenceSplitter:
-    """Splits a paragraph into sentences with BlingFire, then cuts after dandas and before inline
-    numbering, re-attaches list numbers and re-joins false splits (`split_dandas`,
-    `split_inline_numbers`, `attach_list_numbers`, `repair_splits`; see docs/segment.md).
+    """Splits a paragraph into sentences with BlingFire, then cuts after the full stops of other
+    scripts and before inline numbering, re-attaches list numbers and re-joins false splits
+    (`split_script_full_stops`, `split_inline_numbers`, `attach_list_numbers`, `repair_splits`;
+    see docs/segment.md).
 
     Create one per worker (DoFn.setup): the library is loaded once.
     """
@@ -235,8 +241,8 @@ class SentenceSplitter:
             p
             for s in self._split(paragraph).split("\n")
             if s.strip()
-            for d in split_dandas(s)
-            for p in split_inline_numbers(d)
+            for f in split_script_full_stops(s)
+            for p in split_inline_numbers(f)
         ]
         sentences = []
         for sentence in repair_splits(attach_list_numbers(pieces)):
