@@ -65,6 +65,8 @@ _UNCASED_SENTENCE_END = re.compile(r"[。！？｡।॥။។።፧][\"'”’�
 # Bengali and the other Indic scripts, Burmese ။, Khmer ។, Ethiopic ። and ፧, Armenian ։; with the
 # space after one, before the next sentence's first character (not a digit: "॥ १ ॥" numbers a
 # verse).
+_CJK_FULL_STOP_AT_END = re.compile(r"[。！？｡]$")
+_CLOSER_START = re.compile(r"[」』】〕》〉)\]”’\"']")
 _SCRIPT_FULL_STOPS = "।॥။។።፧։"
 _SCRIPT_FULL_STOP_BOUNDARY = re.compile(rf"(?<=[{_SCRIPT_FULL_STOPS}])\s+(?=[^\s\d।॥])")
 
@@ -147,6 +149,19 @@ def repair_splits(sentences: list[str]) -> list[str]:
     return repaired
 
 
+def attach_closing_brackets(pieces: list[str], paragraph: str) -> list[str]:
+    """Re-join a piece that starts with a closing bracket or quote to the previous one where that
+    ends in a CJK full stop (BlingFire cuts "「はい。」と彼は言った。" after "。"), with the space
+    the paragraph has between them, if it has one."""
+    joined: list[str] = []
+    for piece in pieces:
+        if joined and _CLOSER_START.match(piece) and _CJK_FULL_STOP_AT_END.search(joined[-1]):
+            joined[-1] += ("" if joined[-1] + piece in paragraph else " ") + piece
+        else:
+            joined.append(piece)
+    return joined
+
+
 def split_script_full_stops(sentence: str) -> list[str]:
     """Cut a sentence after each full stop of a script that BlingFire does not split at (the danda
     and double danda, Burmese, Khmer, Ethiopic and Armenian full stops: `_SCRIPT_FULL_STOPS`) where
@@ -220,9 +235,10 @@ def split_long_sentence(sentence: str, max_chars: int) -> list[str]:
 
 
 class SentenceSplitter:
-    """Splits a paragraph into sentences with BlingFire, then cuts after the full stops of other
-    scripts and before inline numbering, re-attaches list numbers and re-joins false splits
-    (`split_script_full_stops`, `split_inline_numbers`, `attach_list_numbers`, `repair_splits`;
+    """Splits a paragraph into sentences with BlingFire, then re-joins closing brackets cut off
+    after a CJK full stop, cuts after the full stops of other scripts and before inline numbering,
+    re-attaches list numbers and re-joins false splits (`attach_closing_brackets`,
+    `split_script_full_stops`, `split_inline_numbers`, `attach_list_numbers`, `repair_splits`;
     see docs/segment.md).
 
     Create one per worker (DoFn.setup): the library is loaded once.
@@ -237,10 +253,10 @@ class SentenceSplitter:
     def split(self, paragraph: str, inc: Counter | None = None) -> list[str]:
         """Sentences of one normalised paragraph; over-long ones are cut (counted as
         `sentences_cut`)."""
+        split = [s for s in self._split(paragraph).split("\n") if s.strip()]
         pieces = [
             p
-            for s in self._split(paragraph).split("\n")
-            if s.strip()
+            for s in attach_closing_brackets(split, paragraph)
             for f in split_script_full_stops(s)
             for p in split_inline_numbers(f)
         ]
