@@ -348,6 +348,9 @@ def test_a_cjk_sentence_before_a_lower_case_latin_word_is_not_rejoined():
         "使用方法如下！",
         "ls 命令列出文件。",
     ]
+    # BlingFire's cut inside a quotation is mended with the paragraph's spacing
+    assert splitter.split("「はい。」と彼は言った。") == ["「はい。」と彼は言った。"]
+    assert splitter.split("「はい。」 と彼は言った。") == ["「はい。」 と彼は言った。"]
     assert text_cleaning.repair_splits(["He said “What!”", "said Mrs.", "Weston."]) == [
         "He said “What!” said Mrs. Weston."
     ]
