@@ -81,7 +81,8 @@ def writable_environment(config) -> None:
     prefect_settings.check_environment()
     field = "line" if getattr(config, "line", None) is not None else "run_dir"
     if getattr(config, field, None) is not None:
-        check_writable(str(getattr(config, field)), f"{type(config).__name__}.{field}")
+        path, setting = str(getattr(config, field)), f"{type(config).__name__}.{field}"
+        check_writable(path, setting, keep_made=True)
 
 
 def stage_task(

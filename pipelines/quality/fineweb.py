@@ -17,12 +17,12 @@ from pipelines.quality.words import TERMINAL_PUNCTUATION
 RULE = "fineweb"
 PROSE_SENTENCES = 3
 """Sentences from which a line counts as ending in terminal punctuation whatever its last
-character: a paragraph of prose or verse whose final full stop a transcription lost (Book X of
-Paradise Lost, 8,100 words in one line ending "humiliation meek")."""
+character: a paragraph of prose or verse whose final full stop a transcription lost."""
 
 
-CONTINUING_PUNCTUATION = (",", ";", ":")
-"""A line's last character where its sentence goes on in the next line."""
+CONTINUING_PUNCTUATION = (",", ";", ":", "、", "，", "；", "：", "،", "؛")
+"""A line's last character where its sentence goes on in the next line: the comma, semicolon and
+colon, and those of CJK (the ideographic comma, full-width forms) and Arabic script."""
 
 
 def ends_sentence(line: str, followed: bool = False) -> bool:
