@@ -338,7 +338,7 @@ def test_bad_input_is_one_line_and_nothing_is_written(sst2, tmp_path, capsys):
 def test_sigterm_mid_job_exits_75_with_nothing_written_and_the_same_command_runs_again(
     sst2, tmp_path
 ):
-    """Stopped once predictions are being written, the job leaves no output; run again, it ends."""
+    """Stopped while its output is being written, the job leaves none; run again, it ends."""
     rows = dev_rows(shared_path("glue", "SST-2", "dev.tsv"), 800)
     source = tmp_path / "rows.txt"
     source.write_text("".join(r["sentence"] + "\n" for r in rows * 2))
@@ -360,8 +360,10 @@ def test_sigterm_mid_job_exits_75_with_nothing_written_and_the_same_command_runs
     ]
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not list(tmp_path.glob("out.tmp-*/predictions-runs/*")) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    while not list(tmp_path.glob("out.tmp-*")) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the output is being written: the pipeline has started
+    time.sleep(1)
+    assert process.poll() is None, "the job ended before the signal"
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 75, stderr[-2000:]
