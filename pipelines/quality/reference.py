@@ -1,0 +1,125 @@
+"""The reference model: a small hashed word-bigram language model of good text, which judges the
+documents a web-page rule would remove (chain.OVERRIDABLE's checks). It is trained on the team's
+own examples (segment's `--reference-text`) or, by default, on the documents of the same run that
+every rule kept with no line removed (`confident`).
+
+Words are a paragraph's `\\w+` runs, lower-cased; each is hashed (CRC-32, then albert.hashing's
+mix64) into one of BUCKETS, and so is each pair of consecutive words of a paragraph. The model is
+the two count tables (`ReferenceCounts`: sums over documents, so the same in any order, on any
+number of workers). A document's score (`ReferenceModel.score`) is the mean, over its pairs of
+consecutive words, of how much better the reference predicts the second word after the first than
+alone: log(LAMBDA P(w | v) / P(w) + 1 - LAMBDA), P(w) add-one smoothed over the buckets, P(w | v)
+the pair's count less DISCOUNT over the first word's; a pair that repeats an earlier pair of the
+document scores as one the reference never saw, log(1 - LAMBDA) (-0.69). Text like the reference
+scores above 0 (its word pairs are the reference's), words strung together at random or by a
+template near -0.69, and repeating a passage lowers a score."""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from albert.hashing import mix64
+
+BUCKETS = 1 << 20
+"""Hash buckets of each table (words and word pairs): 4 MiB of counts each."""
+LAMBDA = 0.5
+"""Weight of P(w | v) against P(w) in the interpolated prediction."""
+DISCOUNT = 1.0
+"""Taken from each pair's count: a pair seen once (or a bucket another pair shares once) is not
+evidence."""
+_PAIR = np.uint64(0x9E3779B97F4A7C15)
+_MASK = np.uint64(BUCKETS - 1)
+_WORD = re.compile(r"\w+")
+
+
+def word_keys(paragraph: str) -> np.ndarray:
+    """The 64-bit keys of a paragraph's lower-cased words, in order."""
+    words = _WORD.findall(paragraph.lower())
+    crcs = np.fromiter(
+        (zlib.crc32(word.encode("utf-8")) for word in words), dtype=np.uint64, count=len(words)
+    )
+    return mix64(crcs)
+
+
+def pair_keys(keys: np.ndarray) -> np.ndarray:
+    """The keys of each pair of consecutive words of a paragraph."""
+    return mix64(keys[:-1] * _PAIR + keys[1:])
+
+
+@dataclass
+class ReferenceCounts:
+    """Counts of the reference's words and word pairs per bucket, and its words; sums, so the
+    same whatever the order the text is added in."""
+
+    words: np.ndarray
+    pairs: np.ndarray
+
+    @classmethod
+    def empty(cls) -> ReferenceCounts:
+        return cls(np.zeros(BUCKETS, np.int32), np.zeros(BUCKETS, np.int32))
+
+    @property
+    def total(self) -> int:
+        """Words counted."""
+        return int(self.words.sum(dtype=np.int64))
+
+    def add(self, paragraphs: Iterable[str]) -> ReferenceCounts:
+        """These counts with a document's paragraphs added (in place; returned)."""
+        for paragraph in paragraphs:
+            keys = word_keys(paragraph)
+            np.add.at(self.words, (keys & _MASK).astype(np.intp), 1)
+            if len(keys) > 1:
+                np.add.at(self.pairs, (pair_keys(keys) & _MASK).astype(np.intp), 1)
+        return self
+
+    def merge(self, other: ReferenceCounts) -> ReferenceCounts:
+        """These counts with `other`'s added (in place; returned)."""
+        self.words += other.words
+        self.pairs += other.pairs
+        return self
+
+
+@dataclass(frozen=True)
+class ReferenceModel:
+    """The reference's log-probabilities per bucket: of a word, and its count as a pair's first
+    word with the pairs' counts (`from_counts`)."""
+
+    log_word: np.ndarray
+    words: np.ndarray
+    pairs: np.ndarray
+    total: int
+    """Words of the reference."""
+
+    @classmethod
+    def from_counts(cls, counts: ReferenceCounts) -> ReferenceModel:
+        total = counts.total
+        log_word = np.log((counts.words + 1.0) / (total + BUCKETS))
+        return cls(log_word, counts.words.astype(np.float64), counts.pairs, total)
+
+    def score(self, paragraphs: Iterable[str]) -> float:
+        """The document's mean gain per word pair (module docstring); 0.0 without a pair."""
+        pairs, firsts, seconds = [], [], []
+        for paragraph in paragraphs:
+            keys = word_keys(paragraph)
+            if len(keys) > 1:
+                pairs.append(pair_keys(keys))
+                firsts.append(keys[:-1])
+                seconds.append(keys[1:])
+        if not pairs:
+            return 0.0
+        pair = np.concatenate(pairs)
+        _, first_seen = np.unique(pair, return_index=True)
+        pair_bucket = (pair[first_seen] & _MASK).astype(np.intp)
+        first = (np.concatenate(firsts)[first_seen] & _MASK).astype(np.intp)
+        second = (np.concatenate(seconds)[first_seen] & _MASK).astype(np.intp)
+        evidence = np.maximum(self.pairs[pair_bucket] - DISCOUNT, 0) / np.maximum(
+            self.words[first], 1
+        )
+        gains = np.log(LAMBDA * evidence / np.exp(self.log_word[second]) + 1 - LAMBDA)
+        repeats = len(pair) - len(first_seen)
+        return float((gains.sum() + repeats * np.log(1 - LAMBDA)) / len(pair))
