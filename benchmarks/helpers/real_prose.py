@@ -1,5 +1,5 @@
-"""The kinds of real prose of the quality mix (benchmarks/helpers/quality_mix.py) that web-page rules
-misjudge, read from Debian's packages and the machine's own documents:
+"""The kinds of real prose of the quality mix (benchmarks/helpers/quality_mix.py) that web-page
+rules misjudge, read from Debian's packages and the machine's own documents:
 - `scripture`: the King James Bible as Debian's `bible-kjv-text` carries it (its compressed data
   file, read by `bible-kjv`'s program), one chapter per document, one numbered verse a paragraph;
 - `statute`: the licences of /usr/share/common-licenses (legal text of numbered clauses), runs of
@@ -170,12 +170,16 @@ def manual_sections(folder: Path, language: str) -> list[Prose]:
     return docs
 
 
-def _description(text: str) -> list[str]:
-    """The paragraphs of a rendered manual page's DESCRIPTION (or BESCHREIBUNG)."""
+DESCRIPTION = {"en": "DESCRIPTION", "de": "BESCHREIBUNG"}
+
+
+def _description(text: str, language: str) -> list[str]:
+    """The paragraphs of a rendered manual page's DESCRIPTION in `language` (an untranslated page
+    has none)."""
     paragraphs, inside = [], False
     for line in text.splitlines():
         if line and not line[0].isspace():
-            inside = line.strip() in ("DESCRIPTION", "BESCHREIBUNG")
+            inside = line.strip() == DESCRIPTION[language]
         elif inside and line.strip():
             paragraphs.append(" ".join(line.split()))
     return paragraphs
@@ -191,7 +195,7 @@ def man_pages(language: str, count: int) -> list[Prose]:
         rendered = subprocess.run(
             ["man", "-l", str(path)], capture_output=True, env=environment, check=False
         ).stdout.decode("utf-8", errors="replace")
-        paragraphs = _description(re.sub(r".\x08", "", rendered))
+        paragraphs = _description(re.sub(r".\x08", "", rendered), language)
         if sum(len(p.split()) for p in paragraphs) > 50:
             docs.append(
                 Prose("man_page", language, path.name, tuple(paragraphs), held_out(path.name))
