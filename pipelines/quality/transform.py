@@ -10,6 +10,7 @@ the audit says what a run would remove."""
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
@@ -139,24 +140,30 @@ def _examples(per_rule):
     return [record for _, record in smallest]
 
 
-def apply(documents, config: QualityConfig, output_dir: str, counts: list, namespace: str):
+def apply(
+    documents,
+    config: QualityConfig,
+    output_dir: str,
+    counts: list,
+    namespace: str,
+    reference_paths: Sequence[str] = (),
+):
     """(the documents left as (key, paragraphs), the keyword arguments segment's stats writer
     takes) of (key, format, source, paragraphs) `documents`, cleaned where `config.quality`; the
-    reference model learns `config.reference_text`'s files, or the confident documents."""
+    reference model learns the files `reference_paths` (`config.reference_text` matched), or
+    without any the confident documents."""
     if not config.quality:
         kept = documents | "KeysAndParagraphs" >> beam.Map(lambda element: (element[0], element[3]))
         return kept, {"quality_settings": None, "quality_examples": [], "quality_audit": []}
     settings, dry_run = config.quality_settings(), config.quality_dry_run
     judged = documents | "Judge" >> beam.ParDo(
-        JudgeDocuments(settings, namespace, dry_run, not config.reference_text)
+        JudgeDocuments(settings, namespace, dry_run, not reference_paths)
     ).with_outputs(AUDITED, CANDIDATES, CONFIDENT, COUNTS, main="kept")
     counts.append(judged[COUNTS])
-    if config.reference_text:
-        from pipelines.segment.config import match_inputs
-
+    if reference_paths:
         texts = (
             documents.pipeline
-            | "ReferenceFiles" >> beam.Create(match_inputs(config.reference_text))
+            | "ReferenceFiles" >> beam.Create(list(reference_paths))
             | "ReferenceLines" >> beam.FlatMap(reference_lines)
         )
     else:

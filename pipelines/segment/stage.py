@@ -196,10 +196,17 @@ def raw_documents(pairs, inc):
 
 
 def build_pipeline(
-    pipeline: beam.Pipeline, paths: list[str], config: SegmentConfig, output_dir: str
+    pipeline: beam.Pipeline,
+    paths: list[str],
+    config: SegmentConfig,
+    output_dir: str,
+    reference_paths: list[str] | None = None,
 ):
     """Add the segmentation transforms to `pipeline`, writing shards and stats.json into
-    `output_dir`."""
+    `output_dir`; the cleaning step's reference model learns the files `reference_paths` (None:
+    `config.reference_text` matched)."""
+    if reference_paths is None:
+        reference_paths = match_inputs(config.reference_text) if config.reference_text else []
     counts: list = []
     run_dirs = [
         join(output_dir, f"_{name}-runs")
@@ -230,7 +237,7 @@ def build_pipeline(
         counts,
     )  # key, format, source, paragraphs
     documents, quality_outputs = quality_transform.apply(
-        documents, config, output_dir, counts, NAMESPACE
+        documents, config, output_dir, counts, NAMESPACE, reference_paths
     )  # key, paragraphs; the stats writer's cleaning arguments
     unique = documents | "DropDuplicateDocuments" >> DropDuplicateDocuments(
         run_dirs[1:2], counts, NAMESPACE
@@ -270,10 +277,13 @@ def run(config: SegmentConfig, beam_args: list[str] | None = None) -> dict:
     matches nothing; the output directory is then left absent.
     """
     paths = match_inputs(config.input)
+    references = match_inputs(config.reference_text) if config.reference_text else []
     stats = run_stage(
         config.output,
         beam_args,
-        lambda pipeline, output_dir: build_pipeline(pipeline, paths, config, output_dir),
+        lambda pipeline, output_dir: build_pipeline(
+            pipeline, paths, config, output_dir, references
+        ),
         STATS_FILE,
         check=check_not_empty,
     )
