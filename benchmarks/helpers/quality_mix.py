@@ -24,7 +24,8 @@ Where each kind's text comes from (the helpers module that makes it in brackets)
   sources;
 - `prose_en`, `prose_de` (real_prose): real prose that web-page rules misjudge, by kind
   (`sub`): KJV scripture (every 8th chapter), statute-like licences (every 3rd run), Debian
-  Reference sections and short sections of 30-50 words (every 3rd), manual pages (40 each); a
+  Reference sections (every 3rd) and short sections of 30-50 words (every 3rd of the other
+  sections' first paragraphs), manual pages (40 each); a
   half of each kind, chosen by source, is `held_out` (reported apart).
 
 This module assembles them (`build`). Each document is one JSONL line `{"id", "text"}`
@@ -140,8 +141,10 @@ def build(seed: int = 64) -> list[Doc]:
     manuals = {code: manual_sections(debian, code) for code in ("en", "de")}
     prose = scripture(debian)[::8] + statutes()[::3]
     for code in ("en", "de"):
-        prose += [p for p in manuals[code] if p.kind == "manual"][::3]
-        prose += [p for p in manuals[code] if p.kind == "short"][::3]
+        sections = [p for p in manuals[code] if p.kind == "manual"][::3]
+        chosen = {p.source for p in sections}  # a short section is no prefix of a chosen one
+        prose += sections
+        prose += [p for p in manuals[code] if p.kind == "short" and p.source not in chosen][::3]
         prose += man_pages(code, 40)
     for item in prose:
         add(f"prose_{item.language}", item.kind, item.paragraphs, held_out=item.held_out)

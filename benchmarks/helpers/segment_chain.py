@@ -2,7 +2,7 @@
 (segment.document_paragraphs("jsonl", ..., "NFKC", repair=True): its paragraphs, each repaired
 and normalised -> quality.chain.clean_document with the settings of `--language target`), then,
 as segment's Beam pipeline does once it has seen every document (`finish`), the reference model
-learnt from the documents every rule kept with no line removed judges the candidates
+learnt from the documents every check kept (their cleaned lines) judges the candidates
 (chain.reconsider). The pipelines are imported when a judge is made, not with this module."""
 
 from __future__ import annotations

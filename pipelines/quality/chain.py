@@ -198,8 +198,9 @@ def absolute_removal(
 
 
 def confident(cleaned: Cleaned) -> bool:
-    """Whether a document was kept by every rule with no line removed: the default reference."""
-    return cleaned.removal is None and not cleaned.lines_removed
+    """Whether a document was kept with no check failing (its cleaned lines: the default
+    reference; line cleaning's removals are normal in manuals, whose code lines go)."""
+    return cleaned.removal is None
 
 
 def reconsider(cleaned: Cleaned, model: ReferenceModel, settings: QualitySettings) -> Cleaned:

@@ -76,7 +76,7 @@ class QualityConfig(StageConfig):
         [],
         description=(
             "files of the team's good text (UTF-8, a paragraph a line) the reference model learns; "
-            "none: the documents every rule kept with no line removed (docs/segment.md)"
+            "none: the documents every check kept (their cleaned lines) (docs/segment.md)"
         ),
     )
     quality_dry_run: bool = Field(

@@ -142,14 +142,14 @@ RULES: dict[str, dict[str, Threshold]] = {
     "pii": {},
     "reference_model": {
         "min_score": Threshold(
-            -0.25,
+            -0.3,
             -100,
             100,
             "least score (reference.ReferenceModel.score) at which a document one of the "
             "checks chain.OVERRIDABLE names would remove is kept",
         ),
         "min_reference_words": _count(
-            20_000, "least words of reference text for the model to keep a document (fewer: none)"
+            10_000, "least words of reference text for the model to keep a document (fewer: none)"
         ),
     },
 }

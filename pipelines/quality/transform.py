@@ -1,6 +1,6 @@
 """Segment's cleaning step as Beam transforms: each document judged by
 `pipelines.quality.chain.clean_document`; the reference model (pipelines.quality.reference) is
-combined from the documents every rule kept with no line removed, or from `--reference-text`'s
+combined from the documents every check kept (their cleaned lines), or from `--reference-text`'s
 files, and passed as a side input to judge the candidates (`chain.reconsider`); the kept go on,
 the removed and those the model kept become audit records written in key order to
 quality_removed.jsonl (through sorted runs: memory stays bounded), and the first EXAMPLES_PER_RULE
@@ -58,8 +58,8 @@ class _Settle(CountingDoFn):
 class JudgeDocuments(_Settle):
     """(key, format, source, paragraphs) -> (key, cleaned paragraphs); audited documents also
     to AUDITED (`_Settle`); a candidate for the reference model to CANDIDATES as (key, source,
-    paragraphs, Cleaned); where `confident_out`, the paragraphs of a document every rule kept with
-    no line removed to CONFIDENT (the default reference)."""
+    paragraphs, Cleaned); where `confident_out`, the cleaned paragraphs of a document no check
+    removes to CONFIDENT (the default reference)."""
 
     def __init__(self, settings, namespace: str, dry_run: bool, confident_out: bool):
         super().__init__(settings, namespace, dry_run)
