@@ -20,7 +20,8 @@ benchmarks/helpers/quality_scores.py.
 One JSON line each: `machine` (CPU model, cores, load), `corpus`, `{"side": "ours"}` and
 `{"side": "datatrove"}` for target en and de, `ratio` (documents per CPU second), `goals` (ours
 against the issue's goals), then with `--part cost`: `segment` (segment.run in a fresh process on
-the Wikipedia sample and on the books, cleaning off and on), `memory` (the mix 1x and 4x through
+the Wikipedia sample and on the books, cleaning off, on without the reference model, and on),
+`memory` (the mix 1x and 4x through
 segment.run, near-dedup off, the copies' paragraphs varied: peak RSS, VmHWM). `--details PATH`
 writes every document's outcome on both sides as JSONL.
 Run: python -m benchmarks.quality [--part all|quality|cost] [--details PATH]"""
@@ -149,14 +150,15 @@ def cost(work: Path, docs, repeats: int) -> None:
         ("wikipedia (the demo corpus)", [str(WIKIPEDIA_SAMPLE)]),
         ("books", [books]),
     ):
-        for cleaning in (False, True):
+        for cleaning, rules_off in ((False, []), (True, ["reference_model"]), (True, [])):
             runs = [
                 segment_run(
                     {
                         "input": inputs,
-                        "output": str(work / f"{name[:5]}-{cleaning}-{r}"),
+                        "output": str(work / f"{name[:5]}-{cleaning}-{len(rules_off)}-{r}"),
                         "fallback_encoding": "latin-1",
                         "quality": cleaning,
+                        "quality_rules_off": rules_off,
                     }
                 )
                 for r in range(repeats)
@@ -167,6 +169,7 @@ def cost(work: Path, docs, repeats: int) -> None:
                     "figure": "segment",
                     "corpus": name,
                     "quality": cleaning,
+                    "reference_model": cleaning and not rules_off,
                     "repeats": repeats,
                     **runs[0],
                     **best,
