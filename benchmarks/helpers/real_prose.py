@@ -9,7 +9,8 @@ rules misjudge, read from Debian's packages and the machine's own documents:
   drawn in ASCII art left out (an HTML converter renders them otherwise), sections of over 50
   words;
 - `man_page`: the DESCRIPTION of the machine's manual pages (English: sections 5 and 8, German:
-  /usr/share/man/de), rendered by `man` on one line per paragraph;
+  /usr/share/man/de, those whose description is German), rendered by `man` on one line per
+  paragraph;
 - `short`: sections of 30-50 words, the first paragraphs of the manual's sections.
 
 The Debian packages are downloaded once into a cache (`debian_folder`, as udhr_texts.udhr_folder
@@ -171,6 +172,22 @@ def manual_sections(folder: Path, language: str) -> list[Prose]:
 
 
 DESCRIPTION = {"en": "DESCRIPTION", "de": "BESCHREIBUNG"}
+GERMAN_WORDS = frozenset(
+    ("der", "die", "das", "und", "ist", "nicht", "ein", "eine", "mit", "von", "zu", "den", "sie")
+    + ("werden", "wird", "auf", "für", "im", "dem", "des")
+)
+"""German function words: a German page's description holds them (one left untranslated under a
+translated heading does not)."""
+
+
+def _in_language(paragraphs: list[str], language: str) -> bool:
+    """Whether a description is in `language`: for German, 10% or more of its words are
+    GERMAN_WORDS (the truth of the mix: no language identifier of ours decides it; German prose
+    has 15-25%, a half-translated page 5%)."""
+    if language != "de":
+        return True
+    words = [word.lower() for paragraph in paragraphs for word in paragraph.split()]
+    return sum(word in GERMAN_WORDS for word in words) >= 0.1 * len(words)
 
 
 def _description(text: str, language: str) -> list[str]:
@@ -187,16 +204,22 @@ def _description(text: str, language: str) -> list[str]:
 
 def man_pages(language: str, count: int) -> list[Prose]:
     """The DESCRIPTION of the first `count` manual pages in `language` (by file name) whose
-    description has over 50 words."""
+    description has over 50 words, in that language (a page whose description is another's
+    copy, or a link to one, left out)."""
     paths = sorted(path for folder in MAN_PAGES[language] for path in Path(folder).rglob("*.gz"))
     environment = {**os.environ, "MANWIDTH": "5000", "LC_ALL": "C.UTF-8"}
-    docs = []
+    docs, seen = [], set()
     for path in paths:
         rendered = subprocess.run(
             ["man", "-l", str(path)], capture_output=True, env=environment, check=False
         ).stdout.decode("utf-8", errors="replace")
         paragraphs = _description(re.sub(r".\x08", "", rendered), language)
-        if sum(len(p.split()) for p in paragraphs) > 50:
+        if (
+            sum(len(p.split()) for p in paragraphs) > 50
+            and _in_language(paragraphs, language)
+            and tuple(paragraphs) not in seen
+        ):
+            seen.add(tuple(paragraphs))
             docs.append(
                 Prose("man_page", language, path.name, tuple(paragraphs), held_out(path.name))
             )
