@@ -23,8 +23,8 @@ against the issue's goals), then with `--part cost`: `segment` (segment.run in a
 the Wikipedia sample and on the books, cleaning off, on without the reference model, and on),
 `memory` (the mix 1x and 4x through
 segment.run, near-dedup off, the copies' paragraphs varied: peak RSS, VmHWM). `--details PATH`
-writes every document's outcome on both sides as JSONL.
-Run: python -m benchmarks.quality [--part all|quality|cost] [--details PATH]"""
+writes every document's outcome on both sides as JSONL; `--no-peer` leaves datatrove's side out.
+Run: python -m benchmarks.quality [--part all|quality|cost] [--details PATH] [--no-peer]"""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def write_details(path: Path, docs, outcomes: dict) -> None:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def quality(seed: int, details: Path | None) -> list:
+def quality(seed: int, details: Path | None, peer: bool = True) -> list:
     docs = quality_mix.build(seed)
     emit(
         {
@@ -112,24 +112,21 @@ def quality(seed: int, details: Path | None) -> list:
     lines, outcomes = {}, {}
     for target in ("en", "de"):
         sides = (("ours", ours), ("ours_rules_only", ours_rules_only), ("datatrove", datatrove))
-        for name, make in sides:
+        for name, make in sides[: 3 if peer else 2]:
             lines[name, target], outcomes[name, target] = side(name, target, docs, make)
             emit(lines[name, target])
-    speed = {
-        t: lines["ours", t]["docs_per_cpu_s"] / lines["datatrove", t]["docs_per_cpu_s"]
-        for t in ("en", "de")
-    }
-    model_cost = {
-        t: lines["ours", t]["cpu_s"] / lines["ours_rules_only", t]["cpu_s"] - 1
-        for t in ("en", "de")
-    }
-    emit(
-        {
-            "side": "ratio",
-            "docs_per_cpu_s_ours_over_datatrove": {t: round(r, 2) for t, r in speed.items()},
-            "cpu_added_by_reference_model": {t: round(r, 3) for t, r in model_cost.items()},
+
+    def over(figure: str, name: str, less: int = 0) -> dict:
+        """{target: ours' `figure` over side `name`'s, less `less`}."""
+        return {
+            t: round(lines["ours", t][figure] / lines[name, t][figure] - less, 3)
+            for t in ("en", "de")
         }
-    )
+
+    ratio = {"cpu_added_by_reference_model": over("cpu_s", "ours_rules_only", 1)}
+    if peer:
+        ratio["docs_per_cpu_s_ours_over_datatrove"] = over("docs_per_cpu_s", "datatrove")
+    emit({"side": "ratio", **ratio})
     emit({"figure": "goals", **goals(lines)})
     if details:
         write_details(details, docs, outcomes)
@@ -195,9 +192,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=1, help="segment runs per case (best kept)")
     parser.add_argument("--details", type=Path, help="write every document's outcome here (JSONL)")
+    parser.add_argument(
+        "--peer",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="datatrove's side beside ours (--no-peer: ours alone, where datatrove is missing)",
+    )
     options = parser.parse_args()
-    if options.part != "cost" and importlib.util.find_spec("datatrove") is None:
-        parser.exit(2, "benchmarks.quality: datatrove is missing: `make bench` installs it\n")
+    if options.peer and options.part != "cost" and importlib.util.find_spec("datatrove") is None:
+        parser.exit(
+            2, "benchmarks.quality: datatrove is missing: `make bench` installs it (or --no-peer)\n"
+        )
     try:
         udhr_folder()
     except (RuntimeError, subprocess.CalledProcessError) as error:
@@ -210,7 +215,7 @@ def main() -> None:
         {"figure": "machine", "cpu": cpu_model(), "cores": os.cpu_count(), "load": os.getloadavg()}
     )
     docs = (
-        quality(options.seed, options.details)
+        quality(options.seed, options.details, options.peer)
         if options.part != "cost"
         else quality_mix.build(options.seed)
     )

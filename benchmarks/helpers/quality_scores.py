@@ -145,12 +145,17 @@ def removals(docs, outcomes, kinds) -> dict:
 
 
 def goals(lines: dict) -> dict:
-    """Ours against each goal: {figure: [value, goal, met]}."""
+    """Ours against each goal: {figure: [value, goal, met]} (the CPU the reference model adds: at
+    most the goal)."""
     verdicts = {}
     for target, items in GOALS.items():
         for figure, least in items:
             value = lines["ours", target][figure]
             verdicts[f"{target}.{figure}"] = [value, least, value is not None and value >= least]
-    ratio = lines["ours", "en"]["docs_per_cpu_s"] / lines["datatrove", "en"]["docs_per_cpu_s"]
-    verdicts["en.docs_per_cpu_s_vs_datatrove"] = [round(ratio, 2), 1.5, ratio >= 1.5]
+    if ("datatrove", "en") in lines:
+        ratio = lines["ours", "en"]["docs_per_cpu_s"] / lines["datatrove", "en"]["docs_per_cpu_s"]
+        verdicts["en.docs_per_cpu_s_vs_datatrove"] = [round(ratio, 2), 1.5, ratio >= 1.5]
+    for target in GOALS:
+        added = lines["ours", target]["cpu_s"] / lines["ours_rules_only", target]["cpu_s"] - 1
+        verdicts[f"{target}.cpu_added_by_reference_model"] = [round(added, 3), 0.3, added <= 0.3]
     return verdicts
