@@ -44,7 +44,8 @@ class _Settle(CountingDoFn):
             outcome = audit.KEPT_BY_REFERENCE
         elif cleaned.removal is not None:
             outcome = audit.KEPT_DRY_RUN if self.dry_run else audit.REMOVED
-            self.inc("skipped_quality", 0 if self.dry_run else 1)
+            if not self.dry_run:
+                self.inc("skipped_quality", 1)
         else:
             yield key, paragraphs if self.dry_run else cleaned.paragraphs
             return
