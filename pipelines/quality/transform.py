@@ -151,31 +151,36 @@ def apply(
 ):
     """(the documents left as (key, paragraphs), the keyword arguments segment's stats writer
     takes) of (key, format, source, paragraphs) `documents`, cleaned where `config.quality`; the
-    reference model learns the files `reference_paths` (`config.reference_text` matched), or
-    without any the confident documents."""
+    reference model (where it is on) learns the files `reference_paths` (`config.reference_text`
+    matched), or without any the confident documents."""
     if not config.quality:
         kept = documents | "KeysAndParagraphs" >> beam.Map(lambda element: (element[0], element[3]))
         return kept, {"quality_settings": None, "quality_examples": [], "quality_audit": []}
     settings, dry_run = config.quality_settings(), config.quality_dry_run
+    modelled = settings.enabled(chain.REFERENCE)
     judged = documents | "Judge" >> beam.ParDo(
-        JudgeDocuments(settings, namespace, dry_run, not reference_paths)
+        JudgeDocuments(settings, namespace, dry_run, modelled and not reference_paths)
     ).with_outputs(AUDITED, CANDIDATES, CONFIDENT, COUNTS, main="kept")
     counts.append(judged[COUNTS])
-    if reference_paths:
-        texts = (
-            documents.pipeline
-            | "ReferenceFiles" >> beam.Create(list(reference_paths))
-            | "ReferenceLines" >> beam.FlatMap(reference_lines)
-        )
-    else:
-        texts = judged[CONFIDENT]
-    model = texts | "TrainReference" >> beam.CombineGlobally(TrainReference())
-    reconsidered = judged[CANDIDATES] | "Reconsider" >> beam.ParDo(
-        Reconsider(settings, namespace, dry_run), model=beam.pvalue.AsSingleton(model)
-    ).with_outputs(AUDITED, COUNTS, main="kept")
-    counts.append(reconsidered[COUNTS])
-    kept = (judged.kept, reconsidered.kept) | "Kept" >> beam.Flatten()
-    audited = (judged[AUDITED], reconsidered[AUDITED]) | "Audited" >> beam.Flatten()
+    kept, audited = [judged.kept], [judged[AUDITED]]
+    if modelled:
+        if reference_paths:
+            texts = (
+                documents.pipeline
+                | "ReferenceFiles" >> beam.Create(list(reference_paths))
+                | "ReferenceLines" >> beam.FlatMap(reference_lines)
+            )
+        else:
+            texts = judged[CONFIDENT]
+        model = texts | "TrainReference" >> beam.CombineGlobally(TrainReference())
+        reconsidered = judged[CANDIDATES] | "Reconsider" >> beam.ParDo(
+            Reconsider(settings, namespace, dry_run), model=beam.pvalue.AsSingleton(model)
+        ).with_outputs(AUDITED, COUNTS, main="kept")
+        counts.append(reconsidered[COUNTS])
+        kept.append(reconsidered.kept)
+        audited.append(reconsidered[AUDITED])
+    kept = tuple(kept) | "Kept" >> beam.Flatten()
+    audited = tuple(audited) | "Audited" >> beam.Flatten()
     written = (
         audited
         | "AuditLines" >> beam.MapTuple(lambda key, record: (key, audit.record_line(record)))
