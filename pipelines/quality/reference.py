@@ -86,10 +86,9 @@ class ReferenceCounts:
 
 @dataclass(frozen=True)
 class ReferenceModel:
-    """The reference's log-probabilities per bucket: of a word, and its count as a pair's first
-    word with the pairs' counts (`from_counts`)."""
+    """The reference's counts per bucket (of words, of word pairs) and its words: what the side
+    input carries (8 MiB); probabilities are computed for the buckets a document uses."""
 
-    log_word: np.ndarray
     words: np.ndarray
     pairs: np.ndarray
     total: int
@@ -97,9 +96,7 @@ class ReferenceModel:
 
     @classmethod
     def from_counts(cls, counts: ReferenceCounts) -> ReferenceModel:
-        total = counts.total
-        log_word = np.log((counts.words + 1.0) / (total + BUCKETS))
-        return cls(log_word, counts.words.astype(np.float64), counts.pairs, total)
+        return cls(counts.words, counts.pairs, counts.total)
 
     def score(self, paragraphs: Iterable[str]) -> float:
         """The document's mean gain per word pair (module docstring); 0.0 without a pair."""
@@ -120,6 +117,7 @@ class ReferenceModel:
         evidence = np.maximum(self.pairs[pair_bucket] - DISCOUNT, 0) / np.maximum(
             self.words[first], 1
         )
-        gains = np.log(LAMBDA * evidence / np.exp(self.log_word[second]) + 1 - LAMBDA)
+        word = (self.words[second] + 1.0) / (self.total + BUCKETS)
+        gains = np.log(LAMBDA * evidence / word + 1 - LAMBDA)
         repeats = len(pair) - len(first_seen)
         return float((gains.sum() + repeats * np.log(1 - LAMBDA)) / len(pair))
