@@ -78,11 +78,7 @@ class RunConfig(StageConfig):
         "stages')",
     )
     reference_text: Annotated[list[str], CommaList] = Field(
-        [],
-        description=(
-            "segment's --reference-text: files of the team's good text the cleaning step's "
-            "reference model learns (default: the run's documents no check removes)"
-        ),
+        [], description="segment's --reference-text: files of good text cleaning's model learns"
     )
     segment: JsonDict = Field(
         default_factory=dict, description="other SegmentConfig fields (YAML or JSON)"
@@ -118,11 +114,9 @@ class RunConfig(StageConfig):
         return result_storage_for(self.results or join(self.run_dir, ".prefect"))
 
     def segment_config(self, inputs: list[str]) -> StageConfig:
-        reference = {"reference_text": self.reference_text} if self.reference_text else {}
-        return build_config(
-            SegmentConfig,
-            {"input": inputs, "output": self.stage_dir("segment"), **reference, **self.segment},
-        )
+        given = {"input": inputs, "output": self.stage_dir("segment")}
+        given["reference_text"] = self.reference_text
+        return build_config(SegmentConfig, {**given, **self.segment})
 
     def tfrecords_config(self, corpus: str, spm_model: str) -> StageConfig:
         """The tfrecords stage's config. Its `max_seq_length` counts as set by the user (the stage
