@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.transforms.window import GlobalWindows
 
 from albert.errors import StageError
 from albert.fs import join
@@ -59,12 +60,17 @@ class _Settle(CountingDoFn):
 class JudgeDocuments(_Settle):
     """(key, format, source, paragraphs) -> (key, cleaned paragraphs); audited documents also
     to AUDITED (`_Settle`); a candidate for the reference model to CANDIDATES as (key, source,
-    paragraphs, Cleaned); where `confident_out`, the cleaned paragraphs of a document no check
-    removes to CONFIDENT (the default reference)."""
+    paragraphs, Cleaned); where `confident_out`, the ReferenceCounts of the cleaned paragraphs of
+    the documents no check removes (the default reference) to CONFIDENT, one per bundle (so the
+    memory they take does not grow with the corpus)."""
 
     def __init__(self, settings, namespace: str, dry_run: bool, confident_out: bool):
         super().__init__(settings, namespace, dry_run)
         self.confident_out = confident_out
+
+    def start_bundle(self):
+        super().start_bundle()
+        self._reference = None
 
     def process(self, element):
         key, fmt, source, paragraphs = element
@@ -75,8 +81,16 @@ class JudgeDocuments(_Settle):
             yield beam.pvalue.TaggedOutput(CANDIDATES, (key, source, paragraphs, cleaned))
             return
         if self.confident_out and chain.confident(cleaned):
-            yield beam.pvalue.TaggedOutput(CONFIDENT, cleaned.paragraphs)
+            if self._reference is None:
+                self._reference = reference.ReferenceCounts.empty()
+            self._reference.add(cleaned.paragraphs)
         yield from self.settle(key, source, paragraphs, cleaned)
+
+    def finish_bundle(self):
+        yield from super().finish_bundle()
+        if self._reference is not None:
+            counts = GlobalWindows.windowed_value(self._reference)
+            yield beam.pvalue.TaggedOutput(CONFIDENT, counts)
 
 
 class Reconsider(_Settle):
@@ -93,14 +107,14 @@ class Reconsider(_Settle):
 
 
 class TrainReference(beam.CombineFn):
-    """Documents' paragraphs -> the ReferenceModel of their counts (sums: the same model for
-    any order, bundling and number of workers)."""
+    """ReferenceCounts -> the ReferenceModel of their sum (the same model for any order,
+    bundling and number of workers)."""
 
     def create_accumulator(self):
         return reference.ReferenceCounts.empty()
 
-    def add_input(self, counts, paragraphs):
-        return counts.add(paragraphs)
+    def add_input(self, counts, more):
+        return counts.merge(more)
 
     def merge_accumulators(self, accumulators):
         accumulators = iter(accumulators)
@@ -113,21 +127,22 @@ class TrainReference(beam.CombineFn):
         return reference.ReferenceModel.from_counts(counts)
 
 
-def reference_lines(path: str):
-    """A reference text file's non-empty lines, one paragraph each (as 1-tuples), streamed;
+def reference_counts(path: str) -> reference.ReferenceCounts:
+    """The counts of a reference text file's lines, one paragraph each, read streaming;
     StageError naming the file where it is not UTF-8 or cannot be read."""
     from apache_beam.io.filesystems import FileSystems
 
-    number = 0
+    counts, number = reference.ReferenceCounts.empty(), 0
     try:
         with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as raw:
             for number, line in enumerate(io.TextIOWrapper(raw, encoding="utf-8"), 1):
                 if line.strip():
-                    yield (" ".join(line.split()),)
+                    counts.add((line,))
     except UnicodeDecodeError:
         raise StageError(f"{path}: reference text line {number + 1} is not UTF-8") from None
     except OSError as error:
         raise StageError(f"{path}: reference text: {error}") from None
+    return counts
 
 
 def _by_rule(element):
@@ -149,8 +164,10 @@ def apply(
     namespace: str,
     reference_paths: Sequence[str] = (),
 ):
-    """(the documents left as (key, paragraphs), the keyword arguments segment's stats writer
-    takes) of (key, format, source, paragraphs) `documents`, cleaned where `config.quality`; the
+    """(the documents left as (key, paragraphs), a tuple of PCollections that the next step
+    spills apart: a Flatten of them would hold the judged ones in memory on the in-process runner
+    until the reconsidered are ready; the keyword arguments segment's stats writer takes) of
+    (key, format, source, paragraphs) `documents`, cleaned where `config.quality`; the
     reference model (where it is on) learns the files `reference_paths` (`config.reference_text`
     matched), or without any the confident documents."""
     if not config.quality:
@@ -168,7 +185,7 @@ def apply(
             texts = (
                 documents.pipeline
                 | "ReferenceFiles" >> beam.Create(list(reference_paths))
-                | "ReferenceLines" >> beam.FlatMap(reference_lines)
+                | "ReferenceCounts" >> beam.Map(reference_counts)
             )
         else:
             texts = judged[CONFIDENT]
@@ -179,7 +196,6 @@ def apply(
         counts.append(reconsidered[COUNTS])
         kept.append(reconsidered.kept)
         audited.append(reconsidered[AUDITED])
-    kept = tuple(kept) | "Kept" >> beam.Flatten()
     audited = tuple(audited) | "Audited" >> beam.Flatten()
     written = (
         audited
@@ -192,7 +208,7 @@ def apply(
         | "FirstPerRule" >> beam.combiners.Top.SmallestPerKey(EXAMPLES_PER_RULE, key=lambda p: p[0])
         | "Examples" >> beam.FlatMap(_examples)
     )
-    return kept, {
+    return tuple(kept), {
         "quality_settings": audit.settings_summary(config),
         "quality_examples": beam.pvalue.AsList(examples),
         "quality_audit": beam.pvalue.AsList(written),
