@@ -6,6 +6,7 @@ overridden); segment's dry run and override end to end on the in-process runner.
 from __future__ import annotations
 
 import json
+import pickle
 from collections import Counter
 
 import numpy as np
@@ -65,6 +66,8 @@ def test_the_counts_are_sums_whatever_the_order_and_the_split():
     merged = halves[0].merge(halves[1])
     assert np.array_equal(merged.words, whole.words) and np.array_equal(merged.pairs, whole.pairs)
     assert whole.total == sum(len(p.split()) for doc in REFERENCE for p in doc)
+    carried = pickle.loads(pickle.dumps(whole))  # as a runner carries it: its non-zero buckets
+    assert np.array_equal(carried.words, whole.words) and np.array_equal(carried.pairs, whole.pairs)
     assert model_of(REFERENCE).score(SHORT) == model_of(reversed(REFERENCE)).score(SHORT)
 
 

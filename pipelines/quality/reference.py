@@ -51,10 +51,28 @@ def pair_keys(keys: np.ndarray) -> np.ndarray:
     return mix64(keys[:-1] * _PAIR + keys[1:])
 
 
+def _packed(table: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A count table as a runner carries it: its non-zero buckets and their counts where that is
+    smaller (a small reference fills few), else the table."""
+    nonzero = np.flatnonzero(table)
+    if 2 * len(nonzero) >= len(table):
+        return (table,)
+    return nonzero.astype(np.int32), table[nonzero]
+
+
+def _unpacked(packed: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The count table of `_packed`'s form."""
+    if len(packed) == 1:
+        return packed[0]
+    table = np.zeros(BUCKETS, np.int32)
+    table[packed[0]] = packed[1]
+    return table
+
+
 @dataclass
 class ReferenceCounts:
     """Counts of the reference's words and word pairs per bucket, and its words; sums, so the
-    same whatever the order the text is added in."""
+    same whatever the order the text is added in. A runner carries them `_packed`."""
 
     words: np.ndarray
     pairs: np.ndarray
@@ -83,6 +101,12 @@ class ReferenceCounts:
         self.pairs += other.pairs
         return self
 
+    def __getstate__(self):
+        return _packed(self.words), _packed(self.pairs)
+
+    def __setstate__(self, state):
+        self.words, self.pairs = map(_unpacked, state)
+
 
 @dataclass(frozen=True)
 class ReferenceModel:
@@ -97,6 +121,15 @@ class ReferenceModel:
     @classmethod
     def from_counts(cls, counts: ReferenceCounts) -> ReferenceModel:
         return cls(counts.words, counts.pairs, counts.total)
+
+    def __getstate__(self):
+        return _packed(self.words), _packed(self.pairs), self.total
+
+    def __setstate__(self, state):
+        words, pairs, total = state
+        object.__setattr__(self, "words", _unpacked(words))
+        object.__setattr__(self, "pairs", _unpacked(pairs))
+        object.__setattr__(self, "total", total)
 
     def score(self, paragraphs: Iterable[str]) -> float:
         """The document's mean gain per word pair (module docstring); 0.0 without a pair."""
