@@ -8,12 +8,13 @@ whatever the runner or number of workers.
 
 Pipeline: match files -> read each file streaming (one DoFn per file) -> spread documents over the
 workers -> wikitext/book/text to paragraphs, each repaired (ftfy) and normalised -> cleaning
-(pipelines.quality: language identification, line and document quality rules, personal data
-replaced; the removed audited in quality_removed.jsonl) -> drop exact-duplicate documents (smallest
-key kept) -> drop near-duplicate documents (pipelines.dedup.near; one per cluster kept, audited in
-near_duplicates.jsonl, signatures of the kept in near_dup_signatures*) -> drop repeated paragraphs
-(first occurrence by key kept) -> split sentences -> drop short documents and those with no word ->
-deterministic shards.
+(pipelines.quality: language identification, line and document quality rules, a reference model
+of the run's good text judging what a format or repetition rule would remove, personal data
+replaced; the removed and those the model kept audited in quality_removed.jsonl) -> drop
+exact-duplicate documents (smallest key kept) -> drop near-duplicate documents
+(pipelines.dedup.near; one per cluster kept, audited in near_duplicates.jsonl, signatures of the
+kept in near_dup_signatures*) -> drop repeated paragraphs (first occurrence by key kept) -> split
+sentences -> drop short documents and those with no word -> deterministic shards.
 Spreading and the de-duplications group through sorted spill files (pipelines.common.spill), so
 memory stays bounded on the in-process runner too.
 """
