@@ -73,6 +73,7 @@ def hf_tokenizer(tokenizer: AlbertTokenizer):
         steps += [
             normalizers.NFKD(),
             normalizers.Replace(Regex(_re2_class(_combining_ranges())), ""),
+            normalizers.NFC(),
         ]
     if tokenizer.do_lower_case:
         steps.append(normalizers.Lowercase())

@@ -45,8 +45,16 @@ class TFRecordsConfig(StageConfig):
             "static: masks written, dupe_factor passes; dynamic: one pass, masked at training"
         ),
     )
-    do_lower_case: bool = Field(
-        True, description="lowercase before tokenizing (must match the vocabulary)"
+    do_lower_case: bool | None = Field(
+        None,
+        description="none: as the vocabulary's record says (spiece.json beside --spm-model), "
+        "which every stage reads; a value that contradicts the record is an error. A vocabulary "
+        "without a record: lowercase unless false",
+    )
+    language: str | None = Field(
+        None,
+        description="the corpus's language; none: the vocabulary's record's. A language other "
+        "than the record's is an error (the vocabulary chose the preprocessing)",
     )
     num_shards: int = Field(
         64,

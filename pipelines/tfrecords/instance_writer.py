@@ -71,6 +71,14 @@ def padded_rows(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return rows, lengths
 
 
+def vocabulary_tokenizer(config: TFRecordsConfig) -> AlbertTokenizer:
+    """The stage's tokenizer: --spm-model with the preprocessing its record states, checked against
+    --do-lower-case and --language where given (`AlbertTokenizer`)."""
+    return AlbertTokenizer(
+        config.spm_model, do_lower_case=config.do_lower_case, language=config.language
+    )
+
+
 class InstanceWriter:
     """The TFRecords stage's work on documents: tokenize (one at a time), build instances, mask
     and serialize (many documents' instances together).
@@ -80,7 +88,7 @@ class InstanceWriter:
 
     def __init__(self, config: TFRecordsConfig, inc: Counter = uncounted):
         self.config, self.inc = config, inc
-        self.tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
+        self.tokenizer = vocabulary_tokenizer(config)
         vocab = self.tokenizer.sp.id_to_piece(list(range(self.tokenizer.vocab_size)))
         self.start_table = masking.start_piece_table(vocab)
         self.start_table[[self.tokenizer.cls_id, self.tokenizer.sep_id]] = True

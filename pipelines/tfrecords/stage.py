@@ -31,7 +31,6 @@ from albert.errors import StageError
 from albert.fs import exists, join
 from albert.hashing import stable_hash
 from albert.stage import stage_main
-from albert.tokenization import AlbertTokenizer
 from pipelines.common import spill
 from pipelines.common.runner import CountingDoFn, WriteSummary, counted, run_stage
 from pipelines.common.segmented_corpus import input_files, read_documents
@@ -46,7 +45,11 @@ from pipelines.tfrecords.heldout import (
     heldout_list_line,
     text_hash,
 )
-from pipelines.tfrecords.instance_writer import DocumentPass, InstanceWriter
+from pipelines.tfrecords.instance_writer import (
+    DocumentPass,
+    InstanceWriter,
+    vocabulary_tokenizer,
+)
 from pipelines.tfrecords.metadata import METADATA_FILE, Vocabulary, truncation_note, write_metadata
 
 logger = logging.getLogger(__name__)
@@ -161,8 +164,8 @@ def load_vocabulary(config: TFRecordsConfig) -> Vocabulary:
     if not exists(config.spm_model):
         raise StageError(f"{config.spm_model}: SentencePiece model not found")
     try:
-        tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
-        return Vocabulary(tokenizer.vocab_size, tokenizer.model_sha256)
+        tokenizer = vocabulary_tokenizer(config)
+        return Vocabulary(tokenizer.vocab_size, tokenizer.model_sha256, tokenizer.preprocessing)
     except ValueError as error:
         raise StageError(f"{config.spm_model}: unusable SentencePiece model: {error}") from None
     except (RuntimeError, OSError) as error:
