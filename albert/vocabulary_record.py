@@ -41,6 +41,10 @@ class Preprocessing:
         return f"{case}, {accents}, SentencePiece normalization {self.normalization}"
 
 
+REFERENCE = Preprocessing()
+"""google-research/albert's preprocessing: lowercase, accents stripped (a model without record)."""
+
+
 def record_path(model_file: str) -> str:
     """The record beside a model: `x.model` -> `x.json` (any other name: name + `.json`)."""
     return model_file.removesuffix(".model") + ".json"

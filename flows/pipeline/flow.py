@@ -161,6 +161,7 @@ def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
                 "output": vocab_dir,
                 "vocab_size": config.vocab_size,
                 "seed": config.seed,
+                **config.language_settings("vocab"),
                 **config.vocab,
             },
         ),

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from albert import pretraining_example as features
 from albert.errors import StageError
 from albert.fs import join, open_file
-from albert.vocabulary_record import Preprocessing
+from albert.vocabulary_record import REFERENCE, Preprocessing
 from pipelines.common import spill
 from pipelines.tfrecords.config import SPECIAL_TOKENS, TFRecordsConfig
 from pipelines.tfrecords.heldout import HELDOUT_PREFIX, few_documents_note
@@ -31,7 +31,7 @@ class Vocabulary(NamedTuple):
 
     size: int
     sha256: str
-    preprocessing: Preprocessing = Preprocessing()
+    preprocessing: Preprocessing = REFERENCE
 
 
 def truncation(config: TFRecordsConfig, counts: dict[str, int]) -> dict | None:
