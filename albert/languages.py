@@ -10,7 +10,9 @@ Every field is a default: the stage's own flag or config field overrides it.
 English keeps google-research/albert's preprocessing (lowercase, accents stripped), so the
 reference's vocabularies and TFRecords are reproduced; every other language keeps case and accents
 and normalizes with SentencePiece's `nmt_nfkc` alone (NFKC plus whitespace cleanup), which changes
-no letter of any script. A code missing from the table gets that default too.
+no letter of any script, and masks whole space-separated words (Japanese and Chinese: their
+segmenters' words; Thai, which spaces phrases, not words: the reference's rule). A code missing
+from the table gets the default too.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from dataclasses import dataclass
 
 NORMALIZATIONS = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
 """The normalization rules SentencePiece's trainer compiles into a model."""
-WORD_SEGMENTERS = ("none", "jieba", "tinysegmenter")
-"""Whole-word masking's word boundaries: "none" is the reference's rule (a piece starting with
-"▁" or holding a non-ASCII character starts a word); the others segment the text into words."""
+WORD_SEGMENTERS = ("none", "whitespace", "jieba", "tinysegmenter")
+"""Whole-word masking's words (the tfrecords stage's `word_segmenter`): "none" is the reference's
+rule (a piece starting with "▁" or holding a non-ASCII character starts a word, so outside ASCII
+a "word" is one piece); "whitespace" the text's space-separated words; jieba (Chinese) and
+TinySegmenter (Japanese) the words of those segmenters."""
 DEFAULT_CHARACTER_COVERAGE = 0.99995
 
 
@@ -37,7 +41,7 @@ class LanguageProfile:
     strip_accents: bool = False
     normalization: str = "nmt_nfkc"
     character_coverage: float = DEFAULT_CHARACTER_COVERAGE
-    word_segmenter: str = "none"
+    word_segmenter: str = "whitespace"
 
     @property
     def cleaning_language(self) -> str:
@@ -48,7 +52,7 @@ class LanguageProfile:
 PROFILES: dict[str, LanguageProfile] = {
     profile.code: profile
     for profile in (
-        LanguageProfile("en", "English", lowercase=True, strip_accents=True),
+        LanguageProfile("en", "English", lowercase=True, strip_accents=True, word_segmenter="none"),
         LanguageProfile("de", "German"),
         LanguageProfile("fr", "French"),
         LanguageProfile("es", "Spanish"),
@@ -64,10 +68,11 @@ PROFILES: dict[str, LanguageProfile] = {
         LanguageProfile("ko", "Korean"),
         LanguageProfile("ja", "Japanese", word_segmenter="tinysegmenter"),
         LanguageProfile("zh", "Chinese", word_segmenter="jieba"),
+        LanguageProfile("th", "Thai", word_segmenter="none"),
     )
 }
 """The profiles with a name and their own settings; any other code gets `language_profile`'s
-default (keep case and accents, nmt_nfkc, no word segmenter)."""
+default (keep case and accents, nmt_nfkc, whitespace words)."""
 
 _CODE = re.compile(r"[a-z]{2,3}")
 
