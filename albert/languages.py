@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 NORMALIZATIONS = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
 """The normalization rules SentencePiece's trainer compiles into a model."""
@@ -86,3 +89,12 @@ def language_profile(code: str) -> LanguageProfile:
             f"(e.g. {', '.join(sorted(PROFILES))})"
         )
     return PROFILES.get(code) or LanguageProfile(code, code)
+
+
+def _checked(code: str) -> str:
+    language_profile(code)
+    return code
+
+
+LanguageCode = Annotated[str, AfterValidator(_checked)]
+"""A config field holding a language code `language_profile` accepts (else one line, exit 2)."""

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from albert.config import StageConfig
+from albert.languages import LanguageCode
 
 SPECIAL_TOKENS = 3
 """[CLS] A [SEP] B [SEP]: the tokens of an instance that are not text."""
@@ -51,7 +52,7 @@ class TFRecordsConfig(StageConfig):
         "which every stage reads; a value that contradicts the record is an error. A vocabulary "
         "without a record: lowercase unless false",
     )
-    language: str | None = Field(
+    language: LanguageCode | None = Field(
         None,
         description="the corpus's language; none: the vocabulary's record's. A language other "
         "than the record's is an error (the vocabulary chose the preprocessing)",
