@@ -17,12 +17,11 @@ from typing import Any
 
 import sentencepiece
 from prefect.tasks import Task
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from albert.config import JsonDict, StageConfig, build_config
 from albert.errors import StageError
 from albert.fs import exists, join
-from albert.languages import language_profile
 from flows.engine import tasks
 from flows.engine.result_storage import result_storage_for
 from model.evaluation.baselines import unigram_baseline
@@ -59,13 +58,6 @@ class RunConfig(StageConfig):
     )
     heldout_min_documents: int = Field(8, ge=0, description="hold out at least this many documents")
     seed: int = Field(12345, description="seed of every random choice in the run")
-    language: str | None = Field(
-        None,
-        description="the corpus's language (ISO 639 code): its profile (docs/languages.md) sets "
-        "segment's cleaning target, the vocabulary's preprocessing and coverage, and the "
-        "masking's word segmenter, each unless --segment, --vocab or --tfrecords sets it; "
-        "none: every language kept, the reference's English preprocessing",
-    )
     steps: int = Field(300, gt=0, description="pretraining steps")
     time_budget: str | None = Field(
         None,
@@ -106,11 +98,6 @@ class RunConfig(StageConfig):
         86400, gt=0, description="process > 0: how long to wait for process 0's finished TFRecords"
     )
 
-    @field_validator("language")
-    @classmethod
-    def _known_code(cls, language: str | None) -> str | None:
-        return language and language_profile(language).code
-
     @model_validator(mode="after")
     def _steps_or_budget(self):
         if self.time_budget is not None and "steps" in self.model_fields_set:
@@ -123,25 +110,9 @@ class RunConfig(StageConfig):
     def result_storage(self) -> Any:
         return result_storage_for(self.results or join(self.run_dir, ".prefect"))
 
-    def language_settings(self, stage: str) -> dict[str, Any]:
-        """What --language sets in `stage`'s config (before the stage's own overrides): segment's
-        cleaning target, the vocabulary's profile, tfrecords' check against the vocabulary's
-        record."""
-        if self.language is None:
-            return {}
-        if stage == "segment":
-            return {"language": [language_profile(self.language).cleaning_language]}
-        return {"language": self.language}
-
     def segment_config(self, inputs: list[str]) -> StageConfig:
         return build_config(
-            SegmentConfig,
-            {
-                "input": inputs,
-                "output": self.stage_dir("segment"),
-                **self.language_settings("segment"),
-                **self.segment,
-            },
+            SegmentConfig, {"input": inputs, "output": self.stage_dir("segment"), **self.segment}
         )
 
     def tfrecords_config(self, corpus: str, spm_model: str) -> StageConfig:
@@ -161,7 +132,6 @@ class RunConfig(StageConfig):
                 "num_shards": self.num_shards,
                 "heldout_fraction": self.heldout_fraction,
                 "heldout_min_documents": self.heldout_min_documents,
-                **self.language_settings("tfrecords"),
                 **self.tfrecords,
             },
         )
