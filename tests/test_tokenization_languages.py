@@ -30,6 +30,7 @@ from albert.tokenizer_export import (
 )
 from model.conversion.exports import model_card
 from model.network.config import get_preset
+from pipelines.tfrecords import stage as tfrecords_stage
 from pipelines.tfrecords.config import TFRecordsConfig
 from pipelines.tfrecords.instance_writer import InstanceWriter, vocabulary_tokenizer
 from pipelines.tfrecords.word_starts import split_word_start_flags
@@ -158,7 +159,7 @@ def test_japanese_keeps_its_voiced_kana_through_tfrecords_and_the_export(
     assert 'language: ["ja"]' in card and "cased, accents kept" in card
 
 
-def test_a_flag_that_contradicts_the_record_is_one_line(japanese_vocabulary):
+def test_a_flag_that_contradicts_the_record_is_one_line(japanese_vocabulary, tmp_path, capsys):
     for flags, named in (
         ({"do_lower_case": True}, "--do-lower-case true"),
         ({"language": "ko"}, "--language ko"),
@@ -169,3 +170,7 @@ def test_a_flag_that_contradicts_the_record_is_one_line(japanese_vocabulary):
         assert "\n" not in str(raised.value) and "spiece.json" in str(raised.value)
     config = TFRecordsConfig(input="c", spm_model=japanese_vocabulary, output="o", language="ja")
     assert vocabulary_tokenizer(config).preprocessing.language == "ja"
+    argv = ["--input", str(tmp_path), "--spm-model", japanese_vocabulary, "--do-lower-case"]
+    assert tfrecords_stage.main([*argv, "--output", str(tmp_path / "out")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith("every stage reads the record") and not (tmp_path / "out").exists()

@@ -172,6 +172,8 @@ def load_vocabulary(config: TFRecordsConfig) -> tuple[Vocabulary, TFRecordsConfi
             tokenizer.vocab_size, tokenizer.model_sha256, tokenizer.preprocessing
         )
         return vocabulary, with_word_segmenter(config, tokenizer)
+    except StageError:  # names the model or its record already (AlbertTokenizer's checks)
+        raise
     except ValueError as error:
         raise StageError(f"{config.spm_model}: unusable SentencePiece model: {error}") from None
     except (RuntimeError, OSError) as error:
