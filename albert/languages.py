@@ -11,7 +11,8 @@ English keeps google-research/albert's preprocessing (lowercase, accents strippe
 reference's vocabularies and TFRecords are reproduced; every other language keeps case and accents
 and normalizes with SentencePiece's `nmt_nfkc` alone (NFKC plus whitespace cleanup), which changes
 no letter of any script, and masks whole space-separated words (Japanese and Chinese: their
-segmenters' words; Thai, which spaces phrases, not words: the reference's rule). A code missing
+segmenters' words; Thai, Lao, Khmer and Burmese, which space phrases, not words: the reference's
+rule). A code missing
 from the table gets the default too.
 """
 
@@ -72,6 +73,9 @@ PROFILES: dict[str, LanguageProfile] = {
         LanguageProfile("ja", "Japanese", word_segmenter="tinysegmenter"),
         LanguageProfile("zh", "Chinese", word_segmenter="jieba"),
         LanguageProfile("th", "Thai", word_segmenter="none"),
+        LanguageProfile("lo", "Lao", word_segmenter="none"),
+        LanguageProfile("km", "Khmer", word_segmenter="none"),
+        LanguageProfile("my", "Burmese", word_segmenter="none"),
     )
 }
 """The profiles with a name and their own settings; any other code gets `language_profile`'s
