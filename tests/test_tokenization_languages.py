@@ -1,6 +1,6 @@
 """Other languages, end to end through the tokenizer: a vocabulary built with `--language` keeps
 every letter of its text, records its preprocessing, and every stage that tokenizes for it (the
-tfrecords instance writer, the exports, the model card) reads the record; the exported tokenizers
+tfrecords instance writer, the exports) reads the record; the exported tokenizers
 (Hugging Face's `tokenizer.json`, the SentencePiece model keras-hub runs) give our ids on ja, ko,
 zh, hi, ar, vi and de text, with the language's preprocessing and with English's (accents stripped,
 where Hugging Face's NFKD would split Hangul into jamo).
@@ -28,8 +28,6 @@ from albert.tokenizer_export import (
     sentencepiece_with_preprocessing,
     write_hf_tokenizer,
 )
-from model.conversion.exports import model_card
-from model.network.config import get_preset
 from pipelines.tfrecords import stage as tfrecords_stage
 from pipelines.tfrecords.config import TFRecordsConfig
 from pipelines.tfrecords.instance_writer import InstanceWriter, vocabulary_tokenizer
@@ -149,14 +147,6 @@ def test_japanese_keeps_its_voiced_kana_through_tfrecords_and_the_export(
     encoding = exported.encode(text, add_special_tokens=False)
     assert encoding.ids == ids.tolist() and exported.decode(encoding.ids) == text
     assert AlbertTokenizer(str(tmp_path / "spiece.model")).preprocessing.language == "ja"
-    card = model_card(
-        get_preset("albert-nano", vocab_size=writer.tokenizer.vocab_size),
-        {},
-        {},
-        {},
-        writer.tokenizer.preprocessing,
-    )
-    assert 'language: ["ja"]' in card and "cased, accents kept" in card
 
 
 def test_a_flag_that_contradicts_the_record_is_one_line(japanese_vocabulary, tmp_path, capsys):
