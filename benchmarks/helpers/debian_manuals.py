@@ -1,7 +1,8 @@
-"""Real text in other languages from Debian's manual packages: the Debian New Maintainers' Guide
-(`maint-guide-LANG`, GPL-2+) in each translation Debian ships, fetched with `apt-get download`
-and unpacked with `dpkg-deb -x` into a cache once, read as the paragraphs (<p> elements) of its
-HTML pages. Never copied into the project."""
+"""Real text in other languages from Debian's manual packages (GPL-2+): the Debian New
+Maintainers' Guide (`maint-guide-LANG`) and the Debian Reference (`debian-reference-LANG`) in each
+translation Debian ships, fetched with `apt-get download` and unpacked with `dpkg-deb -x` into a
+cache once, read as the paragraphs (<p> elements) of their HTML pages. Never copied into the
+project."""
 
 from __future__ import annotations
 
@@ -16,6 +17,15 @@ from pathlib import Path
 from benchmarks.helpers.udhr_texts import UDHR_CACHE
 
 # ISO 639-1 code -> the package and the language tag of its HTML files
+DEBIAN_REFERENCE = {
+    "ja": ("debian-reference-ja", "ja"),
+    "de": ("debian-reference-de", "de"),
+    "fr": ("debian-reference-fr", "fr"),
+    "zh": ("debian-reference-zh-cn", "zh-cn"),
+    "es": ("debian-reference-es", "es"),
+    "it": ("debian-reference-it", "it"),
+    "pt": ("debian-reference-pt", "pt"),
+}
 MAINT_GUIDE = {
     "ja": ("maint-guide-ja", "ja"),
     "de": ("maint-guide-de", "de"),
@@ -28,12 +38,9 @@ MAINT_GUIDE = {
 }
 
 
-def manual_folder(language: str) -> Path | None:
-    """The unpacked maint-guide of `language` ($ALBERT_DEBIAN_DOCS/PACKAGE, else a cache filled
-    once by apt-get); None where Debian has no translation or apt-get cannot fetch it."""
-    if language not in MAINT_GUIDE:
-        return None
-    package = MAINT_GUIDE[language][0]
+def manual_folder(package: str) -> Path | None:
+    """The unpacked `package` ($ALBERT_DEBIAN_DOCS/PACKAGE, else a cache filled once by
+    apt-get); None where apt-get cannot fetch it."""
     root = Path(os.environ.get("ALBERT_DEBIAN_DOCS", UDHR_CACHE / "debian"))
     folder = root / package
     if (folder / "usr").is_dir():
@@ -52,14 +59,17 @@ def manual_folder(language: str) -> Path | None:
     return folder
 
 
-def manual_paragraphs(language: str) -> list[str]:
-    """The <p> paragraphs of `language`'s maint-guide pages in file order (none without it)."""
-    folder = manual_folder(language)
+def manual_paragraphs(language: str, manual: dict[str, tuple[str, str]] = MAINT_GUIDE) -> list[str]:
+    """The <p> paragraphs of `language`'s translation of `manual` (MAINT_GUIDE or
+    DEBIAN_REFERENCE), page by page in file order; none where Debian has no such translation."""
+    if language not in manual:
+        return []
+    package, tag = manual[language]
+    folder = manual_folder(package)
     if folder is None:
         return []
-    tag = MAINT_GUIDE[language][1]
     paragraphs = []
-    for page in sorted(folder.glob(f"usr/share/doc/*/html/*.{tag}.html")):
+    for page in sorted(folder.glob(f"usr/share/**/*.{tag}.html")):
         text = page.read_text(encoding="utf-8")
         for raw in re.findall(r"<p>(.*?)</p>", text, re.DOTALL):
             paragraph = " ".join(html.unescape(re.sub(r"<[^>]+>", "", raw)).split())
