@@ -328,6 +328,16 @@ def test_a_danda_ends_a_sentence_and_a_verse_number_stays_with_its_verse():
     ]
 
 
+def test_burmese_ethiopic_and_armenian_full_stops_end_sentences():
+    splitter = text_cleaning.SentenceSplitter()
+    for first, second in (
+        ("ဒါက ပထမ ဝါကျ ဖြစ်သည်။", "ဒါက ဒုတိယ ဝါကျ ဖြစ်သည်။"),
+        ("ይህ የመጀመሪያው ዓረፍተ ነገር ነው።", "ይህ ሁለተኛው ነው።"),
+        ("Սա առաջին նախադասությունն է։", "Սա երկրորդն է։"),
+    ):
+        assert splitter.split(f"{first} {second}") == [first, second]
+
+
 def test_a_cjk_sentence_before_a_lower_case_latin_word_is_not_rejoined():
     splitter = text_cleaning.SentenceSplitter()
     assert splitter.split("パッケージが必要です。debian パッケージを作ります。") == [
@@ -338,6 +348,9 @@ def test_a_cjk_sentence_before_a_lower_case_latin_word_is_not_rejoined():
         "使用方法如下！",
         "ls 命令列出文件。",
     ]
+    # BlingFire's cut inside a quotation is mended with the paragraph's spacing
+    assert splitter.split("「はい。」と彼は言った。") == ["「はい。」と彼は言った。"]
+    assert splitter.split("「はい。」 と彼は言った。") == ["「はい。」 と彼は言った。"]
     assert text_cleaning.repair_splits(["He said “What!”", "said Mrs.", "Weston."]) == [
         "He said “What!” said Mrs. Weston."
     ]

@@ -33,13 +33,17 @@ CHINESE = [
     "请使用 Debian 的软件包管理工具安装 vim 编辑器。",
     "人人有资格享有本宣言所载的一切权利和自由。",
 ]
+KOREAN = [
+    "모든 인간은 태어날 때부터 자유로우며 그 존엄과 권리에 있어 동등하다.",
+    "모든 사람은 생명과 신체의 자유와 안전에 대한 권리를 가진다.",
+]
 
 
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory) -> AlbertTokenizer:
     prefix = tmp_path_factory.mktemp("spm") / "spiece"
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter((JAPANESE + CHINESE) * 3),
+        sentence_iterator=iter((JAPANESE + CHINESE + KOREAN) * 3),
         model_prefix=str(prefix),
         vocab_size=200,
         hard_vocab_limit=False,
@@ -76,6 +80,13 @@ def test_masking_units_are_whole_segmenter_words(tokenizer, lines, segmenter):
         ends = set(np.cumsum([len(word) for word in words]).tolist())
         assert set(np.cumsum([len(group) for group in groups]).tolist()) <= ends
         assert len(groups) < len(ids) or len(ids) == len(words)
+
+
+def test_whitespace_words_are_the_masking_units_of_spaced_scripts(tokenizer):
+    for line in KOREAN:
+        ids, starts = word_starts.encode_with_word_starts(tokenizer, {}, line, "whitespace")
+        assert word_groups(tokenizer, ids, starts) == line.split()
+        assert starts.sum() < len(ids)  # pieces inside a word continue it (not so by the reference)
 
 
 def test_a_bare_underline_joins_the_word_after_it_or_before_a_special_token():

@@ -72,13 +72,14 @@ def resumable(
     config: FinetuneConfig, backend: str, wanted: dict | None = None
 ) -> dict[str, Checkpoint | None]:
     """The newest checkpoint of each phase to resume from. Checkpoints of other settings (than
-    `wanted`, as in `finished`) are moved aside first (logged), and the leftovers of a write that
-    was killed removed."""
+    `wanted`, as in `finished`) and damaged ones are moved aside first (logged), and the leftovers
+    of a write that was killed removed."""
     root, wanted = checkpoints_root(config.output), wanted or identity(config, backend)
     latest = {}
     for phase in PHASES:
         directory = checkpoints_dir(config.output, phase)
         remove_leftovers(join(directory, "ckpt-*"))
+        checkpointing.set_aside_damaged(directory)
         latest[phase] = checkpointing.latest_checkpoint(directory)
     found = [checkpoint for checkpoint in latest.values() if checkpoint is not None]
     if any(checkpointing.read_state(c.path).get("identity") != wanted for c in found):

