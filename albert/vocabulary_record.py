@@ -7,7 +7,8 @@ tokenizes (tfrecords, the exports, fine-tuning, distillation, evaluation, select
 
 `model_sha256` ties the record to its model: a record beside another model is an error. A model
 with no record beside it (a vocabulary written before the record existed, the reference's own)
-gets the reference's preprocessing: lowercase, accents stripped, language unknown. SentencePiece's
+gets the reference's preprocessing (lowercase, accents stripped, language unknown) unless a stage's
+flags say otherwise. SentencePiece's
 model has no free field for such facts (its normalizer spec holds only the compiled rules and
 their name), hence the file beside it.
 """
@@ -35,7 +36,8 @@ class Preprocessing:
     language: str | None = None
 
     def describe(self) -> str:
-        """One phrase: 'cased, accents kept, nmt_nfkc' (for logs, errors and the model card)."""
+        """One phrase, 'cased, accents kept, SentencePiece normalization nmt_nfkc', for logs,
+        errors, the report and the model card."""
         case = "lowercased" if self.lowercase else "cased"
         accents = "accents stripped" if self.strip_accents else "accents kept"
         return f"{case}, {accents}, SentencePiece normalization {self.normalization}"

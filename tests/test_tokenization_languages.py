@@ -13,6 +13,7 @@ plus a few Japanese sentences in katakana written for this test. Whole-corpus fi
 from __future__ import annotations
 
 import json
+import shutil
 import unicodedata
 from collections import Counter
 from pathlib import Path
@@ -164,3 +165,16 @@ def test_a_flag_that_contradicts_the_record_is_one_line(japanese_vocabulary, tmp
     assert tfrecords_stage.main([*argv, "--output", str(tmp_path / "out")]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.endswith("every stage reads the record") and not (tmp_path / "out").exists()
+
+
+def test_a_record_beside_another_model_or_malformed_is_one_line(
+    japanese_vocabulary, english_vocabulary, tmp_path
+):
+    model = tmp_path / "spiece.model"
+    shutil.copy(english_vocabulary, model)
+    shutil.copy(Path(japanese_vocabulary).with_suffix(".json"), tmp_path / "spiece.json")
+    with pytest.raises(StageError, match="spiece.json: records the preprocessing of another model"):
+        AlbertTokenizer(str(model))
+    (tmp_path / "spiece.json").write_text('{"format": "albert-vocabulary/1", "lowercase": "no"}')
+    with pytest.raises(StageError, match="spiece.json: "):
+        AlbertTokenizer(str(model))
