@@ -105,6 +105,15 @@ STAGES: dict[str, Stage] = {
         "results.json",
         "Keras: distil a fine-tuned model into a smaller student on its task (soft targets)",
     ),
+    "predict": Stage(
+        "flows.predict",
+        "PredictConfig",
+        ("model", "input"),
+        "predict.json",
+        "Beam: a fine-tuned model's predictions on CSV / TSV / JSONL / text files (RunInference)",
+        dataflow=True,
+        config_module="pipelines.predict.config",
+    ),
     "heldout": Stage(
         "model.evaluation.heldout",
         "HeldOutEvalConfig",

@@ -169,6 +169,7 @@ ROOMS: dict[str, dict[str, set[str]]] = {
         "tfrecords": {"common"},
         "decontaminate": {"common"},
         "select": {"common"},
+        "predict": {"common"},
     },
     "model": {
         "runtime": set(),
@@ -179,6 +180,7 @@ ROOMS: dict[str, dict[str, set[str]]] = {
         "conversion": {"checkpoints", "network"},
         "tasks": {"network"},
         "finetune": {
+            "predict",
             "tasks",
             "network",
             "input",
@@ -189,6 +191,7 @@ ROOMS: dict[str, dict[str, set[str]]] = {
         },
         "evaluation": {"finetune", "tasks", "network", "input", "conversion"},
         "distill": {"finetune", "tasks", "network", "checkpoints", "runtime"},
+        "predict": {"tasks", "network"},
         "pretrain": {
             "evaluation",
             "network",

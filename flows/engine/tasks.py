@@ -140,6 +140,12 @@ def domain_select(config: StageConfig, beam_args: Sequence[str] | None = None) -
     return stage_module("select").run(config, list(beam_args or []))
 
 
+@registered_task("predict")
+def predict(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
+    """A fine-tuned model + files -> sharded JSONL predictions + predict.json."""
+    return stage_module("predict").run(config, list(beam_args or []))
+
+
 @registered_task("pretrain")
 def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = None) -> dict:
     """TFRecords -> pretrained model (checkpoints, metrics.jsonl, export/).
