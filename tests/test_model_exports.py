@@ -13,8 +13,9 @@ from conftest import shared_path
 from model_testdata import padded_inputs
 
 from albert.tokenization import AlbertTokenizer
+from albert.vocabulary_record import REFERENCE, Preprocessing
 from model.checkpoints.weights import ConversionError
-from model.conversion.exports import write_exports
+from model.conversion.exports import model_card, write_exports
 from model.conversion.keras_hub import export_keras_hub
 from model.network.config import get_preset
 from model.network.pretraining_model import AlbertPretrainingModel
@@ -167,3 +168,40 @@ def test_an_export_whose_library_is_missing_is_skipped_in_one_line(
         for w in warnings
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names.values())
+
+
+@pytest.mark.keras
+def test_an_rtd_discriminator_is_exported_as_what_it_is(tmp_path):
+    """No masked-LM head, `AlbertModel` in config.json, a card without fill-mask, the generator's
+    masked-LM figures apart from the discriminator's and the command with --objective rtd."""
+    pytest.importorskip("safetensors")
+    from model.conversion.exports import model_card
+    from model.conversion.hf import export_huggingface, read_huggingface_tensors
+
+    model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=100))
+    export_huggingface(model, str(tmp_path / "hf"), masked_lm=False)
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert config["architectures"] == ["AlbertModel"]
+    assert not [n for n in read_huggingface_tensors(str(tmp_path / "hf")) if "predictions" in n]
+    run = {"data": "records/", "preset": "albert-nano", "steps": 4, "objective": "rtd"}
+    heldout = {"masked_lm_accuracy": 0.25, "replaced_token_accuracy": 0.9, "sop_accuracy": 0.75}
+    card = model_card(model.config, run, {"objective": "sop"}, heldout)
+    front = yaml.safe_load(card.split("---\n")[1])
+    assert front["pipeline_tag"] == "feature-extraction" and "masked-lm" not in front["tags"]
+    metrics = front["model-index"][0]["results"][0]["metrics"]
+    assert {m["type"] for m in metrics} == {"replaced_token_accuracy", "sop_accuracy"}
+    assert "--objective rtd" in card and "objective sop" not in card
+    assert "| masked_lm_accuracy (the generator's) | 0.2500 |" in card
+    assert "AlbertModel.from_pretrained(path)" in card
+
+
+@pytest.mark.keras
+def test_the_model_card_states_the_vocabularys_language_and_preprocessing():
+    config = get_preset("albert-nano", vocab_size=VOCAB)
+    japanese = Preprocessing(lowercase=False, strip_accents=False, language="ja")
+    card = model_card(config, {}, {}, {}, japanese)
+    assert yaml.safe_load(card.split("---\n")[1])["language"] == ["ja"]
+    assert "language ja: text cased, accents kept" in card and "stripped" not in card
+    reference = model_card(config, {}, {}, {}, REFERENCE)
+    assert "language" not in yaml.safe_load(reference.split("---\n")[1])
+    assert "lowercased, accents stripped" in reference and "google-research/albert" in reference

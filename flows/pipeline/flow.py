@@ -26,16 +26,18 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from prefect import flow
 from pydantic import Field, model_validator
 
-from albert.config import JsonDict, StageConfig, build_config
+from albert.config import CommaList, JsonDict, StageConfig, build_config
 from albert.errors import Interrupted
 from albert.fs import join
+from albert.languages import LanguageCode
 from flows.engine import tasks
 from flows.engine.entry import flow_main
+from flows.language_settings import with_language
 from flows.pipeline.default_corpus import default_corpus
 from flows.pipeline.downstream import (
     downstream_configs,
@@ -93,6 +95,12 @@ class PretrainPipelineConfig(RunConfig):
     jit_compile: bool = Field(
         True, description="XLA-compile the training step (faster on CPU at batch 32+)"
     )
+    language: LanguageCode | None = Field(
+        None,
+        description="the corpus's language: its profile (docs/languages.md) sets segment's, "
+        "vocab's and tfrecords' language settings that --segment, --vocab, --tfrecords leave "
+        "unset; none: every language kept, the reference's English preprocessing",
+    )
     vocab_size: int = Field(8000, gt=5, description="SentencePiece vocabulary size")
     vocab: JsonDict = Field(
         default_factory=dict, description="other VocabConfig fields (YAML or JSON)"
@@ -105,6 +113,11 @@ class PretrainPipelineConfig(RunConfig):
     )
     finetune: JsonDict = Field(
         default_factory=dict, description="other FinetuneConfig fields for --downstream"
+    )
+    predict: Annotated[list[str], CommaList] = Field(
+        default_factory=list,
+        description="files to label with each --downstream fine-tune (albert predict, the text "
+        "in the first column) into RUN_DIR/predict-TASK; the report shows the predictions",
     )
     distill: JsonDict = Field(
         default_factory=dict,
@@ -128,6 +141,8 @@ class PretrainPipelineConfig(RunConfig):
         description="the decontamination report also checks the dev set each --downstream task "
         "is scored on (removing nothing without --remove-contaminated)",
     )
+
+    _language_settings = model_validator(mode="before")(with_language)
 
     @model_validator(mode="after")
     def _remove_needs_eval(self):

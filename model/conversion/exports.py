@@ -20,6 +20,7 @@ from typing import Any
 
 from albert.fs import join, open_file
 from albert.tokenization import AlbertTokenizer
+from albert.vocabulary_record import REFERENCE, Preprocessing
 from model.checkpoints.weights import ConversionError
 from model.network.config import AlbertConfig, parameter_counts
 
@@ -45,6 +46,10 @@ RUN_FIELDS = (
 COUNT_FIELDS = ("documents", "sentences", "tokens", "instances")
 
 
+GENERATORS = " (the generator's)"
+"""The mark of an RTD run's masked-LM figures in the card: the generator's, not the model's."""
+
+
 def _yaml_value(value: Any) -> str:
     return json.dumps(value)  # JSON scalars and lists are YAML
 
@@ -54,39 +59,54 @@ def model_card(
     run: dict[str, Any],
     data: dict[str, Any],
     heldout: dict[str, float],
-    do_lower_case: bool = True,
+    preprocessing: Preprocessing = REFERENCE,
     data_license: str | None = None,
 ) -> str:
     """A Hugging Face model card (README.md with YAML metadata) for a pretrained model.
 
     `run`: the pretraining settings (`PretrainConfig` fields, see RUN_FIELDS, plus `data`);
     `data`: the TFRecords' metadata.json (counts, options, files); `heldout`: the final held-out
-    metrics of `model.pretrain`."""
+    metrics of `model.pretrain`; `preprocessing`: the vocabulary's record (its language, case,
+    accents and normalization), stated as it is."""
     counts = data.get("counts", {})
     options = data.get("options", {})
     parameters = parameter_counts(model_config)
+    language = {"language": [preprocessing.language]} if preprocessing.language else {}
+    rtd = run.get("objective") == "rtd"  # the discriminator: its masked-LM figures the generator's
+    own = {k: v for k, v in heldout.items() if not (rtd and k.startswith("masked_lm"))}
     metadata = {
-        "language": ["en"],
+        **language,
         "library_name": "transformers",
-        "pipeline_tag": "fill-mask",
-        "tags": ["albert", "pretraining", "masked-lm", "sentence-order-prediction", "keras"],
+        "pipeline_tag": "feature-extraction" if rtd else "fill-mask",
+        "tags": [
+            "albert",
+            "pretraining",
+            "replaced-token-detection" if rtd else "masked-lm",
+            "sentence-order-prediction",
+            "keras",
+        ],
         "license": "apache-2.0",
     }
+    heads = (
+        "the weights (the sentence-order head included)"
+        if rtd
+        else "the `AlbertForPreTraining` weights (masked-LM and sentence-order heads included)"
+    )
     yaml = "\n".join(f"{key}: {_yaml_value(value)}" for key, value in metadata.items())
     training = {name: run[name] for name in RUN_FIELDS if name in run}
     preset = run.get("preset", "custom")
     intro = (
         "An ALBERT model pretrained from raw text with this project's pipeline: Beam stages "
         "`pipelines.segment` -> `pipelines.vocab` -> `pipelines.tfrecords`, then "
-        "`model.pretrain` (Keras 3). The export holds the `AlbertForPreTraining` weights "
-        "(masked-LM and sentence-order heads included), the SentencePiece vocabulary and a fast "
-        "tokenizer that reproduces the tokenization the model was trained with."
+        f"`model.pretrain` (Keras 3). The export holds {heads}, the SentencePiece vocabulary "
+        "and a fast tokenizer that reproduces the tokenization the model was trained with."
     )
-    if run.get("objective") == "rtd":
+    if rtd:
         intro += (
-            " It is the discriminator of an ELECTRA-style run (`--objective rtd`): its masked-LM "
-            "head was never trained (initial values) and the held-out masked-LM metrics are the "
-            "generator's (export/generator/model.keras); load it as `AlbertModel` or fine-tune it."
+            " It is the discriminator of an ELECTRA-style run (`--objective rtd`): it has no "
+            "masked-LM head (the run's was never trained) and the held-out masked-LM metrics are "
+            "the generator's (export/generator/model.keras); load it as `AlbertModel` or fine-tune "
+            "it."
         )
     length = (
         f"--time-budget {run['time_budget']}"
@@ -95,18 +115,23 @@ def model_card(
     )
     command = (
         f"python -m model.pretrain --data {run.get('data')} --preset {preset} "
-        f"{length} --batch-size {run.get('batch_size')}"
+        f"{length} --batch-size {run.get('batch_size')}{' --objective rtd' if rtd else ''}"
     )
     records = (
         f"- TFRecords: `{run.get('data')}`, {len(data.get('files', []))} files, "
         f"max_seq_length {data.get('max_seq_length')}, masking {data.get('masking')}, "
-        f"objective {data.get('objective', 'sop')}"
+        f"sentence-pair task {data.get('objective', 'sop')}"
     )
     licence = data_license or "not recorded by the pipeline; state it before publishing this model"
-    casing = "lowercased" if do_lower_case else "cased"
+    reference = (
+        " as google-research/albert does"
+        if preprocessing.lowercase and preprocessing.strip_accents
+        else ""
+    )
     vocabulary = (
         f"SentencePiece unigram, {model_config.vocab_size:,} pieces (`spiece.model`), "
-        f"{casing}, accents stripped as google-research/albert does. `tokenizer.json` is "
+        f"language {preprocessing.language or 'not recorded'}: text "
+        f"{preprocessing.describe()}{reference} (the record `spiece.json`). `tokenizer.json` is "
         "the same tokenizer for `AutoTokenizer.from_pretrained`; see the project's "
         "docs/vocab.md for the rare inputs where it differs."
     )
@@ -119,18 +144,24 @@ def model_card(
         "the model never trained on)."
     )
     dataset = _yaml_value(options.get("input") or run.get("data"))
+    architecture = "AlbertModel" if rtd else "AlbertForPreTraining"
+    task = (
+        "held-out replaced tokens and sentence order"
+        if rtd
+        else "held-out masked LM and sentence order"
+    )
     lines = [
         "---",
         yaml,
         "model-index:",
         f"- name: {_yaml_value('albert-' + str(preset))}",
         "  results:",
-        "  - task: {type: fill-mask, name: held-out masked LM and sentence order}",
+        f"  - task: {{type: {metadata['pipeline_tag']}, name: {task}}}",
         f"    dataset: {{type: text, name: {dataset}}}",
         "    metrics:",
         *[
             f"    - {{type: {name}, value: {float(value):.6g}, name: held-out {name}}}"
-            for name, value in sorted(heldout.items())
+            for name, value in sorted(own.items())
         ],
         "---",
         "",
@@ -173,14 +204,17 @@ def model_card(
         "",
         "| metric | value |",
         "|---|---|",
-        *[f"| {name} | {float(value):.4f} |" for name, value in sorted(heldout.items())],
+        *[
+            f"| {name}{'' if name in own else GENERATORS} | {float(value):.4f} |"
+            for name, value in sorted(heldout.items())
+        ],
         "",
         "## Use",
         "",
         "```python",
-        "from transformers import AlbertForPreTraining, AutoTokenizer",
+        f"from transformers import {architecture}, AutoTokenizer",
         "tokenizer = AutoTokenizer.from_pretrained(path)",
-        "model = AlbertForPreTraining.from_pretrained(path)",
+        f"model = {architecture}.from_pretrained(path)",
         "```",
         "",
     ]
@@ -202,7 +236,8 @@ def write_exports(
 
     `export_dir` is the (temporary) directory `model.pretrain` commits atomically.
     """
-    do_lower_case = data.get("do_lower_case", True)
+    tokenizer = AlbertTokenizer(spm_model) if spm_model else None
+    preprocessing = tokenizer.preprocessing if tokenizer else data_preprocessing(data)
     written, skipped = {}, {}
 
     def huggingface() -> None:
@@ -211,23 +246,19 @@ def write_exports(
         from model.conversion.hf import export_huggingface
 
         hf_dir = join(export_dir, "hf")
-        export_huggingface(model, hf_dir)
-        if spm_model:
+        export_huggingface(model, hf_dir, masked_lm=run.get("objective") != "rtd")
+        if tokenizer:
             write_hf_tokenizer(
-                AlbertTokenizer(spm_model, do_lower_case=do_lower_case),
-                hf_dir,
-                model_max_length=model.config.max_position_embeddings,
+                tokenizer, hf_dir, model_max_length=model.config.max_position_embeddings
             )
         with open_file(join(hf_dir, "README.md"), "w") as handle:
-            handle.write(model_card(model.config, run, data, heldout, do_lower_case, data_license))
+            handle.write(model_card(model.config, run, data, heldout, preprocessing, data_license))
 
     def keras_hub() -> None:
         # optional libraries (keras-hub, safetensors, tokenizers): skipped without them
         from model.conversion.keras_hub import export_keras_hub
 
-        export_keras_hub(
-            model, join(export_dir, "keras_hub"), spm_model, do_lower_case=do_lower_case
-        )
+        export_keras_hub(model, join(export_dir, "keras_hub"), spm_model)
 
     for kind, name, write in (
         ("huggingface", "hf", huggingface),
@@ -240,6 +271,14 @@ def write_exports(
             logger.warning("%s export skipped: %s", EXPORT_LABELS[kind], reason)
             skipped[kind] = reason
     return written, skipped
+
+
+def data_preprocessing(data: dict[str, Any]) -> Preprocessing:
+    """The vocabulary's preprocessing as the TFRecords' metadata.json states it (its
+    `preprocessing`; data older than it: `do_lower_case`, accents stripped)."""
+    if isinstance(data.get("preprocessing"), dict):
+        return Preprocessing(**data["preprocessing"])
+    return Preprocessing(lowercase=data.get("do_lower_case", True))
 
 
 EXPORT_LABELS = {"huggingface": "Hugging Face", "keras_hub": "keras-hub"}

@@ -136,16 +136,24 @@ def load_huggingface(directory: str) -> AlbertPretrainingModel:
     return model
 
 
-def export_huggingface(model: AlbertPretrainingModel, directory: str) -> str:
+def export_huggingface(
+    model: AlbertPretrainingModel, directory: str, masked_lm: bool = True
+) -> str:
     """Write `model` as a Hugging Face `AlbertForPreTraining` directory (config.json +
-    model.safetensors) that `transformers.AlbertForPreTraining.from_pretrained` loads.
+    model.safetensors) that `transformers.AlbertForPreTraining.from_pretrained` loads; without
+    `masked_lm` (an RTD discriminator, whose masked-LM head never trained) as an `AlbertModel`
+    with no masked-LM head, so that a fill-mask pipeline says its head is new.
 
     A model without the E->H projection (E == H) gets an identity projection, which is exact.
     """
     config = model.config
     hf_config = config_to_huggingface(config)
+    if not masked_lm:
+        hf_config["architectures"] = ["AlbertModel"]
     tensors = {}
     for entry in weight_entries(model):
+        if not masked_lm and entry.hf.startswith("predictions."):
+            continue
         value = keras.ops.convert_to_numpy(entry.variable.value).astype(np.float32)
         tensors[entry.hf] = np.ascontiguousarray(value.T if entry.hf_transpose else value)
     if model.backbone.encoder.projection is None:

@@ -26,6 +26,7 @@ from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
 from model.finetune.multitask import multitask_kinds, train_multitask
 from model.finetune.training import fit
+from model.predict.serving import export_saved_model
 from model.runtime import cores, keras_seeds, keras_tensorflow, preemption
 
 logger = logging.getLogger(__name__)
@@ -204,8 +205,9 @@ def commit_output(
     files: dict[str, str] | None = None,
 ) -> dict:
     """Write the output whole (`atomic_output_dir`; the caller holds its lock): the predictions
-    file, `model.keras`, `files` (name -> text) and `results.json`, which is `results` with the
-    predictions file's path; return that."""
+    file, `model.keras`, `files` (name -> text), `results.json`, which is `results` with the
+    predictions file's path, and the serving export (`model.predict.serving`); return the
+    results."""
     with atomic_output_dir(output, lock=False) as out:
         predictions_path = kind.write_predictions(out, data, predictions)
         with keras_tensorflow.absent_unless_loaded():  # a JAX run's save loads no TensorFlow
@@ -216,6 +218,7 @@ def commit_output(
         results = {**results, "predictions": predictions_path.replace(out, output.rstrip("/"))}
         with open_file(join(out, "results.json"), "w") as handle:
             json.dump(results, handle, indent=2, sort_keys=True, default=str)
+        export_saved_model(out, model)  # export/saved_model: serving on raw strings
     return results
 
 

@@ -8,6 +8,9 @@ No Beam here. Two generators per document and dupe pass, so the output does not 
   record by record what `albert.masking.mask_instance` gives with that generator, so that instances
   of many documents are masked together by one `albert.batch_masking.mask_batch` call.
 `doc_hash = stable_hash(doc_key)`. Dynamic masking writes instances unmasked and draws nothing.
+Word starts (`token_boundary`) are the reference's per-piece rule, or with a `word_segmenter` the
+segmenter's words, carried from `encode` to `_serialize` in the ids (see
+`pipelines.tfrecords.word_starts`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from albert import masking
 from albert import pretraining_example as features
 from albert.batch_masking import mask_batch
 from albert.hashing import stable_hash
+from albert.languages import language_profile
 from albert.tokenization import AlbertTokenizer
 from pipelines.common.runner import Counter
 from pipelines.tfrecords.config import TFRecordsConfig
@@ -30,6 +34,13 @@ from pipelines.tfrecords.instances import (
     create_instances,
     encode_sentences,
     uncounted,
+)
+from pipelines.tfrecords.word_starts import (
+    attach_bare_underlines,
+    bare_underline_id,
+    encode_with_word_starts,
+    flag_word_starts,
+    split_word_start_flags,
 )
 
 MASK_BATCH_ROWS = 512  # instances masked by one mask_batch call: its per-step cost is shared
@@ -71,6 +82,25 @@ def padded_rows(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return rows, lengths
 
 
+def vocabulary_tokenizer(config: TFRecordsConfig) -> AlbertTokenizer:
+    """The stage's tokenizer: --spm-model with the preprocessing its record states, checked against
+    --do-lower-case and --language where given (`AlbertTokenizer`)."""
+    return AlbertTokenizer(
+        config.spm_model, do_lower_case=config.do_lower_case, language=config.language
+    )
+
+
+def with_word_segmenter(config: TFRecordsConfig, tokenizer: AlbertTokenizer) -> TFRecordsConfig:
+    """`config` with its word segmenter settled: as given, else the language profile's
+    (`albert.languages`) of --language or the vocabulary record's language, else "none" (the
+    reference's rule: a vocabulary without a language)."""
+    if config.word_segmenter is not None:
+        return config
+    language = config.language or tokenizer.preprocessing.language
+    segmenter = language_profile(language).word_segmenter if language else "none"
+    return config.model_copy(update={"word_segmenter": segmenter})
+
+
 class InstanceWriter:
     """The TFRecords stage's work on documents: tokenize (one at a time), build instances, mask
     and serialize (many documents' instances together).
@@ -79,11 +109,15 @@ class InstanceWriter:
     n-grams ...)."""
 
     def __init__(self, config: TFRecordsConfig, inc: Counter = uncounted):
-        self.config, self.inc = config, inc
-        self.tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
+        self.tokenizer = vocabulary_tokenizer(config)
+        self.config = config = with_word_segmenter(config, self.tokenizer)
+        self.inc = inc
         vocab = self.tokenizer.sp.id_to_piece(list(range(self.tokenizer.vocab_size)))
         self.start_table = masking.start_piece_table(vocab)
         self.start_table[[self.tokenizer.cls_id, self.tokenizer.sep_id]] = True
+        if config.word_segmenter != "none":
+            self.expansions = self.tokenizer.digit_comma_expansions()
+            self.underline_id = bare_underline_id(self.tokenizer)
         self.options = masking.MaskingOptions.for_vocabulary(
             self.tokenizer.vocab_size,
             self.tokenizer.is_control,
@@ -95,8 +129,17 @@ class InstanceWriter:
         )
 
     def encode(self, lines: list[str]) -> list[np.ndarray]:
-        """The token ids of a document's sentences (sentences with none dropped), counted."""
-        sentences = encode_sentences(self.tokenizer, lines)
+        """The token ids of a document's sentences (sentences with none dropped), counted; with a
+        word segmenter, word starts are flagged in them (`word_starts.flag_word_starts`)."""
+        segmenter = self.config.word_segmenter
+        if segmenter == "none":
+            sentences = encode_sentences(self.tokenizer, lines)
+        else:
+            encoded = (
+                encode_with_word_starts(self.tokenizer, self.expansions, line, segmenter)
+                for line in lines
+            )
+            sentences = [flag_word_starts(ids, starts) for ids, starts in encoded if len(ids)]
         self.inc("documents")
         self.inc("sentences", len(sentences))
         self.inc("document_tokens", sum(len(s) for s in sentences))
@@ -138,7 +181,16 @@ class InstanceWriter:
         keys, created, generators = zip(*pending) if pending else ((), (), ())
         ids, lengths = padded_rows([instance.input_ids for instance in created])
         segment_ids, _ = padded_rows([instance.segment_ids for instance in created])
-        boundary = self.start_table[ids] & (np.arange(ids.shape[1]) < lengths[:, None])
+        inside = np.arange(ids.shape[1]) < lengths[:, None]
+        if config.word_segmenter == "none":
+            boundary = self.start_table[ids] & inside
+        else:
+            ids, flagged = split_word_start_flags(ids)
+            specials = (self.tokenizer.cls_id, self.tokenizer.sep_id)
+            boundary = (flagged | np.isin(ids, specials)) & inside
+            boundary = attach_bare_underlines(
+                ids, boundary, lengths, self.underline_id, self.options.special_ids
+            )
         ngram_counts = np.zeros(config.ngram + 1, dtype=np.int64)
         if config.masking == "static" and created:
             ids, positions, labels, counts = mask_batch(
