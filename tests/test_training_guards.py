@@ -66,6 +66,8 @@ def test_a_damaged_newest_checkpoint_is_moved_aside_and_the_run_resumes_from_the
     assert f"moved aside to {newest}.previous-" in err
     assert "sst2: training 4 steps, resumed at step 2" in err
     assert (output / "results.json").exists()
+    (kept,) = (tmp_path / "run.checkpoints" / "task").iterdir()  # the run's own are deleted
+    assert kept.name.startswith("ckpt-000000003.previous-") and (kept / "weights.npz").exists()
 
 
 def test_no_whole_checkpoint_left_is_one_line_and_exit_2(spm_model, tmp_path, monkeypatch, capsys):  # noqa: F811

@@ -4,7 +4,7 @@ A run writes its checkpoints (pretraining's: `model.checkpoints.store`, written 
 `model.checkpoints.manager.Checkpoints`) under `OUTPUT.checkpoints/`, one folder per training phase:
 `multitask/` (the joint training of `--multitask`) and `task/`. The output itself stays one atomic
 commit of the finished run (`albert.outputs.atomic_output_dir`); once it is committed the
-checkpoints are deleted.
+checkpoints are deleted, except damaged ones that a re-run moved aside (never deleted).
 
 Each checkpoint's state records the run's identity (`identity`: every setting that changes what is
 trained, and the backend, whose batch order differs). A re-run of the same settings resumes from
@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import logging
 
-from albert.fs import exists, join, open_file, remove
-from albert.outputs import move_aside, remove_leftovers
+from albert.fs import exists, expand, join, open_file, remove
+from albert.outputs import MOVED_ASIDE_LABEL, move_aside, remove_leftovers
 from model.checkpoints import store as checkpointing
 from model.checkpoints.store import Checkpoint
 from model.finetune.config import FinetuneConfig
@@ -94,7 +94,14 @@ def resumable(
 
 
 def discard(output: str) -> None:
-    """Delete the checkpoints of a run whose output is committed."""
+    """Delete the checkpoints of a run whose output is committed; damaged ones that were moved
+    aside (`checkpointing.set_aside_damaged`) are never deleted: they stay, named in a warning."""
     root = checkpoints_root(output)
-    if exists(root):
+    damaged = expand(join(root, "*", f"ckpt-*.{MOVED_ASIDE_LABEL}-*"))
+    if damaged:
+        for phase in PHASES:
+            for checkpoint in checkpointing.list_checkpoints(checkpoints_dir(output, phase)):
+                remove(checkpoint.path)
+        logger.warning("%s: the damaged checkpoints moved aside stay: %s", root, ", ".join(damaged))
+    elif exists(root):
         remove(root)
