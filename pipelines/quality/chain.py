@@ -83,8 +83,8 @@ class Cleaned:
     lines_removed: dict[str, int] = field(default_factory=dict)
     pii: dict[str, int] = field(default_factory=dict)
     overridable: bool = False
-    """`removal` is an OVERRIDABLE check's and no other check fails: `paragraphs` are the document
-    as kept if the reference model keeps it (`reconsider`)."""
+    """`removal` is an OVERRIDABLE check's or LOW_SCORE and no other check fails: `paragraphs` are
+    the document as kept if the reference model keeps it (`reconsider`)."""
     reference: tuple[float, float] | None = None
     """(the reference model's score, its bound) of a candidate it judged."""
     kept_by_reference: bool = False
