@@ -43,15 +43,15 @@ def model_of(documents) -> reference.ReferenceModel:
     return reference.ReferenceModel.from_counts(counts)
 
 
-def settings(**thresholds) -> QualitySettings:
+def settings(languages=(), **thresholds) -> QualitySettings:
     values = {name.replace("__", "."): value for name, value in thresholds.items()}
-    return QualitySettings.from_options([], None, [], values, "redact", False)
+    return QualitySettings.from_options(list(languages), None, [], values, "redact", False)
 
 
-def clean(paragraphs, s):
+def clean(paragraphs, s, language=("en", 0.9)):
     counts: Counter = Counter()
     cleaned = chain.clean_document(
-        tuple(paragraphs), s, lambda text: ("en", 0.9), lambda k, n: counts.update({k: n})
+        tuple(paragraphs), s, lambda text: language, lambda k, n: counts.update({k: n})
     )
     return cleaned, counts
 
@@ -95,6 +95,30 @@ def test_a_candidate_is_kept_by_the_reference_model_with_both_scores_and_audited
     assert (record["reference_score"], record["reference_threshold"]) == (score, -0.3)
     removed = chain.reconsider(cleaned, model_of(REFERENCE[:1]), s)  # too few reference words
     assert removed.removed and removed.reference is not None
+
+
+def test_a_low_scoring_target_language_document_is_a_candidate_a_foreign_one_never():
+    s = settings(["en"], reference_model__min_reference_words=100)
+    cleaned, counts = clean(SHORT, s, ("en", 0.25))  # under en's 0.5, and under 50 words
+    assert cleaned.removal == chain.Removal("language.low_score", 0.25, 0.5) and cleaned.overridable
+    assert counts == {"language_en": 1}
+    kept = chain.reconsider(cleaned, model_of(REFERENCE), s)
+    assert kept.kept_by_reference
+    record = audit.removal_record("a.jsonl#1", kept, SHORT, True, audit.KEPT_BY_REFERENCE)
+    assert (record["rule"], record["language_score"], record["threshold"]) == (
+        "language.low_score",
+        0.25,
+        0.5,
+    )
+    assert record["reference_score"] == kept.reference[0] > -0.3
+    foreign, counts = clean(SHORT, s, ("fr", 0.25))
+    assert foreign.removal.rule == "language.not_target" and not foreign.overridable
+    assert counts["quality_removed_language.not_target"] == 1
+    repeated, counts = clean(REFERENCE[0] * 3, s, ("en", 0.25))  # and an absolute check fails
+    assert repeated.removal.rule == "gopher_repetition.dup_para_frac" and not repeated.overridable
+    off = QualitySettings.from_options(["en"], None, ["reference_model"], {}, "redact", False)
+    cleaned, counts = clean(SHORT, off, ("en", 0.25))
+    assert not cleaned.overridable and counts["quality_removed_language.low_score"] == 1
 
 
 def test_absolute_checks_are_never_candidates_and_the_model_can_be_switched_off():

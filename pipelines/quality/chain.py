@@ -1,19 +1,21 @@
 """One document through the cleaning step, in order: language identification of the whole text
-(with target languages: a document in another language or scored under the threshold is removed,
-as language.not_target or language.low_score with its score and the bound of the language found,
-and paragraphs confidently in another, non-target language are dropped), line cleaning
-(boilerplate.clean_lines: nothing left removes the document), the document rules (Gopher
-repetition, Gopher quality, C4, FineWeb: the first failing check removes it) and personal data
-(redacted, kept, or a document holding any removed). Words are split once per document and shared
-by the rules. Counts go through `inc`: quality_removed_<rule.param> per removal,
-quality_lines_<rule> per line rule, language_<code> per document, pii_<kind> per redaction.
+(with target languages: a document in another language is removed as language.not_target, one in
+a target language scored under its threshold is marked language.low_score, each with its score and
+the bound of the language found, and paragraphs confidently in another, non-target language are
+dropped), line cleaning (boilerplate.clean_lines: nothing left removes the document), the document
+rules (Gopher repetition, Gopher quality, C4, FineWeb: the first failing check removes it) and
+personal data (redacted, kept, or a document holding any removed). Words are split once per
+document and shared by the rules. Counts go through `inc`: quality_removed_<rule.param> per
+removal, quality_lines_<rule> per line rule, language_<code> per document, pii_<kind> per redaction.
 
 The document checks of OVERRIDABLE are facts about web pages that real prose of other kinds fails
 (formulaic scripture and law repeat n-grams, manuals quote code and repeat lines, a section has
 fewer than 50 words): a document whose first failing check is one of them, and that fails no other
 check, is a candidate (`Cleaned.overridable`) that the reference model judges (`reconsider`):
-kept where it scores as like the reference, counted as quality_kept_reference_<rule.param>.
-Language identification, line cleaning, the checks not listed (repeated lines and paragraphs,
+kept where it scores as like the reference, counted as quality_kept_reference_<rule.param>. So is
+a document in a target language scored under its threshold (LOW_SCORE: all-caps licence clauses,
+short sections of commands) that fails no other check but OVERRIDABLE's. A document identified as
+another language, line cleaning, the checks not listed (repeated lines and paragraphs,
 lorem ipsum, stop words, mean word length, ellipses, line breaks, the most frequent 2-gram) and
 personal data stay absolute, and so does mojibake repair, which comes before."""
 
@@ -47,6 +49,10 @@ LONG_FORM_FORMATS = frozenset({"books"})
 "chapters" files both give "books" documents), long or short as their authors chose: Gopher's
 word-count bounds are a web page's, not applied to them."""
 REFERENCE = "reference_model"
+LOW_SCORE = "language.low_score"
+"""A document whose language is a target but scores under its threshold: a candidate for the
+reference model where no absolute check fails (a document identified as another language is
+removed, whatever the model says)."""
 OVERRIDABLE: dict[str, float] = {
     **{f"gopher_repetition.top_{n}_gram": 1.0 for n in (3, 4)},
     **{f"gopher_repetition.dup_{n}_gram": 1.0 for n in range(5, 11)},
@@ -77,8 +83,8 @@ class Cleaned:
     lines_removed: dict[str, int] = field(default_factory=dict)
     pii: dict[str, int] = field(default_factory=dict)
     overridable: bool = False
-    """`removal` is an OVERRIDABLE check's and no other check fails: `paragraphs` are the document
-    as kept if the reference model keeps it (`reconsider`)."""
+    """`removal` is an OVERRIDABLE check's or LOW_SCORE and no other check fails: `paragraphs` are
+    the document as kept if the reference model keeps it (`reconsider`)."""
     reference: tuple[float, float] | None = None
     """(the reference model's score, its bound) of a candidate it judged."""
     kept_by_reference: bool = False
@@ -132,7 +138,9 @@ def _nearest(judged: list[bool | None]) -> list[bool | None]:
 def _language(
     paragraphs: tuple[str, ...], settings: QualitySettings, identify: Identify, inc: Inc
 ) -> tuple[str, float, tuple[str, ...], Removal | None]:
-    """(language, score, paragraphs left, removal) of the language rule."""
+    """(language, score, paragraphs left, removal) of the language rule: a document in a target
+    language scoring under its threshold gets the removal LOW_SCORE and, where the reference model
+    is on (it may override it), its paragraphs in another language dropped like any other's."""
     if not settings.enabled("language"):
         return UNKNOWN, 0.0, paragraphs, None
     code, score = identify(" ".join(paragraphs))
@@ -142,16 +150,17 @@ def _language(
     least = settings.threshold("language", "threshold", code)
     if code not in settings.languages:
         return code, score, paragraphs, Removal("language.not_target", score, least)
-    if score < least:
-        return code, score, paragraphs, Removal("language.low_score", score, least)
+    low = Removal(LOW_SCORE, score, least) if score < least else None
+    if low and not settings.enabled(REFERENCE):
+        return code, score, paragraphs, low
     foreign = foreign_paragraphs(paragraphs, settings, identify)
     if not any(foreign):
-        return code, score, paragraphs, None
+        return code, score, paragraphs, low
     if all(foreign):
         return code, score, paragraphs, Removal("language.not_target", score, least)
     inc("quality_lines_language", sum(foreign))
     kept = tuple(p for p, other in zip(paragraphs, foreign, strict=True) if not other)
-    return code, score, kept, None
+    return code, score, kept, low
 
 
 def document_removal(
@@ -244,7 +253,8 @@ def clean_document(
         inc(f"quality_removed_{why.rule}", 1)
         return Cleaned(paragraphs, language, score, why, lines_removed or {}, found or {})
 
-    if removal:
+    low_score = removal if removal and removal.rule == LOW_SCORE else None
+    if removal and not (low_score and settings.enabled(REFERENCE)):
         return removed(removal)
     lines_removed = (
         {"language": len(paragraphs) - len(lines)} if len(lines) < len(paragraphs) else {}
@@ -259,6 +269,8 @@ def clean_document(
     removal, overridable = absolute_removal(tuple(kept), settings, language, long_form=long_form)
     if removal and not overridable:
         return removed(removal, lines_removed)
+    if low_score:
+        removal, overridable = low_score, True
     found: dict[str, int] = {}
     if settings.enabled("pii"):
         redacted, found = _redact(tuple(kept))

@@ -1,7 +1,8 @@
 """The reference model: a small hashed word-bigram language model of good text, which judges the
-documents a web-page rule would remove (chain.OVERRIDABLE's checks). It is trained on the team's
-own examples (segment's `--reference-text`) or, by default, on the documents of the same run that
-every check kept (their cleaned lines) (`confident`).
+documents a web-page rule would remove (chain.OVERRIDABLE's checks) and those in a target language
+that language identification scores under its threshold (chain.LOW_SCORE). It is trained on the
+team's own examples (segment's `--reference-text`) or, by default, on the documents of the same run
+that every check kept (their cleaned lines) (`confident`).
 
 Words are a paragraph's `\\w+` runs, lower-cased; each is hashed (CRC-32, then albert.hashing's
 mix64) into one of BUCKETS, and so is each pair of consecutive words of a paragraph. The model is

@@ -146,7 +146,7 @@ RULES: dict[str, dict[str, Threshold]] = {
             -100,
             100,
             "least score (reference.ReferenceModel.score) at which a document one of the "
-            "checks chain.OVERRIDABLE names would remove is kept",
+            "checks chain.OVERRIDABLE names (or chain.LOW_SCORE) would remove is kept",
         ),
         "min_reference_words": _count(
             10_000, "least words of reference text for the model to keep a document (fewer: none)"
