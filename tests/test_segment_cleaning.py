@@ -55,7 +55,15 @@ def test_sentence_splitter_handles_abbreviations_and_counts_cuts():
     assert counts == {"sentences_cut": 1}
 
 
-def test_document_block_is_the_reference_input_format():
+def test_titles_of_other_languages_do_not_end_sentences():
+    splitter = text_cleaning.SentenceSplitter()
+    for first in (
+        "Ο κ. Παπαδόπουλος ήρθε χθες.",
+        "Проф. Иванов пришёл.",
+        "Ks. Kowalski przyszedł.",
+    ):
+        assert splitter.split(f"{first} Потом ушёл.") == [first, "Потом ушёл."]
+
     assert text_cleaning.document_block(["One.", "Two."]) == "One.\nTwo.\n\n"
     assert text_cleaning.content_hash(["a", "b"]) == text_cleaning.content_hash(("a", "b"))
     assert text_cleaning.content_hash(["a", "b"]) != text_cleaning.content_hash(["ab"])

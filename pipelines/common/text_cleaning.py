@@ -60,8 +60,12 @@ def _invisible() -> re.Pattern[str]:
 _WHITESPACE = re.compile(r"\s+")
 # BlingFire's two common false splits: after a title abbreviation ("Mrs." | "Goddard's school...")
 # and before a lower-case continuation ('"What!"' | 'said Mrs. Weston').
+# Other languages' titles BlingFire splits after, in either case ("Ο κ. Παπαδόπουλος", "с проф.
+# Ивановым", "Hrn. Müller"): Greek κ(α)./κκ. (Mr, Mrs, Messrs), Δρ., καθ.; Russian, Ukrainian and
+# Bulgarian проф., доц., акад., св.; German Hrn., Polish ks., Czech Ing. and Mgr., Indonesian Bpk.
 _TITLE_AT_END = re.compile(
-    r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|St|Mt)\.$"
+    r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|St|Mt"
+    r"|(?i:κ|κα|κκ|δρ|καθ|проф|доц|акад|св|hrn|ks|ing|mgr|bpk))\.$"
 )
 _LOWER_CASE_START = re.compile(r"^[\"'“”‘’(\[]*[a-z]")
 # The full stops of scripts without letter case (CJK; the danda and double danda of the Indic
