@@ -9,11 +9,11 @@ Every field is a default: the stage's own flag or config field overrides it.
 
 English keeps google-research/albert's preprocessing (lowercase, accents stripped), so the
 reference's vocabularies and TFRecords are reproduced; every other language keeps case and accents
-and normalizes with SentencePiece's `nmt_nfkc` alone (NFKC plus whitespace cleanup), which changes
-no letter of any script, and masks whole space-separated words (Japanese and Chinese: their
-segmenters' words; Thai, Lao, Khmer and Burmese, which space phrases, not words: the reference's
-rule). A code missing
-from the table gets the default too.
+and normalizes with SentencePiece's `nmt_nfkc` (NFKC plus whitespace cleanup; `nfkc` alone for the
+scripts that spell words with the zero-width non-joiner, `JOINER_LANGUAGES`), and masks whole
+space-separated words (Japanese and Chinese: their segmenters' words; Thai, Lao, Khmer and
+Burmese, which space phrases, not words: the reference's rule). A code missing from the table gets
+the default too.
 """
 
 from __future__ import annotations
@@ -32,6 +32,17 @@ rule (a piece starting with "▁" or holding a non-ASCII character starts a word
 a "word" is one piece); "whitespace" the text's space-separated words; jieba (Chinese) and
 TinySegmenter (Japanese) the words of those segmenters."""
 DEFAULT_CHARACTER_COVERAGE = 0.99995
+JOINER_LANGUAGES = (
+    *(("ar", "Arabic"), ("fa", "Persian"), ("ur", "Urdu"), ("ps", "Pashto")),
+    *(("ckb", "Central Kurdish"), ("sd", "Sindhi"), ("ug", "Uyghur"), ("dv", "Dhivehi")),
+    *(("hi", "Hindi"), ("mr", "Marathi"), ("ne", "Nepali"), ("bn", "Bengali"), ("as", "Assamese")),
+    *(("pa", "Punjabi"), ("gu", "Gujarati"), ("or", "Odia"), ("ta", "Tamil"), ("te", "Telugu")),
+    *(("kn", "Kannada"), ("ml", "Malayalam"), ("si", "Sinhala")),
+)
+"""The languages written in the scripts whose spelling holds the zero-width non-joiner (U+200C:
+Persian "می‌خواهم") and joiner (Arabic, Thaana, the Indic scripts; segment keeps both there,
+`pipelines.common.text_cleaning`). Their profiles normalize with `nfkc`: `nmt_nfkc` turns the
+non-joiner into a space, splitting the word."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +78,7 @@ PROFILES: dict[str, LanguageProfile] = {
         LanguageProfile("ru", "Russian"),
         LanguageProfile("tr", "Turkish"),
         LanguageProfile("vi", "Vietnamese"),
-        LanguageProfile("hi", "Hindi"),
-        LanguageProfile("ar", "Arabic"),
+        *(LanguageProfile(code, name, normalization="nfkc") for code, name in JOINER_LANGUAGES),
         LanguageProfile("ko", "Korean"),
         LanguageProfile("ja", "Japanese", word_segmenter="tinysegmenter"),
         LanguageProfile("zh", "Chinese", word_segmenter="jieba"),

@@ -38,7 +38,12 @@ from benchmarks.helpers.segment_chain import ours
 from benchmarks.helpers.udhr_texts import FOREIGN, GERMAN, udhr_folder
 
 LANGUAGES = ("ja", "ko", "zh", "hi", "ar", "vi", "de", "fr")
-UDHR_FILES = {**{code: files[0] for code, files in FOREIGN.items()}, "de": GERMAN[0], "hi": "hin"}
+UDHR_FILES = {
+    **{code: files[0] for code, files in FOREIGN.items()},
+    "de": GERMAN[0], "hi": "hin", "he": "heb", "fa": "pes_1", "ur": "urd", "bn": "ben",
+    "ta": "tam", "te": "tel", "kn": "kan", "ml": "mal", "th": "tha", "my": "mya", "km": "khm",
+    "lo": "lao", "am": "amh", "ka": "kat", "hy": "hye", "sw": "swh",
+}  # fmt: skip
 GUIDE_FOLDERS = {"ja": "ja", "ko": "ko", "zh": "zh_CN", "vi": "vi", "de": "de", "fr": "fr"}
 SEGMENTERS = {"ja": "tinysegmenter", "zh": "jieba"}
 MASKING_VOCAB = 4000

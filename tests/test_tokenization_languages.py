@@ -178,3 +178,28 @@ def test_a_record_beside_another_model_or_malformed_is_one_line(
     (tmp_path / "spiece.json").write_text('{"format": "albert-vocabulary/1", "lowercase": "no"}')
     with pytest.raises(StageError, match="spiece.json: "):
         AlbertTokenizer(str(model))
+
+
+def test_persian_keeps_its_zero_width_non_joiners_through_the_export(tmp_path):
+    # UDHR (pes_1) words spelt with U+200C; nmt_nfkc would turn it into a space, splitting them
+    texts = [
+        "اعمال وحشیانه\u200cای گردیده است.",
+        "در منشور اعلام کرده\u200cاند.",
+        "آزادی\u200cهای اساسی",
+    ]
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "part-00000-of-00001.txt").write_text("\n".join(texts * 20) + "\n", encoding="utf-8")
+    config = vocab.VocabConfig(
+        input=str(corpus), output=str(tmp_path / "vocab"), language="fa", vocab_size=40,
+        heldout_sentences=0, num_threads=1,
+    )  # fmt: skip
+    vocab.run(config)
+    ours = vocabulary_tokenizer(
+        TFRecordsConfig(input="c", spm_model=str(tmp_path / "vocab" / "spiece.model"), output="o")
+    )
+    exported = hf_tokenizer(ours)
+    for text in texts:
+        ids = ours.encode(text)
+        assert ours.decode(ids) == text
+        assert exported.encode(text, add_special_tokens=False).ids == ids

@@ -39,21 +39,33 @@ def _character_class(categories: tuple[str, ...], keep: str) -> str:
     )
 
 
+# The scripts whose spelling holds the zero-width non-joiner and joiner (U+200C, U+200D): Arabic
+# (Persian "می‌خواهم", Urdu, Kurdish, Pashto), Syriac, Thaana and the Indic scripts from Devanagari
+# to Sinhala (half forms, Malayalam chillus, Bengali khanda ta "ত্‍"). After a letter or mark of
+# these a joiner is part of the word; anywhere else it is dropped like any format character.
+_JOINING_SCRIPTS = "\u0600-\u07bf\u0860-\u08ff\u0900-\u0dff\ufb50-\ufdff\ufe70-\ufefc"
+
+
 @functools.cache
 def _invisible() -> re.Pattern[str]:
-    """Control, format, private-use and surrogate characters; whitespace controls are kept and
-    become spaces. Built at the first use (a scan of every code point: half a second), not at the
-    import: a command that only checks a config never pays it."""
-    return re.compile(
-        _character_class(("Cc", "Cf", "Co", "Cs"), keep="\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85")
-    )
+    """Control, format, private-use and surrogate characters, but the zero-width (non-)joiner
+    after a character of `_JOINING_SCRIPTS`; whitespace controls are kept and become spaces. Built
+    at the first use (a scan of every code point: half a second), not at the import: a command
+    that only checks a config never pays it."""
+    keep = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\u200c\u200d"
+    joiners = rf"(?<![{_JOINING_SCRIPTS}\u200c\u200d])[\u200c\u200d]+"
+    return re.compile(rf"{_character_class(('Cc', 'Cf', 'Co', 'Cs'), keep=keep)}|{joiners}")
 
 
 _WHITESPACE = re.compile(r"\s+")
 # BlingFire's two common false splits: after a title abbreviation ("Mrs." | "Goddard's school...")
 # and before a lower-case continuation ('"What!"' | 'said Mrs. Weston').
+# Other languages' titles BlingFire splits after, in either case ("Ο κ. Παπαδόπουλος", "с проф.
+# Ивановым", "Hrn. Müller"): Greek κ(α)./κκ. (Mr, Mrs, Messrs), Δρ., καθ.; Russian, Ukrainian and
+# Bulgarian проф., доц., акад., св.; German Hrn., Polish ks., Czech Ing. and Mgr., Indonesian Bpk.
 _TITLE_AT_END = re.compile(
-    r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|St|Mt)\.$"
+    r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|St|Mt"
+    r"|(?i:κ|κα|κκ|δρ|καθ|проф|доц|акад|св|hrn|ks|ing|mgr|bpk))\.$"
 )
 _LOWER_CASE_START = re.compile(r"^[\"'“”‘’(\[]*[a-z]")
 # The full stops of scripts without letter case (CJK; the danda and double danda of the Indic

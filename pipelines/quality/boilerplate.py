@@ -48,7 +48,12 @@ from pipelines.quality.notices import (
     POLICY_LINK,
     TEASER_END,
 )
-from pipelines.quality.words import SEGMENTED_LANGUAGES, TERMINAL_PUNCTUATION, split_words
+from pipelines.quality.words import (
+    SEGMENTED_LANGUAGES,
+    TERMINAL_PUNCTUATION,
+    WORD_SEPARATORS,
+    split_words,
+)
 
 
 class Settings(Protocol):
@@ -139,11 +144,12 @@ def c4_check(line: str, language: str, limits: dict[str, float]) -> tuple[str, s
         words = split_words(line, language)
         too_long = bool(words) and max(map(len, words)) > limits["max_word_length"]
         count = len(words)
-    else:  # whitespace is collapsed: the spaces count the words
+    else:  # whitespace is collapsed: the spaces (and Amharic's ፡) count the words
+        spaced = line.translate(WORD_SEPARATORS)
         too_long = len(line) > limits["max_word_length"] and (
-            max(map(len, line.split())) > limits["max_word_length"]
+            max(map(len, spaced.split())) > limits["max_word_length"]
         )
-        count = line.count(" ") + 1
+        count = spaced.count(" ") + 1
     if too_long:
         return line, "too_long_word"
     if limits["remove_citations"] and "[" in line:

