@@ -134,12 +134,13 @@ def test_a_teacher_of_another_task_or_vocabulary_is_one_line_and_exit_2(task, tm
 def test_soft_targets_are_t_squared_kl_and_squad_logits_are_cut_to_the_batch():
     import keras
 
-    from model.distill.losses import CachedTeacher, soft_target_loss
+    from model.distill.losses import CachedTeacher
+    from model.finetune.kinds import task_kind
 
     teacher, student, t = np.array([[2.0, 0.0, -1.0]]), np.array([[0.5, 0.0, 0.0]]), 2.0
     p, q = (np.exp(x / t) / np.exp(x / t).sum() for x in (teacher, student))
     expected = t**2 * float((p * np.log(p / q)).sum())
-    loss = soft_target_loss("classification", t).compute_loss(teacher, student)
+    loss = task_kind("sst2").soft_target_loss(t).compute_loss(teacher, student)
     assert float(keras.ops.convert_to_numpy(loss)) == pytest.approx(expected, rel=1e-5)
     cached = {"start_logits": np.zeros((2, 8)), "end_logits": np.ones((2, 8))}
     cut = CachedTeacher(True)({"teacher": cached, "input_ids": np.zeros((2, 5), "int32")})

@@ -169,9 +169,9 @@ def finetune_command(
 
 def short_finetune_text(train_steps: int, max_seq_length: int, task: str = "sst2") -> str:
     """What the report says of its short fine-tune, with the paper's recipe beside it."""
-    from model.finetune.config import TABLE_14  # the config module only: no Keras
+    from model.tasks import get_task  # the task registry only: no Keras
 
-    recipe = TABLE_14[task]
+    recipe = get_task(task).defaults
     return (
         f"fine-tune it on a task (any task `albert finetune` knows): {number(train_steps)} steps "
         f"at the run's length, {max_seq_length}, minutes on a CPU for a model this size. For a "

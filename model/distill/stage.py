@@ -102,7 +102,7 @@ def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
             )
             distiller = make_distiller(
                 student,
-                spec.kind,
+                kind,
                 config.temperature,
                 config.alpha,
                 teacher,

@@ -1,15 +1,15 @@
-"""The fine-tuning stage's config, the per-task defaults of Table 14 of the ALBERT paper, and the
-`TASK=DIR` option parser (`--multitask` here, `--downstream` in the flows)."""
+"""The fine-tuning stage's config, the hyperparameters of a run (the task's defaults, the values the
+config sets), and the `TASK=DIR` option parser (`--multitask` here, `--downstream` in the flows)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import Field, field_validator
 
 from albert.config import ConfigError, StageConfig
-from model.tasks import TaskSpec, get_task
+from model.tasks import Hyperparameters, Task, get_task
 from model.tasks.truncation import Truncation
 
 # The classifier's input (`model.finetune.features`), a strategy of Sun et al. (2019).
@@ -18,37 +18,10 @@ Features = Literal["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"]
 Schedule = Literal["reference", "after_warmup"]
 
 
-@dataclass(frozen=True)
-class Hyperparameters:
-    """The per-task training settings of Table 14 (a config value, when given, replaces one)."""
-
-    learning_rate: float
-    batch_size: int
-    classifier_dropout: float
-    train_steps: int
-    warmup_steps: int
-    max_seq_length: int
-
-
-TABLE_14: dict[str, Hyperparameters] = {
-    "cola": Hyperparameters(1e-5, 16, 0.0, 5336, 320, 512),
-    "stsb": Hyperparameters(5e-5, 16, 0.0, 3598, 214, 512),
-    "sst2": Hyperparameters(1e-5, 32, 0.0, 20935, 1256, 512),
-    "mnli": Hyperparameters(3e-5, 128, 0.0, 10000, 1000, 512),
-    "qnli": Hyperparameters(1e-5, 32, 0.0, 33112, 1986, 512),
-    "qqp": Hyperparameters(5e-5, 128, 0.1, 14000, 1000, 512),
-    "rte": Hyperparameters(3e-5, 32, 0.1, 800, 200, 512),
-    "mrpc": Hyperparameters(2e-5, 32, 0.0, 800, 200, 512),
-    "wnli": Hyperparameters(2e-5, 16, 0.1, 2000, 250, 512),
-    "squad1": Hyperparameters(5e-5, 48, 0.0, 3649, 365, 384),
-    "squad2": Hyperparameters(3e-5, 48, 0.0, 8144, 814, 512),
-    "race": Hyperparameters(1e-5, 32, 0.1, 12000, 1000, 512),
-}
-
-
 class FinetuneConfig(StageConfig):
     task: str = Field(
-        description="cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli, squad1, squad2, race"
+        description="a registered task: cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli, "
+        "squad1, squad2, race"
     )
     init: str = Field(
         description="pretrained model (.keras, Hugging Face dir, TF1 checkpoint) or 'random'"
@@ -61,20 +34,20 @@ class FinetuneConfig(StageConfig):
         None, description="training file/dir instead of the task's default"
     )
     dev_file: str | None = Field(None, description="dev file/dir instead of the task's default")
-    learning_rate: float | None = Field(None, gt=0, description="peak learning rate (Table 14)")
-    batch_size: int | None = Field(None, gt=0, description="batch size (Table 14)")
+    learning_rate: float | None = Field(None, gt=0, description="peak learning rate (task default)")
+    batch_size: int | None = Field(None, gt=0, description="batch size (task default)")
     classifier_dropout: float | None = Field(
-        None, ge=0, lt=1, description="head dropout (Table 14)"
+        None, ge=0, lt=1, description="head dropout (task default)"
     )
-    train_steps: int | None = Field(None, gt=0, description="training steps (Table 14)")
-    warmup_steps: int | None = Field(None, ge=0, description="linear warmup steps (Table 14)")
+    train_steps: int | None = Field(None, gt=0, description="training steps (task default)")
+    warmup_steps: int | None = Field(None, ge=0, description="linear warmup steps (task default)")
     schedule: Schedule = Field(
         "reference",
         description="linear decay over all the steps, warmup replacing the first (reference: "
         "google-research/albert, BERT) or from the peak after warmup (after_warmup: Hugging "
         "Face's linear)",
     )
-    max_seq_length: int | None = Field(None, gt=8, description="sequence length (Table 14)")
+    max_seq_length: int | None = Field(None, gt=8, description="sequence length (task default)")
     eval_every: int | None = Field(
         None, gt=0, description="steps between dev evaluations (default: an epoch)"
     )
@@ -155,9 +128,9 @@ class FinetuneConfig(StageConfig):
         return items
 
 
-def hyperparameters(config: FinetuneConfig, spec: TaskSpec) -> Hyperparameters:
-    """The task's Table 14 row with the values `config` sets."""
-    row = TABLE_14[spec.name]
+def hyperparameters(config: FinetuneConfig, task: Task) -> Hyperparameters:
+    """The task's defaults (`Task.defaults`) with the values `config` sets."""
+    row = task.defaults
     return replace(
         row,
         learning_rate=config.learning_rate or row.learning_rate,

@@ -16,7 +16,7 @@ from albert.fs import join
 from albert.tokenization import AlbertTokenizer
 from model.finetune.config import FinetuneConfig, Hyperparameters
 from model.runtime import cores
-from model.tasks import TaskSpec
+from model.tasks import Task
 from model.tasks.parallel_encoding import encode_split
 from model.tasks.splits import SplitSettings, read_examples
 
@@ -85,13 +85,16 @@ def encoded(
 
 
 class TaskKind(ABC):
-    """One kind of task, bound to its `spec`. Subclasses set `empty_reason` (why a split without
-    examples is empty) and `null_odds_file` (a second predictions file, or None)."""
+    """One kind of task, bound to its `spec` (the registered `Task`). Subclasses set
+    `empty_reason` (why a split without examples is empty), `null_odds_file` (a second predictions
+    file, or None) and `token_outputs` (whether the outputs are per token: SQuAD's start and end
+    logits)."""
 
     empty_reason = "the file is empty or has only a header"
     null_odds_file: str | None = None
+    token_outputs = False
 
-    def __init__(self, spec: TaskSpec):
+    def __init__(self, spec: Task):
         self.spec = spec
 
     def paths(self, config: FinetuneConfig) -> tuple[str, str]:
@@ -160,6 +163,11 @@ class TaskKind(ABC):
             self.texts(train_examples),
             counts,
         )
+
+    def soft_target_loss(self, temperature: float) -> keras.distillation.LogitsDistillation:
+        """The distillation's soft-target loss: T^2 * KL at temperature T over the class or
+        choice logits (Hinton et al.)."""
+        return keras.distillation.LogitsDistillation(temperature, keras.losses.KLDivergence())
 
     @abstractmethod
     def texts(self, examples: list) -> list[list[str]]:

@@ -56,22 +56,6 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
         return _defined(stats.spearmanr(np.asarray(x, np.float64), np.asarray(y, np.float64))[0])
 
 
-def glue_metrics(task: str, predictions: Sequence, labels: Sequence) -> dict[str, float]:
-    """The GLUE metrics of `task` (percentages are not used: values in [0, 1] or [-1, 1])."""
-    if task == "cola":
-        return {
-            "mcc": matthews_corrcoef(predictions, labels),
-            "accuracy": accuracy(predictions, labels),
-        }
-    if task == "stsb":
-        p, s = pearson(predictions, labels), spearman(predictions, labels)
-        return {"pearson": p, "spearman": s, "corr": (p + s) / 2}
-    if task in ("mrpc", "qqp"):
-        f1, acc = binary_f1(predictions, labels), accuracy(predictions, labels)
-        return {"f1": f1, "accuracy": acc, "acc_and_f1": (f1 + acc) / 2}
-    return {"accuracy": accuracy(predictions, labels)}
-
-
 # ---------------------------------------------------------------------------------------- SQuAD
 
 

@@ -9,13 +9,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from albert.glue_tsv import read_glue
 from albert.hashing import stable_hash
-from albert.race_json import read_race
-from albert.squad_json import SquadExample, read_squad
+from albert.squad_json import SquadExample
 from albert.tokenization import AlbertTokenizer
-from model.tasks import get_task, squad_features
-from model.tasks.encode import encode_glue, encode_race
+from model.tasks.registry import get_task
 
 
 @dataclass(frozen=True)
@@ -47,16 +44,10 @@ class SplitSettings:
 
 
 def read_examples(settings: SplitSettings, counts: dict | None = None) -> list:
-    """The split's first `limit` examples (all when None); `counts` receives the reader's
-    totals."""
-    spec, counts = get_task(settings.task), counts if counts is not None else {}
-    if spec.kind == "span":
-        examples = read_squad(settings.path, counts)
-    elif spec.kind == "multiple_choice":
-        examples = read_race(settings.path)
-    else:
-        examples = read_glue(spec.name, settings.path, settings.split, settings.on_error, counts)
-    examples = list(examples)
+    """The split's first `limit` examples (all when None), read by its task's `Format`; `counts`
+    receives the reader's totals."""
+    task, counts = get_task(settings.task), counts if counts is not None else {}
+    examples = list(task.format.read(task, settings, counts))
     return examples[: settings.limit] if settings.limit else examples
 
 
@@ -74,11 +65,9 @@ def encoded_examples(settings: SplitSettings, examples: list) -> list:
 
 
 def cut_keys(settings: SplitSettings, examples: list) -> list:
-    """Where the examples may be cut into chunks: between two of different keys. A SQuAD
-    paragraph's questions share its tokenized context, so a chunk never splits them."""
-    if get_task(settings.task).kind == "span":
-        return [e.context for e in examples]
-    return list(range(len(examples)))
+    """Where the examples may be cut into chunks: between two of different keys (the task's
+    `Format.cut_keys`)."""
+    return get_task(settings.task).format.cut_keys(examples)
 
 
 def encode(
@@ -86,19 +75,5 @@ def encode(
 ) -> dict[str, np.ndarray]:
     """The examples' model inputs and labels (`labels`; SQuAD: `start_positions`,
     `end_positions`), int32/float32 arrays with one row per example (SQuAD: per window); `counts`
-    receives the SQuAD alignment totals."""
-    kind = get_task(settings.task).kind
-    length, truncation = settings.max_seq_length, settings.truncation
-    if kind == "span":
-        _, features = squad_features.prepare(
-            tokenizer,
-            examples,
-            True,
-            max_seq_length=length,
-            doc_stride=settings.doc_stride,
-            max_query_length=settings.max_query_length,
-            counts=counts,
-        )
-        return squad_features.features_to_arrays(features)
-    encoder = encode_race if kind == "multiple_choice" else encode_glue
-    return encoder(tokenizer, examples, length, truncation, settings.head_tokens)
+    receives the SQuAD alignment totals. The task's `Format.encode`."""
+    return get_task(settings.task).format.encode(tokenizer, examples, settings, counts)
