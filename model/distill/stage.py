@@ -23,7 +23,7 @@ from model.distill.report import side_by_side
 from model.distill.serving import serving_costs
 from model.distill.teacher import load_teacher, teacher_outputs
 from model.finetune import resume
-from model.finetune.config import hyperparameters
+from model.finetune.config import hyperparameters, task_of
 from model.finetune.kind import inputs_of
 from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
@@ -73,7 +73,7 @@ def summary(results: dict, config: DistillConfig) -> dict:
 
 def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
     """`run` while the output's lock is held and the signals are `stop`'s; the results."""
-    kind = task_kind(config.task)
+    kind = task_kind(task_of(config))
     spec = kind.spec
     latest = resume.resumable(config, backend, wanted)["task"]
     accelerator = cores.on_accelerator()

@@ -4,36 +4,71 @@ config sets), and the `TASK=DIR` option parser (`--multitask` here, `--downstrea
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
-from albert.config import ConfigError, StageConfig
+from albert.config import CommaList, ConfigError, StageConfig, read_yaml
+from albert.fs import exists, join
 from model.tasks import Hyperparameters, Task, get_task
+from model.tasks.own_task import OwnKind, OwnTaskSettings, own_task
 from model.tasks.truncation import Truncation
 
 # The classifier's input (`model.finetune.features`), a strategy of Sun et al. (2019).
 Features = Literal["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"]
 # The learning-rate schedule's two linear decays (`model.finetune.optimizer`).
 Schedule = Literal["reference", "after_warmup"]
+TASK_YAML = "task.yaml"  # your own task's settings in its --data-dir
 
 
 class FinetuneConfig(StageConfig):
     task: str = Field(
-        description="a registered task: cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli, "
-        "squad1, squad2, race"
+        description="a registered task (cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli, "
+        "squad1, squad2, race), or your own task's name (default: the --train-file's stem)"
     )
     init: str = Field(
         description="pretrained model (.keras, Hugging Face dir, TF1 checkpoint) or 'random'"
     )
     spm_model: str = Field(description="SentencePiece model of the pretrained vocabulary")
-    data_dir: str = Field(description="the task's directory (e.g. glue/SST-2, squad, RACE)")
+    data_dir: str = Field(
+        "",
+        description="the task's directory (e.g. glue/SST-2, squad, RACE; your own task's: one "
+        "with a task.yaml of its settings)",
+    )
     output: str = Field(description="output directory")
     preset: str = Field("albert-tiny", description="architecture when --init random")
     train_file: str | None = Field(
         None, description="training file/dir instead of the task's default"
     )
-    dev_file: str | None = Field(None, description="dev file/dir instead of the task's default")
+    dev_file: str | None = Field(
+        None,
+        description="dev file/dir instead of the task's default (your own task's: none holds "
+        "out --dev-fraction of train)",
+    )
+    text_column: Annotated[list[str], CommaList] = Field(
+        default_factory=list,
+        description="your own task: the text column, or two (a pair): header names or 0-based "
+        "indexes of the CSV/TSV/JSONL --train-file and --dev-file",
+    )
+    label_column: str = Field("label", description="your own task: the label column")
+    header: bool | None = Field(
+        None,
+        description="your own task: whether the CSV/TSV files start with a header (default: "
+        "yes when the columns are named, no when they are indexes)",
+    )
+    kind: OwnKind | None = Field(
+        None,
+        description="your own task's kind (default: inferred from the labels: fractions are "
+        "regression, the rest classification)",
+    )
+    encoding: str = Field("utf-8", description="your own task: the files' text encoding")
+    dev_fraction: float = Field(
+        0.1,
+        gt=0,
+        lt=1,
+        description="your own task without --dev-file: the share of train held out as dev, "
+        "chosen by a hash of each row's text",
+    )
     learning_rate: float | None = Field(None, gt=0, description="peak learning rate (task default)")
     batch_size: int | None = Field(None, gt=0, description="batch size (task default)")
     classifier_dropout: float | None = Field(
@@ -111,14 +146,34 @@ class FinetuneConfig(StageConfig):
         "for any number",
     )
 
-    @field_validator("task")
+    @model_validator(mode="before")
     @classmethod
-    def _known_task(cls, value: str) -> str:
+    def _own_task(cls, values: Any) -> Any:
+        """A `task.yaml` in --data-dir fills what the flags leave unset (its paths relative to
+        the directory); your own task's name defaults to the training file's stem."""
+        if not isinstance(values, dict):
+            return values
+        values = {**task_yaml(values.get("data_dir") or ""), **values}
+        if values.get("text_column") and not values.get("task") and values.get("train_file"):
+            stem = str(values["train_file"]).rstrip("/").rsplit("/", 1)[-1].split(".")[0]
+            values["task"] = stem
+        return values
+
+    @model_validator(mode="after")
+    def _known_task(self) -> FinetuneConfig:
+        if self.text_column:
+            if not self.train_file:
+                raise ValueError("--text-column (your own task) needs --train-file")
+            if len(self.text_column) > 2:
+                raise ValueError(f"--text-column {self.text_column}: one column or two")
+            return self
         try:
-            get_task(value)
+            get_task(self.task)
         except KeyError as error:
-            raise ValueError(error.args[0]) from None
-        return value
+            raise ValueError(f"{error.args[0]} (your own task: give --text-column)") from None
+        if not self.data_dir and not (self.train_file and self.dev_file):
+            raise ValueError(f"--task {self.task}: give --data-dir")
+        return self
 
     @field_validator("multitask")
     @classmethod
@@ -126,6 +181,49 @@ class FinetuneConfig(StageConfig):
         for item in items:
             parse_task_dir(item, "--multitask")
         return items
+
+
+def own_settings(config: FinetuneConfig) -> OwnTaskSettings | None:
+    """Your own task's settings (`model.tasks.own_task`), None for a registered task."""
+    if not config.text_column:
+        return None
+    header = config.header
+    if header is None:
+        header = not all(column.isdigit() for column in config.text_column)
+    return OwnTaskSettings(
+        name=config.task,
+        train=config.train_file,
+        text_columns=tuple(config.text_column),
+        label_column=config.label_column,
+        dev=config.dev_file,
+        header=header,
+        kind=config.kind,
+        encoding=config.encoding,
+        dev_fraction=config.dev_fraction,
+    )
+
+
+def task_of(config: FinetuneConfig) -> Task:
+    """The task `config` fine-tunes: your own (`own_settings`) or a registered one."""
+    settings = own_settings(config)
+    return own_task(settings) if settings is not None else get_task(config.task)
+
+
+def task_yaml(data_dir: str) -> dict[str, Any]:
+    """The settings of `DIR/task.yaml` as config fields (`train`, `dev` -> `train_file`,
+    `dev_file`, relative to DIR); {} without one."""
+    path = join(data_dir, TASK_YAML) if data_dir else ""
+    if not path or not exists(path):
+        return {}
+    values = read_yaml(path) or {}
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: expected a mapping of the task's settings")
+    for key, field in (("train", "train_file"), ("dev", "dev_file")):
+        if key in values:
+            values[field] = join(data_dir, str(values.pop(key)))
+    if "name" in values:
+        values["task"] = values.pop("name")
+    return values
 
 
 def hyperparameters(config: FinetuneConfig, task: Task) -> Hyperparameters:

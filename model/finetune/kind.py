@@ -49,9 +49,10 @@ def split_settings(
     path: str,
     training: bool,
     holdout_cut: int = 0,
+    source: str | None = None,
 ) -> SplitSettings:
     """The settings of the training split or the dev split in `path` (a dev file's name without
-    extension names its GLUE layout: dev, dev_matched ...)."""
+    extension names its GLUE layout: dev, dev_matched ...); `source`: the task's `Task.source`."""
     return SplitSettings(
         task=config.task,
         path=path,
@@ -66,6 +67,7 @@ def split_settings(
         max_query_length=config.max_query_length,
         holdout_seed=config.seed,
         holdout_cut=holdout_cut,
+        task_source=source,
     )
 
 
@@ -150,8 +152,8 @@ class TaskKind(ABC):
         """The task's data, unchecked (see `load`): every example of a split encoded."""
         counts = {"train": {}, "dev": {}}
         train_path, dev_path = self.paths(config)
-        train = split_settings(config, hp, train_path, True)
-        dev = split_settings(config, hp, dev_path, False)
+        train = split_settings(config, hp, train_path, True, source=self.spec.source)
+        dev = split_settings(config, hp, dev_path, False, source=self.spec.source)
         train_examples = read_examples(train, counts["train"]) if with_train else []
         dev_examples = read_examples(dev, counts["dev"])
         return TaskData(

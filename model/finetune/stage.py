@@ -20,7 +20,7 @@ from albert.tokenization import AlbertTokenizer
 from model.checkpoints import store as checkpointing
 from model.checkpoints.manager import Checkpoints
 from model.finetune import resume
-from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters
+from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters, task_of
 from model.finetune.kind import TaskData, TaskKind
 from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
@@ -83,7 +83,7 @@ def _run(
     stop: preemption.StopRequest,
 ) -> dict:
     """`run` while the output's lock is held and the signals are `stop`'s; the results."""
-    kind = task_kind(config.task)
+    kind = task_kind(task_of(config))
     spec = kind.spec
     if config.further_pretrain_steps and further_pretrain is None:
         raise StageError(
@@ -188,10 +188,20 @@ def scored_results(
         "counts": data.counts,
         "config": config.model_dump(),
         "identity": identity,
+        **details_of(kind, data, predictions),
         **fields,
         **({"dev_sets": dev_sets} if dev_sets else {}),
     }
     return results, predictions
+
+
+def details_of(kind: TaskKind, data: TaskData, predictions) -> dict:
+    """`{"details": ...}`: the task's `Task.details` of the dev predictions (a user's
+    classification task's per-class table and confusion matrix), {} for a task without."""
+    task = kind.spec
+    if task.details is None:
+        return {}
+    return {"details": task.details(predictions, data.dev["labels"], task.labels)}
 
 
 def commit_output(

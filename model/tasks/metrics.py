@@ -56,6 +56,37 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
         return _defined(stats.spearmanr(np.asarray(x, np.float64), np.asarray(y, np.float64))[0])
 
 
+def macro_f1(predictions: Sequence[int], labels: Sequence[int]) -> float:
+    """The unweighted mean of the classes' F1 (a class never predicted scores 0)."""
+    return float(sklearn_metrics.f1_score(labels, predictions, average="macro", zero_division=0.0))
+
+
+def mean_squared_error(predictions: Sequence[float], labels: Sequence[float]) -> float:
+    return float(sklearn_metrics.mean_squared_error(labels, predictions))
+
+
+def per_class(
+    predictions: Sequence[int], labels: Sequence[int], names: Sequence[str]
+) -> dict[str, object]:
+    """`{"per_class": {name: {precision, recall, f1, support}}, "confusion_matrix": rows of
+    gold classes, columns of predicted ones, in the order of `names`}` (scikit-learn's)."""
+    indices = list(range(len(names)))
+    precision, recall, f1, support = sklearn_metrics.precision_recall_fscore_support(
+        labels, predictions, labels=indices, zero_division=0.0
+    )
+    table = {
+        name: {
+            "precision": float(precision[i]),
+            "recall": float(recall[i]),
+            "f1": float(f1[i]),
+            "support": int(support[i]),
+        }
+        for i, name in enumerate(names)
+    }
+    matrix = sklearn_metrics.confusion_matrix(labels, predictions, labels=indices)
+    return {"per_class": table, "confusion_matrix": matrix.tolist()}
+
+
 # ---------------------------------------------------------------------------------------- SQuAD
 
 

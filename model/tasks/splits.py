@@ -12,14 +12,17 @@ import numpy as np
 from albert.hashing import stable_hash
 from albert.squad_json import SquadExample
 from albert.tokenization import AlbertTokenizer
+from model.tasks.own_task import OwnTaskSettings, own_task
 from model.tasks.registry import get_task
+from model.tasks.task import Task
 
 
 @dataclass(frozen=True)
 class SplitSettings:
     """One split of a task and how to encode it; only str, int and None fields (a worker gets them
     as JSON). `holdout_cut` > 0 (SQuAD v2 training): the articles whose `stable_hash` with
-    `holdout_seed` falls below it out of 10,000 are held out, not encoded."""
+    `holdout_seed` falls below it out of 10,000 are held out, not encoded. `task_source`: a user's
+    task's settings (`Task.source`), by which a worker builds the task as its parent did."""
 
     task: str
     path: str
@@ -34,6 +37,7 @@ class SplitSettings:
     max_query_length: int = 64
     holdout_seed: int = 0
     holdout_cut: int = 0
+    task_source: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -43,10 +47,17 @@ class SplitSettings:
         return cls(**json.loads(text))
 
 
+def task_of(settings: SplitSettings) -> Task:
+    """The split's task: a user's (`model.tasks.own_task`), or the registered one it names."""
+    if settings.task_source is not None:
+        return own_task(OwnTaskSettings.from_json(settings.task_source))
+    return get_task(settings.task)
+
+
 def read_examples(settings: SplitSettings, counts: dict | None = None) -> list:
     """The split's first `limit` examples (all when None), read by its task's `Format`; `counts`
     receives the reader's totals."""
-    task, counts = get_task(settings.task), counts if counts is not None else {}
+    task, counts = task_of(settings), counts if counts is not None else {}
     examples = list(task.format.read(task, settings, counts))
     return examples[: settings.limit] if settings.limit else examples
 
@@ -67,7 +78,7 @@ def encoded_examples(settings: SplitSettings, examples: list) -> list:
 def cut_keys(settings: SplitSettings, examples: list) -> list:
     """Where the examples may be cut into chunks: between two of different keys (the task's
     `Format.cut_keys`)."""
-    return get_task(settings.task).format.cut_keys(examples)
+    return task_of(settings).format.cut_keys(examples)
 
 
 def encode(
@@ -76,4 +87,4 @@ def encode(
     """The examples' model inputs and labels (`labels`; SQuAD: `start_positions`,
     `end_positions`), int32/float32 arrays with one row per example (SQuAD: per window); `counts`
     receives the SQuAD alignment totals. The task's `Format.encode`."""
-    return get_task(settings.task).format.encode(tokenizer, examples, settings, counts)
+    return task_of(settings).format.encode(tokenizer, examples, settings, counts)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import numpy as np
 
 # The head and loss a task trains (`model.finetune.kinds.KINDS`).
-Kind = Literal["classification", "regression", "span", "multiple_choice"]
+Kind = Literal["classification", "multi_label", "regression", "span", "multiple_choice"]
 
 
 @dataclass(frozen=True)
@@ -52,11 +52,14 @@ Metrics = Callable[[Sequence, Sequence], Mapping[str, float]]
 @dataclass(frozen=True)
 class Task:
     """One task. `labels` are the label names in class-index order (None: a score or a span);
-        `num_labels` the head's outputs; `metrics(predictions, labels)` its dev metrics (None: its kind
-    scores its decoded predictions itself, as SQuAD's and RACE's do), of which
-        `primary_metric` selects the model and stops training early; `directory` the task's usual
-        directory name (e.g. glue's `SST-2`), holding `train_file` and `dev_files` (`dev_names`: the
-        official names of the dev sets, where a task has several)."""
+    `num_labels` the head's outputs; `metrics(predictions, labels)` its dev metrics (None: its
+    kind scores its decoded predictions itself, as SQuAD's and RACE's do), of which
+    `primary_metric` selects the model and stops training early; `directory` the task's usual
+    directory name (e.g. glue's `SST-2`), holding `train_file` and `dev_files` (`dev_names`: the
+    official names of the dev sets, where a task has several). `details(predictions, labels,
+    label names)`, where a task has it, adds to `results.json` what is no single number (a user's
+    task's per-class table and confusion matrix); `source` is what its `format` reads its files by
+    (a user's task's settings as JSON, `model.tasks.own_task`)."""
 
     name: str
     kind: Kind
@@ -70,3 +73,5 @@ class Task:
     directory: str = ""
     dev_names: tuple[str, ...] = ()
     labels: tuple[str, ...] | None = None
+    details: Callable[[Sequence, Sequence, Sequence[str]], dict] | None = None
+    source: str | None = None

@@ -1,0 +1,141 @@
+"""A team's own task from its files: the rows read (quotes, BOMs, a header or none, JSON Lines),
+the kind and labels found, the held-out dev share, the one-line errors, and a fine-tune end to end
+on a header-less CSV with two text columns and integer labels."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_finetune_run import SMALL, spm_model  # noqa: F401  (the session's tiny vocabulary)
+
+from albert.errors import StageError
+from albert.labelled_files import read_columns
+from model import finetune
+from model.finetune.config import task_of
+from model.tasks.own_task import OwnTaskSettings, own_task, read_split
+from model.tasks.splits import SplitSettings
+from tests.fixtures.tasks.tiny_vocab import OBJECTS, SUBJECTS, VERBS
+
+
+def _write(path, text, encoding="utf-8"):
+    path.write_bytes(text.encode(encoding))
+    return str(path)
+
+
+def _split(task, split):
+    settings = SplitSettings(task.name, task.train_file, split, "", 32)
+    counts = {}
+    return list(read_split(task, settings, counts)), counts
+
+
+@pytest.mark.backend_free
+def test_rows_are_read_with_quotes_boms_headers_and_json_lines(tmp_path):
+    csv = _write(tmp_path / "a.csv", '\ufefftext,label\n"one, ""two""\nthree",x\n\nfour,y\n')
+    assert list(read_columns(csv, ["text", "label"], True)) == [
+        (f"{csv}:3", ['one, "two"\nthree', "x"]),
+        (f"{csv}:5", ["four", "y"]),
+    ]
+    tsv = _write(tmp_path / "b.tsv", 'a "quoted" text\t1\n"x\ty"\t2\n')
+    assert [v for _, v in read_columns(tsv, ["1", "0"], False)] == [
+        ["1", 'a "quoted" text'],
+        ["2", "x\ty"],
+    ]
+    jsonl = _write(tmp_path / "c.jsonl", '{"t": "hi", "l": [1, 2]}\n')
+    assert list(read_columns(jsonl, ["t", "l"], True)) == [(f"{jsonl}:1", ["hi", [1, 2]])]
+
+
+@pytest.mark.backend_free
+@pytest.mark.parametrize(
+    "name, text, columns, header, message",
+    [
+        ("a.csv", "text,label\nx,1\n", ["body", "label"], True, "no column 'body'; its col"),
+        ("a.csv", "x,1\ny\n", ["0", "1"], False, "a.csv:2: 1 fields, but the first row has 2"),
+        ("a.csv", "x,1\n,2\n", ["0", "1"], False, "a.csv:2: empty text in column '0'"),
+        ("a.csv", "x,1\ny,b\nz,1\n", ["0", "1"], False, "labels of mixed kinds"),
+        ("a.csv", "x,1\ny,1\n", ["0", "1"], False, "one class (1): a classifier needs two"),
+        ("a.txt", "x,1\n", ["0", "1"], False, "expected a .csv, .tsv or .jsonl file"),
+    ],
+)
+def test_bad_files_are_one_line_naming_the_file_and_row(
+    tmp_path, name, text, columns, header, message
+):
+    path = _write(tmp_path / name, text)
+    settings = OwnTaskSettings("t", path, tuple(columns[:-1]), columns[-1], header=header)
+    with pytest.raises(StageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        own_task(settings)
+
+
+@pytest.mark.backend_free
+def test_latin1_needs_its_encoding(tmp_path):
+    path = _write(tmp_path / "t.csv", "sister\xf0city,A\nother,B\n", "latin-1")
+    settings = OwnTaskSettings("t", path, ("0",), "1", header=False)
+    with pytest.raises(StageError, match=r"t.csv: not utf-8 \(byte 0xf0\).*--encoding latin-1"):
+        own_task(settings)
+    task = own_task(OwnTaskSettings("t", path, ("0",), "1", header=False, encoding="latin-1"))
+    assert task.labels == ("A", "B")
+
+
+@pytest.mark.backend_free
+def test_labels_sorted_kinds_inferred_dev_held_out_by_text_and_counted(tmp_path):
+    rows = "".join(f"text {i},other {i % 7},{(i * 7) % 11}\n" for i in range(200))
+    path = _write(tmp_path / "news.csv", rows + "text 0,other 0,0\n")  # a duplicate
+    task = own_task(OwnTaskSettings("news", path, ("0", "1"), "2", header=False))
+    assert task.kind == "classification" and task.labels == tuple(str(i) for i in range(11))
+    train, train_counts = _split(task, "train")
+    dev, dev_counts = _split(task, "dev")
+    assert len(train) + len(dev) == 201 and 5 < len(dev) < 40
+    assert train_counts["held_out"] == len(dev) and train_counts["duplicates"] == 1
+    assert {e.text_a for e in train}.isdisjoint(e.text_a for e in dev)
+    assert train[0].guid == "1" and (train[0].text_b, train[0].label) == ("other 0", 0)
+    assert sum(dev_counts["labels"].values()) == len(dev)
+    assert _split(task, "dev")[0] == dev  # the same rows again
+    scores = _write(tmp_path / "s.csv", "a,0.5\nb,1.25\nc,2\n")
+    regression = own_task(OwnTaskSettings("s", scores, ("0",), "1", header=False))
+    assert (regression.kind, regression.labels, regression.num_labels) == ("regression", None, 1)
+
+
+@pytest.mark.backend_free
+def test_a_dev_label_missing_from_train_names_its_row_or_is_counted(tmp_path):
+    train = _write(tmp_path / "train.csv", "a,x\nb,y\n")
+    dev = _write(tmp_path / "dev.csv", "c,x\nd,z\n")
+    task = own_task(OwnTaskSettings("t", train, ("0",), "1", dev=dev, header=False))
+    with pytest.raises(StageError, match=r"dev.csv:2: label 'z' is not among the training labels"):
+        _split(task, "dev")
+    settings = SplitSettings("t", dev, "dev", "", 32, on_error="skip")
+    counts = {}
+    assert [e.text_a for e in read_split(task, settings, counts)] == ["c"]
+    assert counts["skipped_label"] == 1
+
+
+def _team_csv(path, rows):
+    """A header-less CSV of two text columns and four integer labels, as a team gives it."""
+    lines = []
+    for i in range(rows):
+        subject, verb = SUBJECTS[i % len(SUBJECTS)], VERBS[i % len(VERBS)]
+        obj = OBJECTS[(i * 3) % len(OBJECTS)]
+        lines.append(f'"{subject} {verb}",{obj},{i % 4}\n')
+    return _write(path, "".join(lines))
+
+
+@pytest.mark.slow
+def test_a_header_less_csv_with_two_text_columns_fine_tunes(spm_model, tmp_path):  # noqa: F811
+    train = _team_csv(tmp_path / "news.csv", 120)
+    values = {**SMALL, "max_train_examples": None, "max_dev_examples": None}
+    config = finetune.FinetuneConfig(
+        **values,
+        spm_model=spm_model,
+        train_file=train,
+        text_column=["0", "1"],
+        label_column="2",
+        output=str(tmp_path / "out"),
+    )
+    assert config.task == "news" and task_of(config).labels == ("0", "1", "2", "3")
+    finetune.run(config)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert set(results["dev"]) == {"accuracy", "macro_f1"}
+    assert set(results["details"]["per_class"]) == {"0", "1", "2", "3"}
+    dev_rows = results["counts"]["train"]["held_out"]
+    assert sum(map(sum, results["details"]["confusion_matrix"])) == dev_rows
+    lines = (tmp_path / "out" / "predictions.tsv").read_text().splitlines()
+    assert len(lines) == dev_rows + 1 and lines[1].split("\t")[1] in {"0", "1", "2", "3"}
