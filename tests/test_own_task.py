@@ -139,3 +139,28 @@ def test_a_header_less_csv_with_two_text_columns_fine_tunes(spm_model, tmp_path)
     assert sum(map(sum, results["details"]["confusion_matrix"])) == dev_rows
     lines = (tmp_path / "out" / "predictions.tsv").read_text().splitlines()
     assert len(lines) == dev_rows + 1 and lines[1].split("\t")[1] in {"0", "1", "2", "3"}
+    _same_in_huggingface_pipeline(config, tmp_path / "out")
+
+
+def _same_in_huggingface_pipeline(config, output):
+    """transformers' text-classification pipeline on `OUTPUT/export/hf` scores the dev rows (text
+    pairs) as the fine-tuned `model.keras` does, within 1e-5."""
+    import keras
+    import numpy as np
+    import transformers
+
+    from albert.tokenization import AlbertTokenizer
+    from model.finetune.kind import inputs_of
+
+    task = task_of(config)
+    dev, _ = _split(task, "dev")
+    settings = SplitSettings(task.name, task.train_file, "dev", config.spm_model, 32)
+    arrays = task.format.encode(AlbertTokenizer(config.spm_model), dev, settings, {})
+    model = keras.saving.load_model(str(output / "model.keras"), compile=False)
+    ours = keras.ops.convert_to_numpy(keras.ops.softmax(model.predict(inputs_of(arrays))))
+    pipe = transformers.pipeline("text-classification", model=str(output / "export" / "hf"))
+    rows = [{"text": e.text_a, "text_pair": e.text_b} for e in dev]
+    theirs = pipe(rows, top_k=None)
+    for row, scores in zip(ours, theirs):
+        by_label = {score["label"]: score["score"] for score in scores}
+        np.testing.assert_allclose([by_label[name] for name in task.labels], row, atol=1e-5)

@@ -16,7 +16,9 @@ from albert.fs import exists, join, open_file
 from albert.outputs import atomic_output_dir
 from model.checkpoints.weights import (
     ConversionError,
+    WeightEntry,
     assign_weights,
+    backbone_entries,
     checkpoint_groups,
     config_fields,
     projection_flag,
@@ -142,19 +144,52 @@ def export_huggingface(model: AlbertPretrainingModel, directory: str) -> str:
 
     A model without the E->H projection (E == H) gets an identity projection, which is exact.
     """
-    config = model.config
-    hf_config = config_to_huggingface(config)
+    hf_config = config_to_huggingface(model.config)
+    return write_huggingface(directory, hf_config, weight_entries(model), model.backbone)
+
+
+def export_huggingface_classifier(
+    model, labels: tuple[str, ...] | None, problem_type: str, directory: str
+) -> str:
+    """Write a fine-tuned classifier or regressor (`model.finetune.models.FinetuneModel` on the
+    pooled output) as a Hugging Face `AlbertForSequenceClassification` directory: `problem_type`
+    ('single_label_classification', 'multi_label_classification' or 'regression') and the label
+    names as `id2label`/`label2id` (None: one score). Another classifier input is a
+    ConversionError: Hugging Face's classifier reads the pooled output."""
+    if model.features != "pooled":
+        raise ConversionError(
+            f"features={model.features!r}: Hugging Face's AlbertForSequenceClassification reads "
+            "the pooled output only"
+        )
+    names = labels or tuple(f"LABEL_{i}" for i in range(model.num_labels))
+    hf_config = {
+        **config_to_huggingface(model.backbone.config),
+        "architectures": ["AlbertForSequenceClassification"],
+        "problem_type": problem_type,
+        "classifier_dropout_prob": model.dropout,
+        "id2label": {str(i): name for i, name in enumerate(names)},
+        "label2id": {name: i for i, name in enumerate(names)},
+    }
+    entries = backbone_entries(model.backbone)
+    entries += [
+        WeightEntry(model.head.dense.kernel, "", "classifier.weight", hf_transpose=True),
+        WeightEntry(model.head.dense.bias, "", "classifier.bias"),
+    ]
+    return write_huggingface(directory, hf_config, entries, model.backbone)
+
+
+def write_huggingface(directory: str, hf_config: dict, entries: list, backbone) -> str:
+    """`config.json` and `model.safetensors` of `entries` (`WeightEntry`, by their Hugging Face
+    names), written whole. A backbone without the E->H projection (E == H) gets an identity
+    projection, which is exact."""
     tensors = {}
-    for entry in weight_entries(model):
+    for entry in entries:
         value = keras.ops.convert_to_numpy(entry.variable.value).astype(np.float32)
         tensors[entry.hf] = np.ascontiguousarray(value.T if entry.hf_transpose else value)
-    if model.backbone.encoder.projection is None:
-        tensors["albert.encoder.embedding_hidden_mapping_in.weight"] = np.eye(
-            config.hidden_size, dtype=np.float32
-        )
-        tensors["albert.encoder.embedding_hidden_mapping_in.bias"] = np.zeros(
-            config.hidden_size, np.float32
-        )
+    if backbone.encoder.projection is None:
+        size = backbone.config.hidden_size
+        tensors["albert.encoder.embedding_hidden_mapping_in.weight"] = np.eye(size).astype("f4")
+        tensors["albert.encoder.embedding_hidden_mapping_in.bias"] = np.zeros(size, np.float32)
     with atomic_output_dir(directory) as temp:
         with open_file(join(temp, "config.json"), "w") as handle:
             json.dump(hf_config, handle, indent=2, sort_keys=True)

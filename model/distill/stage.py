@@ -153,4 +153,5 @@ def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
     }
     table = side_by_side(costs["teacher"], costs["student"], spec.primary_metric)
     files = {"distillation.md": f"# Distillation: {spec.name}\n\n{table}"}
-    return commit_output(config.output, kind, data, student, predictions, results, files)
+    exports = {"tokenizer": tokenizer, "max_seq_length": hp.max_seq_length}
+    return commit_output(config.output, kind, data, student, predictions, results, files, exports)

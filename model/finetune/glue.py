@@ -14,8 +14,10 @@ from model.tasks.scoring import score_glue
 
 
 class GlueKind(TaskKind):
-    """A GLUE classification task: softmax cross-entropy, the argmax class, written as the label
-    in its files."""
+    """A classification task (GLUE's, a user's): softmax cross-entropy, the argmax class, written
+    as the label in its files."""
+
+    problem_type = "single_label_classification"
 
     def __init__(self, spec: Task):
         super().__init__(spec)
@@ -52,7 +54,9 @@ class GlueKind(TaskKind):
 
 
 class GlueRegressionKind(GlueKind):
-    """STS-B: one score per pair, squared error, the score written with six decimals."""
+    """A score (STS-B's, a user's): one per row, squared error, written with six decimals."""
+
+    problem_type = "regression"
 
     def loss(self):
         return lambda y, p: keras.ops.square(

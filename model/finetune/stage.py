@@ -21,6 +21,7 @@ from model.checkpoints import store as checkpointing
 from model.checkpoints.manager import Checkpoints
 from model.finetune import resume
 from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters, task_of
+from model.finetune.exports import write_task_exports
 from model.finetune.kind import TaskData, TaskKind
 from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
@@ -155,7 +156,8 @@ def _run(
         multitask=multitask,
         further_pretraining=further,
     )
-    return commit_output(config.output, kind, data, model, predictions, results)
+    exports = {"tokenizer": tokenizer, "max_seq_length": hp.max_seq_length}
+    return commit_output(config.output, kind, data, model, predictions, results, exports=exports)
 
 
 def scored_results(
@@ -212,14 +214,19 @@ def commit_output(
     predictions,
     results: dict,
     files: dict[str, str] | None = None,
+    exports: dict | None = None,
 ) -> dict:
     """Write the output whole (`atomic_output_dir`; the caller holds its lock): the predictions
-    file, `model.keras`, `files` (name -> text) and `results.json`, which is `results` with the
-    predictions file's path; return that."""
+    file, `model.keras`, the exports (`model.finetune.exports.write_task_exports` with the
+    `exports` arguments: the tokenizer, the sequence length), `files` (name -> text) and
+    `results.json`, which is `results` with the predictions file's path and the exports; return
+    that."""
     with atomic_output_dir(output, lock=False) as out:
         predictions_path = kind.write_predictions(out, data, predictions)
         with keras_tensorflow.absent_unless_loaded():  # a JAX run's save loads no TensorFlow
             model.save(join(out, "model.keras"))
+        if exports:
+            results = {**results, "exports": write_task_exports(out, model, kind, **exports)}
         for name, text in (files or {}).items():
             with open_file(join(out, name), "w") as handle:
                 handle.write(text)
