@@ -9,6 +9,7 @@ import json
 import pytest
 from test_finetune_run import SMALL, spm_model  # noqa: F401  (the session's tiny vocabulary)
 
+from albert.config import ConfigError
 from albert.errors import StageError
 from albert.labelled_files import read_columns
 from model import finetune
@@ -118,9 +119,35 @@ def _team_csv(path, rows):
     return _write(path, "".join(lines))
 
 
+@pytest.mark.backend_free
+def test_a_task_yaml_makes_a_directory_a_task(tmp_path):
+    reviews = tmp_path / "reviews"
+    reviews.mkdir()
+    _write(
+        reviews / "train.jsonl", "".join(f'{{"t": "r {i}", "s": {i % 5 / 2}}}\n' for i in range(30))
+    )
+    _write(
+        reviews / "task.yaml",
+        "name: reviews\ntrain: train.jsonl\ntext_column: [t]\nlabel_column: s\n",
+    )
+    config = finetune.FinetuneConfig(
+        init="random", spm_model="m", data_dir=str(reviews), output=str(tmp_path / "out")
+    )
+    assert (config.task, config.train_file) == ("reviews", str(reviews / "train.jsonl"))
+    assert task_of(config).kind == "regression"
+    assert finetune.parse_task_dir(f"mine={reviews}", "--multitask") == ("mine", str(reviews))
+    with pytest.raises(ConfigError, match=f"unknown task 'mine'.*{tmp_path} holds no task.yaml"):
+        finetune.parse_task_dir(f"mine={tmp_path}", "--multitask")
+
+
 @pytest.mark.slow
 def test_a_header_less_csv_with_two_text_columns_fine_tunes(spm_model, tmp_path):  # noqa: F811
+    """The headline case, after a multi-task phase with another user's task (a task.yaml)."""
     train = _team_csv(tmp_path / "news.csv", 120)
+    other = tmp_path / "other"
+    other.mkdir()
+    _team_csv(other / "rows.csv", 40)
+    _write(other / "task.yaml", "train: rows.csv\ntext_column: ['1']\nlabel_column: '2'\n")
     values = {**SMALL, "max_train_examples": None, "max_dev_examples": None}
     config = finetune.FinetuneConfig(
         **values,
@@ -128,11 +155,14 @@ def test_a_header_less_csv_with_two_text_columns_fine_tunes(spm_model, tmp_path)
         train_file=train,
         text_column=["0", "1"],
         label_column="2",
+        multitask=[f"other={other}"],
+        multitask_steps=2,
         output=str(tmp_path / "out"),
     )
     assert config.task == "news" and task_of(config).labels == ("0", "1", "2", "3")
     finetune.run(config)
     results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["multitask"]["tasks"] == ["news", "other"]
     assert set(results["dev"]) == {"accuracy", "macro_f1"}
     assert set(results["details"]["per_class"]) == {"0", "1", "2", "3"}
     dev_rows = results["counts"]["train"]["held_out"]

@@ -89,12 +89,14 @@ def downstream_results(
 ) -> list[dict]:
     """[{task, metric, pretrained, random, steps, …}] from the fine-tuning outcomes, for the
     report."""
+    from model.finetune.config import task_of  # a user's task reads its training file
+
     results = []
     for name, stage_config in configs.items():
         if name.endswith("-random") or name.startswith("distill-"):
             continue
         random_name = f"{name}-random"
-        metric = get_task(stage_config.task).primary_metric
+        metric = task_of(stage_config).primary_metric
         distilled = outcomes.get(name.replace("finetune-", "distill-", 1))
         results.append(
             {

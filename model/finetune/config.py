@@ -149,11 +149,12 @@ class FinetuneConfig(StageConfig):
     @model_validator(mode="before")
     @classmethod
     def _own_task(cls, values: Any) -> Any:
-        """A `task.yaml` in --data-dir fills what the flags leave unset (its paths relative to
-        the directory); your own task's name defaults to the training file's stem."""
+        """A `task.yaml` in --data-dir fills what the flags leave unset or None (its paths
+        relative to the directory); your own task's name defaults to the training file's stem."""
         if not isinstance(values, dict):
             return values
-        values = {**task_yaml(values.get("data_dir") or ""), **values}
+        given = {key: value for key, value in values.items() if value is not None}
+        values = {**values, **task_yaml(values.get("data_dir") or ""), **given}
         if values.get("text_column") and not values.get("task") and values.get("train_file"):
             stem = str(values["train_file"]).rstrip("/").rsplit("/", 1)[-1].split(".")[0]
             values["task"] = stem
@@ -243,8 +244,9 @@ def hyperparameters(config: FinetuneConfig, task: Task) -> Hyperparameters:
 
 
 def parse_task_dir(item: str, option: str) -> tuple[str, str]:
-    """`TASK=DIR` -> (TASK as written, DIR); a malformed item or an unknown task is a ConfigError
-    naming `option` (e.g. `--multitask`)."""
+    """`TASK=DIR` -> (TASK as written, DIR): a registered task, or a user's task whose DIR holds
+    its `task.yaml` (TASK names it); a malformed item or an unknown task is a ConfigError naming
+    `option` (e.g. `--multitask`)."""
     task, separator, directory = item.partition("=")
     if not separator or not task or not directory:
         raise ConfigError(
@@ -253,5 +255,8 @@ def parse_task_dir(item: str, option: str) -> tuple[str, str]:
     try:
         get_task(task)
     except KeyError as error:
-        raise ConfigError(f"{option} {item!r}: {error.args[0]}") from None
+        if not task_yaml(directory):
+            raise ConfigError(
+                f"{option} {item!r}: {error.args[0]}, and {directory} holds no {TASK_YAML}"
+            ) from None
     return task, directory
