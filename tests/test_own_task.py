@@ -194,3 +194,19 @@ def _same_in_huggingface_pipeline(config, output):
     for row, scores in zip(ours, theirs):
         by_label = {score["label"]: score["score"] for score in scores}
         np.testing.assert_allclose([by_label[name] for name in task.labels], row, atol=1e-5)
+
+
+@pytest.mark.backend_free
+def test_epochs_derive_the_steps_and_warmup_from_the_training_rows(caplog):
+    from model.finetune.config import hyperparameters, with_epochs
+    from model.tasks import get_task
+
+    common = {"task": "sst2", "init": "random", "spm_model": "m", "data_dir": "d", "output": "o"}
+    config = finetune.FinetuneConfig(**common, epochs=2.5, batch_size=32)
+    hp = hyperparameters(config, get_task("sst2"))
+    with caplog.at_level("INFO"):
+        derived = with_epochs(config, hp, 1000)
+    assert (derived.train_steps, derived.warmup_steps) == (79, 7)
+    assert "2.5 epochs of 1000 examples at batch 32: 79 steps, 7 of warmup" in caplog.text
+    fixed = finetune.FinetuneConfig(**common, epochs=2.5, train_steps=10)
+    assert with_epochs(fixed, hp, 1000) == hp

@@ -23,7 +23,7 @@ from model.distill.report import side_by_side
 from model.distill.serving import serving_costs
 from model.distill.teacher import load_teacher, teacher_outputs
 from model.finetune import resume
-from model.finetune.config import hyperparameters, task_of
+from model.finetune.config import hyperparameters, task_of, with_epochs
 from model.finetune.kind import inputs_of
 from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
@@ -80,6 +80,7 @@ def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
     keras_seeds.set_random_seed(config.seed, tensorflow=backend != "jax")
     hp = hyperparameters(config, spec)
     data = kind.load(config, tokenizer, hp)
+    hp = with_epochs(config, hp, len(data.train["input_ids"]))
     teacher = load_teacher(config, tokenizer.vocab_size)
     outputs = teacher_outputs(config, teacher, data)
     checkpoints = Checkpoints(

@@ -3,6 +3,8 @@ config sets), and the `TASK=DIR` option parser (`--multitask` here, `--downstrea
 
 from __future__ import annotations
 
+import logging
+import math
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
@@ -19,6 +21,7 @@ Features = Literal["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"]
 # The learning-rate schedule's two linear decays (`model.finetune.optimizer`).
 Schedule = Literal["reference", "after_warmup"]
 TASK_YAML = "task.yaml"  # your own task's settings in its --data-dir
+logger = logging.getLogger(__name__)
 
 
 class FinetuneConfig(StageConfig):
@@ -75,6 +78,13 @@ class FinetuneConfig(StageConfig):
         None, ge=0, lt=1, description="head dropout (task default)"
     )
     train_steps: int | None = Field(None, gt=0, description="training steps (task default)")
+    epochs: float | None = Field(
+        None,
+        gt=0,
+        description="train this many passes over the training set: the steps (and a tenth of "
+        "them as warmup, unless --warmup-steps) derived from its size and logged; --train-steps "
+        "wins",
+    )
     warmup_steps: int | None = Field(None, ge=0, description="linear warmup steps (task default)")
     schedule: Schedule = Field(
         "reference",
@@ -241,6 +251,26 @@ def hyperparameters(config: FinetuneConfig, task: Task) -> Hyperparameters:
         warmup_steps=row.warmup_steps if config.warmup_steps is None else config.warmup_steps,
         max_seq_length=config.max_seq_length or row.max_seq_length,
     )
+
+
+def with_epochs(config: FinetuneConfig, hp: Hyperparameters, examples: int) -> Hyperparameters:
+    """`hp` with the steps of `config.epochs` passes over `examples` training rows (at least one
+    step) and a tenth of them as warmup (unless --warmup-steps); `hp` as it is without --epochs or
+    with --train-steps. The derived figures are logged."""
+    if config.epochs is None or config.train_steps:
+        return hp
+    steps = max(1, math.ceil(config.epochs * examples / hp.batch_size))
+    warmup = steps // 10 if config.warmup_steps is None else config.warmup_steps
+    logger.info(
+        "%s: %g epochs of %d examples at batch %d: %d steps, %d of warmup",
+        config.task,
+        config.epochs,
+        examples,
+        hp.batch_size,
+        steps,
+        warmup,
+    )
+    return replace(hp, train_steps=steps, warmup_steps=warmup)
 
 
 def parse_task_dir(item: str, option: str) -> tuple[str, str]:

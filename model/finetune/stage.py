@@ -20,7 +20,13 @@ from albert.tokenization import AlbertTokenizer
 from model.checkpoints import store as checkpointing
 from model.checkpoints.manager import Checkpoints
 from model.finetune import resume
-from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters, task_of
+from model.finetune.config import (
+    FinetuneConfig,
+    Hyperparameters,
+    hyperparameters,
+    task_of,
+    with_epochs,
+)
 from model.finetune.exports import write_task_exports
 from model.finetune.kind import TaskData, TaskKind
 from model.finetune.kinds import task_kind
@@ -100,6 +106,7 @@ def _run(
     tokenizer = AlbertTokenizer(config.spm_model)
     hp = hyperparameters(config, spec)
     data = kind.load(config, tokenizer, hp)  # raises if the train or dev file holds no examples
+    hp = with_epochs(config, hp, len(data.train["input_ids"]))
     further = None
     if config.further_pretrain_steps:  # done before, when the fine-tuning has a checkpoint
         further = task_state.get("further") or further_pretrain(config, data, hp)
