@@ -79,6 +79,7 @@ def test_distills_then_a_sigterm_exits_75_and_the_same_command_resumes_exactly(
         "predictions.tsv",
         "model.keras",
         "distillation.md",
+        "export",
     }
     report = (uninterrupted / "distillation.md").read_text()
     assert "| teacher | 0.5000 |" in report and "sequences/s at batch 32" in report

@@ -173,7 +173,8 @@ def test_a_header_less_csv_with_two_text_columns_fine_tunes(spm_model, tmp_path)
 
 
 def _same_in_huggingface_pipeline(config, output):
-    """transformers' text-classification pipeline on `OUTPUT/export/hf` scores the dev rows (text
+    """transformers' text-classification pipeline on `OUTPUT/export/hf`, and keras-hub's
+    `TextClassifier` from `OUTPUT/export/keras_hub` on the raw strings, score the dev rows (text
     pairs) as the fine-tuned `model.keras` does, within 1e-5."""
     import keras
     import numpy as np
@@ -194,6 +195,11 @@ def _same_in_huggingface_pipeline(config, output):
     for row, scores in zip(ours, theirs):
         by_label = {score["label"]: score["score"] for score in scores}
         np.testing.assert_allclose([by_label[name] for name in task.labels], row, atol=1e-5)
+    import keras_hub
+
+    classifier = keras_hub.models.TextClassifier.from_preset(str(output / "export" / "keras_hub"))
+    logits = classifier.predict(([e.text_a for e in dev], [e.text_b for e in dev]), verbose=0)
+    np.testing.assert_allclose(keras.ops.softmax(logits), ours, atol=1e-5)
 
 
 @pytest.mark.backend_free

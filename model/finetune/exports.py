@@ -1,9 +1,11 @@
-"""What every fine-tune writes for other tools beside `model.keras`: `OUTPUT/export/hf`, a Hugging
-Face `AlbertForSequenceClassification` with its tokenizer, for the kinds that have a
-`TaskKind.problem_type` (classification and regression; `transformers.pipeline(
-"text-classification")` loads it). An export the model cannot take (another classifier input than
-the pooled output, attention-only or FFN-only sharing) or whose library is missing is skipped with
-one warning line naming the reason (`model.conversion.exports.skip_reason`)."""
+"""What every fine-tune writes for other tools beside `model.keras`, for the kinds that have a
+`TaskKind.problem_type` (classification and regression): `OUTPUT/export/hf`, a Hugging Face
+`AlbertForSequenceClassification` with its tokenizer (`transformers.pipeline(
+"text-classification")` loads it), and `OUTPUT/export/keras_hub`, a keras-hub
+`AlbertTextClassifier` preset (`keras_hub.models.TextClassifier.from_preset` loads it). An export
+the model cannot take (another classifier input than the pooled output, attention-only or
+FFN-only sharing, for keras-hub a non-tanh GELU) or whose library is missing is skipped with one
+warning line naming the reason (`model.conversion.exports.skip_reason`)."""
 
 from __future__ import annotations
 
@@ -11,20 +13,21 @@ import logging
 
 from albert.fs import join
 from albert.tokenization import AlbertTokenizer
-from model.conversion.exports import skip_reason
+from model.conversion.exports import EXPORT_LABELS, skip_reason
 from model.finetune.kind import TaskKind
 
 logger = logging.getLogger(__name__)
 
 HF_EXPORT = "export/hf"
+KERAS_HUB_EXPORT = "export/keras_hub"
 
 
 def write_task_exports(
     directory: str, model, kind: TaskKind, tokenizer: AlbertTokenizer, max_seq_length: int
 ) -> dict[str, str]:
     """Write the exports of the fine-tuned `model` under `directory` (the output being
-    committed); return `{"huggingface": "export/hf"}` for each written and `{"huggingface":
-    "skipped: REASON"}` for each skipped (none for a kind without an export)."""
+    committed); return `{"huggingface": "export/hf", "keras_hub": "export/keras_hub"}` for each
+    written, `"skipped: REASON"` for each skipped (none for a kind without an export)."""
     if kind.problem_type is None:
         return {}
 
@@ -36,8 +39,23 @@ def write_task_exports(
         export_huggingface_classifier(model, kind.spec.labels, kind.problem_type, path)
         write_hf_tokenizer(tokenizer, path, model_max_length=max_seq_length)
 
-    reason = skip_reason(huggingface)
-    if reason is None:
-        return {"huggingface": HF_EXPORT}
-    logger.warning("Hugging Face export skipped: %s", reason)
-    return {"huggingface": f"skipped: {reason}"}
+    def keras_hub() -> None:
+        from model.conversion.keras_hub import export_keras_hub_classifier
+
+        hf_dir, path = join(directory, HF_EXPORT), join(directory, KERAS_HUB_EXPORT)
+        export_keras_hub_classifier(model, hf_dir, path, tokenizer, max_seq_length)
+
+    written = {}
+    for name, path, write in (
+        ("huggingface", HF_EXPORT, huggingface),
+        ("keras_hub", KERAS_HUB_EXPORT, keras_hub),
+    ):
+        reason = skip_reason(write)
+        if reason is not None:
+            logger.warning("%s export skipped: %s", EXPORT_LABELS[name], reason)
+            written[name] = f"skipped: {reason}"
+            if name == "huggingface":  # keras-hub's is converted from it
+                break
+        else:
+            written[name] = path
+    return written
