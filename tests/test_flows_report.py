@@ -11,7 +11,7 @@ from browser import image_widths
 
 from flows.pipeline.report import run_report_markdown
 from flows.report.render import render_html
-from flows.report.text import downstream_table, duration, number
+from flows.report.text import downstream_table, duration, number, per_class_tables
 
 pytestmark = pytest.mark.backend_free
 
@@ -162,6 +162,18 @@ def test_numbers_and_durations_read_as_a_person_writes_them():
     )
     assert number(None) == "–" and duration(19.04) == "19.0 s" and duration(252) == "4 min 12 s"
     assert "| mrpc | F1 | **0.81** | 0.8 | +0.010 | 300 |" in downstream_table(FACTS["downstream"])
+
+
+def test_a_users_task_has_its_per_class_table():
+    scores = {"precision": 0.5, "recall": 1.0, "f1": 0.667, "support": 3}
+    result = {
+        "task": "tickets",
+        "pretrained_details": {"per_class": {"billing": scores}},
+        "random_details": {"per_class": {"billing": {**scores, "f1": 0.2}}},
+    }
+    (text,) = per_class_tables([result, FACTS["downstream"][0]])
+    assert text.startswith("**tickets, per class (dev set):**")
+    assert "| billing | **0.667** | 0.2 | 0.5 | 1 | 3 |" in text
 
 
 def test_report_headline_tables_and_images_load_in_a_browser(tmp_path):

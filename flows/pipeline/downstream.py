@@ -104,6 +104,8 @@ def downstream_results(
                 "metric": metric,
                 "pretrained": outcomes[name].result.get("dev", {}),
                 "random": outcomes[random_name].result.get("dev", {}),
+                "pretrained_details": outcomes[name].result.get("details"),
+                "random_details": outcomes[random_name].result.get("details"),
                 "steps": stage_config.train_steps,
                 "pretrained_output": name,
                 "random_output": random_name,

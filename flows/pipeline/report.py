@@ -36,6 +36,7 @@ from flows.report.text import (
     millions,
     next_block,
     number,
+    per_class_tables,
     piece_baseline_text,
     table,
     time_line,
@@ -81,6 +82,7 @@ def headline(facts: Mapping[str, Any]) -> str:
         lines.insert(2, contamination_line(contamination))
     if facts.get("downstream"):
         lines.append(downstream_table(facts["downstream"]))
+        lines += per_class_tables(facts["downstream"])
         distilled = distilled_table(facts["downstream"])
         lines += [distilled] if distilled else []
     lines.append(

@@ -207,6 +207,32 @@ def downstream_table(results: list[Mapping[str, Any]]) -> str:
     )
 
 
+def per_class_tables(results: list[Mapping[str, Any]]) -> list[str]:
+    """Per downstream task with a per-class table (a user's classification task): each class's
+    F1 of the pretrained model and of the random twin, the pretrained model's precision and
+    recall, and the class's dev rows."""
+    tables = []
+    for result in results:
+        pretrained = (result.get("pretrained_details") or {}).get("per_class")
+        if not pretrained:
+            continue
+        random = (result.get("random_details") or {}).get("per_class") or {}
+        rows = [
+            (
+                name,
+                f"**{number(scores['f1'])}**",
+                number(random.get(name, {}).get("f1")),
+                number(scores["precision"]),
+                number(scores["recall"]),
+                number(scores["support"]),
+            )
+            for name, scores in pretrained.items()
+        ]
+        columns = ("class", "F1", "F1, random init", "precision", "recall", "dev rows")
+        tables.append(f"**{result['task']}, per class (dev set):**\n\n" + table(rows, columns))
+    return tables
+
+
 def distilled_table(results: list[Mapping[str, Any]]) -> str:
     """`--distill`'s students beside their teachers (the pretrained fine-tunes), per task: dev
     score, parameters, FLOPs per token, CPU sequences/s at batch 1 and 32 (empty: no --distill)."""

@@ -70,7 +70,10 @@ def summary_of(results: dict, config: FinetuneConfig) -> dict:
         "best_step": results["best_step"],
         "output": config.output,
     }
-    return {**summary, "dev_sets": results["dev_sets"]} if results.get("dev_sets") else summary
+    for key in ("dev_sets", "details"):  # MNLI's two dev sets; a user's task's per-class table
+        if results.get(key):
+            summary[key] = results[key]
+    return summary
 
 
 def _checkpoints(config: FinetuneConfig, phase: str, stop: preemption.StopRequest) -> Checkpoints:
