@@ -30,6 +30,7 @@ DEPLOYMENTS = {  # flow -> its deployment in prefect.yaml
     "albert-domain-adaptive": "domain-adaptive",
     "albert-ablation": "ablation-grid",
     "albert-model-line": "model-line-nightly",
+    "albert-finetune": "finetune",
 }
 PREFECT = str(Path(sys.executable).with_name("prefect"))
 

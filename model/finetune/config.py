@@ -97,8 +97,8 @@ class FinetuneConfig(StageConfig):
         None, gt=0, description="steps between dev evaluations (default: an epoch)"
     )
     patience: int = Field(3, ge=1, description="evaluations without improvement before stopping")
-    weight_decay: float = Field(0.01, ge=0)
-    seed: int = Field(12345)
+    weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay")
+    seed: int = Field(12345, description="random seed (initialisation, order, dropout)")
     max_train_examples: int | None = Field(
         None, gt=0, description="use only the first N training examples"
     )
@@ -129,7 +129,7 @@ class FinetuneConfig(StageConfig):
     )
     doc_stride: int = Field(128, gt=0, description="SQuAD window stride")
     max_query_length: int = Field(64, gt=0, description="SQuAD question pieces kept")
-    n_best_size: int = Field(20, gt=0)
+    n_best_size: int = Field(20, gt=0, description="SQuAD answers kept per question")
     max_answer_length: int = Field(30, gt=0, description="SQuAD longest answer in pieces")
     threshold_holdout: float = Field(
         0.1,
