@@ -172,7 +172,35 @@ def test_a_header_less_csv_with_two_text_columns_fine_tunes(spm_model, tmp_path)
     _same_in_huggingface_pipeline(config, tmp_path / "out")
 
 
-def _same_in_huggingface_pipeline(config, output):
+@pytest.mark.slow
+def test_a_multi_label_json_lines_task_tunes_its_threshold_and_exports(spm_model, tmp_path):  # noqa: F811
+    rows = []
+    for i in range(90):
+        subject, verb = SUBJECTS[i % len(SUBJECTS)], VERBS[i % len(VERBS)]
+        labels = ["animal"] * (i % 2) + ["verb"] * (i % 3 == 0) or ["none"]
+        rows.append(json.dumps({"text": f"{subject} {verb}", "tags": labels}) + "\n")
+    train = _write(tmp_path / "tags.jsonl", "".join(rows))
+    config = finetune.FinetuneConfig(
+        **{**SMALL, "max_train_examples": None, "max_dev_examples": None},
+        spm_model=spm_model,
+        train_file=train,
+        text_column=["text"],
+        label_column="tags",
+        output=str(tmp_path / "out"),
+    )
+    task = task_of(config)
+    assert (task.kind, task.labels) == ("multi_label", ("animal", "none", "verb"))
+    finetune.run(config)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert set(results["dev"]) == {"micro_f1", "macro_f1", "threshold"}
+    assert 0 < results["dev"]["threshold"] < 1
+    assert set(results["details"]["per_label"]) == {"animal", "none", "verb"}
+    hf_config = json.loads((tmp_path / "out" / "export" / "hf" / "config.json").read_text())
+    assert hf_config["problem_type"] == "multi_label_classification"
+    _same_in_huggingface_pipeline(config, tmp_path / "out", "sigmoid")
+
+
+def _same_in_huggingface_pipeline(config, output, scores="softmax"):
     """transformers' text-classification pipeline on `OUTPUT/export/hf`, and keras-hub's
     `TextClassifier` from `OUTPUT/export/keras_hub` on the raw strings, score the dev rows (text
     pairs) as the fine-tuned `model.keras` does, within 1e-5."""
@@ -185,21 +213,26 @@ def _same_in_huggingface_pipeline(config, output):
 
     task = task_of(config)
     dev, _ = _split(task, "dev")
-    settings = SplitSettings(task.name, task.train_file, "dev", config.spm_model, 32)
+    settings = SplitSettings(
+        task.name, task.train_file, "dev", config.spm_model, 32, task_source=task.source
+    )
     arrays = task.format.encode(AlbertTokenizer(config.spm_model), dev, settings, {})
     model = keras.saving.load_model(str(output / "model.keras"), compile=False)
-    ours = keras.ops.convert_to_numpy(keras.ops.softmax(model.predict(inputs_of(arrays))))
+    score = getattr(keras.ops, scores)
+    ours = keras.ops.convert_to_numpy(score(model.predict(inputs_of(arrays))))
     pipe = transformers.pipeline("text-classification", model=str(output / "export" / "hf"))
-    rows = [{"text": e.text_a, "text_pair": e.text_b} for e in dev]
+    rows = [{"text": e.text_a, **({"text_pair": e.text_b} if e.text_b else {})} for e in dev]
     theirs = pipe(rows, top_k=None)
-    for row, scores in zip(ours, theirs):
-        by_label = {score["label"]: score["score"] for score in scores}
+    for row, answer in zip(ours, theirs):
+        by_label = {entry["label"]: entry["score"] for entry in answer}
         np.testing.assert_allclose([by_label[name] for name in task.labels], row, atol=1e-5)
     import keras_hub
 
     classifier = keras_hub.models.TextClassifier.from_preset(str(output / "export" / "keras_hub"))
-    logits = classifier.predict(([e.text_a for e in dev], [e.text_b for e in dev]), verbose=0)
-    np.testing.assert_allclose(keras.ops.softmax(logits), ours, atol=1e-5)
+    texts = [e.text_a for e in dev]
+    pairs = (texts, [e.text_b for e in dev]) if dev[0].text_b is not None else texts
+    logits = classifier.predict(pairs, verbose=0)
+    np.testing.assert_allclose(score(logits), ours, atol=1e-5)
 
 
 @pytest.mark.backend_free

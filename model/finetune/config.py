@@ -61,8 +61,13 @@ class FinetuneConfig(StageConfig):
     )
     kind: OwnKind | None = Field(
         None,
-        description="your own task's kind (default: inferred from the labels: fractions are "
-        "regression, the rest classification)",
+        description="your own task's kind (default: inferred from the labels: a JSON list or "
+        "--label-separator is multi_label, fractions are regression, the rest classification)",
+    )
+    label_separator: str | None = Field(
+        None,
+        description="your own task: multi-label, each row's labels split on this (a JSON list "
+        "per row needs none)",
     )
     encoding: str = Field("utf-8", description="your own task: the files' text encoding")
     dev_fraction: float = Field(
@@ -209,6 +214,7 @@ def own_settings(config: FinetuneConfig) -> OwnTaskSettings | None:
         dev=config.dev_file,
         header=header,
         kind=config.kind,
+        label_separator=config.label_separator,
         encoding=config.encoding,
         dev_fraction=config.dev_fraction,
     )

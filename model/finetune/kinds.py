@@ -6,12 +6,14 @@ from __future__ import annotations
 from albert.errors import StageError
 from model.finetune.glue import GlueKind, GlueRegressionKind
 from model.finetune.kind import TaskKind
+from model.finetune.multi_label import MultiLabelKind
 from model.finetune.race import RaceKind
 from model.finetune.squad import SquadKind
 from model.tasks import Task, get_task
 
 KINDS: dict[str, type[TaskKind]] = {
     "classification": GlueKind,
+    "multi_label": MultiLabelKind,
     "regression": GlueRegressionKind,
     "span": SquadKind,
     "multiple_choice": RaceKind,

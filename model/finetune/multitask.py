@@ -15,12 +15,21 @@ from model.finetune.glue import GlueKind
 from model.finetune.kind import inputs_of
 from model.finetune.kinds import task_kind
 from model.finetune.models import MultiTaskModel
+from model.finetune.multi_label import MultiLabelKind
 from model.finetune.optimizer import make_optimizer
 from model.finetune.progress import Progress
 from model.finetune.training import Phase, TrainingLoop, compile_for_fit, train_steps
 from model.network.backbone import AlbertBackbone
 
-OWN_TASK_FIELDS = ("text_column", "label_column", "header", "kind", "encoding", "dev_fraction")
+OWN_TASK_FIELDS = (
+    "text_column",
+    "label_column",
+    "header",
+    "kind",
+    "label_separator",
+    "encoding",
+    "dev_fraction",
+)
 
 
 def multitask_kinds(config: FinetuneConfig) -> dict[str, tuple[GlueKind, FinetuneConfig]]:
@@ -43,7 +52,7 @@ def multitask_kinds(config: FinetuneConfig) -> dict[str, tuple[GlueKind, Finetun
     entries = {}
     for task_config in configs:
         kind = task_kind(task_of(task_config))
-        if not isinstance(kind, GlueKind):
+        if not isinstance(kind, GlueKind) or isinstance(kind, MultiLabelKind):
             raise StageError(
                 "--multitask: only classification and regression tasks can be trained jointly, "
                 f"not {kind.spec.name}"

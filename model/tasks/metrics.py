@@ -61,6 +61,30 @@ def macro_f1(predictions: Sequence[int], labels: Sequence[int]) -> float:
     return float(sklearn_metrics.f1_score(labels, predictions, average="macro", zero_division=0.0))
 
 
+def set_f1(predictions: np.ndarray, labels: np.ndarray, average: str) -> float:
+    """F1 of multi-hot rows (multi-label), `average` 'micro' or 'macro' (scikit-learn's)."""
+    gold, predicted = np.asarray(labels, int), np.asarray(predictions, int)
+    return float(sklearn_metrics.f1_score(gold, predicted, average=average, zero_division=0.0))
+
+
+def per_label(predictions: np.ndarray, labels: np.ndarray, names: Sequence[str]) -> dict:
+    """`{"per_label": {name: {precision, recall, f1, support}}}` of multi-hot rows."""
+    precision, recall, f1, support = sklearn_metrics.precision_recall_fscore_support(
+        np.asarray(labels, int), np.asarray(predictions, int), zero_division=0.0
+    )
+    return {
+        "per_label": {
+            name: {
+                "precision": float(precision[i]),
+                "recall": float(recall[i]),
+                "f1": float(f1[i]),
+                "support": int(support[i]),
+            }
+            for i, name in enumerate(names)
+        }
+    }
+
+
 def mean_squared_error(predictions: Sequence[float], labels: Sequence[float]) -> float:
     return float(sklearn_metrics.mean_squared_error(labels, predictions))
 

@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal
 
+import numpy as np
+
 from albert.errors import StageError
 from albert.glue_tsv import GlueExample
 from albert.hashing import stable_hash
@@ -83,6 +85,32 @@ def raw_rows(settings: OwnTaskSettings, path: str) -> Iterator[tuple[str, str, s
         yield row_id, texts[0], (texts[1] if len(texts) > 1 else None), values[-1]
 
 
+def label_values(settings: OwnTaskSettings, raw: Any) -> list[str]:
+    """A multi-label row's labels: a JSON list, or the text split on `label_separator` (default
+    a comma)."""
+    if isinstance(raw, list):
+        return [str(value) for value in raw]
+    text = str(raw).strip()
+    if text.startswith("["):
+        try:
+            return [str(value) for value in json.loads(text)]
+        except json.JSONDecodeError:
+            pass
+    return [part.strip() for part in text.split(settings.label_separator or ",") if part.strip()]
+
+
+def encode_multi_label(tokenizer, examples, settings, counts) -> dict:
+    """`formats.GLUE.encode`'s inputs, with `labels` the examples' label sets as multi-hot
+    float32 rows (`Task.num_labels` wide)."""
+    width = own_task(OwnTaskSettings.from_json(settings.task_source)).num_labels
+    plain = [replace(example, label=None) for example in examples]
+    arrays = formats.GLUE.encode(tokenizer, plain, settings, counts)
+    labels = np.zeros((len(examples), width), np.float32)
+    for row, example in enumerate(examples):
+        labels[row, list(example.label)] = 1.0
+    return {**arrays, "labels": labels}
+
+
 def kind_of_label(raw: Any) -> str:
     """'list', 'integer', 'float' or 'word': what one raw label looks like."""
     if isinstance(raw, list):
@@ -129,13 +157,14 @@ def own_task(settings: OwnTaskSettings) -> Task:
     """The task `settings` describe, its kind and label names found in one pass over the
     training file (see the module docstring)."""
     seen: dict[str, str] = {}
-    names: set[str] = set()
+    raws: set[str] = set()  # the distinct labels as written (a multi-label row's: its set)
     for row_id, _, _, raw in raw_rows(settings, settings.train):
         seen.setdefault(kind_of_label(raw), row_id)
-        names.add(str(raw).strip())
+        raws.add(json.dumps(raw) if isinstance(raw, list) else str(raw).strip())
     kind = infer_kind(settings, seen)
+    names = raws
     if kind == "multi_label":
-        raise StageError(f"{settings.train}: multi-label tasks are not supported yet")
+        names = {name for raw in raws for name in label_values(settings, raw)}
     labels = None if kind == "regression" else settings.labels or label_order(names)
     if labels is not None and len(labels) < 2:
         raise StageError(
@@ -150,7 +179,10 @@ def own_task(settings: OwnTaskSettings) -> Task:
         defaults=DEFAULTS,
         metrics=_METRICS[kind],
         primary_metric=PRIMARY_METRICS[kind],
-        format=Format(read=read_split, encode=formats.GLUE.encode),
+        format=Format(
+            read=read_split,
+            encode=encode_multi_label if kind == "multi_label" else formats.GLUE.encode,
+        ),
         train_file=settings.train,
         dev_files=(settings.dev or settings.train,),
         labels=labels,
@@ -200,25 +232,31 @@ def read_split(task: Task, split_settings, counts: dict) -> Iterator[GlueExample
         if not training and key in train_keys:
             counts["dev_in_train"] = counts.get("dev_in_train", 0) + 1
         seen_keys.add(key)
-        labels[str(raw).strip() if settings.labels is None else settings.labels[label]] += 1
+        if settings.labels is None:
+            labels[str(raw).strip()] += 1
+        else:
+            indices = label if isinstance(label, tuple) else [label]
+            labels.update(settings.labels[i] for i in indices)
         guid = row_id.rsplit(":", 1)[-1] if one_file else row_id
         yield GlueExample(guid, text_a, text_b, label)
     counts["labels"] = dict(sorted(labels.items()))
 
 
-def _label(settings: OwnTaskSettings, raw: Any) -> int | float:
-    """A row's label: its index among the labels, or (regression) its score; ValueError says
-    why not."""
+def _label(settings: OwnTaskSettings, raw: Any) -> int | float | tuple[int, ...]:
+    """A row's label: its index among the labels, (multi-label) their indices, or (regression)
+    its score; ValueError says why not."""
     if settings.labels is None:
         try:
             return float(raw)
         except (TypeError, ValueError):
             raise ValueError(f"score {raw!r} is not a number") from None
-    name = str(raw).strip()
-    if name not in settings.labels:
-        known = ", ".join(settings.labels)
-        raise ValueError(f"label {name!r} is not among the training labels ({known})")
-    return settings.labels.index(name)
+    names = label_values(settings, raw) if settings.kind == "multi_label" else [str(raw).strip()]
+    for name in names:
+        if name not in settings.labels:
+            known = ", ".join(settings.labels)
+            raise ValueError(f"label {name!r} is not among the training labels ({known})")
+    indices = tuple(settings.labels.index(name) for name in names)
+    return indices if settings.kind == "multi_label" else indices[0]
 
 
 def classification_metrics(predictions, labels) -> dict[str, float]:
@@ -242,8 +280,22 @@ def regression_metrics(predictions, labels) -> dict[str, float]:
     }
 
 
-_METRICS = {"classification": classification_metrics, "regression": regression_metrics}
-PRIMARY_METRICS = {"classification": "accuracy", "regression": "pearson"}
+def multi_label_metrics(predictions, labels) -> dict[str, float]:
+    """Micro- and macro-F1 of multi-hot rows."""
+    from model.tasks import metrics
+
+    return {
+        "micro_f1": metrics.set_f1(predictions, labels, "micro"),
+        "macro_f1": metrics.set_f1(predictions, labels, "macro"),
+    }
+
+
+_METRICS = {
+    "classification": classification_metrics,
+    "multi_label": multi_label_metrics,
+    "regression": regression_metrics,
+}
+PRIMARY_METRICS = {"classification": "accuracy", "multi_label": "micro_f1", "regression": "pearson"}
 
 
 def classification_details(predictions, labels, names) -> dict:
@@ -253,4 +305,11 @@ def classification_details(predictions, labels, names) -> dict:
     return metrics.per_class(predictions, labels, names)
 
 
-_DETAILS = {"classification": classification_details}
+def multi_label_details(predictions, labels, names) -> dict:
+    """Each label's precision, recall, F1 and support (`model.tasks.metrics.per_label`)."""
+    from model.tasks import metrics
+
+    return metrics.per_label(predictions, labels, names)
+
+
+_DETAILS = {"classification": classification_details, "multi_label": multi_label_details}
