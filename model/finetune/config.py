@@ -41,10 +41,14 @@ class FinetuneConfig(StageConfig):
     output: str = Field(description="output directory")
     preset: str = Field("albert-tiny", description="architecture when --init random")
     train_file: str | None = Field(
-        None, description="training file/dir instead of the task's default"
+        None,
+        description="training file/dir instead of the task's default (your own task's: CSV, TSV "
+        "or JSON Lines; a glob or gs:// too)",
+        json_schema_extra={"flags": ["--train"]},
     )
     dev_file: str | None = Field(
         None,
+        json_schema_extra={"flags": ["--dev"]},
         description="dev file/dir instead of the task's default (your own task's: none holds "
         "out --dev-fraction of train)",
     )
