@@ -89,7 +89,7 @@ def test_labels_sorted_kinds_inferred_dev_held_out_by_text_and_counted(tmp_path)
     assert train_counts["held_out"] == len(dev) and train_counts["duplicates"] == 1
     assert {e.text_a for e in train}.isdisjoint(e.text_a for e in dev)
     assert train[0].guid == "1" and (train[0].text_b, train[0].label) == ("other 0", 0)
-    assert sum(dev_counts["labels"].values()) == len(dev)
+    assert sum(dev_counts["labels"].values()) == len(dev) and "dev_in_train" not in dev_counts
     assert _split(task, "dev")[0] == dev  # the same rows again
     scores = _write(tmp_path / "s.csv", "a,0.5\nb,1.25\nc,2\n")
     regression = own_task(OwnTaskSettings("s", scores, ("0",), "1", header=False))
@@ -99,14 +99,14 @@ def test_labels_sorted_kinds_inferred_dev_held_out_by_text_and_counted(tmp_path)
 @pytest.mark.backend_free
 def test_a_dev_label_missing_from_train_names_its_row_or_is_counted(tmp_path):
     train = _write(tmp_path / "train.csv", "a,x\nb,y\n")
-    dev = _write(tmp_path / "dev.csv", "c,x\nd,z\n")
+    dev = _write(tmp_path / "dev.csv", "c,x\nd,z\nb,y\n")
     task = own_task(OwnTaskSettings("t", train, ("0",), "1", dev=dev, header=False))
     with pytest.raises(StageError, match=r"dev.csv:2: label 'z' is not among the training labels"):
         _split(task, "dev")
     settings = SplitSettings("t", dev, "dev", "", 32, on_error="skip")
     counts = {}
-    assert [e.text_a for e in read_split(task, settings, counts)] == ["c"]
-    assert counts["skipped_label"] == 1
+    assert [e.text_a for e in read_split(task, settings, counts)] == ["c", "b"]
+    assert counts["skipped_label"] == 1 and counts["dev_in_train"] == 1
 
 
 def _team_csv(path, rows):
@@ -249,3 +249,25 @@ def test_epochs_derive_the_steps_and_warmup_from_the_training_rows(caplog):
     assert "2.5 epochs of 1000 examples at batch 32: 79 steps, 7 of warmup" in caplog.text
     fixed = finetune.FinetuneConfig(**common, epochs=2.5, train_steps=10)
     assert with_epochs(fixed, hp, 1000) == hp
+
+
+@pytest.mark.backend_free
+def test_the_shared_classification_files_read_as_tasks():
+    """BBC News (a header, five words as labels) and GoEmotions (no header, CSV-style quotes in a
+    TSV, comma-separated label ids) as a team would give them."""
+    from conftest import shared_path
+
+    bbc = own_task(
+        OwnTaskSettings(
+            "bbc", str(shared_path("classification", "bbc-news", "dev.csv")), ("text",), "category"
+        )
+    )
+    assert bbc.labels == ("business", "entertainment", "politics", "sport", "tech")
+    emotions = str(shared_path("classification", "goemotions", "dev.tsv"))
+    task = own_task(
+        OwnTaskSettings("goemotions", emotions, ("0",), "1", header=False, label_separator=",")
+    )
+    assert task.kind == "multi_label" and task.labels == tuple(str(i) for i in range(28))
+    rows, counts = _split(task, "train")
+    assert counts["read"] + counts["held_out"] == 5426
+    assert any('"' in row.text_a for row in rows)  # a quoted text, its quotes undone

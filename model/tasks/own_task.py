@@ -206,9 +206,10 @@ def read_split(task: Task, split_settings, counts: dict) -> Iterator[GlueExample
     settings = OwnTaskSettings.from_json(task.source)
     training = split_settings.split == "train"
     path = settings.train if training or settings.dev is None else settings.dev
-    train_keys = set()
+    train_keys = set()  # the training rows' texts (not those held out as dev)
     if not training:
-        train_keys = {text_key(a, b) for _, a, b, _ in raw_rows(settings, settings.train)}
+        keys = (text_key(a, b) for _, a, b, _ in raw_rows(settings, settings.train))
+        train_keys = {key for key in keys if not held_out(settings, key)}
     one_file = not any(c in path for c in "*?[")
     seen_keys: set[int] = set()
     labels = Counter()
