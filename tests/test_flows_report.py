@@ -301,3 +301,14 @@ def test_domain_report_headline_before_after_and_images_load_in_a_browser(tmp_pa
     images = image_widths(page)
     assert len(images) == 4, images  # skip reasons, masked spans, training curves, before/after
     assert all(width > 0 for _, width in images), images
+
+
+def test_a_users_task_has_its_confusion_matrix_picture(tmp_path):
+    from flows.pipeline.report import confusion_pictures
+
+    details = {"per_class": {"a": {}, "b": {}}, "confusion_matrix": [[3, 1], [0, 2]]}
+    result = {"task": "tickets", "pretrained_details": details}
+    assert confusion_pictures(tmp_path, [result, FACTS["downstream"][0]]) == [
+        "![tickets confusion matrix](plots/confusion-tickets.png)"
+    ]
+    assert (tmp_path / "plots" / "confusion-tickets.png").read_bytes()[:4] == b"\x89PNG"
