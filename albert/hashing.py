@@ -14,8 +14,8 @@ def stable_hash(data: bytes) -> int:
 def derive_seed(*parts: int) -> int:
     """A 31-bit seed derived from integers, e.g. `(seed, epoch)`: `stable_hash` of "p1:p2:…".
 
-    It keeps the hash's first 4 bytes read little-endian, the seeds every run before this function
-    moved here used, so a run resumed across versions reads the same data order.
+    The hash's first 4 bytes, read little-endian: a run resumed across versions reads the same data
+    order only while this stays as it is.
     """
     top = stable_hash(":".join(str(int(p)) for p in parts).encode()) >> 32
     return int.from_bytes(top.to_bytes(4, "big"), "little") & 0x7FFFFFFF

@@ -44,6 +44,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from benchmarks.helpers.machine import cpu_model
 from benchmarks.helpers.process_tree import measure
+from benchmarks.helpers.tfrecords_command import tfrecords_command
 
 REPO = Path(__file__).resolve().parents[1]
 from pipelines.common import text_cleaning
@@ -149,23 +150,7 @@ def run_stages(workdir: Path, corpus: Path, name: str, workers: int) -> dict:
             str(workers),
             *beam,
         ],
-        "tfrecords": [
-            *python,
-            "pipelines.tfrecords",
-            "--input",
-            str(seg),
-            "--spm-model",
-            str(voc / "spiece.model"),
-            "--output",
-            str(tfr),
-            "--dupe-factor",
-            "1",
-            "--max-seq-length",
-            "512",
-            "--num-shards",
-            "16",
-            *beam,
-        ],
+        "tfrecords": tfrecords_command(seg, voc / "spiece.model", tfr, *beam),
     }
     inputs = {"segment": megabytes(corpus, "*.txt")}
     for stage, command in commands.items():

@@ -8,7 +8,7 @@ pipelines.segment and a 30k SentencePiece vocabulary with ALBERT's special ids, 
 `python -m pipelines.tfrecords --dupe-factor 1 --max-seq-length 512` on the corpus and on 4 copies
 of it, each in a fresh process. Prints ONE JSON line:
 - `*_cpu_s`, `*_wall_s`, `*_peak_rss_mb`: CPU seconds (user + system), wall seconds and peak RSS of
-  the run;
+  the run (helpers/process_tree: its process tree sampled every 0.2 s);
 - `mb_per_cpu_s_1x`: text MB per CPU second, start-up included; `marginal_mb_per_cpu_s`: the extra
   3x corpus over the extra CPU seconds (steady state, start-up excluded); the same in pieces as
   `tokens_*`;
@@ -50,7 +50,9 @@ import psutil
 import sentencepiece as spm
 
 REPO = Path(__file__).resolve().parents[1]
+from benchmarks.helpers.process_tree import measure
 from benchmarks.helpers.shared_data import BOOKS_AND_WIKIPEDIA
+from benchmarks.helpers.tfrecords_command import tfrecords_command
 from pipelines.common.segmented_corpus import read_documents
 from pipelines.segment import stage as segment
 from pipelines.tfrecords.config import TFRecordsConfig
@@ -101,44 +103,9 @@ def replicated(corpus: Path, copies: int, output: Path) -> Path:
     return output
 
 
-def measure(command: list[str]) -> dict:
-    """Run `command` in a fresh process: its CPU seconds, wall seconds, peak RSS and stdout."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE)
-    stdout = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(command)} failed")
-    return {
-        "cpu_s": usage.ru_utime + usage.ru_stime,
-        "wall_s": wall,
-        "peak_rss_mb": usage.ru_maxrss / 1024,
-        "stdout": stdout,
-    }
-
-
 def measure_run(corpus: Path, model: Path, output: Path) -> dict:
     """The stage on one CPU (FnApiRunner, one worker), with its metadata."""
-    run = measure(
-        [
-            sys.executable,
-            "-m",
-            "pipelines.tfrecords",
-            "--input",
-            str(corpus),
-            "--spm-model",
-            str(model),
-            "--output",
-            str(output),
-            "--dupe-factor",
-            "1",
-            "--max-seq-length",
-            "512",
-            "--num-shards",
-            "16",
-        ]
-    )
+    run = measure(tfrecords_command(corpus, model, output), REPO)
     run["metadata"] = json.loads((output / "metadata.json").read_text())
     return run
 
@@ -187,47 +154,17 @@ def spread_check(workdir: Path, corpus: Path, model: Path) -> dict:
         one_file.mkdir()
         with open(one_file / "corpus.txt", "wb") as out:
             out.writelines(path.read_bytes() for path in sorted(corpus.glob("*.txt")))
-    flags = [
-        "--spm-model",
-        str(model),
-        "--dupe-factor",
-        "1",
-        "--max-seq-length",
-        "512",
-        "--num-shards",
-        "16",
-    ]
     two_workers = ["--direct_num_workers", "2", "--direct_running_mode", "multi_processing"]
     figures: dict = {}
     for layout, path in (("one_file", one_file), ("four_files", corpus)):
         output = workdir / f"spread-{layout}"
         shutil.rmtree(output, ignore_errors=True)
-        command = [
-            sys.executable,
-            "-m",
-            "pipelines.tfrecords",
-            "--input",
-            str(path),
-            "--output",
-            str(output),
-        ]
-        figures[layout] = measure_workers(command + flags + two_workers)
+        figures[layout] = measure_workers(tfrecords_command(path, model, output, *two_workers))
         figures[layout]["input_files"] = len(list(path.glob("*.txt")))
         figures[layout]["digest"] = files_digest(output)
     reference = workdir / "spread-one-worker"
     shutil.rmtree(reference, ignore_errors=True)
-    measure(
-        [
-            sys.executable,
-            "-m",
-            "pipelines.tfrecords",
-            "--input",
-            str(one_file),
-            "--output",
-            str(reference),
-            *flags,
-        ]
-    )
+    measure(tfrecords_command(one_file, model, reference), REPO)
     figures["four_files"].pop("digest")
     same = figures["one_file"].pop("digest") == files_digest(reference)
     return {
@@ -272,10 +209,13 @@ def main() -> None:
         action="store_true",
         help="2 workers on the corpus as one file and as 4: is the work spread? (see above)",
     )
-    parser.add_argument("--core", nargs=2, metavar=("CORPUS", "MODEL"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--core", nargs=3, metavar=("CORPUS", "MODEL", "FIGURES"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.core:  # child process: the per-document work alone, for its CPU time and peak RSS
-        print(json.dumps(core_throughput(Path(args.core[0]), Path(args.core[1]))))
+        corpus, model, figures = map(Path, args.core)
+        figures.write_text(json.dumps(core_throughput(corpus, model)))
         return
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="bench-tfrecords-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -300,10 +240,12 @@ def main() -> None:
     core = {
         name: measure(
             [sys.executable, "-m", "benchmarks.tfrecords", "--core", str(path), str(model)]
+            + [str(workdir / f"core-{name}.json")],
+            REPO,
         )
         for name, path in (("1x", corpus), ("4x", corpus4))
     }
-    core_mb, core_tokens = json.loads(core["4x"]["stdout"])
+    core_mb, core_tokens = json.loads((workdir / "core-4x.json").read_text())
     meta = runs["1x"]["metadata"]
     figures = {
         "benchmark": "tfrecords",
@@ -322,8 +264,8 @@ def main() -> None:
         "marginal_tokens_per_cpu_s": round((tokens["4x"] - tokens["1x"]) / extra_cpu),
         "core_mb_per_cpu_s": round(core_mb, 2),
         "core_tokens_per_cpu_s": round(core_tokens),
-        "core_peak_rss_mb_1x": round(core["1x"]["peak_rss_mb"], 1),
-        "core_peak_rss_mb_4x": round(core["4x"]["peak_rss_mb"], 1),
+        "core_peak_rss_mb_1x": core["1x"]["peak_rss_mb"],
+        "core_peak_rss_mb_4x": core["4x"]["peak_rss_mb"],
         "speedup_vs_reference": round(marginal_mb / REFERENCE_MB_PER_S, 1),
         "sop_label_balance": round(meta["sop_label_balance"], 4),
         "mean_predictions_per_instance": round(meta["mean_predictions_per_instance"], 2),

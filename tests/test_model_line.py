@@ -15,8 +15,8 @@ from test_line_check import SETTINGS
 
 from albert import cli
 from albert.errors import StageError
+from albert.fs import file_digest
 from albert.tfrecord_framing import tfrecord_records
-from flows.line.files import file_digest
 from flows.line.gate import decide
 from flows.line.records import (
     PROMOTED,

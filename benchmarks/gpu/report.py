@@ -1,4 +1,4 @@
-"""What `check.py` prints: its table (a run a line) and the goal ratios of issue 65 at the end.
+"""What `check.py` prints: its table (a run a line) and the goal ratios at the end.
 
 The goals: >= 1.5x Hugging Face's `torch.compile`d `AlbertForPreTraining` at albert-base s128 and
 albert-large s512, and real-token MFU >= 50% at albert-large s512. The ratio compares real
@@ -78,7 +78,7 @@ def goals(rows: list[dict], shapes: list[tuple[str, int, int]], hf_rows: list[di
 
 def print_goals(result: dict) -> None:
     """The goal lines, one each: the best figure, the run that reached it, met or not."""
-    print("goals (issue 65):")
+    print("goals:")
     for name, goal in result.items():
         figure = "n/a" if goal["best"] is None else f"{goal['best']}"
         where = f" ({goal['run']})" if goal["run"] else f" ({goal['why_none']})"

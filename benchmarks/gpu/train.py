@@ -45,9 +45,13 @@ DENSE_BF16_PEAK_TFLOPS = {
 }
 
 
-def flops_per_token(cfg, seq: int, predictions: int = PREDICTIONS) -> dict:
+def flops_per_token(
+    cfg, seq: int, predictions: int = PREDICTIONS, heads: tuple[str, ...] = ("mlm", "sop")
+) -> dict:
     """Model FLOPs per token of one training step (forward + backward) and the applied
-    parameters."""
+    parameters of an ALBERT encoder and its `heads`: `mlm` (dense, LayerNorm and tied output at
+    `predictions` of `seq` positions), `sop` (pooler and classifier, once a sequence), `rtd`
+    (ELECTRA's dense H->H and H->1 at every token)."""
     h, e, f, v, layers = (
         cfg.hidden_size,
         cfg.embedding_size,
@@ -57,12 +61,14 @@ def flops_per_token(cfg, seq: int, predictions: int = PREDICTIONS) -> dict:
     )
     attention = 4 * h * h + 4 * h + 2 * h  # Q, K, V, output dense + biases, LayerNorm
     ffn = 2 * h * f + f + h + 2 * h  # two dense layers + biases, LayerNorm
-    projection = e * h + h  # embedding E -> hidden H
-    mlm_head = (
-        (h * e + e + 2 * e + e * v + v) * predictions / seq
-    )  # dense, LayerNorm, tied output, at P of T
-    sop_head = (h * h + h + 2 * h + 2) / seq  # pooler + classifier, once a sequence
-    applied = layers * (attention + ffn) + projection + mlm_head + sop_head
+    projection = e * h + h if cfg.has_embedding_projection else 0  # embedding E -> hidden H
+    head_parameters = {
+        "mlm": (h * e + e + 2 * e + e * v + v) * predictions / seq,
+        "sop": (h * h + h + 2 * h + 2) / seq,
+        "rtd": h * h + h + h + 1,
+    }
+    applied = layers * (attention + ffn) + projection
+    applied += sum(head_parameters[head] for head in heads)
     return {"applied_parameters": applied, "flops_per_token": 6 * applied + 12 * layers * h * seq}
 
 
@@ -112,17 +118,20 @@ def built_step(
 
 
 def step_flops(model, seq: int, objective: str) -> dict:
-    """`flops_per_token` of the row's model; for `rtd`, the generator's and the discriminator's
-    (`benchmarks.rtd.objective_flops`, which counts weights without biases and LayerNorms) with
-    the masked-LM row's applied parameters, and `flops_over_mlm`: RTD's over MLM's by that count."""
+    """`flops_per_token` of the row's model; for `rtd`, the generator's (with its masked-LM head)
+    plus the discriminator's (with its RTD and SOP heads), and `flops_over_mlm`: that count over
+    the masked-LM step's."""
     flops = flops_per_token(model.config, seq)
     if objective == "rtd":
-        from benchmarks.rtd import objective_flops
+        from model.network.electra import generator_config
 
-        fraction = model.generator_hidden_fraction
-        counted = objective_flops(model.config, fraction, seq, PREDICTIONS)
-        ratio = round(counted["rtd"] / counted["mlm"], 3)
-        flops = {**flops, "flops_per_token": counted["rtd"], "flops_over_mlm": ratio}
+        generator = generator_config(model.config, model.generator_hidden_fraction)
+        counted = (
+            flops_per_token(generator, seq, heads=("mlm",))["flops_per_token"]
+            + flops_per_token(model.config, seq, heads=("rtd", "sop"))["flops_per_token"]
+        )
+        ratio = round(counted / flops["flops_per_token"], 3)
+        flops = {**flops, "flops_per_token": counted, "flops_over_mlm": ratio}
     return flops
 
 

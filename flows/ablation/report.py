@@ -58,7 +58,7 @@ PAPER = {
     "costs nothing (+0.1), most of the drop comes from sharing the FFN",
     "embedding_size": "paper (ALBERT-base, all-shared): E=128 is the best of 64, 128, 256, 768",
     "token_objective": "ELECTRA (Clark et al. 2020): replaced-token detection beats masked-LM "
-    "downstream at equal compute, most at small sizes; benchmarks/rtd.py measures it fine-tuned",
+    "downstream at equal compute, most at small sizes; docs/measurements.md has it fine-tuned",
 }
 
 

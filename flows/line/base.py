@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from albert.errors import ConfigError, StageError
-from albert.fs import exists, join, listing_digest
+from albert.fs import exists, file_digest, join, listing_digest
 from flows.domain_config import resolve_base
 from flows.engine import tasks
 from flows.line.config import LineConfig
-from flows.line.files import copy_tree, file_digest
+from flows.line.files import copy_tree
 from flows.line.near_dup import keep_signatures
 from flows.line.records import (
     BASE,

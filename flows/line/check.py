@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from albert.errors import StageError
-from albert.fs import exists, filesystem
-from flows.line.files import file_digest, irregular, outside_link
+from albert.fs import exists, file_digest, filesystem
+from flows.line.files import irregular, outside_link
 from flows.line.paths import link_faults, name_fault, night_faults
 from flows.line.records import (
     BASE,

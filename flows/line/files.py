@@ -3,7 +3,6 @@ sha256, a directory's listing, copies file by file."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -11,21 +10,7 @@ from typing import Any
 from fsspec.implementations.local import LocalFileSystem
 
 from albert.errors import StageError
-from albert.fs import filesystem, join
-
-
-def file_digest(url: str, limit: int | None = None) -> str:
-    """sha256 of the bytes of the file at `url`, read in 1 MiB blocks (compressed files as
-    stored); with `limit`, of its first `limit` + 1 bytes at most (a file longer than it has
-    another digest whatever it holds)."""
-    fs, path = filesystem(url)
-    digest = hashlib.sha256()
-    left = -1 if limit is None else limit + 1
-    with fs.open(path, "rb") as handle:
-        while left and (block := handle.read(1 << 20 if left < 0 else min(left, 1 << 20))):
-            digest.update(block)
-            left = left - len(block) if left > 0 else left
-    return digest.hexdigest()
+from albert.fs import file_digest, filesystem, join
 
 
 def irregular(url: str) -> str | None:

@@ -27,7 +27,7 @@ from typing import Any
 from prefect.states import Completed, State
 
 from albert.errors import ConfigError, NothingNew, StageError
-from albert.fs import join, listing_digest
+from albert.fs import file_digest, join, listing_digest
 from albert.hashing import derive_seed
 from albert.locks import output_lock
 from flows.domain_config import data_configs
@@ -35,7 +35,7 @@ from flows.engine import tasks
 from flows.line.base import git_revision, make_base_version, make_line, night_config, utc_now
 from flows.line.check import require_sound, sound_settings
 from flows.line.config import LineConfig
-from flows.line.files import copy_tree, file_digest, file_size
+from flows.line.files import copy_tree, file_size
 from flows.line.gate import Decision, decide
 from flows.line.near_dup import keep_signatures, lineage_references, with_lineage
 from flows.line.records import (

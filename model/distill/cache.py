@@ -31,15 +31,6 @@ from albert.outputs import atomic_output_dir
 MANIFEST = "manifest.json"
 
 
-def file_digest(path: str, chunk: int = 1 << 20) -> str:
-    """sha256 of the file at `path`, read `chunk` bytes at a time."""
-    digest = hashlib.sha256()
-    with open_file(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def cache_key(teacher_digest: str, arrays: Mapping[str, np.ndarray]) -> str:
     """The cache's key: `teacher_digest` and every array of `arrays` (name, dtype, shape, bytes)."""
     digest = hashlib.sha256(teacher_digest.encode())

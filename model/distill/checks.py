@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 from albert.errors import StageError, naming
-from albert.fs import exists, join, open_file
-from model.distill.cache import file_digest
+from albert.fs import exists, file_digest, join, open_file
 from model.distill.config import DistillConfig
 from model.finetune.config import task_of
 

@@ -11,11 +11,11 @@ import logging
 
 import keras
 
+from albert.fs import file_digest
 from albert.locks import output_lock
 from albert.tokenization import AlbertTokenizer
 from model.checkpoints.manager import Checkpoints
 from model.distill.batches import distill_batches
-from model.distill.cache import file_digest
 from model.distill.checks import teacher_results
 from model.distill.config import DistillConfig
 from model.distill.losses import make_distiller

@@ -11,8 +11,8 @@ import keras
 import numpy as np
 
 from albert.errors import StageError, naming
-from albert.fs import join
-from model.distill.cache import TeacherOutputs, cache_key, file_digest, find_cache, write_cache
+from albert.fs import file_digest, join
+from model.distill.cache import TeacherOutputs, cache_key, find_cache, write_cache
 from model.distill.config import DistillConfig
 from model.finetune.kind import TaskData, inputs_of
 

@@ -17,8 +17,7 @@ from pipelines.quality.words import TERMINAL_PUNCTUATION
 RULE = "fineweb"
 PROSE_SENTENCES = 3
 """Sentences from which a line counts as ending in terminal punctuation whatever its last
-character: a paragraph of prose or verse whose final full stop a transcription lost (Book X of
-Paradise Lost, 8,100 words in one line ending "humiliation meek")."""
+character: a paragraph of prose or verse whose final full stop a transcription lost."""
 
 
 CONTINUING_PUNCTUATION = (",", ";", ":")

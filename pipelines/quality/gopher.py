@@ -4,8 +4,7 @@ words) and repetition (repeated lines and paragraphs, the most frequent 2- to 4-
 10-grams). A document's lines are its paragraphs, so the line and the paragraph checks measure the
 same; both keep Gopher's bounds, except that the most frequent 2-gram judges only documents of
 `top_2_gram_min_words` words or more: in a paragraph-sized document the most frequent 2-gram is
-its topic's name ("Turing machines" 7 times in 58 words of prose is 0.26 of its characters), where
-a web page's is a template's. Words are computed once by the caller (words.split_words: without
+its topic's name, where a web page's is a template's. Words are computed once by the caller (words.split_words: without
 surrounding punctuation), n-grams are counted as arrays of word ids."""
 
 from __future__ import annotations
