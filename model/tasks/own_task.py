@@ -197,6 +197,8 @@ def text_key(text_a: str, text_b: str | None) -> int:
 
 
 def held_out(settings: OwnTaskSettings, key: int) -> bool:
+    """Whether the row of text hash `key` is the dev set's (no dev file: `dev_fraction` of the
+    hash range)."""
     return settings.dev is None and key % 10_000 < round(settings.dev_fraction * 10_000)
 
 
@@ -215,11 +217,11 @@ def read_split(task: Task, split_settings, counts: dict) -> Iterator[GlueExample
     labels = Counter()
     for row_id, text_a, text_b, raw in raw_rows(settings, path):
         key = text_key(text_a, text_b)
-        out = held_out(settings, key)  # never with a dev file
-        if training and out:
+        if training and held_out(settings, key):  # the dev set's, never with a dev file
             counts["held_out"] = counts.get("held_out", 0) + 1
-        if out == training and (training or settings.dev is None):
             continue
+        if not training and settings.dev is None and not held_out(settings, key):
+            continue  # a training row
         try:
             label = _label(settings, raw)
         except ValueError as error:
