@@ -148,32 +148,47 @@ def export_huggingface(model: AlbertPretrainingModel, directory: str) -> str:
     return write_huggingface(directory, hf_config, weight_entries(model), model.backbone)
 
 
-def export_huggingface_classifier(
-    model, labels: tuple[str, ...] | None, problem_type: str, directory: str
+# A fine-tuned model's Hugging Face class -> the name of its head's dense layer there.
+HF_HEADS = {
+    "AlbertForSequenceClassification": "classifier",
+    "AlbertForMultipleChoice": "classifier",
+    "AlbertForQuestionAnswering": "qa_outputs",
+}
+
+
+def export_huggingface_task(
+    model,
+    architecture: str,
+    directory: str,
+    labels: tuple[str, ...] | None = None,
+    problem_type: str | None = None,
 ) -> str:
-    """Write a fine-tuned classifier or regressor (`model.finetune.models.FinetuneModel` on the
-    pooled output) as a Hugging Face `AlbertForSequenceClassification` directory: `problem_type`
+    """Write a fine-tuned `model.finetune.models.FinetuneModel` as a Hugging Face directory of
+    `architecture` (`HF_HEADS`). A sequence classifier gets `problem_type`
     ('single_label_classification', 'multi_label_classification' or 'regression') and the label
-    names as `id2label`/`label2id` (None: one score). Another classifier input is a
-    ConversionError: Hugging Face's classifier reads the pooled output."""
-    if model.features != "pooled":
+    names as `id2label`/`label2id` (None: one score). A head on another input than the pooled
+    output (question answering's reads the tokens) is a ConversionError: Hugging Face's
+    classifiers read the pooled output."""
+    if architecture != "AlbertForQuestionAnswering" and model.features != "pooled":
         raise ConversionError(
-            f"features={model.features!r}: Hugging Face's AlbertForSequenceClassification reads "
-            "the pooled output only"
+            f"features={model.features!r}: Hugging Face's {architecture} reads the pooled output "
+            "only"
         )
-    names = labels or tuple(f"LABEL_{i}" for i in range(model.num_labels))
     hf_config = {
         **config_to_huggingface(model.backbone.config),
-        "architectures": ["AlbertForSequenceClassification"],
-        "problem_type": problem_type,
+        "architectures": [architecture],
         "classifier_dropout_prob": model.dropout,
-        "id2label": {str(i): name for i, name in enumerate(names)},
-        "label2id": {name: i for i, name in enumerate(names)},
     }
+    if architecture == "AlbertForSequenceClassification":
+        names = labels or tuple(f"LABEL_{i}" for i in range(model.num_labels))
+        hf_config["problem_type"] = problem_type
+        hf_config["id2label"] = {str(i): name for i, name in enumerate(names)}
+        hf_config["label2id"] = {name: i for i, name in enumerate(names)}
+    head = HF_HEADS[architecture]
     entries = backbone_entries(model.backbone)
     entries += [
-        WeightEntry(model.head.dense.kernel, "", "classifier.weight", hf_transpose=True),
-        WeightEntry(model.head.dense.bias, "", "classifier.bias"),
+        WeightEntry(model.head.dense.kernel, "", f"{head}.weight", hf_transpose=True),
+        WeightEntry(model.head.dense.bias, "", f"{head}.bias"),
     ]
     return write_huggingface(directory, hf_config, entries, model.backbone)
 

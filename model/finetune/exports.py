@@ -1,7 +1,8 @@
-"""What every fine-tune writes for other tools beside `model.keras`, for the kinds that have a
-`TaskKind.problem_type` (classification and regression): `OUTPUT/export/hf`, a Hugging Face
-`AlbertForSequenceClassification` with its tokenizer (`transformers.pipeline(
-"text-classification")` loads it), and `OUTPUT/export/keras_hub`, a keras-hub
+"""What every fine-tune writes for other tools beside `model.keras`: `OUTPUT/export/hf`, the Hugging
+Face model of its kind (`TaskKind.hf_architecture`) with its tokenizer: classification,
+multi-label and regression `AlbertForSequenceClassification` (`transformers.pipeline(
+"text-classification")` loads it), SQuAD `AlbertForQuestionAnswering`, RACE
+`AlbertForMultipleChoice`; and for a sequence classifier `OUTPUT/export/keras_hub`, a keras-hub
 `AlbertTextClassifier` preset (`keras_hub.models.TextClassifier.from_preset` loads it). An export
 the model cannot take (another classifier input than the pooled output, attention-only or
 FFN-only sharing, for keras-hub a non-tanh GELU) or whose library is missing is skipped with one
@@ -28,15 +29,17 @@ def write_task_exports(
     """Write the exports of the fine-tuned `model` under `directory` (the output being
     committed); return `{"huggingface": "export/hf", "keras_hub": "export/keras_hub"}` for each
     written, `"skipped: REASON"` for each skipped (none for a kind without an export)."""
-    if kind.problem_type is None:
+    if kind.hf_architecture is None:
         return {}
 
     def huggingface() -> None:
         from albert.tokenizer_export import write_hf_tokenizer
-        from model.conversion.hf import export_huggingface_classifier
+        from model.conversion.hf import export_huggingface_task
 
         path = join(directory, HF_EXPORT)
-        export_huggingface_classifier(model, kind.spec.labels, kind.problem_type, path)
+        export_huggingface_task(
+            model, kind.hf_architecture, path, kind.spec.labels, kind.problem_type
+        )
         write_hf_tokenizer(tokenizer, path, model_max_length=max_seq_length)
 
     def keras_hub() -> None:
@@ -45,11 +48,11 @@ def write_task_exports(
         hf_dir, path = join(directory, HF_EXPORT), join(directory, KERAS_HUB_EXPORT)
         export_keras_hub_classifier(model, hf_dir, path, tokenizer, max_seq_length)
 
+    exports = [("huggingface", HF_EXPORT, huggingface)]
+    if kind.problem_type is not None:  # a sequence classifier
+        exports.append(("keras_hub", KERAS_HUB_EXPORT, keras_hub))
     written = {}
-    for name, path, write in (
-        ("huggingface", HF_EXPORT, huggingface),
-        ("keras_hub", KERAS_HUB_EXPORT, keras_hub),
-    ):
+    for name, path, write in exports:
         reason = skip_reason(write)
         if reason is not None:
             logger.warning("%s export skipped: %s", EXPORT_LABELS[name], reason)

@@ -17,6 +17,7 @@ class GlueKind(TaskKind):
     """A classification task (GLUE's, a user's): softmax cross-entropy, the argmax class, written
     as the label in its files."""
 
+    hf_architecture = "AlbertForSequenceClassification"
     problem_type = "single_label_classification"
 
     def __init__(self, spec: Task):

@@ -90,12 +90,14 @@ class TaskKind(ABC):
     """One kind of task, bound to its `spec` (the registered `Task`). Subclasses set
     `empty_reason` (why a split without examples is empty), `null_odds_file` (a second predictions
     file, or None), `token_outputs` (whether the outputs are per token: SQuAD's start and end
-    logits) and `problem_type` (Hugging Face's, of the `AlbertForSequenceClassification` export:
-    `model.finetune.exports`; None: no such export)."""
+    logits), `hf_architecture` (the Hugging Face class of the export, `model.finetune.exports`)
+    and `problem_type` (Hugging Face's, of a sequence classifier, which keras-hub's
+    `AlbertTextClassifier` exports too; None for the others)."""
 
     empty_reason = "the file is empty or has only a header"
     null_odds_file: str | None = None
     token_outputs = False
+    hf_architecture: str | None = None
     problem_type: str | None = None
 
     def __init__(self, spec: Task):

@@ -36,6 +36,7 @@ class SquadKind(TaskKind):
     empty_reason = "it holds no questions"
     null_odds_file = "null_odds.json"
     token_outputs = True
+    hf_architecture = "AlbertForQuestionAnswering"
 
     def __init__(self, spec: Task):
         super().__init__(spec)
