@@ -13,7 +13,7 @@ from albert.log import setup_logging
 from albert.stage import guarded, report_failure
 from albert.stages import COMMANDS
 
-WRITES_AT_END = ("segment", "decontaminate")
+WRITES_AT_END = ("segment", "decontaminate", "predict")
 """Commands that train nothing and write their output whole at the end: a signal says that nothing
 was written (as `albert line check` and `show`, which write nothing), not training's "before the
 first step: nothing to save"."""

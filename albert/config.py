@@ -29,11 +29,13 @@ JsonDict = Annotated[
 
 
 def _split_commas(value: Any) -> Any:
+    """Each string item split at its commas and stripped, empty parts dropped; an item that is no
+    string (a YAML number, list or null) is left to the field's type to take or refuse."""
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)):
         return value
     return [
-        part.strip()
+        part.strip() if isinstance(part, str) else part
         for item in items
         for part in (item.split(",") if isinstance(item, str) else [item])
         if not isinstance(part, str) or part.strip()

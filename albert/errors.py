@@ -57,11 +57,14 @@ WRITE_FAILURES = {
 wherever they are raised (a write, flush or close without a path, a background thread)."""
 
 _BEAM_STEP = re.compile(r"\s*\[while running '[^']*'\]")
+# a library's colours (Keras: bold names), also as a KeyError's repr spells them
+_TERMINAL_CODE = re.compile(r"(?:\x1b|\\x1b)\[[0-9;]*[A-Za-z]")
 _OUR_ERROR_LINE = re.compile(r"^\s*(?:[\w.]+\.)?(StageError|ConfigError): (.+)$", re.MULTILINE)
 
 
 def _strip_beam_steps(text: str) -> str:
-    return _BEAM_STEP.sub("", text).strip()
+    """`text` without Beam's `[while running ...]` steps and terminal codes."""
+    return _TERMINAL_CODE.sub("", _BEAM_STEP.sub("", text)).strip()
 
 
 def _first_line(text: str) -> str:

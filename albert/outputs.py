@@ -83,12 +83,27 @@ def unwritable(url: str) -> str | None:
     return None
 
 
-def check_writable(url: str, setting: str | None = None) -> None:
+def check_writable(url: str, setting: str | None = None, keep_made: bool = False) -> None:
     """StageError `URL: REASON (SETTING)` when a stage could not write in `url` (`unwritable`):
-    asked before any work starts."""
+    asked before any work starts. The directories the check made are removed again (empty), so a
+    run refused later leaves no empty output behind (the stage makes them when it writes); with
+    `keep_made` they stay (a flow's run directory or model line, which it works inside)."""
+    missing = [] if keep_made else _missing_directories(url)
     reason = unwritable(url)
+    for directory in missing:  # deepest first
+        with contextlib.suppress(OSError):  # one that something wrote in stays
+            os.rmdir(directory)
     if reason:
         raise StageError(f"{url}: {reason}{f' ({setting})' if setting else ''}")
+
+
+def _missing_directories(url: str) -> list[str]:
+    """The local directories of `url` and its parents that do not exist yet, deepest first."""
+    missing, path = [], os.path.abspath(filesystem(url)[1]) if is_local(url) else "/"
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        missing.append(path)
+        path = os.path.dirname(path)
+    return missing
 
 
 def _make(path: str) -> None:

@@ -71,7 +71,11 @@ def guarded(prog: str, verbose: bool, body: Callable[[], int], command: str | No
 class ArgumentParser(argparse.ArgumentParser):
     """argparse whose usage errors (an unknown flag, a missing value) raise ConfigError, so that
     they are reported like every other failure: one line, exit code 2. An unknown flag is named
-    with the closest flag of the command (of its subcommand, for `albert line show ...`)."""
+    with the closest flag of the command (of its subcommand, for `albert line show ...`). A flag
+    is spelled whole: an abbreviation (`--outp`) is an unknown flag, never `--output`."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
 
     def error(self, message: str) -> NoReturn:
         raise ConfigError(f"{message} ({self.prog} --help lists the flags)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 
 
@@ -104,6 +105,15 @@ STAGES: dict[str, Stage] = {
         "results.json",
         "Keras: distil a fine-tuned model into a smaller student on its task (soft targets)",
     ),
+    "predict": Stage(
+        "flows.predict",
+        "PredictConfig",
+        ("model", "input"),
+        "predict.json",
+        "Beam: a fine-tuned model's predictions on CSV / TSV / JSONL / text files (RunInference)",
+        dataflow=True,
+        config_module="pipelines.predict.config",
+    ),
     "heldout": Stage(
         "model.evaluation.heldout",
         "HeldOutEvalConfig",
@@ -167,3 +177,17 @@ def config_class(name: str) -> type:
     """The config class of stage `name`."""
     stage = STAGES[name]
     return getattr(importlib.import_module(stage.config_module or stage.module), stage.config)
+
+
+def forward_to_stage(package: str, init_file: str):
+    """A stage package's `__getattr__`: `pipelines.segment.run` (and every other name of the stage
+    module, `PACKAGE.stage`), loaded when first asked for; the package's own modules are imported as
+    usual, so importing `PACKAGE.config` loads no Beam."""
+    folder = Path(init_file).parent
+
+    def __getattr__(attribute: str):
+        if attribute.startswith("_") or (folder / f"{attribute}.py").exists():
+            raise AttributeError(f"module {package!r} has no attribute {attribute!r}")
+        return getattr(importlib.import_module(f"{package}.stage"), attribute)
+
+    return __getattr__

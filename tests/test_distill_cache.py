@@ -90,3 +90,23 @@ def test_config_takes_the_student_and_refuses_finetune_only_flags():
         DistillConfig(**base, student="albert-nano", multitask=["mrpc=x"])
     with pytest.raises(ValueError, match="--init: the student is --student"):
         DistillConfig(**base, student="albert-nano", init="other")
+
+
+def test_a_damaged_shard_is_not_found_so_the_cache_is_written_again(tmp_path, caplog):
+    """A shard cut short (a full disk, a copy that stopped), of other rows, or missing: the cache
+    is not found (one warning names the shard), so the teacher's outputs are computed again."""
+    logits = np.arange(21, dtype=np.float32).reshape(7, 3)
+    root = tmp_path / "cache"
+    path = write_cache(str(root), "k", 7, 3, _shards(logits, 3))
+    shard = root / "k" / "logits-00001.npy"
+    whole = shard.read_bytes()
+    for damaged in (whole[:-8], np.lib.format.magic(1, 0) + b"x", b""):
+        shard.write_bytes(damaged)
+        assert find_cache(str(root), "k") is None
+        assert f"{shard}: a damaged teacher-outputs shard" in caplog.text
+    shard.write_bytes(whole)
+    assert find_cache(str(root), "k") == path
+    shard.unlink()
+    assert find_cache(str(root), "k") is None
+    assert write_cache(str(root), "k", 7, 3, _shards(logits, 3)) == path
+    np.testing.assert_array_equal(TeacherOutputs(path).rows([4])["logits"], logits[[4]])

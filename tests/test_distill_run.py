@@ -79,7 +79,7 @@ def test_distills_then_a_sigterm_exits_75_and_the_same_command_resumes_exactly(
         "predictions.tsv",
         "model.keras",
         "distillation.md",
-        "export",
+        "export",  # export/saved_model (serving), export/hf, export/keras_hub
     }
     report = (uninterrupted / "distillation.md").read_text()
     assert "| teacher | 0.5000 |" in report and "sequences/s at batch 32" in report
@@ -149,3 +149,50 @@ def test_soft_targets_are_t_squared_kl_and_squad_logits_are_cut_to_the_batch():
         "start_logits": (2, 5),
         "end_logits": (2, 5),
     }
+
+
+def test_a_teacher_without_a_task_head_is_refused_before_its_outputs_are_computed(
+    task, tmp_path, capsys
+):
+    """A pretrained model beside a fine-tuning's results.json: one line, exit 2, no cache."""
+    from albert.tokenization import AlbertTokenizer
+    from model.network.config import get_preset
+    from model.network.pretraining_model import AlbertPretrainingModel
+
+    spm, _, teacher = task
+    forged = tmp_path / "forged"
+    forged.mkdir()
+    (forged / "results.json").write_text((teacher / "results.json").read_text())
+    vocab_size = AlbertTokenizer(spm).vocab_size
+    model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=vocab_size))
+    ids = np.zeros((1, 8), "int32")
+    model({"input_ids": ids, "segment_ids": ids, "input_mask": ids + 1})
+    model.save(forged / "model.keras")
+    values = _values(task, tmp_path, teacher=str(forged), output=str(tmp_path / "out"))
+    capsys.readouterr()
+    assert distill.main(_argv(values)) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert f"--teacher {forged}: its model.keras has no task head" in line
+    assert "\x1b" not in line
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_student_larger_than_its_teacher_is_named_and_a_bad_one_costs_no_teacher_pass(
+    task, tmp_path, capsys
+):
+    """Both are found before the teacher's outputs are computed: the larger student (albert-tiny
+    under an albert-nano teacher) with a warning, the unloadable one (a Lambda layer) with one
+    line and exit 2."""
+    import keras
+
+    lambda_model = keras.Sequential([keras.Input((4,)), keras.layers.Lambda(lambda x: x * 2)])
+    lambda_model.save(tmp_path / "lambda.keras")
+    values = _values(task, tmp_path, student=str(tmp_path / "lambda.keras"))
+    capsys.readouterr()
+    assert distill.main(_argv({**values, "output": str(tmp_path / "out")})) == 2
+    assert "Lambda" in capsys.readouterr().err.strip().splitlines()[-1]
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
+    larger = {**values, "student": "albert-tiny", "train_steps": 1, "serving_iterations": 0}
+    assert distill.main(_argv({**larger, "output": str(tmp_path / "out")})) == 0
+    err = capsys.readouterr().err
+    assert "the student (--student albert-tiny) has " in err and "more than the teacher's" in err

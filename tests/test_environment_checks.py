@@ -50,6 +50,17 @@ def test_a_directory_that_cannot_be_written_says_why(tmp_path):
     assert (tmp_path / "new" / "out").is_dir()
 
 
+def test_the_writability_check_leaves_no_directory_it_made(tmp_path):
+    """A run refused after the check (a bad teacher, a bad setting) leaves no empty output."""
+    from albert.outputs import check_writable
+
+    check_writable(str(tmp_path / "new" / "out"))
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()
+    check_writable(str(tmp_path / "kept"))
+    assert (tmp_path / "kept").is_dir()
+
+
 def _fill_a_full_disk(temp: str) -> None:
     """Write what the output holds to a full disk: the refusal comes from a write or its flush,
     without a file name."""

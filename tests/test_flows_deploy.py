@@ -30,6 +30,7 @@ DEPLOYMENTS = {  # flow -> its deployment in prefect.yaml
     "albert-domain-adaptive": "domain-adaptive",
     "albert-ablation": "ablation-grid",
     "albert-model-line": "model-line-nightly",
+    "albert-predict": "predict",
     "albert-finetune": "finetune",
 }
 PREFECT = str(Path(sys.executable).with_name("prefect"))
@@ -171,3 +172,61 @@ def test_a_form_without_descriptions_or_values_is_refused() -> None:
         "config.line: neither a default nor a value",
         "digests: no description",
     ]
+
+
+def _deploy(tmp_path: Path, text: str, api: str | None) -> tuple[int, str]:
+    """`albert deploy --file` a prefect.yaml of `text`, with PREFECT_API_URL `api` (None: unset)."""
+    import io
+    from contextlib import redirect_stderr
+
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows.deploy import main
+
+    (tmp_path / "prefect.yaml").write_text(text)
+    settings = (
+        {"updates": {PREFECT_API_URL: api}} if api else {"restore_defaults": {PREFECT_API_URL}}
+    )
+    err = io.StringIO()
+    with temporary_settings(**settings), redirect_stderr(err):
+        code = main(["--file", str(tmp_path / "prefect.yaml"), "--source", str(REPO)])
+    return code, err.getvalue()
+
+
+GOOD = """deployments:
+  - name: nightly
+    description: d
+    entrypoint: flows/line/flow.py:model_line_night
+    work_pool: {name: albert-process}
+    schedules: [{cron: "0 2 * * *"}]
+    parameters: {config: {line: runs/l, base: runs/b, input: [x.txt]}}
+"""
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("deployments: 5\n", "deployments: a list of deployments, not int"),
+        (GOOD.replace("model_line_night", "nightly_run"), "nightly: entrypoint flows/line/"),
+        (GOOD.replace("0 2 * * *", "99 * * *"), "nightly: schedules[0]: Invalid cron string"),
+        (GOOD.replace("{name: albert-process}", "{name: [a]}"), "nightly: work_pool.name"),
+        (GOOD + GOOD.split("\n", 1)[1].replace("0 2", "x 2"), "nightly: schedules[0]"),
+    ],
+)
+def test_a_bad_prefect_yaml_is_one_line_and_exit_2_before_any_deployment_is_applied(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """The whole file is checked before the server is asked (a dead PREFECT_API_URL here: a
+    deployment applied before the refusal would be an internal error)."""
+    code, err = _deploy(tmp_path, text, "http://127.0.0.1:9/api")
+    (line,) = err.strip().splitlines()
+    assert code == 2 and message in line, line
+
+
+def test_a_server_that_does_not_answer_or_none_set_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    code, err = _deploy(tmp_path, GOOD, "http://127.0.0.1:9/api")
+    (line,) = err.strip().splitlines()
+    assert code == 2 and "PREFECT_API_URL=http://127.0.0.1:9/api: no Prefect server answers" in line
+    code, err = _deploy(tmp_path, GOOD, None)
+    (line,) = err.strip().splitlines()
+    assert code == 2 and "PREFECT_API_URL is not set" in line

@@ -7,13 +7,13 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import pytest
 from pydantic import Field
 
 from albert import cli, log, tfrecord_framing
-from albert.config import ConfigError, StageConfig, load_config
+from albert.config import CommaList, ConfigError, StageConfig, load_config
 from albert.outputs import atomic_output_dir
 from albert.stage import stage_main
 from pipelines.common import shards
@@ -55,6 +55,31 @@ def test_repeated_list_flag_and_beam_passthrough():
     assert code == 0
     assert seen["config"].input == ["a", "b"]
     assert seen["beam"] == ["--direct_num_workers=2"]
+
+
+class ListsConfig(StageConfig):
+    language: Annotated[list[str], CommaList] = Field(default_factory=list)
+    sizes: Annotated[list[int], CommaList] = Field(default_factory=list)
+
+
+def test_list_fields_take_items_that_are_not_strings_or_name_them(tmp_path, capsys):
+    """A YAML list of numbers is a list[int]'s value; a nested list, null or a boolean in a
+    list[str] is the field's error (exit 2), never an internal error."""
+    assert load_config(ListsConfig, overrides={"sizes": [64, "128,32"]}).sizes == [64, 128, 32]
+    assert load_config(ListsConfig, overrides={"language": "en, fr"}).language == ["en", "fr"]
+    for bad in ([["en"]], [None], [True], [1, 2]):
+        with pytest.raises(ConfigError, match=r"ListsConfig.language\.0: "):
+            load_config(ListsConfig, overrides={"language": bad})
+    (tmp_path / "c.yaml").write_text("language: [[en]]\n")
+    argv = ["--config", str(tmp_path / "c.yaml")]
+    assert stage_main(ListsConfig, lambda config: None, argv, prog="toy", description="t") == 2
+    assert "ListsConfig.language.0: Input should be a valid string" in capsys.readouterr().err
+
+
+def test_an_abbreviated_flag_is_an_unknown_flag(capsys):
+    argv = ["--input", "a", "--outp", "o"]
+    assert stage_main(ToyConfig, lambda config: None, argv, prog="toy", description="t") == 2
+    assert "unknown flag --outp (did you mean --output?)" in capsys.readouterr().err
 
 
 def test_bad_value_names_the_field(tmp_path):

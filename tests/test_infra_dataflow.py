@@ -7,6 +7,7 @@ pass proves the translation needs no cloud account and no network.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -55,6 +56,17 @@ def build_stage(stage: str, beam_args: list[str]) -> beam.Pipeline:
             input=["gs://bucket/raw/*.txt"], output="gs://bucket/out/corpus"
         )
         module.build_pipeline(pipeline, ["gs://bucket/raw/doc.txt"], config, config.output)
+    elif stage == "predict":
+        from pipelines.predict.handler import BlockModelHandler
+        from pipelines.predict.rows import Columns
+        from pipelines.predict.stage import build_pipeline
+
+        config = config_class(stage)(
+            model="gs://bucket/model", input=[CORPUS], output="gs://bucket/out/predictions"
+        )
+        handler = BlockModelHandler(functools.partial(module.load_model, config.model, config))
+        columns = Columns({"text": ()}, {"text": 1})
+        build_pipeline(pipeline, [CORPUS], config, columns, handler, {}, config.output)
     elif stage == "vocab":
         config = module.VocabConfig(input=CORPUS, output="gs://bucket/out/vocab", vocab_size=100)
         module.build_pipeline(pipeline, config, config.output, start_time=0.0)
@@ -204,7 +216,7 @@ def test_launch_script_runs_the_stage_modules_with_every_required_dataflow_flag(
         "--no_save_main_session",
     ):
         assert flag in script, flag
-    assert 'python -m "pipelines.$stage"' in script
+    assert 'module="pipelines.$stage"' in script and 'python -m "$module"' in script
     assert Path(harness.INFRA_DIR / "dataflow" / "launch.sh").stat().st_mode & 0o111
 
 

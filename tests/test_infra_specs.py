@@ -345,3 +345,16 @@ def test_shell_scripts_are_valid_and_executable(script):
     subprocess.run(["bash", "-n", str(script)], check=True)
     assert script.stat().st_mode & 0o111, f"{script} is not executable"
     assert "set -euo pipefail" in script.read_text()
+
+
+def test_serving_image_and_upload_match_the_server():
+    """infra/serving: the image installs the pinned TensorFlow and tensorflow-text and runs the
+    server; the Vertex upload's routes are the server's (tests/test_predict.py runs it)."""
+    serving = harness.INFRA_DIR / "serving"
+    dockerfile = (serving / "Dockerfile").read_text()
+    assert "pip install --no-cache-dir -c constraints.txt tensorflow tensorflow-text" in dockerfile
+    assert 'ENTRYPOINT ["python", "/serve/server.py"]' in dockerfile
+    route = re.search(r'^ROUTE = "(.+)"$', (serving / "server.py").read_text(), re.MULTILINE)
+    upload = (serving / "upload.sh").read_text()
+    assert f"--container-predict-route={route.group(1)}:predict" in upload
+    assert f"--container-health-route={route.group(1)}" in upload

@@ -169,6 +169,7 @@ ROOMS: dict[str, dict[str, set[str]]] = {
         "tfrecords": {"common"},
         "decontaminate": {"common"},
         "select": {"common"},
+        "predict": {"common"},
     },
     "model": {
         "runtime": set(),
@@ -179,6 +180,7 @@ ROOMS: dict[str, dict[str, set[str]]] = {
         "conversion": {"checkpoints", "network"},
         "tasks": {"network"},
         "finetune": {
+            "predict",
             "tasks",
             "network",
             "input",
@@ -189,6 +191,7 @@ ROOMS: dict[str, dict[str, set[str]]] = {
         },
         "evaluation": {"finetune", "tasks", "network", "input", "conversion"},
         "distill": {"finetune", "tasks", "network", "checkpoints", "runtime"},
+        "predict": {"tasks", "network"},
         "pretrain": {
             "evaluation",
             "network",
@@ -233,24 +236,15 @@ def _imported_modules(path: Path) -> set[str]:
     return {name for name in names if name in OUR_MODULES}
 
 
-def _is_shim(path: Path) -> bool:
-    """A module left at a path that moved: it only says where it went (albert.moved)."""
-    return "from albert.moved import moved" in path.read_text(encoding="utf-8")
-
-
 @pytest.mark.parametrize("layer", list(ROOMS))
 def test_the_layer_is_in_packages_by_role_with_the_arrows_running_down(layer: str) -> None:
-    """Every module of pipelines/ and model/ is in a package by role, or a shim at a path that
-    moved; a package imports only itself and the packages below it (ROOMS), no module imports a
-    shim, and the packages' import graph has no cycle."""
+    """Every module of pipelines/ and model/ is in a package by role; a package imports only
+    itself and the packages below it (ROOMS), and the packages' import graph has no cycle."""
     rooms = ROOMS[layer]
     top = {path.stem for path in (ROOT / layer).glob("*.py")} - {"__init__"}
-    assert all(_is_shim(ROOT / layer / f"{name}.py") for name in top), sorted(
-        name for name in top if not _is_shim(ROOT / layer / f"{name}.py")
-    )
+    assert not top, sorted(top)
     packages = {path.name for path in (ROOT / layer).iterdir() if (path / "__init__.py").exists()}
     assert packages == set(rooms)
-    shims = {f"{layer}.{name}" for name in top}
     offenders = {}
     for path in (ROOT / layer).rglob("*.py"):
         module = _module_name(path)
@@ -263,11 +257,11 @@ def test_the_layer_is_in_packages_by_role_with_the_arrows_running_down(layer: st
             if (str(path.relative_to(ROOT)), name) in MENTIONS:
                 continue
             across = other_layer == layer and other_room not in {room, None} | rooms[room]
-            if name in shims or across:
+            if across:
                 bad.add(name)
         if bad:
             offenders[str(path.relative_to(ROOT))] = sorted(bad)
-    assert not offenders, f"imports that run back up or across, or use a shim: {offenders}"
+    assert not offenders, f"imports that run back up or across: {offenders}"
     # the allowed arrows themselves have no cycle: a topological order exists
     done: list[str] = []
     while len(done) < len(rooms):
@@ -276,42 +270,21 @@ def test_the_layer_is_in_packages_by_role_with_the_arrows_running_down(layer: st
         done += ready
 
 
-def test_no_module_of_the_project_imports_a_shim() -> None:
-    """The shims are for users' commands and code; the project imports the new paths."""
-    shims = {
-        _module_name(path)
-        for layer in LAYERS
-        for path in (ROOT / layer).rglob("*.py")
-        if _is_shim(path)
-    }
-    assert {"pipelines.domain_select", "model.evaluate", "model.config"} <= shims
-    users = {
-        str(path.relative_to(ROOT)): sorted(_imported_modules(path) & shims)
-        for folder in (*LAYERS, "tests", "benchmarks", "infra")
-        for path in (ROOT / folder).rglob("*.py")
-        if not _is_shim(path)
-        and path.name != "test_moved_modules.py"
-        and _imported_modules(path) & shims
-    }
-    assert not users, users
-
-
 def test_the_modules_of_pipelines_and_model_import_each_other_without_a_cycle() -> None:
     """Module by module (imports by statement, lazy ones too, each module's package included):
     no module reaches itself again."""
     graph = {}
     for layer in ROOMS:
         for path in (ROOT / layer).rglob("*.py"):
-            if not _is_shim(path):
-                module = _module_name(path)
-                graph[module] = {
-                    name
-                    for name in _imported_modules(path)
-                    if name.split(".")[0] == layer
-                    and name != module
-                    and not name.startswith(module + ".")
-                    and not module.startswith(name + ".")
-                }
+            module = _module_name(path)
+            graph[module] = {
+                name
+                for name in _imported_modules(path)
+                if name.split(".")[0] == layer
+                and name != module
+                and not name.startswith(module + ".")
+                and not module.startswith(name + ".")
+            }
     state: dict[str, int] = {}
 
     def visit(module: str, trail: list[str]) -> None:

@@ -213,3 +213,28 @@ def test_span_and_multiple_choice_models_export_as_their_hugging_face_classes(ki
             )
     else:
         np.testing.assert_allclose(np.asarray(ours), theirs.logits.numpy(), atol=1e-5)
+
+
+@pytest.mark.keras
+def test_an_rtd_discriminator_is_exported_as_what_it_is(tmp_path):
+    """No masked-LM head, `AlbertModel` in config.json, a card without fill-mask, the generator's
+    masked-LM figures apart from the discriminator's and the command with --objective rtd."""
+    pytest.importorskip("safetensors")
+    from model.conversion.exports import model_card
+    from model.conversion.hf import export_huggingface, read_huggingface_tensors
+
+    model = AlbertPretrainingModel(get_preset("albert-nano", vocab_size=100))
+    export_huggingface(model, str(tmp_path / "hf"), masked_lm=False)
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert config["architectures"] == ["AlbertModel"]
+    assert not [n for n in read_huggingface_tensors(str(tmp_path / "hf")) if "predictions" in n]
+    run = {"data": "records/", "preset": "albert-nano", "steps": 4, "objective": "rtd"}
+    heldout = {"masked_lm_accuracy": 0.25, "replaced_token_accuracy": 0.9, "sop_accuracy": 0.75}
+    card = model_card(model.config, run, {"objective": "sop"}, heldout)
+    front = yaml.safe_load(card.split("---\n")[1])
+    assert front["pipeline_tag"] == "feature-extraction" and "masked-lm" not in front["tags"]
+    metrics = front["model-index"][0]["results"][0]["metrics"]
+    assert {m["type"] for m in metrics} == {"replaced_token_accuracy", "sop_accuracy"}
+    assert "--objective rtd" in card and "objective sop" not in card
+    assert "| masked_lm_accuracy (the generator's) | 0.2500 |" in card
+    assert "AlbertModel.from_pretrained(path)" in card

@@ -14,6 +14,7 @@ from albert.errors import StageError
 from albert.labelled_files import read_columns
 from model import finetune
 from model.finetune.config import task_of
+from model.predict.task_info import task_info
 from model.tasks.own_task import OwnTaskSettings, own_task, read_split
 from model.tasks.splits import SplitSettings
 from tests.fixtures.tasks.tiny_vocab import OBJECTS, SUBJECTS, VERBS
@@ -170,6 +171,8 @@ def test_a_header_less_csv_with_two_text_columns_fine_tunes(spm_model, tmp_path)
     lines = (tmp_path / "out" / "predictions.tsv").read_text().splitlines()
     assert len(lines) == dev_rows + 1 and lines[1].split("\t")[1] in {"0", "1", "2", "3"}
     _same_in_huggingface_pipeline(config, tmp_path / "out")
+    info = task_info(str(tmp_path / "out"))  # what `albert predict` reads
+    assert (info.kind, info.labels, info.texts) == ("classification", ("0", "1", "2", "3"), 2)
 
 
 @pytest.mark.slow
@@ -198,6 +201,9 @@ def test_a_multi_label_json_lines_task_tunes_its_threshold_and_exports(spm_model
     hf_config = json.loads((tmp_path / "out" / "export" / "hf" / "config.json").read_text())
     assert hf_config["problem_type"] == "multi_label_classification"
     _same_in_huggingface_pipeline(config, tmp_path / "out", "sigmoid")
+    info = task_info(str(tmp_path / "out"))  # what `albert predict` reads
+    threshold = results["dev"]["threshold"]
+    assert (info.kind, info.texts, info.threshold) == ("multi_label", 1, threshold)
 
 
 def _same_in_huggingface_pipeline(config, output, scores="softmax"):

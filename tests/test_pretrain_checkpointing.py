@@ -117,3 +117,27 @@ def test_checkpoints_of_the_positional_format_still_load(tmp_path):
 
 def test_no_directory_means_no_checkpoint(tmp_path):
     assert checkpointing.latest_checkpoint(str(tmp_path / "absent")) is None
+
+
+@pytest.mark.keras
+def test_a_damaged_checkpoint_is_passed_over_then_moved_aside_and_none_whole_is_an_error(tmp_path):
+    """A truncated `weights.npz` or `state.json` (a kill mid-copy, a full disk outside the atomic
+    commit): the newest whole checkpoint is the one to resume from; the damaged ones are moved
+    aside, never deleted; with none whole left, one StageError naming the checkpoint."""
+    model, optimizer = _model_and_optimizer(0)
+    directory = tmp_path / "checkpoints"
+    for step in (1, 2, 3):
+        checkpointing.save_checkpoint(str(directory), step, model, optimizer, {}, keep=3)
+    weights = directory / "ckpt-000000003" / "weights.npz"
+    weights.write_bytes(weights.read_bytes()[:-40])
+    assert "BadZipFile" in checkpointing.damage(str(weights.parent))
+    assert checkpointing.latest_checkpoint(str(directory)).step == 2
+    (moved,) = checkpointing.set_aside_damaged(str(directory))
+    assert moved.startswith(f"{weights.parent}.previous-")
+    assert (tmp_path / moved / "weights.npz").exists()
+    for step in (1, 2):
+        (directory / f"ckpt-00000000{step}" / "state.json").write_text('{"ste')
+    with pytest.raises(StageError, match=r"ckpt-000000002: a damaged checkpoint \(state.json"):
+        checkpointing.set_aside_damaged(str(directory))
+    assert checkpointing.list_checkpoints(str(directory)) == []
+    assert len(list(directory.glob("ckpt-*.previous-*"))) == 3

@@ -210,6 +210,26 @@ def test_diverging_run_stops_naming_the_step_and_keeps_the_last_finite_checkpoin
     shutil.rmtree(output / "tensorboard")
 
 
+@pytest.mark.keras
+def test_a_damaged_newest_checkpoint_is_moved_aside_and_the_run_resumes_before_it(tmp_path, capsys):
+    from model.pretrain import main
+
+    data = write_shards(tmp_path / "records", num_shards=2, per_shard=16)
+    output = tmp_path / "run"
+    settings = {**TINY, "export": False, "steps": 2, "checkpoint_every": 1, "eval_every": 0}
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in settings.items() if not isinstance(v, bool)]
+    argv = [*flags, "--no-progress", "--no-jit-compile", "--no-export", "--data", str(data)]
+    assert main([*argv, "--output", str(output)]) == 0
+    newest = output / "checkpoints" / "ckpt-000000002"
+    (newest / "state.json").write_text('{"step": 2, "ep')
+    capsys.readouterr()
+    assert main([*argv, "--output", str(output), "--steps", "3"]) == 0
+    err = capsys.readouterr().err
+    assert f"{newest}: a damaged checkpoint (state.json: JSONDecodeError" in err
+    assert f"resumed from {output / 'checkpoints' / 'ckpt-000000001'} (step 1)" in err
+    assert list((output / "checkpoints").glob("ckpt-000000002.previous-*/state.json"))
+
+
 def test_diverged_message_names_step_and_checkpoint(tmp_path):
     from model.pretrain import PretrainConfig, diverged
 

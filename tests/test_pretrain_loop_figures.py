@@ -119,3 +119,18 @@ def test_batches_ending_before_the_steps_are_a_clear_error(monkeypatch):
     )  # fmt: skip
     with pytest.raises(StageError, match="d: fewer training records than one batch of 4"):
         trainer.train(iter([]))
+
+
+@pytest.mark.keras
+def test_progress_in_a_log_that_is_no_terminal_is_whole_lines(tmp_path, capsys, caplog):
+    """Where stdout is no terminal (a log file, a pipe), the progress is a plain line per record,
+    as fine-tuning's: no carriage return, no colour code."""
+    from model.pretrain.run_log import RunLog
+
+    log = RunLog(str(tmp_path), 10, None, 0, True, True, None)
+    metrics = {"loss": 2.5, "masked_lm_accuracy": 0.25, "sop_accuracy": 0.5}
+    with caplog.at_level("INFO"):
+        log.progress(5, metrics, 12.0)
+    out = capsys.readouterr()
+    assert "\x1b" not in out.out + out.err and "\r" not in out.out + out.err
+    assert "step 5/10: loss 2.5000, mlm_acc 0.2500, sop_acc 0.5000, 12.0 steps/s" in caplog.text

@@ -158,3 +158,44 @@ def test_a_generator_larger_than_the_discriminator_is_one_line_exit_2(tmp_path, 
     assert code == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "larger than the discriminator" in error, error
+
+
+def test_another_objective_on_an_existing_output_is_another_training_run(tmp_path):
+    """rtd over an mlm run's checkpoints (which record no objective) and mlm over an rtd run's: the
+    run is refused as another run's (the flows then move the old output aside)."""
+    import json
+
+    from model.pretrain import IncompatibleOutputError, PretrainConfig, resumable_checkpoint
+
+    checkpoint = tmp_path / "run" / "checkpoints" / "ckpt-000000001"
+    checkpoint.mkdir(parents=True)
+    np.savez(checkpoint / "weights.npz", w=np.zeros(1))
+    for objective, recorded in (("rtd", {"seed": 1}), ("mlm", {"seed": 1, "objective": "rtd"})):
+        (checkpoint / "state.json").write_text(json.dumps({"step": 1, "identity": recorded}))
+        config = PretrainConfig(data="d", output=str(tmp_path / "run"), objective=objective)
+        identity = {"seed": 1, **({"objective": "rtd"} if objective == "rtd" else {})}
+        with pytest.raises(IncompatibleOutputError, match=r"another training run \(objective"):
+            resumable_checkpoint(config, identity)
+
+
+def test_rtd_settings_are_never_dropped_silently(tmp_path, caplog):
+    """An RTD flag with --objective mlm is named as ignored; --packing on with --length-buckets
+    is refused before any work; an RTD --init with no generator/ beside it says that the generator
+    starts from random weights."""
+    from albert.config import ConfigError, load_config
+    from model.network.electra import AlbertElectraModel, discriminator_model
+    from model.pretrain import PretrainConfig
+    from model.pretrain.build import load_electra_parts
+
+    mlm = load_config(PretrainConfig, overrides={"data": "d", "output": "o", "rtd_weight": 9})
+    assert mlm.ignored_settings() == ["--rtd-weight"]
+    rtd = mlm.model_copy(update={"objective": "rtd"})
+    assert rtd.ignored_settings() == []
+    with pytest.raises(ConfigError, match=r"--packing on with --length-buckets 3"):
+        overrides = {"data": "d", "output": "o", "packing": "on", "length_buckets": 3}
+        load_config(PretrainConfig, overrides=overrides)
+    model = AlbertElectraModel(get_preset("albert-nano", vocab_size=64), 0.5)
+    init = str(tmp_path / "export" / "model.keras")
+    with caplog.at_level("WARNING"):
+        load_electra_parts(model, discriminator_model(model), init)
+    assert f"--init {init}: no generator beside it" in caplog.text

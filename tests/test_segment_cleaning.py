@@ -312,3 +312,62 @@ def test_a_file_of_short_chapters_is_one_document_per_chapter(caplog):
     assert len(chapter_two) == 3 and "\n" not in chapter_two[0]  # hard-wrapped lines re-joined
     as_book, _ = read_all("scripture.txt", corpus.encode(), "books")
     assert len(as_book) == 1  # --format books keeps the whole file one document
+
+
+def test_a_danda_ends_a_sentence_and_a_verse_number_stays_with_its_verse():
+    splitter = text_cleaning.SentenceSplitter()
+    paragraph = (
+        "सभी मनुष्यों को गौरव और अधिकारों के मामले में जन्मजात स्वतन्त्रता प्राप्त है। उन्हें बुद्धि "
+        "और अन्तरात्मा की देन प्राप्त है॥ धर्मक्षेत्रे कुरुक्षेत्रे ॥ १ ॥ सञ्जय उवाच"
+    )
+    assert splitter.split(paragraph) == [
+        "सभी मनुष्यों को गौरव और अधिकारों के मामले में जन्मजात स्वतन्त्रता प्राप्त है।",
+        "उन्हें बुद्धि और अन्तरात्मा की देन प्राप्त है॥",
+        "धर्मक्षेत्रे कुरुक्षेत्रे ॥ १ ॥",
+        "सञ्जय उवाच",
+    ]
+
+
+def test_burmese_ethiopic_and_armenian_full_stops_end_sentences():
+    splitter = text_cleaning.SentenceSplitter()
+    for first, second in (
+        ("ဒါက ပထမ ဝါကျ ဖြစ်သည်။", "ဒါက ဒုတိယ ဝါကျ ဖြစ်သည်။"),
+        ("ይህ የመጀመሪያው ዓረፍተ ነገር ነው።", "ይህ ሁለተኛው ነው።"),
+        ("Սա առաջին նախադասությունն է։", "Սա երկրորդն է։"),
+    ):
+        assert splitter.split(f"{first} {second}") == [first, second]
+
+
+def test_a_cjk_sentence_before_a_lower_case_latin_word_is_not_rejoined():
+    splitter = text_cleaning.SentenceSplitter()
+    assert splitter.split("パッケージが必要です。debian パッケージを作ります。") == [
+        "パッケージが必要です。",
+        "debian パッケージを作ります。",
+    ]
+    assert splitter.split("使用方法如下！ls 命令列出文件。") == [
+        "使用方法如下！",
+        "ls 命令列出文件。",
+    ]
+    # BlingFire's cut inside a quotation is mended with the paragraph's spacing
+    assert splitter.split("「はい。」と彼は言った。") == ["「はい。」と彼は言った。"]
+    assert splitter.split("「はい。」 と彼は言った。") == ["「はい。」 と彼は言った。"]
+    assert text_cleaning.repair_splits(["He said “What!”", "said Mrs.", "Weston."]) == [
+        "He said “What!” said Mrs. Weston."
+    ]
+
+
+def test_document_length_counts_dense_scripts_as_latin_characters():
+    length = text_cleaning.latin_equivalent_length
+    assert length("All human beings are born free.") == 31
+    assert length("人人生而自由。") == 6 * 4 + 1
+    assert length("모든 인간은") == 5 * 2.7 + 1
+    assert length("データです。") == pytest.approx(5 * 1.3 + 1)
+    # a Chinese document and its English twin both pass 200 (the UDHR's article 1)
+    chinese = (
+        "人人生而自由，在尊严和权利上一律平等。他们赋有理性和良心，并应以兄弟关系的精神相对待。"
+    )
+    english = (
+        "All human beings are born free and equal in dignity and rights. They are endowed with "
+        "reason and conscience and should act towards one another in a spirit of brotherhood."
+    )
+    assert len(chinese) < 50 and length(chinese) > 150 and len(english) == 170

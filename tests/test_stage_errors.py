@@ -58,6 +58,12 @@ def run_toy(error: BaseException, *flags: str) -> int:
             "/d/missing.txt: No such file or directory",
             2,
         ),
+        (  # a library's terminal codes (Keras prints names in bold) are not in the line
+            RuntimeError("calling T.call(): \x1b[1mlogits\x1b[0m"),
+            "internal error: RuntimeError: calling T.call(): logits",
+            1,
+        ),
+        (KeyError("\x1b[1mlogits\x1b[0m"), "internal error: KeyError: 'logits'", 1),
         (
             ValueError("Unsafe `Lambda` layer.\nmore"),
             "internal error: ValueError: Unsafe `Lambda` layer.",

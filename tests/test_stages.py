@@ -36,4 +36,4 @@ def test_each_stage_names_its_module_config_and_input_fields(name):
 def test_the_cli_and_the_flex_template_read_the_registry():
     assert cli.COMMANDS is COMMANDS
     assert {name for name in STAGES if STAGES[name].summary} <= set(COMMANDS)
-    assert DATAFLOW_STAGES == ("segment", "vocab", "tfrecords")
+    assert DATAFLOW_STAGES == ("segment", "vocab", "tfrecords", "predict")

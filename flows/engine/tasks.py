@@ -81,7 +81,8 @@ def writable_environment(config) -> None:
     prefect_settings.check_environment()
     field = "line" if getattr(config, "line", None) is not None else "run_dir"
     if getattr(config, field, None) is not None:
-        check_writable(str(getattr(config, field)), f"{type(config).__name__}.{field}")
+        path, setting = str(getattr(config, field)), f"{type(config).__name__}.{field}"
+        check_writable(path, setting, keep_made=True)
 
 
 def stage_task(
@@ -137,6 +138,12 @@ def decontaminate(config: StageConfig, beam_args: Sequence[str] | None = None) -
 def domain_select(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
     """The most target-like documents of a segmented corpus + selection.json."""
     return stage_module("select").run(config, list(beam_args or []))
+
+
+@registered_task("predict")
+def predict(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
+    """A fine-tuned model + files -> sharded JSONL predictions + predict.json."""
+    return stage_module("predict").run(config, list(beam_args or []))
 
 
 @registered_task("pretrain")

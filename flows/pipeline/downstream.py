@@ -1,6 +1,6 @@
 """The run's `--downstream` fine-tunes: their configs (the pretrained model's and a randomly
-initialised twin's, and with `--distill` a distilled student of the first), their results for the
-report, and the evaluation sets the decontamination
+initialised twin's, with `--distill` a distilled student of the first, with `--predict` the first's
+predictions on the files), their results for the report, and the evaluation sets the decontamination
 stage checks: `--eval`'s and, by default, the dev sets the fine-tunes are scored on, so that no
 model is fine-tuned and scored on a set whose overlap with its pretraining corpus went
 unreported."""
@@ -66,7 +66,18 @@ def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]
             )
         if config.distill:
             configs[f"distill-{task}"] = distill_config(config, common, task)
+        if config.predict:
+            configs[f"predict-{task}"] = predict_config(config, task)
     return configs
+
+
+def predict_config(config: PretrainPipelineConfig, task: str) -> StageConfig:
+    """`--predict`'s step after `finetune-TASK`: that fine-tune labels the files into
+    RUN_DIR/predict-TASK."""
+    from pipelines.predict.config import PredictConfig  # the config only: no Beam
+
+    values = {"model": config.stage_dir(f"finetune-{task}"), "input": config.predict}
+    return build_config(PredictConfig, {**values, "output": config.stage_dir(f"predict-{task}")})
 
 
 def distill_config(config: PretrainPipelineConfig, common: dict, task: str) -> StageConfig:
@@ -80,7 +91,10 @@ def distill_config(config: PretrainPipelineConfig, common: dict, task: str) -> S
 
 
 def downstream_task(name: str):
-    """The flows' task of the downstream step `name`: distil (`distill-TASK`) or fine-tune."""
+    """The flows' task of the downstream step `name`: distil (`distill-TASK`), predict
+    (`predict-TASK`) or fine-tune."""
+    if name.startswith("predict-"):
+        return tasks.predict
     return tasks.distill if name.startswith("distill-") else tasks.finetune
 
 
@@ -93,11 +107,12 @@ def downstream_results(
 
     results = []
     for name, stage_config in configs.items():
-        if name.endswith("-random") or name.startswith("distill-"):
+        if name.endswith("-random") or name.startswith(("distill-", "predict-")):
             continue
         random_name = f"{name}-random"
         metric = task_of(stage_config).primary_metric
         distilled = outcomes.get(name.replace("finetune-", "distill-", 1))
+        predicted = outcomes.get(name.replace("finetune-", "predict-", 1))
         results.append(
             {
                 "task": stage_config.task,
@@ -110,6 +125,7 @@ def downstream_results(
                 "pretrained_output": name,
                 "random_output": random_name,
                 **({"distilled": distilled.result} if distilled else {}),
+                **({"predicted": predicted.result} if predicted else {}),
             }
         )
     return results

@@ -26,12 +26,12 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from prefect import flow
 from pydantic import Field, model_validator
 
-from albert.config import JsonDict, StageConfig, build_config
+from albert.config import CommaList, JsonDict, StageConfig, build_config
 from albert.errors import Interrupted
 from albert.fs import join
 from flows.engine import tasks
@@ -105,6 +105,11 @@ class PretrainPipelineConfig(RunConfig):
     )
     finetune: JsonDict = Field(
         default_factory=dict, description="other FinetuneConfig fields for --downstream"
+    )
+    predict: Annotated[list[str], CommaList] = Field(
+        default_factory=list,
+        description="files to label with each --downstream fine-tune (albert predict, the text "
+        "in the first column) into RUN_DIR/predict-TASK; the report shows the predictions",
     )
     distill: JsonDict = Field(
         default_factory=dict,

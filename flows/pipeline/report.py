@@ -38,6 +38,7 @@ from flows.report.text import (
     number,
     per_class_tables,
     piece_baseline_text,
+    predicted_table,
     table,
     time_line,
     training_text,
@@ -85,6 +86,8 @@ def headline(facts: Mapping[str, Any]) -> str:
         lines += per_class_tables(facts["downstream"])
         distilled = distilled_table(facts["downstream"])
         lines += [distilled] if distilled else []
+        predicted = predicted_table(facts["downstream"])
+        lines += [predicted] if predicted else []
     lines.append(
         next_block(
             facts.get("next_text") or "fine-tune it on a task (any task `albert finetune` knows)",

@@ -259,3 +259,32 @@ def distilled_table(results: list[Mapping[str, Any]]) -> str:
         return ""
     head = ("task", "model", "dev", "parameters", "FLOPs/token", "seq/s at 1", "seq/s at 32")
     return "**Distilled (albert distill, dev set):**\n\n" + table(rows, head)
+
+
+def predicted_table(results: list[Mapping[str, Any]]) -> str:
+    """`--predict`'s predictions by each pretrained fine-tune, per task: rows, the predicted label
+    distribution, the share under the confidence bound, rows/s (empty: no --predict)."""
+    rows = []
+    for result in results:
+        if "predicted" not in result:
+            continue
+        facts = result["predicted"]
+        predicted = facts.get("predicted") or 0
+        labels = facts.get("labels") or {}
+        distribution = ", ".join(
+            f"{label} {count / predicted:.1%}" for label, count in sorted(labels.items())
+        )
+        below = facts.get("below_confidence_bound", 0) / predicted if predicted else 0.0
+        rows.append(
+            (
+                result["task"],
+                f"{predicted:,}",
+                distribution or "–",
+                f"{below:.1%} (< {facts.get('confidence_bound')})",
+                number(facts.get("rows_per_second")),
+            )
+        )
+    if not rows:
+        return ""
+    head = ("task", "rows", "predicted labels", "under the confidence bound", "rows/s")
+    return "**Predictions (albert predict on --predict's files):**\n\n" + table(rows, head)

@@ -14,7 +14,7 @@ IMAGE=${IMAGE:-$REGION-docker.pkg.dev/$PROJECT/albert/albert-dataflow:0.1.0}
 cd "$(dirname "$0")/../.."
 gcloud builds submit --project="$PROJECT" --region="$REGION" \
   --config=infra/dataflow/cloudbuild.yaml --substitutions="_IMAGE=$IMAGE" .
-for stage in segment vocab tfrecords; do
+for stage in segment vocab tfrecords predict; do
   gcloud dataflow flex-template build "gs://$BUCKET/templates/$stage.json" \
     --project="$PROJECT" \
     --image="$IMAGE" \

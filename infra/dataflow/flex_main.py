@@ -1,4 +1,5 @@
-"""Flex-template entry point: run the Beam stage named by $ALBERT_STAGE (segment, vocab, tfrecords).
+"""Flex-template entry point: run the Beam stage named by $ALBERT_STAGE (segment, vocab, tfrecords,
+predict).
 
 Dataflow's launcher runs `python flex_main.py --param=value ...` with the template's parameters;
 `pipelines.common.flex_template.main` (installed in the image with the project) maps them to the

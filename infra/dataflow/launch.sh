@@ -5,12 +5,13 @@
 #   infra/dataflow/launch.sh segment --input=gs://B/raw/enwiki-*.xml.bz2 --input=gs://B/raw/books/*.txt --output=gs://B/corpus
 #   infra/dataflow/launch.sh vocab --input=gs://B/corpus --output=gs://B/vocab
 #   infra/dataflow/launch.sh tfrecords --input=gs://B/corpus --spm-model=gs://B/vocab/spiece.model --output=gs://B/tfrecords
+#   infra/dataflow/launch.sh predict --model=gs://B/runs/sst2 --input=gs://B/backlog/*.jsonl --output=gs://B/predictions
 #
 # Required environment: PROJECT, REGION, BUCKET. Optional: IMAGE (default below), MACHINE_TYPE,
 # MAX_WORKERS, ROUTE=container|setup_file. Any further flag goes to the stage (its --field-name
 # flags) or to Beam (Dataflow options such as --dataflow_service_options, --disk_size_gb).
 set -euo pipefail
-stage=${1:?usage: launch.sh segment|vocab|tfrecords [stage and Beam flags]}
+stage=${1:?usage: launch.sh segment|vocab|tfrecords|predict [stage and Beam flags]}
 shift
 : "${PROJECT:?set PROJECT}" "${REGION:?set REGION}" "${BUCKET:?set BUCKET}"
 IMAGE=${IMAGE:-$REGION-docker.pkg.dev/$PROJECT/albert/albert-dataflow:0.1.0}
@@ -39,4 +40,8 @@ case "$ROUTE" in
     route=(--setup_file="$PWD/pyproject.toml") ;;
   *) echo "ROUTE must be container or setup_file" >&2; exit 2 ;;
 esac
-exec python -m "pipelines.$stage" "${common[@]}" "${route[@]}" "$@"
+case "$stage" in
+  predict) module=flows.predict ;;  # the pipeline and the fine-tuned model it runs (docs/predict.md)
+  *) module="pipelines.$stage" ;;
+esac
+exec python -m "$module" "${common[@]}" "${route[@]}" "$@"

@@ -17,13 +17,15 @@ import io
 import json
 import logging
 import re
+import zipfile
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from albert.errors import StageError
 from albert.fs import exists, filesystem, join, makedirs, open_file, remove
-from albert.outputs import atomic_output_dir
+from albert.outputs import atomic_output_dir, move_aside
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +59,55 @@ def list_checkpoints(directory: str) -> list[Checkpoint]:
 
 
 def latest_checkpoint(directory: str) -> Checkpoint | None:
+    """The newest whole checkpoint in `directory` (`damage`: a damaged one is passed over)."""
+    whole = [c for c in list_checkpoints(directory) if damage(c.path) is None]
+    return whole[-1] if whole else None
+
+
+def damage(path: str) -> str | None:
+    """Why the checkpoint at `path` cannot be read (`state.json` not a JSON object with its step,
+    `weights.npz` not a whole zip archive: a truncated file has lost its central directory), or
+    None when it is whole. Reads the state and the archive's directory, not the arrays."""
+    try:
+        with open_file(join(path, "state.json"), "r") as handle:
+            state = json.load(handle)
+        if not isinstance(state, dict) or not isinstance(state.get("step"), int):
+            return "state.json: no step recorded"
+    except (OSError, ValueError) as error:
+        return f"state.json: {type(error).__name__}: {error}"
+    try:
+        with open_file(join(path, "weights.npz"), "rb") as handle, zipfile.ZipFile(handle) as npz:
+            npz.infolist()
+    except (OSError, zipfile.BadZipFile) as error:
+        return f"weights.npz: {type(error).__name__}: {error}"
+    return None
+
+
+def set_aside_damaged(directory: str) -> list[str]:
+    """Move each damaged checkpoint in `directory` (`damage`) aside, never deleted
+    (`albert.outputs.move_aside`: `ckpt-N.previous-<time>`), with a warning naming it and why;
+    return where they went. A StageError when checkpoints were there and none of them is whole
+    (they are moved aside first: the next run starts from step 0). The caller holds the lock of
+    the run's output."""
     found = list_checkpoints(directory)
-    return found[-1] if found else None
+    damaged = [(c, reason) for c in found if (reason := damage(c.path)) is not None]
+    moved = []
+    for checkpoint, reason in damaged:
+        moved.append(move_aside(checkpoint.path))
+        logger.warning(
+            "%s: a damaged checkpoint (%s), moved aside to %s; resuming from the newest whole one",
+            checkpoint.path,
+            reason,
+            moved[-1],
+        )
+    if found and len(damaged) == len(found):
+        checkpoint, reason = damaged[-1]
+        raise StageError(
+            f"{checkpoint.path}: a damaged checkpoint ({reason}) and no whole one to resume from; "
+            f"{len(damaged)} moved aside (never deleted), the same command starts again from "
+            "step 0"
+        )
+    return moved
 
 
 def _variable_arrays(variables) -> list[np.ndarray]:
@@ -143,12 +192,19 @@ def read_groups(path: str) -> dict[str, dict[str, np.ndarray]]:
     """The arrays of the checkpoint at `path` by group (the key's first part: `model`, `optimizer`,
     `rng` and any a trainer adds to its `snapshot`), each `{rest of the key: array}`; the three
     groups `load_checkpoint` restores are always there."""
-    with open_file(join(path, "weights.npz"), "rb") as handle:
-        arrays = np.load(io.BytesIO(handle.read()))
-        groups: dict[str, dict[str, np.ndarray]] = {"model": {}, "optimizer": {}, "rng": {}}
-        for name in arrays.files:
-            group, _, key = name.partition("/")
-            groups.setdefault(group, {})[key] = arrays[name]
+    file = join(path, "weights.npz")
+    groups: dict[str, dict[str, np.ndarray]] = {"model": {}, "optimizer": {}, "rng": {}}
+    try:
+        with open_file(file, "rb") as handle:
+            arrays = np.load(io.BytesIO(handle.read()), allow_pickle=False)
+            for name in arrays.files:
+                group, _, key = name.partition("/")
+                groups.setdefault(group, {})[key] = arrays[name]
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError) as error:
+        raise StageError(
+            f"{file}: a damaged checkpoint ({type(error).__name__}: {error}); move {path} aside "
+            "to resume from the one before it"
+        ) from error
     return groups
 
 

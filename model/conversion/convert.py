@@ -20,15 +20,16 @@ from model.network.config import AlbertConfig
 from model.network.pretraining_model import AlbertPretrainingModel
 
 
-def _load_keras_file(url: str) -> keras.Model:
-    """`keras.saving.load_model` for a local path or any fsspec URL (copied to a temp file)."""
+def load_keras_file(url: str, compile: bool = True) -> keras.Model:
+    """`keras.saving.load_model` for a local path or any fsspec URL (copied to a temp file);
+    `compile=False` leaves out the optimizer and loss (a model that only predicts)."""
     if "://" not in url:
-        return keras.saving.load_model(url)
+        return keras.saving.load_model(url, compile=compile)
     with tempfile.TemporaryDirectory() as local:
         local_path = os.path.join(local, "model.keras")
         with open_file(url, "rb") as src, open(local_path, "wb") as dst:
             shutil.copyfileobj(src, dst)
-        return keras.saving.load_model(local_path)
+        return keras.saving.load_model(local_path, compile=compile)
 
 
 def load_pretrained(path: str, config: AlbertConfig | str | None = None) -> AlbertPretrainingModel:
@@ -36,7 +37,7 @@ def load_pretrained(path: str, config: AlbertConfig | str | None = None) -> Albe
     (`config.json` + weights), or a TF1 checkpoint prefix (`config` only applies to TF1)."""
     path = str(path)
     if path.endswith(".keras"):
-        model = _load_keras_file(path)
+        model = load_keras_file(path)
         if not isinstance(model, AlbertPretrainingModel):
             raise ConversionError(
                 f"{path}: holds a {type(model).__name__}, not an AlbertPretrainingModel"

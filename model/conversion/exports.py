@@ -45,6 +45,10 @@ RUN_FIELDS = (
 COUNT_FIELDS = ("documents", "sentences", "tokens", "instances")
 
 
+GENERATORS = " (the generator's)"
+"""The mark of an RTD run's masked-LM figures in the card: the generator's, not the model's."""
+
+
 def _yaml_value(value: Any) -> str:
     return json.dumps(value)  # JSON scalars and lists are YAML
 
@@ -65,28 +69,41 @@ def model_card(
     counts = data.get("counts", {})
     options = data.get("options", {})
     parameters = parameter_counts(model_config)
+    rtd = run.get("objective") == "rtd"  # the discriminator: its masked-LM figures the generator's
+    own = {k: v for k, v in heldout.items() if not (rtd and k.startswith("masked_lm"))}
     metadata = {
         "language": ["en"],
         "library_name": "transformers",
-        "pipeline_tag": "fill-mask",
-        "tags": ["albert", "pretraining", "masked-lm", "sentence-order-prediction", "keras"],
+        "pipeline_tag": "feature-extraction" if rtd else "fill-mask",
+        "tags": [
+            "albert",
+            "pretraining",
+            "replaced-token-detection" if rtd else "masked-lm",
+            "sentence-order-prediction",
+            "keras",
+        ],
         "license": "apache-2.0",
     }
+    heads = (
+        "the weights (the sentence-order head included)"
+        if rtd
+        else "the `AlbertForPreTraining` weights (masked-LM and sentence-order heads included)"
+    )
     yaml = "\n".join(f"{key}: {_yaml_value(value)}" for key, value in metadata.items())
     training = {name: run[name] for name in RUN_FIELDS if name in run}
     preset = run.get("preset", "custom")
     intro = (
         "An ALBERT model pretrained from raw text with this project's pipeline: Beam stages "
         "`pipelines.segment` -> `pipelines.vocab` -> `pipelines.tfrecords`, then "
-        "`model.pretrain` (Keras 3). The export holds the `AlbertForPreTraining` weights "
-        "(masked-LM and sentence-order heads included), the SentencePiece vocabulary and a fast "
-        "tokenizer that reproduces the tokenization the model was trained with."
+        f"`model.pretrain` (Keras 3). The export holds {heads}, the SentencePiece vocabulary "
+        "and a fast tokenizer that reproduces the tokenization the model was trained with."
     )
-    if run.get("objective") == "rtd":
+    if rtd:
         intro += (
-            " It is the discriminator of an ELECTRA-style run (`--objective rtd`): its masked-LM "
-            "head was never trained (initial values) and the held-out masked-LM metrics are the "
-            "generator's (export/generator/model.keras); load it as `AlbertModel` or fine-tune it."
+            " It is the discriminator of an ELECTRA-style run (`--objective rtd`): it has no "
+            "masked-LM head (the run's was never trained) and the held-out masked-LM metrics are "
+            "the generator's (export/generator/model.keras); load it as `AlbertModel` or fine-tune "
+            "it."
         )
     length = (
         f"--time-budget {run['time_budget']}"
@@ -95,12 +112,12 @@ def model_card(
     )
     command = (
         f"python -m model.pretrain --data {run.get('data')} --preset {preset} "
-        f"{length} --batch-size {run.get('batch_size')}"
+        f"{length} --batch-size {run.get('batch_size')}{' --objective rtd' if rtd else ''}"
     )
     records = (
         f"- TFRecords: `{run.get('data')}`, {len(data.get('files', []))} files, "
         f"max_seq_length {data.get('max_seq_length')}, masking {data.get('masking')}, "
-        f"objective {data.get('objective', 'sop')}"
+        f"sentence-pair task {data.get('objective', 'sop')}"
     )
     licence = data_license or "not recorded by the pipeline; state it before publishing this model"
     casing = "lowercased" if do_lower_case else "cased"
@@ -119,18 +136,24 @@ def model_card(
         "the model never trained on)."
     )
     dataset = _yaml_value(options.get("input") or run.get("data"))
+    architecture = "AlbertModel" if rtd else "AlbertForPreTraining"
+    task = (
+        "held-out replaced tokens and sentence order"
+        if rtd
+        else "held-out masked LM and sentence order"
+    )
     lines = [
         "---",
         yaml,
         "model-index:",
         f"- name: {_yaml_value('albert-' + str(preset))}",
         "  results:",
-        "  - task: {type: fill-mask, name: held-out masked LM and sentence order}",
+        f"  - task: {{type: {metadata['pipeline_tag']}, name: {task}}}",
         f"    dataset: {{type: text, name: {dataset}}}",
         "    metrics:",
         *[
             f"    - {{type: {name}, value: {float(value):.6g}, name: held-out {name}}}"
-            for name, value in sorted(heldout.items())
+            for name, value in sorted(own.items())
         ],
         "---",
         "",
@@ -173,14 +196,17 @@ def model_card(
         "",
         "| metric | value |",
         "|---|---|",
-        *[f"| {name} | {float(value):.4f} |" for name, value in sorted(heldout.items())],
+        *[
+            f"| {name}{'' if name in own else GENERATORS} | {float(value):.4f} |"
+            for name, value in sorted(heldout.items())
+        ],
         "",
         "## Use",
         "",
         "```python",
-        "from transformers import AlbertForPreTraining, AutoTokenizer",
+        f"from transformers import {architecture}, AutoTokenizer",
         "tokenizer = AutoTokenizer.from_pretrained(path)",
-        "model = AlbertForPreTraining.from_pretrained(path)",
+        f"model = {architecture}.from_pretrained(path)",
         "```",
         "",
     ]
@@ -211,7 +237,7 @@ def write_exports(
         from model.conversion.hf import export_huggingface
 
         hf_dir = join(export_dir, "hf")
-        export_huggingface(model, hf_dir)
+        export_huggingface(model, hf_dir, masked_lm=run.get("objective") != "rtd")
         if spm_model:
             write_hf_tokenizer(
                 AlbertTokenizer(spm_model, do_lower_case=do_lower_case),

@@ -138,14 +138,21 @@ def load_huggingface(directory: str) -> AlbertPretrainingModel:
     return model
 
 
-def export_huggingface(model: AlbertPretrainingModel, directory: str) -> str:
+def export_huggingface(
+    model: AlbertPretrainingModel, directory: str, masked_lm: bool = True
+) -> str:
     """Write `model` as a Hugging Face `AlbertForPreTraining` directory (config.json +
-    model.safetensors) that `transformers.AlbertForPreTraining.from_pretrained` loads.
+    model.safetensors) that `transformers.AlbertForPreTraining.from_pretrained` loads; without
+    `masked_lm` (an RTD discriminator, whose masked-LM head never trained) as an `AlbertModel`
+    with no masked-LM head, so that a fill-mask pipeline says its head is new.
 
     A model without the E->H projection (E == H) gets an identity projection, which is exact.
     """
-    hf_config = config_to_huggingface(model.config)
-    return write_huggingface(directory, hf_config, weight_entries(model), model.backbone)
+    hf_config, entries = config_to_huggingface(model.config), weight_entries(model)
+    if not masked_lm:
+        hf_config["architectures"] = ["AlbertModel"]
+        entries = [entry for entry in entries if not entry.hf.startswith("predictions.")]
+    return write_huggingface(directory, hf_config, entries, model.backbone)
 
 
 # A fine-tuned model's Hugging Face class -> the name of its head's dense layer there.

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 from collections.abc import Iterable, Mapping
@@ -27,6 +28,8 @@ import numpy as np
 from albert.errors import StageError
 from albert.fs import join, open_file
 from albert.outputs import atomic_output_dir
+
+logger = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 
@@ -71,13 +74,48 @@ def write_cache(
 
 
 def find_cache(root: str, key: str) -> str | None:
-    """`root/key` when a complete cache of `key` is there, else None."""
+    """`root/key` when a complete cache of `key` is there, else None: its manifest names `key` and
+    every shard it lists is whole (`shard_damage`; a damaged one is named in a warning, and the
+    cache is written again)."""
     path = join(root, key)
     try:
         with open(join(path, MANIFEST)) as handle:
-            return path if json.load(handle).get("key") == key else None
-    except (OSError, ValueError):
+            manifest = json.load(handle)
+        if manifest.get("key") != key:
+            return None
+        count, size = manifest["count"], manifest["shard_size"]
+        for name in manifest["names"]:
+            for shard, start in enumerate(range(0, count, size)):
+                file = join(path, shard_name(name, shard))
+                damage = shard_damage(file, min(size, count - start))
+                if damage:
+                    logger.warning("%s: a damaged teacher-outputs shard (%s)", file, damage)
+                    return None
+    except (OSError, ValueError, KeyError, TypeError):
         return None
+    return path
+
+
+def shard_damage(file: str, rows: int) -> str | None:
+    """Why the `.npy` shard `file` is not `rows` whole rows (a header that is not NumPy's, another
+    row count, fewer bytes than its header's shape needs), or None. Reads the header only."""
+    with open(file, "rb") as handle:
+        try:
+            version = np.lib.format.read_magic(handle)
+            header = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            shape, _, dtype = header(handle)
+        except ValueError as error:
+            return f"not a NumPy array: {error}"
+        data = handle.tell()
+    if not shape or shape[0] != rows:
+        return f"{shape[0] if shape else 0} rows, the manifest says {rows}"
+    needed = data + int(np.prod(shape)) * dtype.itemsize
+    size = os.path.getsize(file)
+    return f"{size} bytes, {needed} expected" if size != needed else None
 
 
 class TeacherOutputs:

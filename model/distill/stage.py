@@ -21,7 +21,7 @@ from model.distill.config import DistillConfig
 from model.distill.losses import make_distiller
 from model.distill.report import side_by_side
 from model.distill.serving import serving_costs
-from model.distill.teacher import load_teacher, teacher_outputs
+from model.distill.teacher import compare_sizes, load_teacher, teacher_outputs
 from model.finetune import resume
 from model.finetune.config import hyperparameters, task_of, with_epochs
 from model.finetune.kind import inputs_of
@@ -82,7 +82,6 @@ def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
     data = kind.load(config, tokenizer, hp)
     hp = with_epochs(config, hp, len(data.train["input_ids"]))
     teacher = load_teacher(config, tokenizer.vocab_size)
-    outputs = teacher_outputs(config, teacher, data)
     checkpoints = Checkpoints(
         resume.checkpoints_dir(config.output, "task"),
         config.checkpoint_every,
@@ -110,6 +109,8 @@ def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
                 config.hidden_weight,
                 config.attention_weight,
             )
+        compare_sizes(config, teacher, student)
+        outputs = teacher_outputs(config, teacher, data)  # once the student is known to be good
         evaluation = fit(
             distiller,
             kind,

@@ -14,17 +14,30 @@ from albert.errors import StageError, naming
 from albert.fs import file_digest, join
 from model.distill.cache import TeacherOutputs, cache_key, find_cache, write_cache
 from model.distill.config import DistillConfig
+from model.distill.serving import parameters
 from model.finetune.kind import TaskData, inputs_of
+from model.finetune.models import FinetuneModel
+from model.tasks import get_task
 
 logger = logging.getLogger(__name__)
 
 
 def load_teacher(config: DistillConfig, vocab_size: int) -> keras.Model:
-    """The teacher's fine-tuned model; a vocabulary of another size than `vocab_size` (the
-    student's) is a StageError naming --teacher."""
+    """The teacher's fine-tuned model; a StageError naming --teacher for a model without
+    --task's head (a pretrained model beside a fine-tuning's results.json) and for a vocabulary of
+    another size than `vocab_size` (the student's). Checked before any output is computed."""
     path = join(config.teacher, "model.keras")
     with naming(path):
         model = keras.saving.load_model(path, compile=False)
+    spec = get_task(config.task)
+    if not isinstance(model, FinetuneModel) or (model.kind, model.num_labels) != (
+        spec.kind,
+        spec.num_labels,
+    ):
+        raise StageError(
+            f"--teacher {config.teacher}: its model.keras has no task head for --task "
+            f"{spec.name} ({type(model).__name__}): give an `albert finetune` output"
+        )
     pieces = model.backbone.config.vocab_size
     if pieces != vocab_size:
         raise StageError(
@@ -32,6 +45,21 @@ def load_teacher(config: DistillConfig, vocab_size: int) -> keras.Model:
             f"(--spm-model {config.spm_model}) has {vocab_size}"
         )
     return model
+
+
+def compare_sizes(config: DistillConfig, teacher: keras.Model, student: keras.Model) -> None:
+    """A warning when the student has more parameters than its teacher (distillation trains a
+    smaller model; a larger one is allowed, and named)."""
+    sizes = parameters(student), parameters(teacher)
+    if sizes[0] > sizes[1]:
+        logger.warning(
+            "the student (--student %s) has %s parameters, more than the teacher's %s "
+            "(--teacher %s)",
+            config.student,
+            f"{sizes[0]:,}",
+            f"{sizes[1]:,}",
+            config.teacher,
+        )
 
 
 def output_shards(

@@ -18,7 +18,13 @@ from model.finetune.models import MultiTaskModel
 from model.finetune.multi_label import MultiLabelKind
 from model.finetune.optimizer import make_optimizer
 from model.finetune.progress import Progress
-from model.finetune.training import Phase, TrainingLoop, compile_for_fit, train_steps
+from model.finetune.training import (
+    DivergenceGuard,
+    Phase,
+    TrainingLoop,
+    compile_for_fit,
+    train_steps,
+)
 from model.network.backbone import AlbertBackbone
 
 OWN_TASK_FIELDS = (
@@ -100,7 +106,7 @@ def train_multitask(
         make_optimizer(model, hp, config.weight_decay, config.layer_decay, steps, config.schedule),
         {n: k.loss() for n, k in kinds.items()},
     )
-    phase = Phase(model, checkpoints, identity)
+    phase = Phase(model, checkpoints, identity, config.output, hp.learning_rate)
     start, sums, done = 0, None, False
     if resume_from is not None:
         saved, groups = phase.resume(resume_from)
@@ -122,7 +128,7 @@ def train_multitask(
             model,
             lambda skip: mixture_batches(parts, hp.batch_size, config.seed, trim=True, skip=skip),
             loop,
-            [],
+            [DivergenceGuard(phase, loop)],
             config.verbose_fit,
         )
         phase.save(loop.step, done=True)

@@ -4,7 +4,7 @@ A run writes its checkpoints (pretraining's: `model.checkpoints.store`, written 
 `model.checkpoints.manager.Checkpoints`) under `OUTPUT.checkpoints/`, one folder per training phase:
 `multitask/` (the joint training of `--multitask`) and `task/`. The output itself stays one atomic
 commit of the finished run (`albert.outputs.atomic_output_dir`); once it is committed the
-checkpoints are deleted.
+checkpoints are deleted, except damaged ones that a re-run moved aside (never deleted).
 
 Each checkpoint's state records the run's identity (`identity`: every setting that changes what is
 trained, and the backend, whose batch order differs). A re-run of the same settings resumes from
@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import logging
 
-from albert.fs import exists, join, open_file, remove
-from albert.outputs import move_aside, remove_leftovers
+from albert.fs import exists, expand, join, open_file, remove
+from albert.outputs import MOVED_ASIDE_LABEL, move_aside, remove_leftovers
 from model.checkpoints import store as checkpointing
 from model.checkpoints.store import Checkpoint
 from model.finetune.config import FinetuneConfig
@@ -72,13 +72,14 @@ def resumable(
     config: FinetuneConfig, backend: str, wanted: dict | None = None
 ) -> dict[str, Checkpoint | None]:
     """The newest checkpoint of each phase to resume from. Checkpoints of other settings (than
-    `wanted`, as in `finished`) are moved aside first (logged), and the leftovers of a write that
-    was killed removed."""
+    `wanted`, as in `finished`) and damaged ones are moved aside first (logged), and the leftovers
+    of a write that was killed removed."""
     root, wanted = checkpoints_root(config.output), wanted or identity(config, backend)
     latest = {}
     for phase in PHASES:
         directory = checkpoints_dir(config.output, phase)
         remove_leftovers(join(directory, "ckpt-*"))
+        checkpointing.set_aside_damaged(directory)
         latest[phase] = checkpointing.latest_checkpoint(directory)
     found = [checkpoint for checkpoint in latest.values() if checkpoint is not None]
     if any(checkpointing.read_state(c.path).get("identity") != wanted for c in found):
@@ -93,7 +94,14 @@ def resumable(
 
 
 def discard(output: str) -> None:
-    """Delete the checkpoints of a run whose output is committed."""
+    """Delete the checkpoints of a run whose output is committed; damaged ones that were moved
+    aside (`checkpointing.set_aside_damaged`) are never deleted: they stay, named in a warning."""
     root = checkpoints_root(output)
-    if exists(root):
+    damaged = expand(join(root, "*", f"ckpt-*.{MOVED_ASIDE_LABEL}-*"))
+    if damaged:
+        for phase in PHASES:
+            for checkpoint in checkpointing.list_checkpoints(checkpoints_dir(output, phase)):
+                remove(checkpoint.path)
+        logger.warning("%s: the damaged checkpoints moved aside stay: %s", root, ", ".join(damaged))
+    elif exists(root):
         remove(root)

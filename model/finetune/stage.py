@@ -33,6 +33,7 @@ from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
 from model.finetune.multitask import multitask_kinds, train_multitask
 from model.finetune.training import fit
+from model.predict.serving import export_saved_model
 from model.runtime import cores, keras_seeds, keras_tensorflow, preemption
 
 logger = logging.getLogger(__name__)
@@ -191,6 +192,8 @@ def scored_results(
     dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
     results = {
         "task": kind.spec.name,
+        "kind": kind.spec.kind,
+        **({"labels": list(kind.spec.labels)} if kind.spec.labels else {}),
         "dev_file": data.dev_path,
         "dev": metrics,
         "primary_metric": kind.spec.primary_metric,
@@ -228,9 +231,9 @@ def commit_output(
 ) -> dict:
     """Write the output whole (`atomic_output_dir`; the caller holds its lock): the predictions
     file, `model.keras`, the exports (`model.finetune.exports.write_task_exports` with the
-    `exports` arguments: the tokenizer, the sequence length), `files` (name -> text) and
-    `results.json`, which is `results` with the predictions file's path and the exports; return
-    that."""
+    `exports` arguments: the tokenizer, the sequence length), `files` (name -> text),
+    `results.json`, which is `results` with the predictions file's path and the exports, and the
+    serving export (`model.predict.serving`); return the results."""
     with atomic_output_dir(output, lock=False) as out:
         predictions_path = kind.write_predictions(out, data, predictions)
         with keras_tensorflow.absent_unless_loaded():  # a JAX run's save loads no TensorFlow
@@ -243,6 +246,7 @@ def commit_output(
         results = {**results, "predictions": predictions_path.replace(out, output.rstrip("/"))}
         with open_file(join(out, "results.json"), "w") as handle:
             json.dump(results, handle, indent=2, sort_keys=True, default=str)
+        export_saved_model(out, model)  # export/saved_model: serving on raw strings
     return results
 
 

@@ -21,8 +21,9 @@ from collections.abc import Callable
 import keras
 import numpy as np
 
-from albert.errors import Interrupted
+from albert.errors import Interrupted, StageError
 from model.checkpoints import store as checkpointing
+from model.checkpoints.divergence import diverged, weights_finite
 from model.checkpoints.manager import Checkpoints
 from model.finetune.batches import train_batches
 from model.finetune.config import FinetuneConfig, Hyperparameters
@@ -177,6 +178,19 @@ class TrainingLoop(keras.callbacks.Callback):
         )
 
 
+class DivergenceGuard(keras.callbacks.Callback):
+    """Stops `fit` with `Phase.diverged` at an interval's end whose training loss is not finite,
+    before its evaluation or checkpoint (every checkpoint checks the weights: `Phase.save`)."""
+
+    def __init__(self, phase: Phase, loop: TrainingLoop):
+        super().__init__()
+        self.phase, self.loop = phase, loop
+
+    def on_epoch_end(self, epoch, logs=None):
+        if not math.isfinite(float((logs or {}).get("loss", 0.0))):
+            raise self.phase.diverged(self.loop.step, "training loss")
+
+
 def compile_for_fit(model: keras.Model, optimizer: keras.optimizers.Optimizer, loss) -> None:
     """`model.compile(optimizer, loss)` with the optimizer's variables made now: Keras on TensorFlow
     otherwise makes them while tracing `fit`'s step, and tf.function traces a step that creates
@@ -236,17 +250,29 @@ def loss_sums(model: keras.Model) -> list[np.ndarray]:
 
 
 class Phase:
-    """One training phase with its checkpoints (`checkpoints`, `OUTPUT.checkpoints/PHASE`):
-    `state` (JSON) and `extra_arrays` are what the caller adds to each checkpoint; `resume`
-    restores a checkpoint into the model and optimizer and returns its state."""
+    """One training phase of the run writing `output`, with its checkpoints (`checkpoints`,
+    `OUTPUT.checkpoints/PHASE`): `state` (JSON) and `extra_arrays` are what the caller adds to each
+    checkpoint; `resume` restores one into the model and optimizer and returns its state. Weights
+    that are not finite are never saved: `diverged`, naming `lr` (the run's --learning-rate)."""
 
-    def __init__(self, model: keras.Model, checkpoints: Checkpoints, identity: dict):
+    def __init__(
+        self, model: keras.Model, checkpoints: Checkpoints, identity: dict, output: str, lr: float
+    ):
         self.model, self.checkpoints, self.identity = model, checkpoints, identity
+        self.output, self.settings = output, f"--learning-rate {lr}"
         self.state: Callable[[], dict] = dict
         self.extra_arrays: Callable[[], dict] = dict
 
+    def diverged(self, step: int, what: str) -> StageError:
+        """The error that stops the phase: `what` became non-finite at `step` (named once the
+        checkpoint being written is committed: the last finite one)."""
+        self.checkpoints.wait()
+        return diverged(self.output, self.checkpoints.directory, step, what, self.settings)
+
     def save(self, step: int, done: bool = False) -> str | None:
         model = self.model
+        if not weights_finite(model):
+            raise self.diverged(step, "model weights")
         arrays = checkpointing.snapshot(model, model.optimizer)
         arrays.update({f"loss/{i:05d}": a for i, a in enumerate(loss_sums(model))})
         arrays.update(self.extra_arrays())
@@ -288,7 +314,7 @@ def fit(
         kind.loss(),
     )
     evaluation = DevEvaluation(kind, data, batch, config.patience)
-    phase = Phase(model, checkpoints, identity)
+    phase = Phase(model, checkpoints, identity, config.output, hp.learning_rate)
     start, sums, done = 0, None, False
     if resume_from is not None:
         saved, groups = phase.resume(resume_from)
@@ -313,13 +339,8 @@ def fit(
         batches = batches or (
             lambda skip: train_batches(elements, batch, config.seed, trim=True, skip=skip)
         )
-        train_steps(
-            model,
-            batches,
-            loop,
-            [evaluation],
-            config.verbose_fit,
-        )
+        guard = DivergenceGuard(phase, loop)
+        train_steps(model, batches, loop, [guard, evaluation], config.verbose_fit)
         phase.save(loop.step, done=True)
     checkpoints.training_done()  # a signal since the last step ends the run here
     evaluation.restore_best(model)

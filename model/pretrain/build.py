@@ -99,6 +99,12 @@ def load_electra_parts(model, discriminator, path: str) -> None:
     if path.endswith(".keras") and sibling and exists(sibling):
         with naming(sibling):
             generator = load_pretrained(sibling)
+    else:
+        logger.warning(
+            "--init %s: no generator beside it (generator/model.keras): the generator starts "
+            "from random weights",
+            path,
+        )
     try:
         load_parts(model, discriminator, generator)
     except ValueError as error:

@@ -182,6 +182,15 @@ class PretrainConfig(StageConfig):
             parse_duration(value)
         return value
 
+    def ignored_settings(self) -> list[str]:
+        """The flags given that this run ignores: the RTD settings of an mlm run (the flows give
+        one `--pretrain` to the mlm and rtd cells of an ablation alike, so they are not refused);
+        `model.pretrain.run` names them in a warning."""
+        if self.objective == "rtd":
+            return []
+        given = {"generator_hidden_fraction", "rtd_weight"} & self.model_fields_set
+        return ["--" + name.replace("_", "-") for name in sorted(given)]
+
     @field_validator("generator_hidden_fraction")
     @classmethod
     def _generator_not_larger(cls, value: float) -> float:
@@ -196,6 +205,18 @@ class PretrainConfig(StageConfig):
     def _steps_or_budget(self):
         if self.time_budget is not None and "steps" in self.model_fields_set:
             raise ValueError("give --steps or --time-budget, not both")
+        return self
+
+    @model_validator(mode="after")
+    def _packing_or_buckets(self):
+        """--packing on with --length-buckets, refused before any work (packed rows have one
+        shape; `model.pretrain.loop.with_length_buckets` refuses a resumed run's packing with
+        them)."""
+        if self.packing == "on" and self.length_buckets:
+            raise ValueError(
+                f"--packing on with --length-buckets {self.length_buckets}: packed rows have one "
+                "shape; give one of them"
+            )
         return self
 
     @property

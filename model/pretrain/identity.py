@@ -128,6 +128,8 @@ def resumable_checkpoint(config: PretrainConfig, identity: dict):
     recorded = saved.get("identity") or {
         k: saved[k] for k in ("seed", "batch_size", "preset") if k in saved
     }
+    # an mlm run records no objective (as before rtd): absent on either side means mlm
+    recorded, identity = {"objective": "mlm", **recorded}, {"objective": "mlm", **identity}
     changed = [name for name in identity if name in recorded and recorded[name] != identity[name]]
     if changed:
         what = ", ".join(

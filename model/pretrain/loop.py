@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 from collections.abc import Callable
 
 import numpy as np
@@ -36,6 +37,8 @@ from model.pretrain.time_budget import TrainingClock
 from model.pretrain.trainer import Trainer
 from model.runtime import cores, distribute, preemption
 
+logger = logging.getLogger(__name__)
+
 
 def run(
     config: PretrainConfig,
@@ -50,6 +53,8 @@ def run(
     at a step every process agrees on, with `albert.errors.Interrupted` (`model.runtime.preemption`,
     the mode from the process count)."""
     check_writable(config.output, "PretrainConfig.output")  # before any work
+    for flag in config.ignored_settings():
+        logger.warning("%s applies to --objective rtd only: this mlm run ignores it", flag)
     import keras  # heavy: Keras loads its backend; this module stays importable without it
 
     backend = keras.config.backend()
@@ -85,6 +90,7 @@ def train(
             held.enter_context(output_lock(config.output))
             for name in ("checkpoints/ckpt-*", "export", "metrics.jsonl"):
                 remove_leftovers(join(config.output, name))
+            checkpointing.set_aside_damaged(join(config.output, "checkpoints"))
         latest = resumable_checkpoint(config, identity)
         check_same_run(config, latest, process)
         model, optimizer, schedule = build_training(config, spec, strategy, vocab_size, vocab_sha)

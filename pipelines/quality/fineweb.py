@@ -20,8 +20,9 @@ PROSE_SENTENCES = 3
 character: a paragraph of prose or verse whose final full stop a transcription lost."""
 
 
-CONTINUING_PUNCTUATION = (",", ";", ":")
-"""A line's last character where its sentence goes on in the next line."""
+CONTINUING_PUNCTUATION = (",", ";", ":", "、", "，", "；", "：", "،", "؛")
+"""A line's last character where its sentence goes on in the next line: the comma, semicolon and
+colon, and those of CJK (the ideographic comma, full-width forms) and Arabic script."""
 
 
 def ends_sentence(line: str, followed: bool = False) -> bool:

@@ -4,8 +4,8 @@ words) and repetition (repeated lines and paragraphs, the most frequent 2- to 4-
 10-grams). A document's lines are its paragraphs, so the line and the paragraph checks measure the
 same; both keep Gopher's bounds, except that the most frequent 2-gram judges only documents of
 `top_2_gram_min_words` words or more: in a paragraph-sized document the most frequent 2-gram is
-its topic's name, where a web page's is a template's. Words are computed once by the caller (words.split_words: without
-surrounding punctuation), n-grams are counted as arrays of word ids."""
+its topic's name, where a web page's is a template's. Words are computed once by the caller
+(words.split_words: without surrounding punctuation), n-grams are counted as arrays of word ids."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pipelines.quality.settings import QualitySettings, Removal
+from pipelines.quality.words import SEGMENTED_LANGUAGES
 
 QUALITY = "gopher_quality"
 REPETITION = "gopher_repetition"
@@ -113,9 +114,12 @@ def _mix(keys: np.ndarray) -> np.ndarray:
 class NGrams:
     """The n-grams of a word sequence for n = 1, 2, ...: one 64-bit key per start position (the
     previous key mixed with the next word's id; two of a document's different n-grams share a key
-    with odds under 1e-7 for a million words) and the characters of each n-gram."""
+    with odds under 1e-7 for a million words) and the characters of each n-gram, its words joined
+    by `joiner` characters: 1 (a space) where the text separates words, 0 where a segmenter cut
+    them from unspaced text (Chinese, Japanese, Thai: no space is in the text to count)."""
 
-    def __init__(self, words: Sequence[str]):
+    def __init__(self, words: Sequence[str], joiner: int = 1):
+        self.joiner = joiner
         index = {word: i for i, word in enumerate(dict.fromkeys(words))}
         ids = np.fromiter(map(index.__getitem__, words), dtype=np.int64, count=len(words))
         word_lengths = np.fromiter(map(len, index), dtype=np.int64, count=len(index))
@@ -135,9 +139,9 @@ class NGrams:
         self.n += 1
 
     def characters(self) -> np.ndarray:
-        """Characters of each current n-gram, its words joined by spaces."""
+        """Characters of each current n-gram, its words joined by `joiner` characters."""
         n = self.n
-        return self._prefix[n:] - self._prefix[:-n] + (n - 1)
+        return self._prefix[n:] - self._prefix[:-n] + (n - 1) * self.joiner
 
     def top_bound(self) -> int:
         """A bound on the characters of all occurrences of the most frequent n-gram (each of its
@@ -145,7 +149,7 @@ class NGrams:
         a fraction of the text, no exact count is needed. 0 if no word occurs twice."""
         if self.most_frequent < 2:
             return 0
-        return self.n * self.most_characters + (self.n - 1) * self.most_frequent
+        return self.n * self.most_characters + (self.n - 1) * self.most_frequent * self.joiner
 
     def _groups(self) -> tuple[np.ndarray, np.ndarray]:
         """(start positions sorted by key, where each run of equal keys starts in that order)."""
@@ -196,7 +200,7 @@ def repetition(
                 return Removal(f"{REPETITION}.{param}", value, most)
     if len(words) < TOP_N[0]:
         return None
-    grams = NGrams(words)
+    grams = NGrams(words, joiner=0 if language in SEGMENTED_LANGUAGES else 1)
     while grams.n < DUPLICATE_N[-1] and grams.n < len(words):
         grams.advance()
         n = grams.n

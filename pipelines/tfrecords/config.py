@@ -8,6 +8,9 @@ from pydantic import Field, model_validator
 
 from albert.config import StageConfig
 
+WordSegmenter = Literal["none", "whitespace", "jieba", "tinysegmenter"]
+"""The words of whole-word masking (`pipelines.tfrecords.word_starts`)."""
+
 SPECIAL_TOKENS = 3
 """[CLS] A [SEP] B [SEP]: the tokens of an instance that are not text."""
 
@@ -43,6 +46,13 @@ class TFRecordsConfig(StageConfig):
         "static",
         description=(
             "static: masks written, dupe_factor passes; dynamic: one pass, masked at training"
+        ),
+    )
+    word_segmenter: WordSegmenter = Field(
+        "none",
+        description=(
+            "the words of whole-word masking: none = the reference's per-piece rule (English); "
+            "whitespace = space-separated words; jieba (Chinese), tinysegmenter (Japanese)"
         ),
     )
     do_lower_case: bool = Field(

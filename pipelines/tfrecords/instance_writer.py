@@ -8,6 +8,9 @@ No Beam here. Two generators per document and dupe pass, so the output does not 
   record by record what `albert.masking.mask_instance` gives with that generator, so that instances
   of many documents are masked together by one `albert.batch_masking.mask_batch` call.
 `doc_hash = stable_hash(doc_key)`. Dynamic masking writes instances unmasked and draws nothing.
+Word starts (`token_boundary`) are the reference's per-piece rule, or with a `word_segmenter` the
+segmenter's words, carried from `encode` to `_serialize` in the ids (see
+`pipelines.tfrecords.word_starts`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,13 @@ from pipelines.tfrecords.instances import (
     create_instances,
     encode_sentences,
     uncounted,
+)
+from pipelines.tfrecords.word_starts import (
+    attach_bare_underlines,
+    bare_underline_id,
+    encode_with_word_starts,
+    flag_word_starts,
+    split_word_start_flags,
 )
 
 MASK_BATCH_ROWS = 512  # instances masked by one mask_batch call: its per-step cost is shared
@@ -84,6 +94,9 @@ class InstanceWriter:
         vocab = self.tokenizer.sp.id_to_piece(list(range(self.tokenizer.vocab_size)))
         self.start_table = masking.start_piece_table(vocab)
         self.start_table[[self.tokenizer.cls_id, self.tokenizer.sep_id]] = True
+        if config.word_segmenter != "none":
+            self.expansions = self.tokenizer.digit_comma_expansions()
+            self.underline_id = bare_underline_id(self.tokenizer)
         self.options = masking.MaskingOptions.for_vocabulary(
             self.tokenizer.vocab_size,
             self.tokenizer.is_control,
@@ -95,8 +108,17 @@ class InstanceWriter:
         )
 
     def encode(self, lines: list[str]) -> list[np.ndarray]:
-        """The token ids of a document's sentences (sentences with none dropped), counted."""
-        sentences = encode_sentences(self.tokenizer, lines)
+        """The token ids of a document's sentences (sentences with none dropped), counted; with a
+        word segmenter, word starts are flagged in them (`word_starts.flag_word_starts`)."""
+        segmenter = self.config.word_segmenter
+        if segmenter == "none":
+            sentences = encode_sentences(self.tokenizer, lines)
+        else:
+            encoded = (
+                encode_with_word_starts(self.tokenizer, self.expansions, line, segmenter)
+                for line in lines
+            )
+            sentences = [flag_word_starts(ids, starts) for ids, starts in encoded if len(ids)]
         self.inc("documents")
         self.inc("sentences", len(sentences))
         self.inc("document_tokens", sum(len(s) for s in sentences))
@@ -138,7 +160,16 @@ class InstanceWriter:
         keys, created, generators = zip(*pending) if pending else ((), (), ())
         ids, lengths = padded_rows([instance.input_ids for instance in created])
         segment_ids, _ = padded_rows([instance.segment_ids for instance in created])
-        boundary = self.start_table[ids] & (np.arange(ids.shape[1]) < lengths[:, None])
+        inside = np.arange(ids.shape[1]) < lengths[:, None]
+        if config.word_segmenter == "none":
+            boundary = self.start_table[ids] & inside
+        else:
+            ids, flagged = split_word_start_flags(ids)
+            specials = (self.tokenizer.cls_id, self.tokenizer.sep_id)
+            boundary = (flagged | np.isin(ids, specials)) & inside
+            boundary = attach_bare_underlines(
+                ids, boundary, lengths, self.underline_id, self.options.special_ids
+            )
         ngram_counts = np.zeros(config.ngram + 1, dtype=np.int64)
         if config.masking == "static" and created:
             ids, positions, labels, counts = mask_batch(

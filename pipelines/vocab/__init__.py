@@ -2,6 +2,6 @@
 ALBERT's SentencePiece vocabulary (`sentencepiece_trainer`).
 Entry point: `python -m pipelines.vocab` (`pipelines.vocab.stage.run`, `main`)."""
 
-from albert.moved import forward_to_stage
+from albert.stages import forward_to_stage
 
 __getattr__ = forward_to_stage(__name__, __file__)

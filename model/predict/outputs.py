@@ -1,0 +1,119 @@
+"""A fine-tuned model's outputs -> one prediction per input row, by the task's kind.
+
+Scores are rounded to `DECIMALS` decimals: the same row gives the same bytes whatever its batch
+(a batch's size and padding move a float's last bits, not its sixth decimal in practice).
+
+- classification: `{"label", "score", "top_k": [{"label", "score"}, ...]}` (softmax; with windows
+  the mean of the windows' probabilities);
+- multi_label: `{"labels": [the labels whose sigmoid is at least the threshold], "scores": {label:
+  score}}`;
+- regression: `{"value"}` (with windows, the windows' mean);
+- span: `{"answer", "start", "end", "score", ("null_score_diff")}`: the best span's text, its
+  character offsets in the context (`start`, `end`: the answer's first occurrence in the context),
+  its probability among the n best; SQuAD v2 answers "" when the null score wins by more than the
+  tuned threshold;
+- multiple_choice: `{"choice", "answer", "score", "scores"}`: the option's letter, its text, its
+  probability and every option's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from model.predict.encoding import Encoded
+from model.predict.task_info import TaskInfo
+from model.tasks import squad_decode
+
+DECIMALS = 6
+
+
+def _round(value) -> float:
+    return round(float(value), DECIMALS)
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    logits = np.asarray(logits, dtype=np.float64)
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+def per_row(values: np.ndarray, owners: np.ndarray, rows: int) -> np.ndarray:
+    """The mean of each input row's model rows (windows)."""
+    totals = np.zeros((rows, *values.shape[1:]), dtype=np.float64)
+    np.add.at(totals, owners, values)
+    counts = np.bincount(owners, minlength=rows).reshape(-1, *([1] * (values.ndim - 1)))
+    return totals / counts
+
+
+def predictions(
+    info: TaskInfo, encoded: Encoded, outputs, texts: list[dict], top_k: int
+) -> list[dict]:
+    """One prediction per row of `texts` from the model's `outputs` over `encoded`'s rows."""
+    rows = len(texts)
+    if info.kind == "span":
+        return _spans(info, encoded, outputs)
+    if info.kind == "regression":
+        values = per_row(np.asarray(outputs, dtype=np.float64)[:, :1], encoded.owners, rows)
+        return [{"value": _round(v[0])} for v in values]
+    if info.kind == "multi_label":
+        scores = 1.0 / (1.0 + np.exp(-np.asarray(outputs, dtype=np.float64)))
+        scores = per_row(scores, encoded.owners, rows)
+        return [_labels(info, row) for row in scores]
+    probabilities = per_row(softmax(outputs), encoded.owners, rows)
+    if info.kind == "multiple_choice":
+        return [_choice(info, p, t["choices"]) for p, t in zip(probabilities, texts)]
+    return [_classes(info, p, top_k) for p in probabilities]
+
+
+def _classes(info: TaskInfo, probabilities: np.ndarray, top_k: int) -> dict:
+    order = np.argsort(-probabilities, kind="stable")
+    best = [{"label": info.labels[i], "score": _round(probabilities[i])} for i in order[:top_k]]
+    return {**best[0], "top_k": best}
+
+
+def _labels(info: TaskInfo, scores: np.ndarray) -> dict:
+    threshold = 0.5 if info.threshold is None else info.threshold
+    return {
+        "labels": [name for name, s in zip(info.labels, scores) if s >= threshold],
+        "scores": {name: _round(s) for name, s in zip(info.labels, scores)},
+    }
+
+
+def _choice(info: TaskInfo, probabilities: np.ndarray, options: list[str]) -> dict:
+    best = int(np.argmax(probabilities))
+    return {
+        "choice": info.labels[best],
+        "answer": options[best],
+        "score": _round(probabilities[best]),
+        "scores": [_round(p) for p in probabilities],
+    }
+
+
+def _spans(info: TaskInfo, encoded: Encoded, outputs) -> list[dict]:
+    aligned, features = encoded.squad
+    decoded = squad_decode.decode(
+        aligned,
+        features,
+        np.asarray(outputs["start_logits"]),
+        np.asarray(outputs["end_logits"]),
+        info.n_best_size,
+        info.max_answer_length,
+    )
+    answers = decoded.final(info.threshold if info.task == "squad2" else None)
+    result = []
+    for item in aligned:
+        qid = item.example.qas_id
+        nbest = decoded.nbest[qid]
+        answer = answers[qid]
+        score = softmax([p.score for p in nbest])[0] if nbest and answer else 0.0
+        start = item.example.context.find(answer) if answer else -1
+        prediction = {
+            "answer": answer,
+            "start": start if start >= 0 else None,
+            "end": start + len(answer) if start >= 0 else None,
+            "score": _round(score),
+        }
+        if info.task == "squad2":
+            prediction["null_score_diff"] = _round(decoded.null_score_diff[qid])
+        result.append(prediction)
+    return result

@@ -1,0 +1,143 @@
+"""The serving export of a fine-tune: `OUTPUT/export/saved_model`, a TensorFlow SavedModel whose
+`serving_default` takes raw strings (`text`, and `text_b` for a pair task), tokenizes them in the
+graph (`albert.tokenization.InGraphAlbertTokenizer`, equal to the Python tokenizer) with the
+fine-tune's truncation (head, tail or head_tail; a pair shares the length as BERT's rule does),
+and returns, for classification, `label` (the best label's name), `score` (its probability) and
+`scores` ([N, labels], in the order of `label_names`, returned too); for regression, `value`.
+TF Serving, Vertex AI or `tf.saved_model.load` serve it with TensorFlow and tensorflow-text only.
+
+`export_saved_model` writes it from the fine-tuned model in memory, on the TensorFlow backend
+(`model.finetune` calls it into its output before committing it); the kinds whose decoding is
+not a graph yet (SQuAD spans, multiple choice) and runs on other backends write none and say so.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import keras
+
+from albert.fs import join
+from albert.tokenization import AlbertTokenizer
+from model.predict.task_info import TaskInfo, task_info
+
+logger = logging.getLogger(__name__)
+
+SAVED_MODEL = "export/saved_model"
+SERVED_KINDS = ("classification", "regression")
+
+
+def pair_budgets(len_a, len_b, budget: int):
+    """`model.tasks.truncation.pair_budgets` (the longer segment loses tokens first) on tensors of
+    lengths, in closed form: a keeps at most max(budget - len_b, ceil(budget / 2))."""
+    import tensorflow as tf  # the serving export's own
+
+    half = tf.cast((budget + 1) // 2, len_a.dtype)
+    kept_a = tf.minimum(len_a, tf.maximum(budget - len_b, half))
+    return kept_a, tf.minimum(len_b, budget - kept_a)
+
+
+def truncated(ids, keep, strategy: str, head_tokens: int):
+    """`model.tasks.truncation.truncate_tokens` of each row of a ragged tensor, to `keep` [N]."""
+    import tensorflow as tf  # the serving export's own
+
+    lengths = ids.row_lengths()
+    positions = tf.ragged.range(lengths)
+    keep, lengths = keep[:, None], lengths[:, None]
+    if strategy == "head":
+        mask = positions < keep
+    elif strategy == "tail":
+        mask = positions >= lengths - keep
+    else:  # head_tail
+        head = tf.minimum(tf.cast(head_tokens, keep.dtype), keep)
+        mask = (positions < head) | (positions >= lengths - (keep - head))
+    return tf.ragged.boolean_mask(ids, mask)
+
+
+class ServingEncoder:
+    """Strings -> the model's padded inputs, in the graph (see the module docstring)."""
+
+    def __init__(self, info: TaskInfo):
+        self.info = info
+        tokenizer = AlbertTokenizer(info.spm_model)
+        self.tokenizer, self.in_graph = tokenizer, tokenizer.in_graph()
+
+    def __call__(self, texts, texts_b=None):
+        import tensorflow as tf  # the serving export's own
+
+        info, tokenizer = self.info, self.tokenizer
+        a = tf.cast(self.in_graph.tokenize(texts), tf.int64)
+        rows = a.nrows()
+        special = 2 if texts_b is None else 3
+        budget = info.max_seq_length - special
+        len_a = a.row_lengths()
+        if texts_b is None:
+            b, keep_a = None, tf.minimum(len_a, budget)
+        else:
+            b = tf.cast(self.in_graph.tokenize(texts_b), tf.int64)
+            keep_a, keep_b = pair_budgets(len_a, b.row_lengths(), budget)
+            b = truncated(b, keep_b, info.truncation, info.head_tokens)
+        a = truncated(a, keep_a, info.truncation, info.head_tokens)
+
+        def token(piece_id):
+            return tf.fill([rows, 1], tf.constant(piece_id, tf.int64))
+
+        parts = [token(tokenizer.cls_id), a, token(tokenizer.sep_id)]
+        segments = [tf.zeros_like(p, tf.int64) for p in parts]
+        if b is not None:
+            parts += [b, token(tokenizer.sep_id)]
+            segments += [tf.ones_like(b, tf.int64), tf.ones([rows, 1], tf.int64)]
+        ids = tf.concat(parts, axis=1)
+        inputs = {
+            "input_ids": ids.to_tensor(tokenizer.pad_id),
+            "segment_ids": tf.concat(segments, axis=1).to_tensor(0),
+            "input_mask": tf.ones_like(ids).to_tensor(0),
+        }
+        return {name: tf.cast(value, tf.int32) for name, value in inputs.items()}
+
+
+def serving_function(info: TaskInfo, model: keras.Model, encode: ServingEncoder):
+    """The `serving_default` function of `model` (see the module docstring) and its signature."""
+    import tensorflow as tf  # the serving export's own
+
+    names = tf.constant(list(info.labels) or [""])
+
+    def outputs(logits):
+        if info.kind == "regression":
+            return {"value": logits[:, 0]}
+        scores = tf.nn.softmax(tf.cast(logits, tf.float64), axis=-1)
+        best = tf.argmax(scores, axis=-1)
+        return {
+            "label": tf.gather(names, best),
+            "score": tf.reduce_max(scores, axis=-1),
+            "scores": scores,
+            "label_names": tf.broadcast_to(names[None, :], tf.shape(scores, tf.int64)),
+        }
+
+    text = tf.TensorSpec([None], tf.string, name="text")
+    if info.texts == 2:
+        text_b = tf.TensorSpec([None], tf.string, name="text_b")
+        return (lambda a, b: outputs(model(encode(a, b), training=False))), [text, text_b]
+    return (lambda a: outputs(model(encode(a), training=False))), [text]
+
+
+def export_saved_model(output_dir: str, model: keras.Model) -> str | None:
+    """Write `output_dir/export/saved_model` for the fine-tune output `output_dir` (its
+    results.json written) of `model`; its path, or None where none is written (logged)."""
+    info = task_info(output_dir)
+    if info.kind not in SERVED_KINDS or keras.config.backend() != "tensorflow":
+        logger.info(
+            "%s: no serving export (it serves %s tasks, fine-tuned on TensorFlow)",
+            output_dir,
+            " and ".join(SERVED_KINDS),
+        )
+        return None
+    encode = ServingEncoder(info)
+    function, signature = serving_function(info, model, encode)
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.track(encode.in_graph.sentencepiece)  # its SentencePiece model, a TF resource
+    archive.add_endpoint("serving_default", function, input_signature=signature)
+    path = join(output_dir, SAVED_MODEL)
+    archive.write_out(path, verbose=False)
+    return path
