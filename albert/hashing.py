@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
+
 
 def stable_hash(data: bytes) -> int:
     """A 64-bit hash of `data`: the first 8 bytes of its SHA-256, big-endian."""
@@ -19,3 +21,11 @@ def derive_seed(*parts: int) -> int:
     """
     top = stable_hash(":".join(str(int(p)) for p in parts).encode()) >> 32
     return int.from_bytes(top.to_bytes(4, "big"), "little") & 0x7FFFFFFF
+
+
+def mix64(keys: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on an array of 64-bit keys: keys scrambled so that different inputs'
+    keys differ (the n-gram keys of the quality rules and the reference model)."""
+    keys = (keys ^ (keys >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    keys = (keys ^ (keys >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return keys ^ (keys >> np.uint64(31))

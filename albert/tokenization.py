@@ -16,6 +16,7 @@ import sentencepiece as spm
 
 from albert.errors import StageError
 from albert.fs import filesystem, open_file
+from albert.vocabulary_record import Preprocessing, vocabulary_preprocessing
 
 SPIECE_UNDERLINE = "\u2581"
 SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
@@ -70,13 +71,28 @@ def model_sha256(model_file: str) -> str:
 
 class AlbertTokenizer:
     """SentencePiece tokenization with ALBERT's preprocessing, as the reference and Hugging Face
-    do it."""
+    do it, with the preprocessing the vocabulary's record states (`albert.vocabulary_record`).
 
-    def __init__(self, model_file: str, do_lower_case: bool = True, keep_accents: bool = False):
+    The one way every stage builds its tokenizer: `AlbertTokenizer(spm_model)` reads the record
+    beside the model; a flag a stage was given (`do_lower_case`, `keep_accents`, `language`; None
+    = not given) that contradicts the record is a StageError. A model with no record (older
+    vocabularies, the reference's) tokenizes as the flags say, the reference's preprocessing
+    (lowercase, accents stripped) for those not given."""
+
+    def __init__(
+        self,
+        model_file: str,
+        do_lower_case: bool | None = None,
+        keep_accents: bool | None = None,
+        language: str | None = None,
+    ):
         self.model_file = model_file
-        self.do_lower_case = do_lower_case
-        self.keep_accents = keep_accents
         self.model_proto = _read_model_bytes(model_file)
+        self.preprocessing: Preprocessing = vocabulary_preprocessing(
+            model_file, self.model_proto, do_lower_case, keep_accents, language
+        )
+        self.do_lower_case = self.preprocessing.lowercase
+        self.keep_accents = not self.preprocessing.strip_accents
         try:
             self.sp = spm.SentencePieceProcessor(model_proto=self.model_proto)
         except RuntimeError as error:  # sentencepiece's answer to bytes that are no model

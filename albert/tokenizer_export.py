@@ -39,6 +39,7 @@ from albert.tokenization import (
     _re2_class,
     preprocess_text,
 )
+from albert.vocabulary_record import write_record
 
 # A re-split piece is never chosen when its score is below every alternative segmentation of it.
 DIGIT_COMMA_PENALTY = 100.0
@@ -60,8 +61,10 @@ def hf_tokenizer(tokenizer: AlbertTokenizer):
     """A `tokenizers.Tokenizer` equal to `tokenizer` as far as the library can express it.
 
     Normalizer: Python's whitespace collapsed and stripped, NFKD and the combining marks
-    `unicodedata.combining` flags removed (unless keep_accents), lowercase (unless cased), then the
-    vocabulary's own SentencePiece normalizer (its precompiled charsmap) and its whitespace rules.
+    `unicodedata.combining` flags removed, then NFC (unless keep_accents: NFKD splits Hangul
+    syllables into jamo, which SentencePiece's own NFKC recomposes and the compiled charsmap alone
+    does not), lowercase (unless cased), then the vocabulary's own SentencePiece normalizer (its
+    precompiled charsmap) and its whitespace rules.
     Pre-tokenizer: SentencePiece's word-start `▁`. Model: Unigram with the vocabulary's pieces and
     scores; pieces the digit-comma rule re-splits are penalised so they are never chosen.
     Post-processor: `[CLS] A [SEP]` and `[CLS] A [SEP] B [SEP]` with segment ids 0/1.
@@ -73,6 +76,7 @@ def hf_tokenizer(tokenizer: AlbertTokenizer):
         steps += [
             normalizers.NFKD(),
             normalizers.Replace(Regex(_re2_class(_combining_ranges())), ""),
+            normalizers.NFC(),
         ]
     if tokenizer.do_lower_case:
         steps.append(normalizers.Lowercase())
@@ -120,9 +124,10 @@ def special_tokens_map() -> dict[str, str]:
 def write_hf_tokenizer(
     tokenizer: AlbertTokenizer, directory: str, model_max_length: int | None = None
 ) -> None:
-    """Write `tokenizer.json`, `tokenizer_config.json`, `special_tokens_map.json` and `spiece.model`
-    into `directory` (created if needed), so `AutoTokenizer.from_pretrained(directory)` loads
-    them."""
+    """Write `tokenizer.json`, `tokenizer_config.json`, `special_tokens_map.json`, `spiece.model`
+    and its record `spiece.json` (`albert.vocabulary_record`) into `directory` (created if needed),
+    so `AutoTokenizer.from_pretrained(directory)` loads them and our stages tokenize with the
+    directory's `spiece.model` as the model was trained."""
     makedirs(directory)
     # The generic fast class: transformers' AlbertTokenizer would rebuild its own normalizer (``
     # and '' to ", StripAccents) instead of using tokenizer.json's.
@@ -144,6 +149,7 @@ def write_hf_tokenizer(
             handle.write(text)
     with open_file(join(directory, "spiece.model"), "wb") as handle:
         handle.write(tokenizer.model_proto)
+    write_record(join(directory, "spiece.model"), tokenizer.preprocessing, tokenizer.model_proto)
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,6 +1,8 @@
 """Segment's cleaning step measured against datatrove 0.10.1's FineWeb chain, side by side on one
 web-like mix (benchmarks/helpers/quality_mix.py: clean English, 24 other languages, clean German,
-ten kinds of junk, boilerplate around prose, planted personal data and decoys, mojibake).
+ten kinds of junk, boilerplate around prose, planted personal data and decoys, mojibake, and real
+prose web-page rules misjudge: KJV scripture, licences, the Debian Reference and its short
+sections, manual pages, in English and German, each kind's held-out half reported apart).
 
 Our side is the pure chain as segment runs it on each document: quality.repair.repair_text ->
 segment.clean_paragraphs("jsonl", ..., "NFKC") -> quality.chain.clean_document with the settings
@@ -9,17 +11,20 @@ Documents of the same raw texts: LanguageFilter (ft176: fastText's lid.176 as fa
 wheel carries it, lid.176.ftz, loaded by a FT176LID subclass instead of the download),
 GopherRepetitionFilter, GopherQualityFilter, C4QualityFilter, FineWebQualityFilter (each
 `filter()` in turn, the first failing one removes), then FTFYFormatter and PIIFormatter on the kept
-text; with German its defaults for `deu`. Both clocks are time.process_time() over every document
-after one warm-up document (models loaded). The sides are benchmarks/helpers/segment_chain.py and
-datatrove_chain.py, their figures benchmarks/helpers/quality_scores.py.
+text; with German its defaults for `deu`. `ours_rules_only` is our side with the reference model
+off (the web-page rules alone: its CPU is the baseline of the model's cost). Both clocks are
+time.process_time() over every document after one warm-up document (models loaded). The sides
+are benchmarks/helpers/segment_chain.py and datatrove_chain.py, their figures
+benchmarks/helpers/quality_scores.py.
 
 One JSON line each: `machine` (CPU model, cores, load), `corpus`, `{"side": "ours"}` and
 `{"side": "datatrove"}` for target en and de, `ratio` (documents per CPU second), `goals` (ours
 against the issue's goals), then with `--part cost`: `segment` (segment.run in a fresh process on
-the Wikipedia sample and on the books, cleaning off and on), `memory` (the mix 1x and 4x through
+the Wikipedia sample and on the books, cleaning off, on without the reference model, and on),
+`memory` (the mix 1x and 4x through
 segment.run, near-dedup off, the copies' paragraphs varied: peak RSS, VmHWM). `--details PATH`
-writes every document's outcome on both sides as JSONL.
-Run: python -m benchmarks.quality [--part all|quality|cost] [--details PATH]"""
+writes every document's outcome on both sides as JSONL; `--no-peer` leaves datatrove's side out.
+Run: python -m benchmarks.quality [--part all|quality|cost] [--details PATH] [--no-peer]"""
 
 from __future__ import annotations
 
@@ -42,8 +47,9 @@ from benchmarks.helpers.quality_scores import (
     goals,
     removals,
 )
-from benchmarks.helpers.quality_side import Outcome, run_side
-from benchmarks.helpers.segment_chain import ours
+from benchmarks.helpers.quality_side import Outcome, judge_all, run_side
+from benchmarks.helpers.real_prose import debian_folder
+from benchmarks.helpers.segment_chain import ours, ours_rules_only
 from benchmarks.helpers.segment_process import segment_process
 from benchmarks.helpers.shared_data import SHARED, WIKIPEDIA_SAMPLE
 from benchmarks.helpers.udhr_texts import udhr_folder
@@ -59,12 +65,14 @@ def side(name: str, target: str, docs, make) -> tuple[dict, list[Outcome]]:
     line = {"side": name, "target": target, "documents": len(docs), "cpu_s": round(seconds, 2)}
     line["docs_per_cpu_s"] = round(len(docs) / seconds, 1)
     if target == "en":
-        references = {d.id: judge(d.original) for d in docs if d.kind == "mojibake_en"}
+        mojibake = [d for d in docs if d.kind == "mojibake_en"]
+        originals = judge_all([d.original for d in mojibake], make(target))
+        references = {d.id: outcome for d, outcome in zip(mojibake, originals, strict=True)}
         line |= english_scores(docs, outcomes, references)
         line["good_en_removed_by_rule"] = removals(docs, outcomes, GOOD_ENGLISH)
     else:
         line |= german_scores(docs, outcomes)
-        line["clean_de_removed_by_rule"] = removals(docs, outcomes, ("clean_de",))
+        line["clean_de_removed_by_rule"] = removals(docs, outcomes, ("clean_de", "prose_de"))
     return line, outcomes
 
 
@@ -89,7 +97,7 @@ def write_details(path: Path, docs, outcomes: dict) -> None:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def quality(seed: int, details: Path | None) -> list:
+def quality(seed: int, details: Path | None, peer: bool = True) -> list:
     docs = quality_mix.build(seed)
     emit(
         {
@@ -103,19 +111,22 @@ def quality(seed: int, details: Path | None) -> list:
     )
     lines, outcomes = {}, {}
     for target in ("en", "de"):
-        for name, make in (("ours", ours), ("datatrove", datatrove)):
+        sides = (("ours", ours), ("ours_rules_only", ours_rules_only), ("datatrove", datatrove))
+        for name, make in sides[: 3 if peer else 2]:
             lines[name, target], outcomes[name, target] = side(name, target, docs, make)
             emit(lines[name, target])
-    speed = {
-        t: lines["ours", t]["docs_per_cpu_s"] / lines["datatrove", t]["docs_per_cpu_s"]
-        for t in ("en", "de")
-    }
-    emit(
-        {
-            "side": "ratio",
-            "docs_per_cpu_s_ours_over_datatrove": {t: round(r, 2) for t, r in speed.items()},
+
+    def over(figure: str, name: str, less: int = 0) -> dict:
+        """{target: ours' `figure` over side `name`'s, less `less`}."""
+        return {
+            t: round(lines["ours", t][figure] / lines[name, t][figure] - less, 3)
+            for t in ("en", "de")
         }
-    )
+
+    ratio = {"cpu_added_by_reference_model": over("cpu_s", "ours_rules_only", 1)}
+    if peer:
+        ratio["docs_per_cpu_s_ours_over_datatrove"] = over("docs_per_cpu_s", "datatrove")
+    emit({"side": "ratio", **ratio})
     emit({"figure": "goals", **goals(lines)})
     if details:
         write_details(details, docs, outcomes)
@@ -136,14 +147,15 @@ def cost(work: Path, docs, repeats: int) -> None:
         ("wikipedia (the demo corpus)", [str(WIKIPEDIA_SAMPLE)]),
         ("books", [books]),
     ):
-        for cleaning in (False, True):
+        for cleaning, rules_off in ((False, []), (True, ["reference_model"]), (True, [])):
             runs = [
                 segment_run(
                     {
                         "input": inputs,
-                        "output": str(work / f"{name[:5]}-{cleaning}-{r}"),
+                        "output": str(work / f"{name[:5]}-{cleaning}-{len(rules_off)}-{r}"),
                         "fallback_encoding": "latin-1",
                         "quality": cleaning,
+                        "quality_rules_off": rules_off,
                     }
                 )
                 for r in range(repeats)
@@ -154,6 +166,7 @@ def cost(work: Path, docs, repeats: int) -> None:
                     "figure": "segment",
                     "corpus": name,
                     "quality": cleaning,
+                    "reference_model": cleaning and not rules_off,
                     "repeats": repeats,
                     **runs[0],
                     **best,
@@ -179,18 +192,30 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=1, help="segment runs per case (best kept)")
     parser.add_argument("--details", type=Path, help="write every document's outcome here (JSONL)")
+    parser.add_argument(
+        "--peer",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="datatrove's side beside ours (--no-peer: ours alone, where datatrove is missing)",
+    )
     options = parser.parse_args()
-    if options.part != "cost" and importlib.util.find_spec("datatrove") is None:
-        parser.exit(2, "benchmarks.quality: datatrove is missing: `make bench` installs it\n")
+    if options.peer and options.part != "cost" and importlib.util.find_spec("datatrove") is None:
+        parser.exit(
+            2, "benchmarks.quality: datatrove is missing: `make bench` installs it (or --no-peer)\n"
+        )
     try:
         udhr_folder()
     except (RuntimeError, subprocess.CalledProcessError) as error:
         parser.exit(2, f"benchmarks.quality: the udhr texts: {error}\n")
+    try:
+        debian_folder()
+    except (RuntimeError, subprocess.CalledProcessError) as error:
+        parser.exit(2, f"benchmarks.quality: the Debian texts: {error}\n")
     emit(
         {"figure": "machine", "cpu": cpu_model(), "cores": os.cpu_count(), "load": os.getloadavg()}
     )
     docs = (
-        quality(options.seed, options.details)
+        quality(options.seed, options.details, options.peer)
         if options.part != "cost"
         else quality_mix.build(options.seed)
     )

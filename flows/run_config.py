@@ -13,13 +13,13 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import sentencepiece
 from prefect.tasks import Task
 from pydantic import Field, model_validator
 
-from albert.config import JsonDict, StageConfig, build_config
+from albert.config import CommaList, JsonDict, StageConfig, build_config
 from albert.errors import StageError
 from albert.fs import exists, join
 from flows.engine import tasks
@@ -77,6 +77,9 @@ class RunConfig(StageConfig):
         description="--input-workers of pretrain and of the --downstream fine-tunes (default: the "
         "stages')",
     )
+    reference_text: Annotated[list[str], CommaList] = Field(
+        [], description="segment's --reference-text: files of good text cleaning's model learns"
+    )
     segment: JsonDict = Field(
         default_factory=dict, description="other SegmentConfig fields (YAML or JSON)"
     )
@@ -111,9 +114,9 @@ class RunConfig(StageConfig):
         return result_storage_for(self.results or join(self.run_dir, ".prefect"))
 
     def segment_config(self, inputs: list[str]) -> StageConfig:
-        return build_config(
-            SegmentConfig, {"input": inputs, "output": self.stage_dir("segment"), **self.segment}
-        )
+        given = {"input": inputs, "output": self.stage_dir("segment")}
+        given["reference_text"] = self.reference_text
+        return build_config(SegmentConfig, {**given, **self.segment})
 
     def tfrecords_config(self, corpus: str, spm_model: str) -> StageConfig:
         """The tfrecords stage's config. Its `max_seq_length` counts as set by the user (the stage

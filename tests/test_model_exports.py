@@ -13,8 +13,9 @@ from conftest import shared_path
 from model_testdata import padded_inputs
 
 from albert.tokenization import AlbertTokenizer
+from albert.vocabulary_record import REFERENCE, Preprocessing
 from model.checkpoints.weights import ConversionError
-from model.conversion.exports import write_exports
+from model.conversion.exports import model_card, write_exports
 from model.conversion.keras_hub import export_keras_hub
 from model.network.config import get_preset
 from model.network.pretraining_model import AlbertPretrainingModel
@@ -238,3 +239,15 @@ def test_an_rtd_discriminator_is_exported_as_what_it_is(tmp_path):
     assert "--objective rtd" in card and "objective sop" not in card
     assert "| masked_lm_accuracy (the generator's) | 0.2500 |" in card
     assert "AlbertModel.from_pretrained(path)" in card
+
+
+@pytest.mark.keras
+def test_the_model_card_states_the_vocabularys_language_and_preprocessing():
+    config = get_preset("albert-nano", vocab_size=VOCAB)
+    japanese = Preprocessing(lowercase=False, strip_accents=False, language="ja")
+    card = model_card(config, {}, {}, {}, japanese)
+    assert yaml.safe_load(card.split("---\n")[1])["language"] == ["ja"]
+    assert "language ja: text cased, accents kept" in card and "stripped" not in card
+    reference = model_card(config, {}, {}, {}, REFERENCE)
+    assert "language" not in yaml.safe_load(reference.split("---\n")[1])
+    assert "lowercased, accents stripped" in reference and "google-research/albert" in reference

@@ -1,7 +1,8 @@
 """benchmarks/helpers/quality_mix and the sources it assembles (planted_pii, junk_pages, mojibake,
-udhr_texts): the planted data and the junk are the same for one seed, of the kinds the benchmark
-scores, and the truth it scores against holds (Luhn-valid cards, valid ISBNs, public and private
-addresses as planted, mojibake that differs from its original)."""
+udhr_texts, real_prose): the planted data and the junk are the same for one seed, of the kinds
+the benchmark scores, and the truth it scores against holds (Luhn-valid cards, valid ISBNs, public
+and private addresses as planted, mojibake that differs from its original, the Bible's chapters
+and verses, a manual's paragraphs without its tables)."""
 
 import ipaddress
 import random
@@ -9,7 +10,7 @@ import re
 
 import pytest
 
-from benchmarks.helpers import junk_pages, planted_pii, quality_mix, udhr_texts
+from benchmarks.helpers import junk_pages, planted_pii, quality_mix, real_prose, udhr_texts
 from benchmarks.helpers.mojibake import mojibake
 
 pytestmark = pytest.mark.backend_free
@@ -86,3 +87,20 @@ def test_copies_vary_ids_and_paragraphs():
     one, two = quality_mix.copies([doc], 2)
     assert one == quality_mix.Doc("junk-x-0001-c0", "junk", "x", doc.text)
     assert two.id == "junk-x-0001-c1" and two.text == "a line (1)\nanother line (1)"
+
+
+def test_real_prose_reads_chapters_verses_paragraphs_and_code_and_leaves_tables_out(tmp_path):
+    (tmp_path / "kjv.txt").write_text(
+        "\nPsalms 117\n\n  1 O praise the LORD, all ye nations:\npraise him, all ye people.\n"
+        "  2 For his merciful kindness is great toward us.\n\nPsalms 118\n\n  1 O give thanks.\n",
+        encoding="utf-8",
+    )
+    first, second = real_prose.scripture(tmp_path)
+    assert first.source == "Psalms 117" and first.held_out == second.held_out
+    assert first.paragraphs == (
+        "1 O praise the LORD, all ye nations: praise him, all ye people.",
+        "2 For his merciful kindness is great toward us.",
+    )
+    assert real_prose._paragraphs(["    You type", "    Ctrl-D."]) == ["You type Ctrl-D."]
+    assert real_prose._paragraphs(["    $ ls -l", "    $ cd /"]) == ["$ ls -l", "$ cd /"]
+    assert real_prose._paragraphs(["    +----+", "    |a  |"]) == []

@@ -33,6 +33,7 @@ def test_every_rule_and_its_defaults_are_registered_within_their_ranges():
         "gopher_repetition",
         "fineweb",
         "pii",
+        "reference_model",
     }
     for params in RULES.values():
         for param, bound in params.items():

@@ -172,7 +172,12 @@ def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(refer
                 stats["shards"],
                 stats["near_duplicates"]["settings"],
                 stats["quality"]["settings"],
-                [record for rule in stats["quality"]["examples"].values() for record in rule],
+                [
+                    record
+                    for group in ("examples", "kept_examples")
+                    for rule in stats["quality"][group].values()
+                    for record in rule
+                ],
             ),
             indent=2,
             sort_keys=True,
@@ -186,7 +191,7 @@ def test_statistics_written_by_the_pipeline_are_what_the_beam_counters_say(refer
     config = tfrecords.TFRecordsConfig.model_validate(
         json.loads(metadata_path.read_text())["options"]
     )
-    vocabulary = tfrecords.load_vocabulary(config)
+    vocabulary, config = tfrecords.load_vocabulary(config)
     pipeline = tfrecords.beam.Pipeline(options=pipeline_options([]))
     tfrecords.build_pipeline(
         pipeline,

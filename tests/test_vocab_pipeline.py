@@ -100,6 +100,7 @@ def built(corpus, tmp_path_factory) -> tuple[Path, dict]:
 def test_writes_an_albert_vocabulary_with_stats(built):
     output, summary = built
     assert sorted(p.name for p in output.iterdir()) == [
+        "spiece.json",
         "spiece.model",
         "spiece.vocab",
         "vocab_stats.json",
@@ -119,6 +120,20 @@ def test_writes_an_albert_vocabulary_with_stats(built):
     assert 50 <= stats["heldout_sentences"] <= 150
     assert stats["unk_rate"] < 0.01 and 1 <= stats["pieces_per_word"] < 4
     assert summary["sample_sentences"] == stats["sample_sentences"]
+    # No --language: the reference's preprocessing, recorded beside the model; the sentences
+    # whose accents it strips (the made-up word "vé") are counted
+    record = json.loads((output / "spiece.json").read_text())
+    assert record["model_sha256"] == tokenizer.model_sha256 and record["language"] is None
+    assert (
+        (record["lowercase"], record["strip_accents"])
+        == (True, True)
+        == (
+            tokenizer.do_lower_case,
+            not tokenizer.keep_accents,
+        )
+    )
+    assert stats["preprocessing"] == {k: record[k] for k in stats["preprocessing"]}
+    assert 0 < stats["corpus_counts"]["sentences_accents_stripped"] < 3000
     # Uncased by default: the vocabulary holds no capitals.
     assert not any(line.split("\t")[0] != line.split("\t")[0].lower() for line in vocab_lines[13:])
 

@@ -21,7 +21,12 @@ Where each kind's text comes from (the helpers module that makes it in brackets)
 - `mojibake_en` (mojibake): SQuAD contexts and Wikipedia introductions holding non-ASCII
   characters, encoded as UTF-8 and decoded as Latin-1 or cp1252 (truth: the original);
 - `junk` (junk_pages): ten kinds (JUNK_KINDS) generated from templates with words of the English
-  sources.
+  sources;
+- `prose_en`, `prose_de` (real_prose): real prose that web-page rules misjudge, by kind
+  (`sub`): KJV scripture (every 8th chapter), statute-like licences (every 3rd run), Debian
+  Reference sections (every 3rd) and short sections of 30-50 words (every 3rd of the other
+  sections' first paragraphs), manual pages (40 each); a
+  half of each kind, chosen by source, is `held_out` (reported apart).
 
 This module assembles them (`build`). Each document is one JSONL line `{"id", "text"}`
 (paragraphs joined by newlines, `write_jsonl`); the truth stays in `Doc`."""
@@ -38,6 +43,13 @@ from benchmarks.helpers.english_text import book_passages, squad_contexts, wikip
 from benchmarks.helpers.junk_pages import JUNK_KINDS, junk, words_of, wrap
 from benchmarks.helpers.mojibake import mojibake
 from benchmarks.helpers.planted_pii import DECOY_KINDS, PII_KINDS, plant
+from benchmarks.helpers.real_prose import (
+    debian_folder,
+    man_pages,
+    manual_sections,
+    scripture,
+    statutes,
+)
 from benchmarks.helpers.udhr_texts import FOREIGN, GERMAN, chunks, declaration, udhr_folder
 
 
@@ -56,6 +68,7 @@ class Doc:
     pii: tuple[tuple[str, str], ...] = ()
     decoys: tuple[tuple[str, str], ...] = ()
     original: str = ""
+    held_out: bool = False
 
 
 def build(seed: int = 64) -> list[Doc]:
@@ -122,8 +135,19 @@ def build(seed: int = 64) -> list[Doc]:
         s for c in contexts[500:700] for s in re.split(r"(?<=\.) ", c) if len(s.split()) > 6
     ]
     for kind in JUNK_KINDS:
-        for _ in range(32):
-            add("junk", kind, junk(kind, g, vocabulary, sentences))
+        for index in range(32):
+            add("junk", kind, junk(kind, g, vocabulary, sentences), held_out=bool(index % 2))
+    debian = debian_folder()
+    manuals = {code: manual_sections(debian, code) for code in ("en", "de")}
+    prose = scripture(debian)[::8] + statutes()[::3]
+    for code in ("en", "de"):
+        sections = [p for p in manuals[code] if p.kind == "manual"][::3]
+        chosen = {p.source for p in sections}  # a short section is no prefix of a chosen one
+        prose += sections
+        prose += [p for p in manuals[code] if p.kind == "short" and p.source not in chosen][::3]
+        prose += man_pages(code, 40)
+    for item in prose:
+        add(f"prose_{item.language}", item.kind, item.paragraphs, held_out=item.held_out)
     g.shuffle(docs)
     return docs
 

@@ -9,18 +9,26 @@ import re
 from collections import Counter, defaultdict
 
 CITATION = re.compile(r"\[[^\[\]]{1,40}\]")
-GOOD_ENGLISH = ("clean_en", "wrapped_en", "pii_en", "mojibake_en")
+GOOD_ENGLISH = ("clean_en", "wrapped_en", "pii_en", "mojibake_en", "prose_en")
+HALVES = {False: "tuning", True: "held_out"}
 GOALS = {  # (figure, least share) for our side, from the issue
     "en": (
         ("clean_en_kept", 0.98),
         ("other_languages_removed", 0.99),
-        ("junk_removed", 0.95),
-        ("junk_removed_least_kind", 0.90),
+        ("clean_kept", 0.99),
+        ("prose_kept_least_kind", 0.98),
+        ("junk_removed", 0.99),
+        ("junk_removed_least_kind", 0.95),
         ("pii_redacted", 0.99),
         ("decoys_intact", 0.98),
         ("mojibake_repaired", 0.95),
     ),
-    "de": (("clean_de_kept", 0.98), ("rest_removed", 0.99)),
+    "de": (
+        ("clean_de_kept", 0.98),
+        ("clean_kept", 0.99),
+        ("prose_kept_least_kind", 0.98),
+        ("rest_removed", 0.99),
+    ),
 }
 
 
@@ -43,6 +51,27 @@ def shares_by(pairs) -> dict:
     return {group: share(flags) for group, flags in sorted(groups.items())}
 
 
+def prose_scores(pairs, kind: str, clean: tuple[str, ...]) -> dict:
+    """The real prose's figures of one language: kept in all (the `clean` kinds with the
+    prose), per kind of prose, per kind and half (tuning, held out), the least kind, the
+    documents the reference model kept."""
+    prose = [(d, o) for d, o in pairs if d.kind == kind]
+    by_half = shares_by((f"{d.sub}.{HALVES[d.held_out]}", o.kept) for d, o in prose)
+    by_kind = shares_by((d.sub, o.kept) for d, o in prose)
+    return {
+        "clean_kept": share(o.kept for d, o in pairs if d.kind in (*clean, kind)),
+        "prose_kept_by_kind": by_kind,
+        "prose_kept_by_kind_and_half": by_half,
+        "prose_kept_least_kind": min(by_kind.values()) if by_kind else None,
+        "kept_by_reference_model": shares_by((d.kind, o.kept_by_reference) for d, o in pairs),
+    }
+
+
+def halves(pairs, kind: str) -> dict:
+    """{half: share removed} of the documents of `kind`."""
+    return shares_by((HALVES[d.held_out], not o.kept) for d, o in pairs if d.kind == kind)
+
+
 def english_scores(docs, outcomes, references) -> dict:
     """The target-en figures; `references`: {doc id: the side's outcome on the original text}
     of the mojibake documents (repaired: the same output as the original's, where the side keeps
@@ -50,7 +79,9 @@ def english_scores(docs, outcomes, references) -> dict:
     pairs = list(zip(docs, outcomes, strict=True))
     kept = lambda kind: [(d.sub, o.kept) for d, o in pairs if d.kind == kind]
     junk = [(d.sub, not o.kept) for d, o in pairs if d.kind == "junk"]
-    foreign = [(d.sub, not o.kept) for d, o in pairs if d.kind in ("foreign", "clean_de")]
+    foreign = [
+        (d.sub, not o.kept) for d, o in pairs if d.kind in ("foreign", "clean_de", "prose_de")
+    ]
     wrapped = [(d, o) for d, o in pairs if d.kind == "wrapped_en" and o.kept]
     planted = [(d, "\n".join(o.lines)) for d, o in pairs if d.kind == "pii_en" and o.kept]
     mojibake = [(d, o) for d, o in pairs if d.kind == "mojibake_en"]
@@ -64,6 +95,8 @@ def english_scores(docs, outcomes, references) -> dict:
         "junk_removed": share(flag for _, flag in junk),
         "junk_removed_least_kind": min(by_junk.values()),
         "junk_removed_by_kind": by_junk,
+        "junk_removed_by_half": halves(pairs, "junk"),
+        **prose_scores(pairs, "prose_en", ("clean_en",)),
         "wrapped_kept": share(flag for _, flag in kept("wrapped_en")),
         "wrapped_prose_lines_kept": share(
             bare(p) in {bare(line) for line in o.lines} for d, o in wrapped for p in d.prose
@@ -93,9 +126,10 @@ def english_scores(docs, outcomes, references) -> dict:
 
 def german_scores(docs, outcomes) -> dict:
     pairs = list(zip(docs, outcomes, strict=True))
-    rest = [(d.kind, not o.kept) for d, o in pairs if d.kind != "clean_de"]
+    rest = [(d.kind, not o.kept) for d, o in pairs if d.kind not in ("clean_de", "prose_de")]
     return {
         "clean_de_kept": share(o.kept for d, o in pairs if d.kind == "clean_de"),
+        **prose_scores(pairs, "prose_de", ("clean_de",)),
         "rest_removed": share(flag for _, flag in rest),
         "rest_removed_by_kind": shares_by(rest),
     }
@@ -111,12 +145,17 @@ def removals(docs, outcomes, kinds) -> dict:
 
 
 def goals(lines: dict) -> dict:
-    """Ours against each goal: {figure: [value, goal, met]}."""
+    """Ours against each goal: {figure: [value, goal, met]} (the CPU the reference model adds: at
+    most the goal)."""
     verdicts = {}
     for target, items in GOALS.items():
         for figure, least in items:
             value = lines["ours", target][figure]
             verdicts[f"{target}.{figure}"] = [value, least, value is not None and value >= least]
-    ratio = lines["ours", "en"]["docs_per_cpu_s"] / lines["datatrove", "en"]["docs_per_cpu_s"]
-    verdicts["en.docs_per_cpu_s_vs_datatrove"] = [round(ratio, 2), 1.5, ratio >= 1.5]
+    if ("datatrove", "en") in lines:
+        ratio = lines["ours", "en"]["docs_per_cpu_s"] / lines["datatrove", "en"]["docs_per_cpu_s"]
+        verdicts["en.docs_per_cpu_s_vs_datatrove"] = [round(ratio, 2), 1.5, ratio >= 1.5]
+    for target in GOALS:
+        added = lines["ours", target]["cpu_s"] / lines["ours_rules_only", target]["cpu_s"] - 1
+        verdicts[f"{target}.cpu_added_by_reference_model"] = [round(added, 3), 0.3, added <= 0.3]
     return verdicts

@@ -16,11 +16,23 @@ class Outcome(NamedTuple):
     rule: str | None = None
     value: float | None = None
     threshold: float | None = None
+    reference_score: float | None = None
+    kept_by_reference: bool = False
+    pending: object = None
+    """A side's state of a document it judges only once it has seen them all (`finish`)."""
+
+
+def judge_all(texts, judge: Callable[[str], Outcome]) -> list[Outcome]:
+    """Every text's outcome: each judged in turn, then the side's `finish` (where it has one: a
+    judge that learns from the documents it has seen) on them all."""
+    outcomes = [judge(text) for text in texts]
+    finish = getattr(judge, "finish", None)
+    return finish(outcomes) if finish else outcomes
 
 
 def run_side(docs, judge: Callable[[str], Outcome]) -> tuple[list[Outcome], float]:
     """Every document's outcome and the CPU seconds they took (after one warm-up document)."""
-    judge(docs[0].text)
+    judge_all([docs[0].text], judge)
     start = time.process_time()
-    outcomes = [judge(doc.text) for doc in docs]
+    outcomes = judge_all([doc.text for doc in docs], judge)
     return outcomes, time.process_time() - start

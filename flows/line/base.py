@@ -17,6 +17,7 @@ from typing import Any
 
 from albert.errors import ConfigError, StageError
 from albert.fs import exists, file_digest, join, listing_digest
+from albert.vocabulary_record import record_path
 from flows.domain_config import resolve_base
 from flows.engine import tasks
 from flows.line.config import LineConfig
@@ -125,6 +126,8 @@ def make_base_version(config: LineConfig, line: ModelLine, settings: dict) -> No
         vocab = base["spm_model"].removesuffix(".model") + ".vocab"
         if exists(vocab):
             copy_tree(vocab, join(directory, "vocab", "spiece.vocab"))
+        if exists(record_path(base["spm_model"])):  # the preprocessing its stages read
+            copy_tree(record_path(base["spm_model"]), join(directory, "vocab", "spiece.json"))
 
     line.commit(version_name(1), record, fill, promote=True)
     print(f"{line.url}: v0001 is the base {base['path']} (current)")

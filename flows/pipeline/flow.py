@@ -34,8 +34,10 @@ from pydantic import Field, model_validator
 from albert.config import CommaList, JsonDict, StageConfig, build_config
 from albert.errors import Interrupted
 from albert.fs import join
+from albert.languages import LanguageCode
 from flows.engine import tasks
 from flows.engine.entry import flow_main
+from flows.language_settings import with_language
 from flows.pipeline.default_corpus import default_corpus
 from flows.pipeline.downstream import (
     downstream_configs,
@@ -93,6 +95,12 @@ class PretrainPipelineConfig(RunConfig):
     jit_compile: bool = Field(
         True, description="XLA-compile the training step (faster on CPU at batch 32+)"
     )
+    language: LanguageCode | None = Field(
+        None,
+        description="the corpus's language: its profile (docs/languages.md) sets segment's, "
+        "vocab's and tfrecords' language settings that --segment, --vocab, --tfrecords leave "
+        "unset; none: every language kept, the reference's English preprocessing",
+    )
     vocab_size: int = Field(8000, gt=5, description="SentencePiece vocabulary size")
     vocab: JsonDict = Field(
         default_factory=dict, description="other VocabConfig fields (YAML or JSON)"
@@ -133,6 +141,8 @@ class PretrainPipelineConfig(RunConfig):
         description="the decontamination report also checks the dev set each --downstream task "
         "is scored on (removing nothing without --remove-contaminated)",
     )
+
+    _language_settings = model_validator(mode="before")(with_language)
 
     @model_validator(mode="after")
     def _remove_needs_eval(self):

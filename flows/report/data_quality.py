@@ -95,31 +95,38 @@ def near_duplicate_examples(segment_dir: Path, count: int = 3) -> str:
 
 
 def quality_section(stats: Mapping[str, Any]) -> str:
-    """Segment's cleaning in a few lines: documents removed of those it judged, a table of the
-    rules that removed them with the first example of each, lines removed per rule, the language
-    mix and the personal data replaced (one line where cleaning was off)."""
+    """Segment's cleaning in a few lines: documents removed of those it judged (or, in a dry run,
+    that it would remove), a table of the rules that removed them with their first examples (up
+    to three, 200 characters each), one of the documents the reference model kept though a rule
+    would remove them, lines removed per rule, the language mix and the personal data replaced
+    (one line where cleaning was off)."""
     quality = stats.get("quality") or {}
-    if quality.get("settings") is None:
+    settings = quality.get("settings")
+    if settings is None:
         return "Cleaning (language, quality rules, personal data): off."
     judged = sum((quality.get("languages") or {}).values())  # each judged document has one
     removed = quality.get("documents_removed", 0)
+    verb = "would remove (a dry run: none was removed)" if settings.get("dry_run") else "removed"
     headline = (
-        f"**Cleaning** removed {number(removed)} of the {number(judged)} documents it judged "
+        f"**Cleaning** {verb} {number(removed)} of the {number(judged)} documents it judged "
         f"({percent(removed / judged if judged else 0)}); every removal is listed in "
         f"`segment/{QUALITY_AUDIT_FILE}` with its rule and measured value."
     )
     parts = [headline]
-    examples = quality.get("examples") or {}
-    rows = [
+    for counts, examples, header in (
+        (quality.get("removed"), quality.get("examples"), "documents removed"),
         (
-            f"`{rule}`",
-            number(count),
-            _example_text(examples.get(rule) or []),
-        )
-        for rule, count in sorted((quality.get("removed") or {}).items(), key=lambda i: -i[1])
-    ]
-    if rows:
-        parts.append(table(rows, ("rule", "documents removed", "first example (value ≷ bound)")))
+            quality.get("kept_by_reference_model"),
+            quality.get("kept_examples"),
+            "documents kept by the reference model",
+        ),
+    ):
+        rows = [
+            (f"`{rule}`", number(count), _example_text((examples or {}).get(rule) or []))
+            for rule, count in sorted((counts or {}).items(), key=lambda i: -i[1])
+        ]
+        if rows:
+            parts.append(table(rows, ("rule", header, "first examples (value ≷ bound)")))
     facts = [
         ("lines removed", _counts_text(quality.get("lines_removed"))),
         ("languages", _languages_text(quality.get("languages") or {})),
@@ -131,11 +138,21 @@ def quality_section(stats: Mapping[str, Any]) -> str:
 
 
 def _example_text(records: list[Mapping[str, Any]]) -> str:
-    if not records:
-        return ""
-    first = records[0]
-    text = " ".join(first["text"].split())[:80]
-    return f"{first['document']}: “{text}…” ({first['value']:g} vs {first['threshold']:g})"
+    """The examples of one rule in a table cell: each document, its text (as stats.json cut it),
+    the rule's value and bound and, where the reference model judged it, its score and bound."""
+    texts = []
+    for record in records:
+        text = " ".join(record["text"].split())
+        model = (
+            f"; model {record['reference_score']:g} vs {record['reference_threshold']:g}"
+            if "reference_score" in record
+            else ""
+        )
+        texts.append(
+            f"{record['document']}: “{text}…” ({record['value']:g} vs {record['threshold']:g}"
+            f"{model})"
+        )
+    return "<br>".join(texts)
 
 
 def _counts_text(counts: Mapping[str, int] | None) -> str:

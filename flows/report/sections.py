@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from albert.vocabulary_record import Preprocessing
 from flows.report.data_quality import (
     near_duplicate_examples,
     near_duplicate_figure,
@@ -59,9 +60,21 @@ def segment_section(run_dir: Path, stats: Mapping[str, Any], plots: Path) -> str
 
 
 def vocab_section(stats: Mapping[str, Any]) -> str:
+    recorded = stats.get("preprocessing")
+    counts = stats.get("corpus_counts") or {}
+    preprocessing = []
+    if isinstance(recorded, dict):  # vocabularies written before the record have none
+        record = Preprocessing(**recorded)
+        language = f"language {record.language or 'not given'}"
+        preprocessing.append(("text preprocessing", f"{language}: {record.describe()}"))
+    if counts.get("sentences_accents_stripped"):
+        stripped, sentences = counts["sentences_accents_stripped"], counts["sentences"]
+        share = f"{number(stripped)} of {number(sentences)}: pass --language"
+        preprocessing.append(("sentences whose accents were stripped", share))
     return table(
         [
             ("vocabulary size", f"{number(stats.get('vocab_size'))} pieces"),
+            *preprocessing,
             (
                 "sentences sampled to train it",
                 (

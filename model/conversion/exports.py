@@ -20,6 +20,7 @@ from typing import Any
 
 from albert.fs import join, open_file
 from albert.tokenization import AlbertTokenizer
+from albert.vocabulary_record import REFERENCE, Preprocessing
 from model.checkpoints.weights import ConversionError
 from model.network.config import AlbertConfig, parameter_counts
 
@@ -58,21 +59,23 @@ def model_card(
     run: dict[str, Any],
     data: dict[str, Any],
     heldout: dict[str, float],
-    do_lower_case: bool = True,
+    preprocessing: Preprocessing = REFERENCE,
     data_license: str | None = None,
 ) -> str:
     """A Hugging Face model card (README.md with YAML metadata) for a pretrained model.
 
     `run`: the pretraining settings (`PretrainConfig` fields, see RUN_FIELDS, plus `data`);
     `data`: the TFRecords' metadata.json (counts, options, files); `heldout`: the final held-out
-    metrics of `model.pretrain`."""
+    metrics of `model.pretrain`; `preprocessing`: the vocabulary's record (its language, case,
+    accents and normalization), stated as it is."""
     counts = data.get("counts", {})
     options = data.get("options", {})
     parameters = parameter_counts(model_config)
+    language = {"language": [preprocessing.language]} if preprocessing.language else {}
     rtd = run.get("objective") == "rtd"  # the discriminator: its masked-LM figures the generator's
     own = {k: v for k, v in heldout.items() if not (rtd and k.startswith("masked_lm"))}
     metadata = {
-        "language": ["en"],
+        **language,
         "library_name": "transformers",
         "pipeline_tag": "feature-extraction" if rtd else "fill-mask",
         "tags": [
@@ -120,10 +123,15 @@ def model_card(
         f"sentence-pair task {data.get('objective', 'sop')}"
     )
     licence = data_license or "not recorded by the pipeline; state it before publishing this model"
-    casing = "lowercased" if do_lower_case else "cased"
+    reference = (
+        " as google-research/albert does"
+        if preprocessing.lowercase and preprocessing.strip_accents
+        else ""
+    )
     vocabulary = (
         f"SentencePiece unigram, {model_config.vocab_size:,} pieces (`spiece.model`), "
-        f"{casing}, accents stripped as google-research/albert does. `tokenizer.json` is "
+        f"language {preprocessing.language or 'not recorded'}: text "
+        f"{preprocessing.describe()}{reference} (the record `spiece.json`). `tokenizer.json` is "
         "the same tokenizer for `AutoTokenizer.from_pretrained`; see the project's "
         "docs/vocab.md for the rare inputs where it differs."
     )
@@ -228,7 +236,8 @@ def write_exports(
 
     `export_dir` is the (temporary) directory `model.pretrain` commits atomically.
     """
-    do_lower_case = data.get("do_lower_case", True)
+    tokenizer = AlbertTokenizer(spm_model) if spm_model else None
+    preprocessing = tokenizer.preprocessing if tokenizer else data_preprocessing(data)
     written, skipped = {}, {}
 
     def huggingface() -> None:
@@ -238,22 +247,18 @@ def write_exports(
 
         hf_dir = join(export_dir, "hf")
         export_huggingface(model, hf_dir, masked_lm=run.get("objective") != "rtd")
-        if spm_model:
+        if tokenizer:
             write_hf_tokenizer(
-                AlbertTokenizer(spm_model, do_lower_case=do_lower_case),
-                hf_dir,
-                model_max_length=model.config.max_position_embeddings,
+                tokenizer, hf_dir, model_max_length=model.config.max_position_embeddings
             )
         with open_file(join(hf_dir, "README.md"), "w") as handle:
-            handle.write(model_card(model.config, run, data, heldout, do_lower_case, data_license))
+            handle.write(model_card(model.config, run, data, heldout, preprocessing, data_license))
 
     def keras_hub() -> None:
         # optional libraries (keras-hub, safetensors, tokenizers): skipped without them
         from model.conversion.keras_hub import export_keras_hub
 
-        export_keras_hub(
-            model, join(export_dir, "keras_hub"), spm_model, do_lower_case=do_lower_case
-        )
+        export_keras_hub(model, join(export_dir, "keras_hub"), spm_model)
 
     for kind, name, write in (
         ("huggingface", "hf", huggingface),
@@ -266,6 +271,14 @@ def write_exports(
             logger.warning("%s export skipped: %s", EXPORT_LABELS[kind], reason)
             skipped[kind] = reason
     return written, skipped
+
+
+def data_preprocessing(data: dict[str, Any]) -> Preprocessing:
+    """The vocabulary's preprocessing as the TFRecords' metadata.json states it (its
+    `preprocessing`; data older than it: `do_lower_case`, accents stripped)."""
+    if isinstance(data.get("preprocessing"), dict):
+        return Preprocessing(**data["preprocessing"])
+    return Preprocessing(lowercase=data.get("do_lower_case", True))
 
 
 EXPORT_LABELS = {"huggingface": "Hugging Face", "keras_hub": "keras-hub"}

@@ -38,17 +38,15 @@ def export_keras_hub(
     model: AlbertPretrainingModel,
     directory: str,
     spm_model: str | None = None,
-    do_lower_case: bool = True,
-    keep_accents: bool = False,
 ) -> str:
     """Write `model`'s backbone as a keras-hub preset that `keras_hub.models.AlbertBackbone` and
     `AlbertTextClassifier.from_preset(directory, num_classes=...)` load.
 
     The weights go through the Hugging Face export and keras-hub's own Hugging Face converter.
     With `spm_model`, the preset's tokenizer and classifier preprocessor hold the vocabulary with
-    ALBERT's preprocessing compiled into its SentencePiece normalizer (`albert.tokenizer_export`),
-    so keras-hub's `AlbertTokenizer`, which runs SentencePiece on raw text, lowercases and strips
-    accents as our tokenizer does."""
+    the preprocessing its record states compiled into its SentencePiece normalizer
+    (`albert.tokenizer_export`), so keras-hub's `AlbertTokenizer`, which runs SentencePiece on raw
+    text, lowercases and strips accents where our tokenizer does, and only there."""
     keras_hub_compatible(model.config)
     import keras_hub  # heavy: only the keras-hub export needs it
 
@@ -59,9 +57,7 @@ def export_keras_hub(
             preset_dir
         )
         if spm_model:
-            ours = AlbertTokenizer(
-                spm_model, do_lower_case=do_lower_case, keep_accents=keep_accents
-            )
+            ours = AlbertTokenizer(spm_model)
             preprocessor(ours, model.config.max_position_embeddings).save_to_preset(preset_dir)
         put_preset(preset_dir, directory)
     return directory

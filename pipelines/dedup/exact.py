@@ -171,15 +171,19 @@ class _Spilling(beam.PTransform):
 
 
 class DropDuplicateDocuments(_Spilling):
-    """key, paragraphs -> key, paragraphs: exact-duplicate documents dropped (smallest key kept).
+    """key, paragraphs -> key, paragraphs: exact-duplicate documents dropped (smallest key kept),
+    of one PCollection or a tuple of them (each spilled apart, never flattened: MergeSorted).
     Spill runs go to `run_dirs` (one directory, removed by the stage at the end); counts join
     `counts` in `namespace`."""
 
     def expand(self, documents):
-        return (
-            documents
-            | "ByContent" >> beam.Map(content_pair)
-            | "KeepFirstDocument" >> self._merge_sorted(self.run_dirs[0], first_of_each_content)
+        parts = documents if isinstance(documents, tuple) else (documents,)
+        pairs = tuple(
+            part | f"ByContent{index or ''}" >> beam.Map(content_pair)
+            for index, part in enumerate(parts)
+        )
+        return pairs | "KeepFirstDocument" >> self._merge_sorted(
+            self.run_dirs[0], first_of_each_content
         )
 
 

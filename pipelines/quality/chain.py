@@ -6,17 +6,38 @@ and paragraphs confidently in another, non-target language are dropped), line cl
 repetition, Gopher quality, C4, FineWeb: the first failing check removes it) and personal data
 (redacted, kept, or a document holding any removed). Words are split once per document and shared
 by the rules. Counts go through `inc`: quality_removed_<rule.param> per removal,
-quality_lines_<rule> per line rule, language_<code> per document, pii_<kind> per redaction."""
+quality_lines_<rule> per line rule, language_<code> per document, pii_<kind> per redaction.
+
+The document checks of OVERRIDABLE are facts about web pages that real prose of other kinds fails
+(formulaic scripture and law repeat n-grams, manuals quote code and repeat lines, a section has
+fewer than 50 words): a document whose first failing check is one of them, and that fails no other
+check, is a candidate (`Cleaned.overridable`) that the reference model judges (`reconsider`):
+kept where it scores as like the reference, counted as quality_kept_reference_<rule.param>.
+Language identification, line cleaning, the checks not listed (repeated lines and paragraphs,
+lorem ipsum, stop words, mean word length, ellipses, line breaks, the most frequent 2-gram) and
+personal data stay absolute, and so does mojibake repair, which comes before."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pipelines.quality import boilerplate, c4, fineweb, gopher, pii, words
+from pipelines.quality.reference import ReferenceModel
 from pipelines.quality.settings import QualitySettings, Removal
 
-__all__ = ["LONG_FORM_FORMATS", "Cleaned", "Removal", "clean_document", "foreign_paragraphs"]
+__all__ = [
+    "LONG_FORM_FORMATS",
+    "OVERRIDABLE",
+    "Cleaned",
+    "Removal",
+    "clean_document",
+    "confident",
+    "foreign_paragraphs",
+    "reconsider",
+]
 
 Identify = Callable[[str], tuple[str, float]]
 Inc = Callable[[str, int], None]
@@ -25,6 +46,22 @@ LONG_FORM_FORMATS = frozenset({"books"})
 """Input formats whose documents are books or their chapters (input_formats' "books" and
 "chapters" files both give "books" documents), long or short as their authors chose: Gopher's
 word-count bounds are a web page's, not applied to them."""
+REFERENCE = "reference_model"
+OVERRIDABLE: dict[str, float] = {
+    **{f"gopher_repetition.top_{n}_gram": 1.0 for n in (3, 4)},
+    **{f"gopher_repetition.dup_{n}_gram": 1.0 for n in range(5, 11)},
+    "gopher_quality.min_doc_words": 0.0,
+    "gopher_quality.max_symbol_word_ratio": 1000.0,
+    "gopher_quality.max_bullet_lines_ratio": 1.0,
+    "gopher_quality.min_alpha_words_ratio": 0.0,
+    "c4_document.max_curly_bracket_lines_ratio": 1.0,
+    "c4_document.min_num_sentences": 0.0,
+    "fineweb.line_punct_thr": 0.0,
+    "fineweb.short_line_thr": 1.0,
+    "fineweb.char_duplicates_ratio": 1.0,
+}
+"""The document checks (`rule.param`) the reference model may override, each with the bound that
+switches it off (the other checks are judged with these bounds: `absolute_removal`)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +76,18 @@ class Cleaned:
     removal: Removal | None = None
     lines_removed: dict[str, int] = field(default_factory=dict)
     pii: dict[str, int] = field(default_factory=dict)
+    overridable: bool = False
+    """`removal` is an OVERRIDABLE check's and no other check fails: `paragraphs` are the document
+    as kept if the reference model keeps it (`reconsider`)."""
+    reference: tuple[float, float] | None = None
+    """(the reference model's score, its bound) of a candidate it judged."""
+    kept_by_reference: bool = False
+    """The reference model kept this document, which `removal` would remove."""
+
+    @property
+    def removed(self) -> bool:
+        """Whether the document is removed: by a check, and not kept by the reference model."""
+        return self.removal is not None and not self.kept_by_reference
 
 
 def foreign_paragraphs(
@@ -128,6 +177,43 @@ def document_removal(
     return None
 
 
+@functools.lru_cache(maxsize=16)
+def _relaxed(settings: QualitySettings) -> QualitySettings:
+    """`settings` with the OVERRIDABLE checks switched off."""
+    values = {**dict(settings.thresholds), **OVERRIDABLE}
+    return dataclasses.replace(settings, thresholds=tuple(sorted(values.items())))
+
+
+def absolute_removal(
+    lines: tuple[str, ...], settings: QualitySettings, language: str, *, long_form: bool = False
+) -> tuple[Removal | None, bool]:
+    """(the first failing document check, whether the reference model may override it: it is
+    OVERRIDABLE, no other check fails and the model is on); the first failing other check, if
+    any, is the removal."""
+    removal = document_removal(lines, settings, language, long_form=long_form)
+    if removal is None or removal.rule not in OVERRIDABLE or not settings.enabled(REFERENCE):
+        return removal, False
+    other = document_removal(lines, _relaxed(settings), language, long_form=long_form)
+    return (other, False) if other else (removal, True)
+
+
+def confident(cleaned: Cleaned) -> bool:
+    """Whether a document was kept with no check failing (its cleaned lines: the default
+    reference; line cleaning's removals are normal in manuals, whose code lines go)."""
+    return cleaned.removal is None
+
+
+def reconsider(cleaned: Cleaned, model: ReferenceModel, settings: QualitySettings) -> Cleaned:
+    """A candidate (`cleaned.overridable`) judged by the reference model, with its score and
+    bound: kept (`kept_by_reference`) where the score reaches reference_model.min_score and the
+    model has reference_model.min_reference_words words, else removed."""
+    bound = settings.threshold(REFERENCE, "min_score", cleaned.language)
+    score = round(model.score(cleaned.paragraphs), 6)
+    enough = model.total >= settings.threshold(REFERENCE, "min_reference_words", cleaned.language)
+    kept = enough and score >= bound
+    return dataclasses.replace(cleaned, reference=(score, bound), kept_by_reference=kept)
+
+
 def _redact(lines: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, int]]:
     """The lines with personal data replaced, and how many of each kind were found."""
     redacted, found = [], {}
@@ -150,7 +236,8 @@ def clean_document(
     """One document's paragraphs (non-empty, normalised) through the cleaning step (order in the
     module's docstring); `identify` is langid.identify (injected). A document of a
     LONG_FORM_FORMATS `documents_format` (its RawDocument's) is judged without Gopher's word-count
-    bounds."""
+    bounds. A candidate for the reference model (`overridable`) is neither counted nor removed
+    here: `reconsider` judges it."""
     language, score, lines, removal = _language(paragraphs, settings, identify, inc)
 
     def removed(why: Removal, lines_removed: dict[str, int] | None = None, found=None) -> Cleaned:
@@ -169,7 +256,8 @@ def clean_document(
     if not kept:
         return removed(Removal("boilerplate.all_lines", 0, 1), lines_removed)
     long_form = documents_format in LONG_FORM_FORMATS
-    if removal := document_removal(tuple(kept), settings, language, long_form=long_form):
+    removal, overridable = absolute_removal(tuple(kept), settings, language, long_form=long_form)
+    if removal and not overridable:
         return removed(removal, lines_removed)
     found: dict[str, int] = {}
     if settings.enabled("pii"):
@@ -182,4 +270,4 @@ def clean_document(
             )
         if settings.pii == "redact":
             kept = redacted
-    return Cleaned(tuple(kept), language, score, None, lines_removed, found)
+    return Cleaned(tuple(kept), language, score, removal, lines_removed, found, overridable)

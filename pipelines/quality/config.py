@@ -17,6 +17,8 @@ EXAMPLES_PER_RULE = 3
 """Removed documents per rule whose text stats.json and the report quote (the first by key)."""
 EXCERPT_CHARS = 300
 """Characters of a removed document kept in its audit record."""
+EXAMPLE_CHARS = 200
+"""Characters of an example's text in stats.json and the report."""
 
 
 def _threshold_items(value: Any) -> Any:
@@ -53,7 +55,7 @@ class QualityConfig(StageConfig):
         [],
         description=(
             "rules switched off: language, boilerplate, c4_lines, c4_document, gopher_quality, "
-            "gopher_repetition, fineweb (docs/segment.md)"
+            "gopher_repetition, fineweb, reference_model (docs/segment.md)"
         ),
     )
     quality_thresholds: Annotated[list[str], BeforeValidator(_threshold_items), CommaList] = Field(
@@ -70,6 +72,20 @@ class QualityConfig(StageConfig):
     repair_text: bool = Field(
         True, description="repair mojibake and control characters (ftfy) before the rules"
     )
+    reference_text: Annotated[list[str], CommaList] = Field(
+        [],
+        description=(
+            "files of the team's good text (UTF-8, a paragraph a line) the reference model learns; "
+            "none: the documents every check kept (their cleaned lines) (docs/segment.md)"
+        ),
+    )
+    quality_dry_run: bool = Field(
+        False,
+        description=(
+            "judge and audit every document (quality_removed.jsonl, stats.json) but remove "
+            "nothing: every document goes on as it came"
+        ),
+    )
 
     @model_validator(mode="after")
     def _settings_valid(self):
@@ -77,6 +93,8 @@ class QualityConfig(StageConfig):
             self.quality_settings()
         elif self.language:
             raise ValueError("language needs quality (it is switched off)")
+        elif self.reference_text or self.quality_dry_run:
+            raise ValueError("reference_text and quality_dry_run need quality (it is switched off)")
         return self
 
     def quality_settings(self):

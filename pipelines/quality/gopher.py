@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from albert.hashing import mix64
 from pipelines.quality.settings import QualitySettings, Removal
 from pipelines.quality.words import SEGMENTED_LANGUAGES
 
@@ -104,13 +105,6 @@ def duplicates(items: Sequence[str]) -> tuple[int, int]:
     return sum(c for _, c in repeated), sum(size * c for size, c in repeated)
 
 
-def _mix(keys: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser: 64-bit keys scrambled so that different n-grams' keys differ."""
-    keys = (keys ^ (keys >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    keys = (keys ^ (keys >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return keys ^ (keys >> np.uint64(31))
-
-
 class NGrams:
     """The n-grams of a word sequence for n = 1, 2, ...: one 64-bit key per start position (the
     previous key mixed with the next word's id; two of a document's different n-grams share a key
@@ -131,11 +125,11 @@ class NGrams:
         self.most_characters = int((counts * word_lengths).max())
         """Characters of all occurrences of the word whose occurrences have the most."""
         self._ids = ids.astype(np.uint64)
-        self.n, self.keys = 1, _mix(self._ids)
+        self.n, self.keys = 1, mix64(self._ids)
 
     def advance(self) -> None:
         """From n-grams to (n+1)-grams."""
-        self.keys = _mix(self.keys[:-1] * np.uint64(0x9E3779B97F4A7C15) + self._ids[self.n :])
+        self.keys = mix64(self.keys[:-1] * np.uint64(0x9E3779B97F4A7C15) + self._ids[self.n :])
         self.n += 1
 
     def characters(self) -> np.ndarray:

@@ -140,6 +140,18 @@ RULES: dict[str, dict[str, Threshold]] = {
         "new_line_ratio": Threshold(0.3, 0, 1e9, "most line breaks per word"),
     },
     "pii": {},
+    "reference_model": {
+        "min_score": Threshold(
+            -0.3,
+            -100,
+            100,
+            "least score (reference.ReferenceModel.score) at which a document one of the "
+            "checks chain.OVERRIDABLE names would remove is kept",
+        ),
+        "min_reference_words": _count(
+            10_000, "least words of reference text for the model to keep a document (fewer: none)"
+        ),
+    },
 }
 """Every rule and its parameters (`rule.param` names datatrove's, except min_alpha_words_ratio:
 datatrove's max_non_alpha_words_ratio, the same bound)."""

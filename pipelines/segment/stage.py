@@ -8,12 +8,13 @@ whatever the runner or number of workers.
 
 Pipeline: match files -> read each file streaming (one DoFn per file) -> spread documents over the
 workers -> wikitext/book/text to paragraphs, each repaired (ftfy) and normalised -> cleaning
-(pipelines.quality: language identification, line and document quality rules, personal data
-replaced; the removed audited in quality_removed.jsonl) -> drop exact-duplicate documents (smallest
-key kept) -> drop near-duplicate documents (pipelines.dedup.near; one per cluster kept, audited in
-near_duplicates.jsonl, signatures of the kept in near_dup_signatures*) -> drop repeated paragraphs
-(first occurrence by key kept) -> split sentences -> drop short documents and those with no word ->
-deterministic shards.
+(pipelines.quality: language identification, line and document quality rules, a reference model
+of the run's good text judging what a format or repetition rule would remove, personal data
+replaced; the removed and those the model kept audited in quality_removed.jsonl) -> drop
+exact-duplicate documents (smallest key kept) -> drop near-duplicate documents
+(pipelines.dedup.near; one per cluster kept, audited in near_duplicates.jsonl, signatures of the
+kept in near_dup_signatures*) -> drop repeated paragraphs (first occurrence by key kept) -> split
+sentences -> drop short documents and those with no word -> deterministic shards.
 Spreading and the de-duplications group through sorted spill files (pipelines.common.spill), so
 memory stays bounded on the in-process runner too.
 """
@@ -200,10 +201,17 @@ def raw_documents(pairs, inc):
 
 
 def build_pipeline(
-    pipeline: beam.Pipeline, paths: list[str], config: SegmentConfig, output_dir: str
+    pipeline: beam.Pipeline,
+    paths: list[str],
+    config: SegmentConfig,
+    output_dir: str,
+    reference_paths: list[str] | None = None,
 ):
     """Add the segmentation transforms to `pipeline`, writing shards and stats.json into
-    `output_dir`."""
+    `output_dir`; the cleaning step's reference model learns the files `reference_paths` (None:
+    `config.reference_text` matched)."""
+    if reference_paths is None:
+        reference_paths = match_inputs(config.reference_text) if config.reference_text else []
     counts: list = []
     run_dirs = [
         join(output_dir, f"_{name}-runs")
@@ -234,7 +242,7 @@ def build_pipeline(
         counts,
     )  # key, format, source, paragraphs
     documents, quality_outputs = quality_transform.apply(
-        documents, config, output_dir, counts, NAMESPACE
+        documents, config, output_dir, counts, NAMESPACE, reference_paths
     )  # key, paragraphs; the stats writer's cleaning arguments
     unique = documents | "DropDuplicateDocuments" >> DropDuplicateDocuments(
         run_dirs[1:2], counts, NAMESPACE
@@ -274,10 +282,13 @@ def run(config: SegmentConfig, beam_args: list[str] | None = None) -> dict:
     matches nothing; the output directory is then left absent.
     """
     paths = match_inputs(config.input)
+    references = match_inputs(config.reference_text) if config.reference_text else []
     stats = run_stage(
         config.output,
         beam_args,
-        lambda pipeline, output_dir: build_pipeline(pipeline, paths, config, output_dir),
+        lambda pipeline, output_dir: build_pipeline(
+            pipeline, paths, config, output_dir, references
+        ),
         STATS_FILE,
         check=check_not_empty,
     )

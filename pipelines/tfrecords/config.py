@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from albert.config import StageConfig
+from albert.languages import LanguageCode
 
 WordSegmenter = Literal["none", "whitespace", "jieba", "tinysegmenter"]
 """The words of whole-word masking (`pipelines.tfrecords.word_starts`)."""
@@ -48,15 +49,25 @@ class TFRecordsConfig(StageConfig):
             "static: masks written, dupe_factor passes; dynamic: one pass, masked at training"
         ),
     )
-    word_segmenter: WordSegmenter = Field(
-        "none",
+    word_segmenter: WordSegmenter | None = Field(
+        None,
         description=(
             "the words of whole-word masking: none = the reference's per-piece rule (English); "
-            "whitespace = space-separated words; jieba (Chinese), tinysegmenter (Japanese)"
+            "whitespace = space-separated words; jieba (Chinese), tinysegmenter (Japanese). "
+            "Not given: the language's profile (--language, else the vocabulary record's; "
+            "docs/languages.md), the reference's rule for a vocabulary without a language"
         ),
     )
-    do_lower_case: bool = Field(
-        True, description="lowercase before tokenizing (must match the vocabulary)"
+    do_lower_case: bool | None = Field(
+        None,
+        description="none: as the vocabulary's record says (spiece.json beside --spm-model), "
+        "which every stage reads; a value that contradicts the record is an error. A vocabulary "
+        "without a record: lowercase unless false",
+    )
+    language: LanguageCode | None = Field(
+        None,
+        description="the corpus's language; none: the vocabulary's record's. A language other "
+        "than the record's is an error (the vocabulary chose the preprocessing)",
     )
     num_shards: int = Field(
         64,

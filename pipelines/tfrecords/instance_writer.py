@@ -24,6 +24,7 @@ from albert import masking
 from albert import pretraining_example as features
 from albert.batch_masking import mask_batch
 from albert.hashing import stable_hash
+from albert.languages import language_profile
 from albert.tokenization import AlbertTokenizer
 from pipelines.common.runner import Counter
 from pipelines.tfrecords.config import TFRecordsConfig
@@ -81,6 +82,25 @@ def padded_rows(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return rows, lengths
 
 
+def vocabulary_tokenizer(config: TFRecordsConfig) -> AlbertTokenizer:
+    """The stage's tokenizer: --spm-model with the preprocessing its record states, checked against
+    --do-lower-case and --language where given (`AlbertTokenizer`)."""
+    return AlbertTokenizer(
+        config.spm_model, do_lower_case=config.do_lower_case, language=config.language
+    )
+
+
+def with_word_segmenter(config: TFRecordsConfig, tokenizer: AlbertTokenizer) -> TFRecordsConfig:
+    """`config` with its word segmenter settled: as given, else the language profile's
+    (`albert.languages`) of --language or the vocabulary record's language, else "none" (the
+    reference's rule: a vocabulary without a language)."""
+    if config.word_segmenter is not None:
+        return config
+    language = config.language or tokenizer.preprocessing.language
+    segmenter = language_profile(language).word_segmenter if language else "none"
+    return config.model_copy(update={"word_segmenter": segmenter})
+
+
 class InstanceWriter:
     """The TFRecords stage's work on documents: tokenize (one at a time), build instances, mask
     and serialize (many documents' instances together).
@@ -89,8 +109,9 @@ class InstanceWriter:
     n-grams ...)."""
 
     def __init__(self, config: TFRecordsConfig, inc: Counter = uncounted):
-        self.config, self.inc = config, inc
-        self.tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
+        self.tokenizer = vocabulary_tokenizer(config)
+        self.config = config = with_word_segmenter(config, self.tokenizer)
+        self.inc = inc
         vocab = self.tokenizer.sp.id_to_piece(list(range(self.tokenizer.vocab_size)))
         self.start_table = masking.start_piece_table(vocab)
         self.start_table[[self.tokenizer.cls_id, self.tokenizer.sep_id]] = True

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+from dataclasses import asdict
 from typing import NamedTuple
 
 from albert import pretraining_example as features
 from albert.errors import StageError
 from albert.fs import join, open_file
+from albert.vocabulary_record import REFERENCE, Preprocessing
 from pipelines.common import spill
 from pipelines.tfrecords.config import SPECIAL_TOKENS, TFRecordsConfig
 from pipelines.tfrecords.heldout import HELDOUT_PREFIX, few_documents_note
@@ -24,10 +26,12 @@ TRUNCATION_NOTE_FRACTION = 0.10
 
 
 class Vocabulary(NamedTuple):
-    """What metadata.json records of the SentencePiece model: its size and its file's sha256."""
+    """What metadata.json records of the SentencePiece model: its size, its file's sha256 and the
+    preprocessing its record states (the text the instances were tokenized from)."""
 
     size: int
     sha256: str
+    preprocessing: Preprocessing = REFERENCE
 
 
 def truncation(config: TFRecordsConfig, counts: dict[str, int]) -> dict | None:
@@ -91,7 +95,8 @@ def summarize(
         "ngram": config.ngram,
         "favor_shorter_ngram": config.favor_shorter_ngram,
         "dupe_factor": config.passes,
-        "do_lower_case": config.do_lower_case,
+        "do_lower_case": vocabulary.preprocessing.lowercase,
+        "preprocessing": asdict(vocabulary.preprocessing),
         "vocab_size": vocabulary.size,
         "features": features.feature_spec_json(
             config.max_seq_length, config.max_predictions_per_seq

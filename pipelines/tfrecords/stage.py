@@ -31,7 +31,6 @@ from albert.errors import StageError
 from albert.fs import exists, join
 from albert.hashing import stable_hash
 from albert.stage import stage_main
-from albert.tokenization import AlbertTokenizer
 from pipelines.common import spill
 from pipelines.common.runner import CountingDoFn, WriteSummary, counted, run_stage
 from pipelines.common.segmented_corpus import input_files, read_documents
@@ -46,7 +45,12 @@ from pipelines.tfrecords.heldout import (
     heldout_list_line,
     text_hash,
 )
-from pipelines.tfrecords.instance_writer import DocumentPass, InstanceWriter
+from pipelines.tfrecords.instance_writer import (
+    DocumentPass,
+    InstanceWriter,
+    vocabulary_tokenizer,
+    with_word_segmenter,
+)
 from pipelines.tfrecords.metadata import METADATA_FILE, Vocabulary, truncation_note, write_metadata
 
 logger = logging.getLogger(__name__)
@@ -155,14 +159,21 @@ def nsp_buckets(document: tuple[bytes, bytes], count: int, config: TFRecordsConf
         yield (dupe, bucket), (doc_key, packed)
 
 
-def load_vocabulary(config: TFRecordsConfig) -> Vocabulary:
-    """The SentencePiece model's size and digest, from the one tokenizer the driver builds; a
-    StageError naming the model file when it is missing or not ALBERT's."""
+def load_vocabulary(config: TFRecordsConfig) -> tuple[Vocabulary, TFRecordsConfig]:
+    """The SentencePiece model's size, digest and record, from the one tokenizer the driver builds,
+    and `config` with its word segmenter settled by the record's language
+    (`instance_writer.with_word_segmenter`); a StageError naming the model file when it is missing
+    or not ALBERT's."""
     if not exists(config.spm_model):
         raise StageError(f"{config.spm_model}: SentencePiece model not found")
     try:
-        tokenizer = AlbertTokenizer(config.spm_model, do_lower_case=config.do_lower_case)
-        return Vocabulary(tokenizer.vocab_size, tokenizer.model_sha256)
+        tokenizer = vocabulary_tokenizer(config)
+        vocabulary = Vocabulary(
+            tokenizer.vocab_size, tokenizer.model_sha256, tokenizer.preprocessing
+        )
+        return vocabulary, with_word_segmenter(config, tokenizer)
+    except StageError:  # names the model or its record already (AlbertTokenizer's checks)
+        raise
     except ValueError as error:
         raise StageError(f"{config.spm_model}: unusable SentencePiece model: {error}") from None
     except (RuntimeError, OSError) as error:
@@ -272,7 +283,7 @@ def build_pipeline(
 
 def run(config: TFRecordsConfig, beam_args: list[str] | None = None) -> dict:
     """Write the TFRecords and metadata.json; returns the metadata (without the file list)."""
-    vocabulary = load_vocabulary(config)
+    vocabulary, config = load_vocabulary(config)
     files = input_files(config.input)
     if not files:
         raise StageError(f"{config.input}: no corpus files (expected *.txt, *.txt.gz or *.txt.bz2)")

@@ -68,8 +68,10 @@ def train_sentencepiece(
     character_coverage: float = 0.99995,
     num_threads: int = 0,
     seed: int = 0,
+    normalization: str = "nmt_nfkc",
 ) -> bytes:
-    """A serialized unigram SentencePiece model trained with ALBERT's recipe on `sentences`.
+    """A serialized unigram SentencePiece model trained with ALBERT's recipe on `sentences`, its
+    normalizer SentencePiece's rule `normalization`.
 
     The model stores no paths, so the same sentences, options and threads give the same bytes.
     """
@@ -84,6 +86,7 @@ def train_sentencepiece(
                 sentence_iterator=iter(sentences),
                 model_writer=model,
                 character_coverage=character_coverage,
+                normalization_rule_name=normalization,
                 input_sentence_size=0,
                 shuffle_input_sentence=False,
                 num_threads=num_threads or os.cpu_count() or 1,

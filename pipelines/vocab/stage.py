@@ -4,7 +4,9 @@ Reads `INPUT/*.txt` (one sentence per line, blank lines between documents: the o
 pipelines.segment), draws a hash-based sample of `--sample-sentences` sentences plus a small
 held-out slice, trains a unigram SentencePiece model with ALBERT's recipe on one worker, and writes
 `OUTPUT/spiece.model`, `OUTPUT/spiece.vocab` and `OUTPUT/vocab_stats.json` (sample size, held-out
-unk rate and pieces per word, training time). Memory is bounded by the sample size, not the corpus.
+unk rate and pieces per word, training time) and `OUTPUT/spiece.json`, the record of the
+preprocessing every later stage tokenizes with (`albert.vocabulary_record`; `--language` chooses
+it, docs/languages.md). Memory is bounded by the sample size, not the corpus.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import logging
 import os
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import asdict
 
 import apache_beam as beam
 from apache_beam.io import fileio as beam_fileio
@@ -23,6 +26,7 @@ from albert.errors import StageError
 from albert.fs import expand, join, open_file
 from albert.stage import stage_main
 from albert.tokenization import AlbertTokenizer, preprocess_text
+from albert.vocabulary_record import write_record
 from pipelines.common.runner import Counter, CountingDoFn, counted, run_stage, sum_counts
 from pipelines.vocab import sampling
 from pipelines.vocab.config import VocabConfig
@@ -32,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 COUNTER_NAMESPACE = "vocab"
 STATS_FILE = "vocab_stats.json"
+ACCENTS_WARNING_SHARE = 0.01
+"""Above this share of the corpus's sentences changed by accent stripping, the stage warns."""
 
 
 def input_pattern(input_path: str) -> str:
@@ -64,12 +70,17 @@ def prepare_sentence(
 ) -> Iterator[tuple[int, str]]:
     """(sampling key, preprocessed sentence) of a corpus line that holds a sentence.
 
-    Blank lines (document breaks), lines that are not UTF-8 and lines over `max_bytes` are counted.
+    Blank lines (document breaks), lines that are not UTF-8 and lines over `max_bytes` are counted,
+    and so are the sentences whose letters accent stripping changes (`sentences_accents_stripped`).
     """
     sentence, outcome = corpus_sentence(raw_line, max_bytes)
     inc(outcome, 1)
     if sentence is not None:
-        yield sampling.sentence_key(sentence, seed), preprocess_text(sentence, lower, keep_accents)
+        text = preprocess_text(sentence, lower, keep_accents)
+        stripped = not keep_accents and not sentence.isascii()
+        if stripped and text != preprocess_text(sentence, lower, keep_accents=True):
+            inc("sentences_accents_stripped", 1)
+        yield sampling.sentence_key(sentence, seed), text
 
 
 def heldout_metrics(tokenizer: AlbertTokenizer, sentences: Iterable[str]) -> dict:
@@ -109,13 +120,16 @@ def build_vocabulary(
         config.character_coverage,
         num_threads,
         config.seed,
+        config.normalization,
     )
     training_seconds = time.perf_counter() - start
-    with open_file(join(output_dir, "spiece.model"), "wb") as handle:
+    model_file = join(output_dir, "spiece.model")
+    with open_file(model_file, "wb") as handle:
         handle.write(model)
     with open_file(join(output_dir, "spiece.vocab"), "w", encoding="utf-8") as handle:
         handle.write(vocab_file_text(model))
-    tokenizer = AlbertTokenizer(join(output_dir, "spiece.model"))
+    write_record(model_file, config.preprocessing(), model)
+    tokenizer = AlbertTokenizer(model_file)
     heldout.sort()
     stats = {
         "vocab_size": tokenizer.vocab_size,
@@ -125,6 +139,7 @@ def build_vocabulary(
         "num_threads": num_threads,
         "seed": config.seed,
         "model_sha256": tokenizer.model_sha256,
+        "preprocessing": asdict(tokenizer.preprocessing),
         **heldout_metrics(tokenizer, (sentence for _, sentence in heldout)),
     }
     return stats
@@ -254,10 +269,28 @@ def run(config: VocabConfig, beam_args: list[str] | None = None) -> dict:
             config.input,
             stats["corpus_counts"]["invalid_utf8_lines"],
         )
+    warn_accents_stripped(config, stats["corpus_counts"])
     logger.info(
         "wrote %s (%d pieces, unk rate %s)", config.output, stats["vocab_size"], stats["unk_rate"]
     )
     return {"output": config.output, **stats}
+
+
+def warn_accents_stripped(config: VocabConfig, counts: dict[str, int]) -> None:
+    """One warning when accent stripping (the English preprocessing) changed more than
+    ACCENTS_WARNING_SHARE of the corpus's sentences: the text of another language loses letters
+    (dakuten, umlauts, tones, viramas) unless its --language keeps them."""
+    changed, sentences = counts.get("sentences_accents_stripped", 0), counts.get("sentences", 0)
+    if sentences and changed / sentences > ACCENTS_WARNING_SHARE:
+        logger.warning(
+            "%s: stripping accents changed %d of %d sentences (%.0f%%), so the vocabulary and "
+            "every later stage see them without those letters: pass --language CODE "
+            "(docs/languages.md), or --keep-accents",
+            config.input,
+            changed,
+            sentences,
+            100 * changed / sentences,
+        )
 
 
 def main(argv=None, prog="python -m pipelines.vocab") -> int:
