@@ -151,7 +151,7 @@ def _unwrap_optional(annotation: Any) -> Any:
 
 def add_config_arguments(parser: argparse.ArgumentParser, cls: type[StageConfig]) -> None:
     """Add `--config FILE` and one flag per field of `cls` (list fields repeat, bools are
-    --x/--no-x)."""
+    --x/--no-x), with the field's other spellings (`json_schema_extra={"flags": [...]}`)."""
     parser.add_argument("--config", help="YAML file of field values; flags override it")
     for name, field in cls.model_fields.items():
         flag = "--" + name.replace("_", "-")
@@ -168,7 +168,8 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type[StageConfig]
             kwargs["action"] = "append"
         elif origin is Literal:
             kwargs["choices"] = [str(choice) for choice in typing.get_args(annotation)]
-        parser.add_argument(flag, **kwargs)
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        parser.add_argument(flag, *extra.get("flags", []), **kwargs)
 
 
 def config_from_namespace(cls: type[C], namespace: argparse.Namespace) -> C:

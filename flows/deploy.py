@@ -1,5 +1,6 @@
 """`albert deploy`: apply the deployments of prefect.yaml to the Prefect server (PREFECT_API_URL):
-the end-to-end run, the domain-adaptive run, the ablation grid and the model line's nights, each
+the end-to-end run, the domain-adaptive run, the ablation grid, a fine-tune (a team's own files
+and columns) and the model line's nights, each
 with the parameter form Prefect builds from its flow's signature (`parameter_form_faults`).
 
 The whole file is checked first (`check`: work pools, schedules, entrypoints, parameter forms),

@@ -71,12 +71,14 @@ def test_the_loss_adds_each_weighted_pair_and_a_step_trains_the_projection_not_t
     import keras
 
     from model.distill.losses import make_distiller
+    from model.finetune.kinds import task_kind
 
     teacher, student = _models()
     x, y = _batch()
     alpha, hidden, attention = 0.6, 2.0, 0.5
-    matched = make_distiller(student, "classification", 2.0, alpha, teacher, hidden, attention)
-    plain = make_distiller(student, "classification", 2.0, alpha)
+    sst2 = task_kind("sst2")
+    matched = make_distiller(student, sst2, 2.0, alpha, teacher, hidden, attention)
+    plain = make_distiller(student, sst2, 2.0, alpha)
     for distiller in (matched, plain):
         distiller.compile(
             optimizer=keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy"
@@ -128,6 +130,7 @@ def test_every_task_kind_trains_with_the_intermediate_losses(kind):
     import keras
 
     from model.distill.losses import make_distiller
+    from model.finetune.kinds import task_kind
 
     teacher, student = _models(kind, 1 if kind == "regression" else 2)
     x, y = _batch()
@@ -144,7 +147,8 @@ def test_every_task_kind_trains_with_the_intermediate_losses(kind):
     else:
         x["teacher"] = {"logits": np.array([[0.5], [2.0]], "float32")}
         y, loss = np.array([1.0, 3.0], "float32"), keras.losses.MeanSquaredError()
-    distiller = make_distiller(student, kind, 2.0, 0.5, teacher, 1.0, 1.0)
+    task = {"span": "squad1", "multiple_choice": "race", "regression": "stsb"}[kind]
+    distiller = make_distiller(student, task_kind(task), 2.0, 0.5, teacher, 1.0, 1.0)
     distiller.compile(optimizer=keras.optimizers.SGD(0.1), loss=loss)
     projection = np.copy(distiller.projection.kernel)
     value = distiller.train_on_batch(x, y)

@@ -79,7 +79,7 @@ def test_distills_then_a_sigterm_exits_75_and_the_same_command_resumes_exactly(
         "predictions.tsv",
         "model.keras",
         "distillation.md",
-        "export",  # export/saved_model: the serving export (docs/predict.md)
+        "export",  # export/saved_model (serving), export/hf, export/keras_hub
     }
     report = (uninterrupted / "distillation.md").read_text()
     assert "| teacher | 0.5000 |" in report and "sequences/s at batch 32" in report
@@ -135,12 +135,13 @@ def test_a_teacher_of_another_task_or_vocabulary_is_one_line_and_exit_2(task, tm
 def test_soft_targets_are_t_squared_kl_and_squad_logits_are_cut_to_the_batch():
     import keras
 
-    from model.distill.losses import CachedTeacher, soft_target_loss
+    from model.distill.losses import CachedTeacher
+    from model.finetune.kinds import task_kind
 
     teacher, student, t = np.array([[2.0, 0.0, -1.0]]), np.array([[0.5, 0.0, 0.0]]), 2.0
     p, q = (np.exp(x / t) / np.exp(x / t).sum() for x in (teacher, student))
     expected = t**2 * float((p * np.log(p / q)).sum())
-    loss = soft_target_loss("classification", t).compute_loss(teacher, student)
+    loss = task_kind("sst2").soft_target_loss(t).compute_loss(teacher, student)
     assert float(keras.ops.convert_to_numpy(loss)) == pytest.approx(expected, rel=1e-5)
     cached = {"start_logits": np.zeros((2, 8)), "end_logits": np.ones((2, 8))}
     cut = CachedTeacher(True)({"teacher": cached, "input_ids": np.zeros((2, 5), "int32")})

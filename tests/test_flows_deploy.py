@@ -31,6 +31,7 @@ DEPLOYMENTS = {  # flow -> its deployment in prefect.yaml
     "albert-ablation": "ablation-grid",
     "albert-model-line": "model-line-nightly",
     "albert-predict": "predict",
+    "albert-finetune": "finetune",
 }
 PREFECT = str(Path(sys.executable).with_name("prefect"))
 

@@ -11,7 +11,7 @@ from browser import image_widths
 
 from flows.pipeline.report import run_report_markdown
 from flows.report.render import render_html
-from flows.report.text import downstream_table, duration, number
+from flows.report.text import downstream_table, duration, number, per_class_tables
 
 pytestmark = pytest.mark.backend_free
 
@@ -164,6 +164,18 @@ def test_numbers_and_durations_read_as_a_person_writes_them():
     assert "| mrpc | F1 | **0.81** | 0.8 | +0.010 | 300 |" in downstream_table(FACTS["downstream"])
 
 
+def test_a_users_task_has_its_per_class_table():
+    scores = {"precision": 0.5, "recall": 1.0, "f1": 0.667, "support": 3}
+    result = {
+        "task": "tickets",
+        "pretrained_details": {"per_class": {"billing": scores}},
+        "random_details": {"per_class": {"billing": {**scores, "f1": 0.2}}},
+    }
+    (text,) = per_class_tables([result, FACTS["downstream"][0]])
+    assert text.startswith("**tickets, per class (dev set):**")
+    assert "| billing | **0.667** | 0.2 | 0.5 | 1 | 3 |" in text
+
+
 def test_report_headline_tables_and_images_load_in_a_browser(tmp_path):
     run_dir = tmp_path / "demo"
     write_stage_files(run_dir)
@@ -289,3 +301,14 @@ def test_domain_report_headline_before_after_and_images_load_in_a_browser(tmp_pa
     images = image_widths(page)
     assert len(images) == 4, images  # skip reasons, masked spans, training curves, before/after
     assert all(width > 0 for _, width in images), images
+
+
+def test_a_users_task_has_its_confusion_matrix_picture(tmp_path):
+    from flows.pipeline.report import confusion_pictures
+
+    details = {"per_class": {"a": {}, "b": {}}, "confusion_matrix": [[3, 1], [0, 2]]}
+    result = {"task": "tickets", "pretrained_details": details}
+    assert confusion_pictures(tmp_path, [result, FACTS["downstream"][0]]) == [
+        "![tickets confusion matrix](plots/confusion-tickets.png)"
+    ]
+    assert (tmp_path / "plots" / "confusion-tickets.png").read_bytes()[:4] == b"\x89PNG"

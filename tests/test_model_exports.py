@@ -171,6 +171,52 @@ def test_an_export_whose_library_is_missing_is_skipped_in_one_line(
 
 
 @pytest.mark.keras
+@pytest.mark.parametrize("kind", ["span", "multiple_choice"])
+def test_span_and_multiple_choice_models_export_as_their_hugging_face_classes(kind, tmp_path):
+    """SQuAD's fine-tuned model is AlbertForQuestionAnswering, RACE's AlbertForMultipleChoice:
+    the same logits (question answering's on the unpadded tokens)."""
+    import keras
+    import torch
+    import transformers
+
+    from model.conversion.hf import export_huggingface_task
+    from model.finetune.models import FinetuneModel
+    from model.network.backbone import AlbertBackbone
+
+    keras.utils.set_random_seed(0)
+    backbone = AlbertBackbone(get_preset("albert-nano", vocab_size=VOCAB))
+    model = FinetuneModel(backbone, kind, 2 if kind == "span" else 1, dropout=0.0)
+    architecture = {
+        "span": "AlbertForQuestionAnswering",
+        "multiple_choice": "AlbertForMultipleChoice",
+    }
+    export_huggingface_task(model, architecture[kind], str(tmp_path / "hf"))
+    theirs_model = getattr(transformers, architecture[kind]).from_pretrained(str(tmp_path / "hf"))
+    rng = np.random.default_rng(0)
+    ids = rng.integers(5, VOCAB, size=(3, 12)).astype("int32")
+    mask = np.ones_like(ids)
+    mask[:, 9:] = 0
+    inputs = {"input_ids": ids, "segment_ids": np.zeros_like(ids), "input_mask": mask}
+    if kind == "multiple_choice":  # 1 question x 3 choices
+        inputs = {name: value[None] for name, value in inputs.items()}
+    ours = model(inputs)
+    torch_inputs = {
+        "input_ids": torch.tensor(inputs["input_ids"], dtype=torch.long),
+        "token_type_ids": torch.tensor(inputs["segment_ids"], dtype=torch.long),
+        "attention_mask": torch.tensor(inputs["input_mask"], dtype=torch.long),
+    }
+    with torch.no_grad():
+        theirs = theirs_model.eval()(**torch_inputs)
+    if kind == "span":
+        for name in ("start_logits", "end_logits"):
+            np.testing.assert_allclose(
+                np.asarray(ours[name])[:, :9], getattr(theirs, name).numpy()[:, :9], atol=1e-5
+            )
+    else:
+        np.testing.assert_allclose(np.asarray(ours), theirs.logits.numpy(), atol=1e-5)
+
+
+@pytest.mark.keras
 def test_an_rtd_discriminator_is_exported_as_what_it_is(tmp_path):
     """No masked-LM head, `AlbertModel` in config.json, a card without fill-mask, the generator's
     masked-LM figures apart from the discriminator's and the command with --objective rtd."""

@@ -103,12 +103,14 @@ def downstream_results(
 ) -> list[dict]:
     """[{task, metric, pretrained, random, steps, …}] from the fine-tuning outcomes, for the
     report."""
+    from model.finetune.config import task_of  # a user's task reads its training file
+
     results = []
     for name, stage_config in configs.items():
         if name.endswith("-random") or name.startswith(("distill-", "predict-")):
             continue
         random_name = f"{name}-random"
-        metric = get_task(stage_config.task).primary_metric
+        metric = task_of(stage_config).primary_metric
         distilled = outcomes.get(name.replace("finetune-", "distill-", 1))
         predicted = outcomes.get(name.replace("finetune-", "predict-", 1))
         results.append(
@@ -117,6 +119,8 @@ def downstream_results(
                 "metric": metric,
                 "pretrained": outcomes[name].result.get("dev", {}),
                 "random": outcomes[random_name].result.get("dev", {}),
+                "pretrained_details": outcomes[name].result.get("details"),
+                "random_details": outcomes[random_name].result.get("details"),
                 "steps": stage_config.train_steps,
                 "pretrained_output": name,
                 "random_output": random_name,

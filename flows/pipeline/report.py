@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.report.data_quality import contamination_line, decontamination_section
-from flows.report.render import format_value
+from flows.report.render import format_value, plot_confusion
 from flows.report.sections import (
     STAGE_TITLES,
     evaluation_section,
@@ -36,6 +36,7 @@ from flows.report.text import (
     millions,
     next_block,
     number,
+    per_class_tables,
     piece_baseline_text,
     predicted_table,
     table,
@@ -82,6 +83,7 @@ def headline(facts: Mapping[str, Any]) -> str:
         lines.insert(2, contamination_line(contamination))
     if facts.get("downstream"):
         lines.append(downstream_table(facts["downstream"]))
+        lines += per_class_tables(facts["downstream"])
         distilled = distilled_table(facts["downstream"])
         lines += [distilled] if distilled else []
         predicted = predicted_table(facts["downstream"])
@@ -140,7 +142,29 @@ def run_report_markdown(run_dir: Path, facts: Mapping[str, Any]) -> str:
                 for output in (r["pretrained_output"], r["random_output"])
             )
         )
+        parts += confusion_pictures(run_dir, facts["downstream"])
     return "\n\n".join(parts) + "\n"
+
+
+def confusion_pictures(run_dir: Path, downstream: list[Mapping[str, Any]]) -> list[str]:
+    """The pretrained fine-tune's dev confusion matrix of each downstream task that has one (a
+    user's classification task), drawn in RUN_DIR/plots/confusion-TASK.png."""
+    images = []
+    for result in downstream:
+        details = result.get("pretrained_details") or {}
+        if not details.get("confusion_matrix"):
+            continue
+        plots = run_dir / "plots"
+        plots.mkdir(parents=True, exist_ok=True)
+        image = plot_confusion(
+            f"{result['task']}: dev confusion matrix (pretrained)",
+            details["confusion_matrix"],
+            list(details["per_class"]),
+            plots / f"confusion-{result['task']}.png",
+        )
+        relative = image.relative_to(run_dir).as_posix()
+        images.append(f"![{result['task']} confusion matrix]({relative})")
+    return images
 
 
 def format_headline_line(facts: Mapping[str, Any]) -> str:

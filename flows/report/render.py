@@ -101,6 +101,29 @@ def plot_distribution(
     return path
 
 
+def plot_confusion(name: str, matrix: list[list[int]], labels: list[str], path: Path) -> Path:
+    """A confusion matrix as a picture: gold classes down, predicted across, each cell's count
+    written on it, darker for more."""
+    size = 1.6 + 0.45 * len(labels)
+    fig, ax = plt.subplots(figsize=(size + 1.0, size))
+    ax.imshow(matrix, cmap="Blues")
+    ticks = range(len(labels))
+    ax.set_xticks(ticks, labels, rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(ticks, labels, fontsize=8)
+    peak = max((max(row) for row in matrix), default=0)
+    for i, row in enumerate(matrix):
+        for j, count in enumerate(row):
+            color = "white" if peak and count > peak / 2 else "black"
+            ax.text(j, i, str(count), ha="center", va="center", fontsize=8, color=color)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("gold")
+    ax.set_title(name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
 def read_metrics(path: Path) -> list[dict[str, Any]]:
     """The records of a metrics.jsonl file (one JSON object per line); empty if it does not
     exist."""

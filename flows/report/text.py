@@ -169,9 +169,9 @@ def finetune_command(
 
 def short_finetune_text(train_steps: int, max_seq_length: int, task: str = "sst2") -> str:
     """What the report says of its short fine-tune, with the paper's recipe beside it."""
-    from model.finetune.config import TABLE_14  # the config module only: no Keras
+    from model.tasks import get_task  # the task registry only: no Keras
 
-    recipe = TABLE_14[task]
+    recipe = get_task(task).defaults
     return (
         f"fine-tune it on a task (any task `albert finetune` knows): {number(train_steps)} steps "
         f"at the run's length, {max_seq_length}, minutes on a CPU for a model this size. For a "
@@ -205,6 +205,32 @@ def downstream_table(results: list[Mapping[str, Any]]) -> str:
     return "**Downstream (dev set, same budget and seed):**\n\n" + table(
         rows, ("task", "metric", "pretrained", "random init", "gain", "fine-tuning steps")
     )
+
+
+def per_class_tables(results: list[Mapping[str, Any]]) -> list[str]:
+    """Per downstream task with a per-class table (a user's classification task): each class's
+    F1 of the pretrained model and of the random twin, the pretrained model's precision and
+    recall, and the class's dev rows."""
+    tables = []
+    for result in results:
+        pretrained = (result.get("pretrained_details") or {}).get("per_class")
+        if not pretrained:
+            continue
+        random = (result.get("random_details") or {}).get("per_class") or {}
+        rows = [
+            (
+                name,
+                f"**{number(scores['f1'])}**",
+                number(random.get(name, {}).get("f1")),
+                number(scores["precision"]),
+                number(scores["recall"]),
+                number(scores["support"]),
+            )
+            for name, scores in pretrained.items()
+        ]
+        columns = ("class", "F1", "F1, random init", "precision", "recall", "dev rows")
+        tables.append(f"**{result['task']}, per class (dev set):**\n\n" + table(rows, columns))
+    return tables
 
 
 def distilled_table(results: list[Mapping[str, Any]]) -> str:

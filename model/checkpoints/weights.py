@@ -95,59 +95,27 @@ def checkpoint_groups(config: AlbertConfig) -> int:
     return config.num_block_sets("attention") // config.inner_group_num
 
 
+def _dense(layer, tf1: str, hf: str) -> list[WeightEntry]:
+    return [
+        WeightEntry(layer.kernel, f"{tf1}/kernel", f"{hf}.weight", hf_transpose=True),
+        WeightEntry(layer.bias, f"{tf1}/bias", f"{hf}.bias"),
+    ]
+
+
+def _norm(layer, tf1: str, hf: str) -> list[WeightEntry]:
+    return [
+        WeightEntry(layer.gamma, f"{tf1}/gamma", f"{hf}.weight"),
+        WeightEntry(layer.beta, f"{tf1}/beta", f"{hf}.bias"),
+    ]
+
+
 def weight_entries(model: AlbertPretrainingModel) -> list[WeightEntry]:
     """Every variable of `model` with its reference (TF1) and Hugging Face names."""
-    config = model.config
-    checkpoint_groups(config)
-    backbone = model.backbone
-    entries: list[WeightEntry] = []
+    entries = backbone_entries(model.backbone)
 
-    def dense(layer, tf1: str, hf: str) -> None:
-        entries.append(
-            WeightEntry(layer.kernel, f"{tf1}/kernel", f"{hf}.weight", hf_transpose=True)
-        )
-        entries.append(WeightEntry(layer.bias, f"{tf1}/bias", f"{hf}.bias"))
-
-    def norm(layer, tf1: str, hf: str) -> None:
-        entries.append(WeightEntry(layer.gamma, f"{tf1}/gamma", f"{hf}.weight"))
-        entries.append(WeightEntry(layer.beta, f"{tf1}/beta", f"{hf}.bias"))
-
-    emb = backbone.embeddings
-    for table in ("word_embeddings", "position_embeddings", "token_type_embeddings"):
-        entries.append(
-            WeightEntry(
-                getattr(emb, table).embeddings,
-                f"bert/embeddings/{table}",
-                f"albert.embeddings.{table}.weight",
-            )
-        )
-    norm(emb.layer_norm, "bert/embeddings/LayerNorm", "albert.embeddings.LayerNorm")
-    encoder = backbone.encoder
-    if encoder.projection is not None:
-        dense(
-            encoder.projection,
-            "bert/encoder/embedding_hidden_mapping_in",
-            "albert.encoder.embedding_hidden_mapping_in",
-        )
-    for k, block in enumerate(encoder.attention_blocks):
-        group, inner = _block_location(config, k)
-        tf1 = f"bert/encoder/transformer/group_{group}/inner_group_{inner}"
-        hf = f"albert.encoder.albert_layer_groups.{group}.albert_layers.{inner}"
-        for name in ("query", "key", "value"):
-            dense(getattr(block, name), f"{tf1}/attention_1/self/{name}", f"{hf}.attention.{name}")
-        dense(block.output_dense, f"{tf1}/attention_1/output/dense", f"{hf}.attention.dense")
-        norm(block.layer_norm, f"{tf1}/LayerNorm", f"{hf}.attention.LayerNorm")
-    for k, block in enumerate(encoder.ffn_blocks):
-        group, inner = _block_location(config, k)
-        tf1 = f"bert/encoder/transformer/group_{group}/inner_group_{inner}"
-        hf = f"albert.encoder.albert_layer_groups.{group}.albert_layers.{inner}"
-        dense(block.intermediate, f"{tf1}/ffn_1/intermediate/dense", f"{hf}.ffn")
-        dense(block.output_dense, f"{tf1}/ffn_1/intermediate/output/dense", f"{hf}.ffn_output")
-        norm(block.layer_norm, f"{tf1}/LayerNorm_1", f"{hf}.full_layer_layer_norm")
-    dense(backbone.pooler, "bert/pooler/dense", "albert.pooler")
     mlm = model.mlm_head
-    dense(mlm.dense, "cls/predictions/transform/dense", "predictions.dense")
-    norm(mlm.layer_norm, "cls/predictions/transform/LayerNorm", "predictions.LayerNorm")
+    entries += _dense(mlm.dense, "cls/predictions/transform/dense", "predictions.dense")
+    entries += _norm(mlm.layer_norm, "cls/predictions/transform/LayerNorm", "predictions.LayerNorm")
     entries.append(WeightEntry(mlm.bias, "cls/predictions/output_bias", "predictions.bias"))
     sop = model.sop_head.dense
     entries.append(
@@ -162,6 +130,55 @@ def weight_entries(model: AlbertPretrainingModel) -> list[WeightEntry]:
     entries.append(
         WeightEntry(sop.bias, "cls/seq_relationship/output_bias", "sop_classifier.classifier.bias")
     )
+    return entries
+
+
+def backbone_entries(backbone) -> list[WeightEntry]:
+    """Every variable of an `AlbertBackbone` with its reference (TF1) and Hugging Face names
+    (`albert.*`, what every Hugging Face ALBERT model holds)."""
+    config = backbone.config
+    checkpoint_groups(config)
+    entries: list[WeightEntry] = []
+
+    emb = backbone.embeddings
+    for table in ("word_embeddings", "position_embeddings", "token_type_embeddings"):
+        entries.append(
+            WeightEntry(
+                getattr(emb, table).embeddings,
+                f"bert/embeddings/{table}",
+                f"albert.embeddings.{table}.weight",
+            )
+        )
+    entries += _norm(emb.layer_norm, "bert/embeddings/LayerNorm", "albert.embeddings.LayerNorm")
+    encoder = backbone.encoder
+    if encoder.projection is not None:
+        entries += _dense(
+            encoder.projection,
+            "bert/encoder/embedding_hidden_mapping_in",
+            "albert.encoder.embedding_hidden_mapping_in",
+        )
+    for k, block in enumerate(encoder.attention_blocks):
+        group, inner = _block_location(config, k)
+        tf1 = f"bert/encoder/transformer/group_{group}/inner_group_{inner}"
+        hf = f"albert.encoder.albert_layer_groups.{group}.albert_layers.{inner}"
+        for name in ("query", "key", "value"):
+            entries += _dense(
+                getattr(block, name), f"{tf1}/attention_1/self/{name}", f"{hf}.attention.{name}"
+            )
+        entries += _dense(
+            block.output_dense, f"{tf1}/attention_1/output/dense", f"{hf}.attention.dense"
+        )
+        entries += _norm(block.layer_norm, f"{tf1}/LayerNorm", f"{hf}.attention.LayerNorm")
+    for k, block in enumerate(encoder.ffn_blocks):
+        group, inner = _block_location(config, k)
+        tf1 = f"bert/encoder/transformer/group_{group}/inner_group_{inner}"
+        hf = f"albert.encoder.albert_layer_groups.{group}.albert_layers.{inner}"
+        entries += _dense(block.intermediate, f"{tf1}/ffn_1/intermediate/dense", f"{hf}.ffn")
+        entries += _dense(
+            block.output_dense, f"{tf1}/ffn_1/intermediate/output/dense", f"{hf}.ffn_output"
+        )
+        entries += _norm(block.layer_norm, f"{tf1}/LayerNorm_1", f"{hf}.full_layer_layer_norm")
+    entries += _dense(backbone.pooler, "bert/pooler/dense", "albert.pooler")
     return entries
 
 

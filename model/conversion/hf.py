@@ -16,7 +16,9 @@ from albert.fs import exists, join, open_file
 from albert.outputs import atomic_output_dir
 from model.checkpoints.weights import (
     ConversionError,
+    WeightEntry,
     assign_weights,
+    backbone_entries,
     checkpoint_groups,
     config_fields,
     projection_flag,
@@ -146,23 +148,70 @@ def export_huggingface(
 
     A model without the E->H projection (E == H) gets an identity projection, which is exact.
     """
-    config = model.config
-    hf_config = config_to_huggingface(config)
+    hf_config, entries = config_to_huggingface(model.config), weight_entries(model)
     if not masked_lm:
         hf_config["architectures"] = ["AlbertModel"]
+        entries = [entry for entry in entries if not entry.hf.startswith("predictions.")]
+    return write_huggingface(directory, hf_config, entries, model.backbone)
+
+
+# A fine-tuned model's Hugging Face class -> the name of its head's dense layer there.
+HF_HEADS = {
+    "AlbertForSequenceClassification": "classifier",
+    "AlbertForMultipleChoice": "classifier",
+    "AlbertForQuestionAnswering": "qa_outputs",
+}
+
+
+def export_huggingface_task(
+    model,
+    architecture: str,
+    directory: str,
+    labels: tuple[str, ...] | None = None,
+    problem_type: str | None = None,
+) -> str:
+    """Write a fine-tuned `model.finetune.models.FinetuneModel` as a Hugging Face directory of
+    `architecture` (`HF_HEADS`). A sequence classifier gets `problem_type`
+    ('single_label_classification', 'multi_label_classification' or 'regression') and the label
+    names as `id2label`/`label2id` (None: one score). A head on another input than the pooled
+    output (question answering's reads the tokens) is a ConversionError: Hugging Face's
+    classifiers read the pooled output."""
+    if architecture != "AlbertForQuestionAnswering" and model.features != "pooled":
+        raise ConversionError(
+            f"features={model.features!r}: Hugging Face's {architecture} reads the pooled output "
+            "only"
+        )
+    hf_config = {
+        **config_to_huggingface(model.backbone.config),
+        "architectures": [architecture],
+        "classifier_dropout_prob": model.dropout,
+    }
+    if architecture == "AlbertForSequenceClassification":
+        names = labels or tuple(f"LABEL_{i}" for i in range(model.num_labels))
+        hf_config["problem_type"] = problem_type
+        hf_config["id2label"] = {str(i): name for i, name in enumerate(names)}
+        hf_config["label2id"] = {name: i for i, name in enumerate(names)}
+    head = HF_HEADS[architecture]
+    entries = backbone_entries(model.backbone)
+    entries += [
+        WeightEntry(model.head.dense.kernel, "", f"{head}.weight", hf_transpose=True),
+        WeightEntry(model.head.dense.bias, "", f"{head}.bias"),
+    ]
+    return write_huggingface(directory, hf_config, entries, model.backbone)
+
+
+def write_huggingface(directory: str, hf_config: dict, entries: list, backbone) -> str:
+    """`config.json` and `model.safetensors` of `entries` (`WeightEntry`, by their Hugging Face
+    names), written whole. A backbone without the E->H projection (E == H) gets an identity
+    projection, which is exact."""
     tensors = {}
-    for entry in weight_entries(model):
-        if not masked_lm and entry.hf.startswith("predictions."):
-            continue
+    for entry in entries:
         value = keras.ops.convert_to_numpy(entry.variable.value).astype(np.float32)
         tensors[entry.hf] = np.ascontiguousarray(value.T if entry.hf_transpose else value)
-    if model.backbone.encoder.projection is None:
-        tensors["albert.encoder.embedding_hidden_mapping_in.weight"] = np.eye(
-            config.hidden_size, dtype=np.float32
-        )
-        tensors["albert.encoder.embedding_hidden_mapping_in.bias"] = np.zeros(
-            config.hidden_size, np.float32
-        )
+    if backbone.encoder.projection is None:
+        size = backbone.config.hidden_size
+        tensors["albert.encoder.embedding_hidden_mapping_in.weight"] = np.eye(size).astype("f4")
+        tensors["albert.encoder.embedding_hidden_mapping_in.bias"] = np.zeros(size, np.float32)
     with atomic_output_dir(directory) as temp:
         with open_file(join(temp, "config.json"), "w") as handle:
             json.dump(hf_config, handle, indent=2, sort_keys=True)

@@ -1,5 +1,6 @@
-"""keras-hub export: `AlbertPretrainingModel`'s backbone as a keras-hub preset (through the Hugging
-Face export and keras-hub's own Hugging Face converter), with the vocabulary when given."""
+"""keras-hub exports: `AlbertPretrainingModel`'s backbone as a keras-hub preset, a fine-tuned
+classifier as an `AlbertTextClassifier` preset (both through the Hugging Face export and
+keras-hub's own Hugging Face converter), with the vocabulary."""
 
 from __future__ import annotations
 
@@ -57,19 +58,53 @@ def export_keras_hub(
         )
         if spm_model:
             ours = AlbertTokenizer(spm_model)
-            tokenizer = keras_hub.models.AlbertTokenizer(
-                proto=sentencepiece_with_preprocessing(ours)
-            )
-            keras_hub.models.AlbertTextClassifierPreprocessor(
-                tokenizer,
-                sequence_length=model.config.max_position_embeddings,
-            ).save_to_preset(preset_dir)
-        with atomic_output_dir(directory) as temp:
-            fs, temp_path = filesystem(temp)
-            for root, _, names in os.walk(preset_dir):
-                relative = os.path.relpath(root, preset_dir)
-                target = temp_path if relative == "." else f"{temp_path}/{relative}"
-                fs.makedirs(target, exist_ok=True)
-                for name in sorted(names):
-                    fs.put(os.path.join(root, name), f"{target}/{name}")
+            preprocessor(ours, model.config.max_position_embeddings).save_to_preset(preset_dir)
+        put_preset(preset_dir, directory)
+    return directory
+
+
+def preprocessor(tokenizer: AlbertTokenizer, sequence_length: int):
+    """keras-hub's `AlbertTextClassifierPreprocessor` of our `tokenizer`, ALBERT's preprocessing
+    compiled into its SentencePiece normalizer (`albert.tokenizer_export`)."""
+    import keras_hub  # heavy: only the keras-hub export needs it
+
+    proto = sentencepiece_with_preprocessing(tokenizer)
+    return keras_hub.models.AlbertTextClassifierPreprocessor(
+        keras_hub.models.AlbertTokenizer(proto=proto), sequence_length=sequence_length
+    )
+
+
+def put_preset(preset_dir: str, directory: str) -> None:
+    """Copy the local preset `preset_dir` to `directory` (local or gs://), written whole."""
+    with atomic_output_dir(directory) as temp:
+        fs, temp_path = filesystem(temp)
+        for root, _, names in os.walk(preset_dir):
+            relative = os.path.relpath(root, preset_dir)
+            target = temp_path if relative == "." else f"{temp_path}/{relative}"
+            fs.makedirs(target, exist_ok=True)
+            for name in sorted(names):
+                fs.put(os.path.join(root, name), f"{target}/{name}")
+
+
+def export_keras_hub_classifier(
+    model, hf_dir: str, directory: str, tokenizer: AlbertTokenizer, sequence_length: int
+) -> str:
+    """Write a fine-tuned classifier (`FinetuneModel` on the pooled output, already exported as
+    Hugging Face's `AlbertForSequenceClassification` in `hf_dir`) as a keras-hub
+    `AlbertTextClassifier` preset: `keras_hub.models.TextClassifier.from_preset(directory)` loads
+    it, and its `predict` on raw strings (or pairs) gives the model's logits."""
+    keras_hub_compatible(model.backbone.config)
+    import keras_hub  # heavy: only the keras-hub export needs it
+
+    backbone = keras_hub.models.AlbertBackbone.from_preset(hf_dir, dtype="float32")
+    classifier = keras_hub.models.AlbertTextClassifier(
+        backbone,
+        model.num_labels,
+        preprocessor=preprocessor(tokenizer, sequence_length),
+        dropout=model.dropout,
+    )
+    classifier.output_dense.set_weights(model.head.dense.get_weights())
+    with tempfile.TemporaryDirectory() as local:
+        classifier.save_to_preset(local)
+        put_preset(local, directory)
     return directory

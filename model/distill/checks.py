@@ -8,7 +8,7 @@ import json
 from albert.errors import StageError, naming
 from albert.fs import exists, file_digest, join, open_file
 from model.distill.config import DistillConfig
-from model.tasks import get_task
+from model.finetune.config import task_of
 
 
 def teacher_results(config: DistillConfig) -> dict:
@@ -23,7 +23,7 @@ def teacher_results(config: DistillConfig) -> dict:
         )
     with naming(path), open_file(path, "r") as handle:
         results = json.load(handle)
-    task = get_task(config.task).name
+    task = task_of(config).name
     if results.get("task") != task:
         raise StageError(
             f"--teacher {config.teacher}: fine-tuned on {results.get('task')}, not on --task {task}"

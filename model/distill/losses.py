@@ -22,17 +22,17 @@ from __future__ import annotations
 import keras
 
 from model.distill.matching import LayerMatching
-from model.finetune.kind import inputs_of
+from model.finetune.kind import TaskKind, inputs_of
 
 
 class CachedTeacher(keras.Model):
     """The teacher's outputs as the batch carries them (see the module docstring): `logits`, or
-    `{start_logits, end_logits}` (`span`) cut to the inputs' length. `model`: the teacher's
-    `FinetuneModel`, for the intermediate features (`intermediate`), or None."""
+    `{start_logits, end_logits}` (`token_outputs`: SQuAD's) cut to the inputs' length. `model`:
+    the teacher's `FinetuneModel`, for the intermediate features (`intermediate`), or None."""
 
-    def __init__(self, span: bool, model: keras.Model | None = None, **kwargs):
+    def __init__(self, token_outputs: bool, model: keras.Model | None = None, **kwargs):
         super().__init__(**kwargs)
-        self.span, self.model = span, model
+        self.token_outputs, self.model = token_outputs, model
 
     def intermediate(self, inputs) -> dict:
         """The teacher model's backbone outputs with its hidden states and attention scores."""
@@ -43,7 +43,7 @@ class CachedTeacher(keras.Model):
 
     def call(self, inputs, training=False):
         cached = inputs["teacher"]
-        if not self.span:
+        if not self.token_outputs:
             return cached["logits"]
         length = keras.ops.shape(inputs["input_ids"])[-1]
         return {name: values[:, :length] for name, values in cached.items()}
@@ -110,32 +110,21 @@ class CachedDistiller(keras.distillation.Distiller):
         return self.student.backbone
 
 
-def soft_target_loss(kind: str, temperature: float) -> keras.distillation.LogitsDistillation:
-    """The soft-target loss of a task kind: T^2 * KL at temperature T over the class, choice or
-    (SQuAD) start and end position logits; STS-B's one score has no distribution, its target is
-    the teacher's score (squared error, T = 1)."""
-    if kind == "regression":
-        return keras.distillation.LogitsDistillation(1.0, keras.losses.MeanSquaredError())
-    if kind == "span":
-        kl = {name: keras.losses.KLDivergence() for name in ("start_logits", "end_logits")}
-        return keras.distillation.LogitsDistillation(temperature, kl)
-    return keras.distillation.LogitsDistillation(temperature, keras.losses.KLDivergence())
-
-
 def make_distiller(
     student: keras.Model,
-    kind: str,
+    kind: TaskKind,
     temperature: float,
     alpha: float,
     teacher: keras.Model | None = None,
     hidden_weight: float = 0.0,
     attention_weight: float = 0.0,
 ) -> CachedDistiller:
-    """The student trained on (1 - alpha) * labels + alpha * (soft targets + `hidden_weight` *
+    """The student trained on (1 - alpha) * labels + alpha * (soft targets, `kind`'s
+    `TaskKind.soft_target_loss`, + `hidden_weight` *
     each hidden-state pair's MSE + `attention_weight` * each attention pair's), the intermediate
     pairs `model.distill.matching`'s against `teacher` (the teacher's `FinetuneModel`, needed
     when either weight is above 0)."""
-    losses, weights, matching = [soft_target_loss(kind, temperature)], [1.0], None
+    losses, weights, matching = [kind.soft_target_loss(temperature)], [1.0], None
     if hidden_weight > 0 or attention_weight > 0:
         matching = LayerMatching.between(
             student.backbone.config, teacher.backbone.config, hidden_weight, attention_weight
@@ -143,7 +132,9 @@ def make_distiller(
         more, more_weights = matching.losses()
         losses, weights = losses + more, weights + more_weights
     return CachedDistiller(
-        teacher=CachedTeacher(kind == "span", teacher if matching else None, name="cached_teacher"),
+        teacher=CachedTeacher(
+            kind.token_outputs, teacher if matching else None, name="cached_teacher"
+        ),
         student=student,
         distillation_losses=losses,
         distillation_loss_weights=weights,

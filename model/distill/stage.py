@@ -23,7 +23,7 @@ from model.distill.report import side_by_side
 from model.distill.serving import serving_costs
 from model.distill.teacher import compare_sizes, load_teacher, teacher_outputs
 from model.finetune import resume
-from model.finetune.config import hyperparameters
+from model.finetune.config import hyperparameters, task_of, with_epochs
 from model.finetune.kind import inputs_of
 from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
@@ -73,13 +73,14 @@ def summary(results: dict, config: DistillConfig) -> dict:
 
 def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
     """`run` while the output's lock is held and the signals are `stop`'s; the results."""
-    kind = task_kind(config.task)
+    kind = task_kind(task_of(config))
     spec = kind.spec
     latest = resume.resumable(config, backend, wanted)["task"]
     accelerator = cores.on_accelerator()
     keras_seeds.set_random_seed(config.seed, tensorflow=backend != "jax")
     hp = hyperparameters(config, spec)
     data = kind.load(config, tokenizer, hp)
+    hp = with_epochs(config, hp, len(data.train["input_ids"]))
     teacher = load_teacher(config, tokenizer.vocab_size)
     checkpoints = Checkpoints(
         resume.checkpoints_dir(config.output, "task"),
@@ -101,7 +102,7 @@ def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
             )
             distiller = make_distiller(
                 student,
-                spec.kind,
+                kind,
                 config.temperature,
                 config.alpha,
                 teacher,
@@ -154,4 +155,5 @@ def _run(config, tokenizer, teacher_facts, wanted, backend, stop) -> dict:
     }
     table = side_by_side(costs["teacher"], costs["student"], spec.primary_metric)
     files = {"distillation.md": f"# Distillation: {spec.name}\n\n{table}"}
-    return commit_output(config.output, kind, data, student, predictions, results, files)
+    exports = {"tokenizer": tokenizer, "max_seq_length": hp.max_seq_length}
+    return commit_output(config.output, kind, data, student, predictions, results, files, exports)

@@ -1,11 +1,11 @@
 """Fine-tuning ALBERT on GLUE, SQuAD and RACE (`python -m model.finetune`, `albert finetune`).
 
-One role per module: `config` (the stage config, Table 14, the `TASK=DIR` parser), `kind` and
-`kinds` (the task-kind interface and its lookup) with `glue`, `squad` and `race` (the kinds),
-`models` (the Keras models), `features` and `optimizer` (Sun et al.'s strategies), `batches`,
-`training` (fit with early stopping, checkpoints and resume), `progress` (the progress lines),
-`resume` (where the checkpoints are, which one a re-run resumes), `multitask`, `stage` (`run`) and
-`cli` (`main`).
+One role per module: `config` (the stage config, the run's hyperparameters, the `TASK=DIR`
+parser), `kind` and `kinds` (the task-kind interface and its lookup) with `glue`, `squad` and
+`race` (the kinds), `models` (the Keras models), `features` and `optimizer` (Sun et al.'s
+strategies), `batches`, `training` (fit with early stopping, checkpoints and resume), `progress`
+(the progress lines), `resume` (where the checkpoints are, which one a re-run resumes),
+`multitask`, `stage` (`run`) and `cli` (`main`).
 
 Importing the package loads no Keras: the config and the command line come first, the models and
 `run` (Keras and its backend) when first used.
@@ -15,7 +15,6 @@ from importlib import import_module
 
 from model.finetune.cli import main
 from model.finetune.config import (
-    TABLE_14,
     FinetuneConfig,
     Hyperparameters,
     hyperparameters,
@@ -33,7 +32,6 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "TABLE_14",
     "FinetuneConfig",
     "FinetuneModel",
     "Hyperparameters",

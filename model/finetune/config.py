@@ -1,86 +1,113 @@
-"""The fine-tuning stage's config, the per-task defaults of Table 14 of the ALBERT paper, and the
-`TASK=DIR` option parser (`--multitask` here, `--downstream` in the flows)."""
+"""The fine-tuning stage's config, the hyperparameters of a run (the task's defaults, the values the
+config sets), and the `TASK=DIR` option parser (`--multitask` here, `--downstream` in the flows)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal
+import logging
+import math
+from dataclasses import replace
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
-from albert.config import ConfigError, StageConfig
-from model.tasks import TaskSpec, get_task
+from albert.config import CommaList, ConfigError, StageConfig, read_yaml
+from albert.fs import exists, join
+from model.tasks import Hyperparameters, Task, get_task
+from model.tasks.own_task import OwnKind, OwnTaskSettings, own_task
 from model.tasks.truncation import Truncation
 
 # The classifier's input (`model.finetune.features`), a strategy of Sun et al. (2019).
 Features = Literal["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"]
 # The learning-rate schedule's two linear decays (`model.finetune.optimizer`).
 Schedule = Literal["reference", "after_warmup"]
-
-
-@dataclass(frozen=True)
-class Hyperparameters:
-    """The per-task training settings of Table 14 (a config value, when given, replaces one)."""
-
-    learning_rate: float
-    batch_size: int
-    classifier_dropout: float
-    train_steps: int
-    warmup_steps: int
-    max_seq_length: int
-
-
-TABLE_14: dict[str, Hyperparameters] = {
-    "cola": Hyperparameters(1e-5, 16, 0.0, 5336, 320, 512),
-    "stsb": Hyperparameters(5e-5, 16, 0.0, 3598, 214, 512),
-    "sst2": Hyperparameters(1e-5, 32, 0.0, 20935, 1256, 512),
-    "mnli": Hyperparameters(3e-5, 128, 0.0, 10000, 1000, 512),
-    "qnli": Hyperparameters(1e-5, 32, 0.0, 33112, 1986, 512),
-    "qqp": Hyperparameters(5e-5, 128, 0.1, 14000, 1000, 512),
-    "rte": Hyperparameters(3e-5, 32, 0.1, 800, 200, 512),
-    "mrpc": Hyperparameters(2e-5, 32, 0.0, 800, 200, 512),
-    "wnli": Hyperparameters(2e-5, 16, 0.1, 2000, 250, 512),
-    "squad1": Hyperparameters(5e-5, 48, 0.0, 3649, 365, 384),
-    "squad2": Hyperparameters(3e-5, 48, 0.0, 8144, 814, 512),
-    "race": Hyperparameters(1e-5, 32, 0.1, 12000, 1000, 512),
-}
+TASK_YAML = "task.yaml"  # your own task's settings in its --data-dir
+logger = logging.getLogger(__name__)
 
 
 class FinetuneConfig(StageConfig):
     task: str = Field(
-        description="cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli, squad1, squad2, race"
+        description="a registered task (cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli, "
+        "squad1, squad2, race), or your own task's name (default: the --train-file's stem)"
     )
     init: str = Field(
         description="pretrained model (.keras, Hugging Face dir, TF1 checkpoint) or 'random'"
     )
     spm_model: str = Field(description="SentencePiece model of the pretrained vocabulary")
-    data_dir: str = Field(description="the task's directory (e.g. glue/SST-2, squad, RACE)")
+    data_dir: str = Field(
+        "",
+        description="the task's directory (e.g. glue/SST-2, squad, RACE; your own task's: one "
+        "with a task.yaml of its settings)",
+    )
     output: str = Field(description="output directory")
     preset: str = Field("albert-tiny", description="architecture when --init random")
     train_file: str | None = Field(
-        None, description="training file/dir instead of the task's default"
+        None,
+        description="training file/dir instead of the task's default (your own task's: CSV, TSV "
+        "or JSON Lines; a glob or gs:// too)",
+        json_schema_extra={"flags": ["--train"]},
     )
-    dev_file: str | None = Field(None, description="dev file/dir instead of the task's default")
-    learning_rate: float | None = Field(None, gt=0, description="peak learning rate (Table 14)")
-    batch_size: int | None = Field(None, gt=0, description="batch size (Table 14)")
+    dev_file: str | None = Field(
+        None,
+        json_schema_extra={"flags": ["--dev"]},
+        description="dev file/dir instead of the task's default (your own task's: none holds "
+        "out --dev-fraction of train)",
+    )
+    text_column: Annotated[list[str], CommaList] = Field(
+        default_factory=list,
+        description="your own task: the text column, or two (a pair): header names or 0-based "
+        "indexes of the CSV/TSV/JSONL --train-file and --dev-file",
+    )
+    label_column: str = Field("label", description="your own task: the label column")
+    header: bool | None = Field(
+        None,
+        description="your own task: whether the CSV/TSV files start with a header (default: "
+        "yes when the columns are named, no when they are indexes)",
+    )
+    kind: OwnKind | None = Field(
+        None,
+        description="your own task's kind (default: inferred from the labels: a JSON list or "
+        "--label-separator is multi_label, fractions are regression, the rest classification)",
+    )
+    label_separator: str | None = Field(
+        None,
+        description="your own task: multi-label, each row's labels split on this (a JSON list "
+        "per row needs none)",
+    )
+    encoding: str = Field("utf-8", description="your own task: the files' text encoding")
+    dev_fraction: float = Field(
+        0.1,
+        gt=0,
+        lt=1,
+        description="your own task without --dev-file: the share of train held out as dev, "
+        "chosen by a hash of each row's text",
+    )
+    learning_rate: float | None = Field(None, gt=0, description="peak learning rate (task default)")
+    batch_size: int | None = Field(None, gt=0, description="batch size (task default)")
     classifier_dropout: float | None = Field(
-        None, ge=0, lt=1, description="head dropout (Table 14)"
+        None, ge=0, lt=1, description="head dropout (task default)"
     )
-    train_steps: int | None = Field(None, gt=0, description="training steps (Table 14)")
-    warmup_steps: int | None = Field(None, ge=0, description="linear warmup steps (Table 14)")
+    train_steps: int | None = Field(None, gt=0, description="training steps (task default)")
+    epochs: float | None = Field(
+        None,
+        gt=0,
+        description="train this many passes over the training set: the steps (and a tenth of "
+        "them as warmup, unless --warmup-steps) derived from its size and logged; --train-steps "
+        "wins",
+    )
+    warmup_steps: int | None = Field(None, ge=0, description="linear warmup steps (task default)")
     schedule: Schedule = Field(
         "reference",
         description="linear decay over all the steps, warmup replacing the first (reference: "
         "google-research/albert, BERT) or from the peak after warmup (after_warmup: Hugging "
         "Face's linear)",
     )
-    max_seq_length: int | None = Field(None, gt=8, description="sequence length (Table 14)")
+    max_seq_length: int | None = Field(None, gt=8, description="sequence length (task default)")
     eval_every: int | None = Field(
         None, gt=0, description="steps between dev evaluations (default: an epoch)"
     )
     patience: int = Field(3, ge=1, description="evaluations without improvement before stopping")
-    weight_decay: float = Field(0.01, ge=0)
-    seed: int = Field(12345)
+    weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay")
+    seed: int = Field(12345, description="random seed (initialisation, order, dropout)")
     max_train_examples: int | None = Field(
         None, gt=0, description="use only the first N training examples"
     )
@@ -111,7 +138,7 @@ class FinetuneConfig(StageConfig):
     )
     doc_stride: int = Field(128, gt=0, description="SQuAD window stride")
     max_query_length: int = Field(64, gt=0, description="SQuAD question pieces kept")
-    n_best_size: int = Field(20, gt=0)
+    n_best_size: int = Field(20, gt=0, description="SQuAD answers kept per question")
     max_answer_length: int = Field(30, gt=0, description="SQuAD longest answer in pieces")
     threshold_holdout: float = Field(
         0.1,
@@ -138,14 +165,35 @@ class FinetuneConfig(StageConfig):
         "for any number",
     )
 
-    @field_validator("task")
+    @model_validator(mode="before")
     @classmethod
-    def _known_task(cls, value: str) -> str:
+    def _own_task(cls, values: Any) -> Any:
+        """A `task.yaml` in --data-dir fills what the flags leave unset or None (its paths
+        relative to the directory); your own task's name defaults to the training file's stem."""
+        if not isinstance(values, dict):
+            return values
+        given = {key: value for key, value in values.items() if value is not None}
+        values = {**values, **task_yaml(values.get("data_dir") or ""), **given}
+        if values.get("text_column") and not values.get("task") and values.get("train_file"):
+            stem = str(values["train_file"]).rstrip("/").rsplit("/", 1)[-1].split(".")[0]
+            values["task"] = stem
+        return values
+
+    @model_validator(mode="after")
+    def _known_task(self) -> FinetuneConfig:
+        if self.text_column:
+            if not self.train_file:
+                raise ValueError("--text-column (your own task) needs --train-file")
+            if len(self.text_column) > 2:
+                raise ValueError(f"--text-column {self.text_column}: one column or two")
+            return self
         try:
-            get_task(value)
+            get_task(self.task)
         except KeyError as error:
-            raise ValueError(error.args[0]) from None
-        return value
+            raise ValueError(f"{error.args[0]} (your own task: give --text-column)") from None
+        if not self.data_dir and not (self.train_file and self.dev_file):
+            raise ValueError(f"--task {self.task}: give --data-dir")
+        return self
 
     @field_validator("multitask")
     @classmethod
@@ -155,9 +203,53 @@ class FinetuneConfig(StageConfig):
         return items
 
 
-def hyperparameters(config: FinetuneConfig, spec: TaskSpec) -> Hyperparameters:
-    """The task's Table 14 row with the values `config` sets."""
-    row = TABLE_14[spec.name]
+def own_settings(config: FinetuneConfig) -> OwnTaskSettings | None:
+    """Your own task's settings (`model.tasks.own_task`), None for a registered task."""
+    if not config.text_column:
+        return None
+    header = config.header
+    if header is None:
+        header = not all(column.isdigit() for column in config.text_column)
+    return OwnTaskSettings(
+        name=config.task,
+        train=config.train_file,
+        text_columns=tuple(config.text_column),
+        label_column=config.label_column,
+        dev=config.dev_file,
+        header=header,
+        kind=config.kind,
+        label_separator=config.label_separator,
+        encoding=config.encoding,
+        dev_fraction=config.dev_fraction,
+    )
+
+
+def task_of(config: FinetuneConfig) -> Task:
+    """The task `config` fine-tunes: your own (`own_settings`) or a registered one."""
+    settings = own_settings(config)
+    return own_task(settings) if settings is not None else get_task(config.task)
+
+
+def task_yaml(data_dir: str) -> dict[str, Any]:
+    """The settings of `DIR/task.yaml` as config fields (`train`, `dev` -> `train_file`,
+    `dev_file`, relative to DIR); {} without one."""
+    path = join(data_dir, TASK_YAML) if data_dir else ""
+    if not path or not exists(path):
+        return {}
+    values = read_yaml(path) or {}
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: expected a mapping of the task's settings")
+    for key, field in (("train", "train_file"), ("dev", "dev_file")):
+        if key in values:
+            values[field] = join(data_dir, str(values.pop(key)))
+    if "name" in values:
+        values["task"] = values.pop("name")
+    return values
+
+
+def hyperparameters(config: FinetuneConfig, task: Task) -> Hyperparameters:
+    """The task's defaults (`Task.defaults`) with the values `config` sets."""
+    row = task.defaults
     return replace(
         row,
         learning_rate=config.learning_rate or row.learning_rate,
@@ -171,9 +263,30 @@ def hyperparameters(config: FinetuneConfig, spec: TaskSpec) -> Hyperparameters:
     )
 
 
+def with_epochs(config: FinetuneConfig, hp: Hyperparameters, examples: int) -> Hyperparameters:
+    """`hp` with the steps of `config.epochs` passes over `examples` training rows (at least one
+    step) and a tenth of them as warmup (unless --warmup-steps); `hp` as it is without --epochs or
+    with --train-steps. The derived figures are logged."""
+    if config.epochs is None or config.train_steps:
+        return hp
+    steps = max(1, math.ceil(config.epochs * examples / hp.batch_size))
+    warmup = steps // 10 if config.warmup_steps is None else config.warmup_steps
+    logger.info(
+        "%s: %g epochs of %d examples at batch %d: %d steps, %d of warmup",
+        config.task,
+        config.epochs,
+        examples,
+        hp.batch_size,
+        steps,
+        warmup,
+    )
+    return replace(hp, train_steps=steps, warmup_steps=warmup)
+
+
 def parse_task_dir(item: str, option: str) -> tuple[str, str]:
-    """`TASK=DIR` -> (TASK as written, DIR); a malformed item or an unknown task is a ConfigError
-    naming `option` (e.g. `--multitask`)."""
+    """`TASK=DIR` -> (TASK as written, DIR): a registered task, or a user's task whose DIR holds
+    its `task.yaml` (TASK names it); a malformed item or an unknown task is a ConfigError naming
+    `option` (e.g. `--multitask`)."""
     task, separator, directory = item.partition("=")
     if not separator or not task or not directory:
         raise ConfigError(
@@ -182,5 +295,8 @@ def parse_task_dir(item: str, option: str) -> tuple[str, str]:
     try:
         get_task(task)
     except KeyError as error:
-        raise ConfigError(f"{option} {item!r}: {error.args[0]}") from None
+        if not task_yaml(directory):
+            raise ConfigError(
+                f"{option} {item!r}: {error.args[0]}, and {directory} holds no {TASK_YAML}"
+            ) from None
     return task, directory

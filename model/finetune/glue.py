@@ -8,20 +8,21 @@ import keras
 import numpy as np
 
 from albert.fs import join, open_file
-from albert.glue_tsv import LABELS
 from model.finetune.kind import TaskKind
-from model.tasks import TaskSpec
-from model.tasks.metrics import glue_metrics
+from model.tasks import Task
 from model.tasks.scoring import score_glue
 
 
 class GlueKind(TaskKind):
-    """A GLUE classification task: softmax cross-entropy, the argmax class, written as the label
-    in its files."""
+    """A classification task (GLUE's, a user's): softmax cross-entropy, the argmax class, written
+    as the label in its files."""
 
-    def __init__(self, spec: TaskSpec):
+    hf_architecture = "AlbertForSequenceClassification"
+    problem_type = "single_label_classification"
+
+    def __init__(self, spec: Task):
         super().__init__(spec)
-        self.labels = LABELS[spec.name]
+        self.labels = spec.labels
 
     def texts(self, examples):
         return [[e.text_a, e.text_b] for e in examples]
@@ -39,7 +40,7 @@ class GlueKind(TaskKind):
 
     def score(self, model, data, batch_size):
         predictions = self.predictions(self.predict(model, data, batch_size))
-        return glue_metrics(self.spec.name, predictions, data.dev["labels"]), predictions
+        return self.spec.metrics(predictions, data.dev["labels"]), predictions
 
     def write_predictions(self, directory, data, predictions):
         path = join(directory, "predictions.tsv")
@@ -54,7 +55,9 @@ class GlueKind(TaskKind):
 
 
 class GlueRegressionKind(GlueKind):
-    """STS-B: one score per pair, squared error, the score written with six decimals."""
+    """A score (STS-B's, a user's): one per row, squared error, written with six decimals."""
+
+    problem_type = "regression"
 
     def loss(self):
         return lambda y, p: keras.ops.square(
@@ -63,6 +66,11 @@ class GlueRegressionKind(GlueKind):
 
     def predictions(self, outputs):
         return outputs[:, 0]
+
+    def soft_target_loss(self, temperature):
+        """One score has no distribution: the target is the teacher's score (squared error,
+        T = 1)."""
+        return keras.distillation.LogitsDistillation(1.0, keras.losses.MeanSquaredError())
 
     def prediction_text(self, prediction) -> str:
         return f"{float(prediction):.6f}"

@@ -16,7 +16,7 @@ from albert.fs import join
 from albert.tokenization import AlbertTokenizer
 from model.finetune.config import FinetuneConfig, Hyperparameters
 from model.runtime import cores
-from model.tasks import TaskSpec
+from model.tasks import Task
 from model.tasks.parallel_encoding import encode_split
 from model.tasks.splits import SplitSettings, read_examples
 
@@ -49,9 +49,10 @@ def split_settings(
     path: str,
     training: bool,
     holdout_cut: int = 0,
+    source: str | None = None,
 ) -> SplitSettings:
     """The settings of the training split or the dev split in `path` (a dev file's name without
-    extension names its GLUE layout: dev, dev_matched ...)."""
+    extension names its GLUE layout: dev, dev_matched ...); `source`: the task's `Task.source`."""
     return SplitSettings(
         task=config.task,
         path=path,
@@ -66,6 +67,7 @@ def split_settings(
         max_query_length=config.max_query_length,
         holdout_seed=config.seed,
         holdout_cut=holdout_cut,
+        task_source=source,
     )
 
 
@@ -85,13 +87,20 @@ def encoded(
 
 
 class TaskKind(ABC):
-    """One kind of task, bound to its `spec`. Subclasses set `empty_reason` (why a split without
-    examples is empty) and `null_odds_file` (a second predictions file, or None)."""
+    """One kind of task, bound to its `spec` (the registered `Task`). Subclasses set
+    `empty_reason` (why a split without examples is empty), `null_odds_file` (a second predictions
+    file, or None), `token_outputs` (whether the outputs are per token: SQuAD's start and end
+    logits), `hf_architecture` (the Hugging Face class of the export, `model.finetune.exports`)
+    and `problem_type` (Hugging Face's, of a sequence classifier, which keras-hub's
+    `AlbertTextClassifier` exports too; None for the others)."""
 
     empty_reason = "the file is empty or has only a header"
     null_odds_file: str | None = None
+    token_outputs = False
+    hf_architecture: str | None = None
+    problem_type: str | None = None
 
-    def __init__(self, spec: TaskSpec):
+    def __init__(self, spec: Task):
         self.spec = spec
 
     def paths(self, config: FinetuneConfig) -> tuple[str, str]:
@@ -147,8 +156,8 @@ class TaskKind(ABC):
         """The task's data, unchecked (see `load`): every example of a split encoded."""
         counts = {"train": {}, "dev": {}}
         train_path, dev_path = self.paths(config)
-        train = split_settings(config, hp, train_path, True)
-        dev = split_settings(config, hp, dev_path, False)
+        train = split_settings(config, hp, train_path, True, source=self.spec.source)
+        dev = split_settings(config, hp, dev_path, False, source=self.spec.source)
         train_examples = read_examples(train, counts["train"]) if with_train else []
         dev_examples = read_examples(dev, counts["dev"])
         return TaskData(
@@ -160,6 +169,11 @@ class TaskKind(ABC):
             self.texts(train_examples),
             counts,
         )
+
+    def soft_target_loss(self, temperature: float) -> keras.distillation.LogitsDistillation:
+        """The distillation's soft-target loss: T^2 * KL at temperature T over the class or
+        choice logits (Hinton et al.)."""
+        return keras.distillation.LogitsDistillation(temperature, keras.losses.KLDivergence())
 
     @abstractmethod
     def texts(self, examples: list) -> list[list[str]]:

@@ -18,7 +18,7 @@ from model.network.heads import MultipleChoiceHead, SequenceClassificationHead, 
 @keras.saving.register_keras_serializable(package="albert")
 class FinetuneModel(keras.Model):
     """The backbone with one task head: classification/regression logits, SQuAD start/end logits, or
-    multiple-choice scores over inputs `[B, C, T]` (`kind` is the task's `TaskSpec.kind`)."""
+    multiple-choice scores over inputs `[B, C, T]` (`kind` is the registered task's `Task.kind`)."""
 
     def __init__(
         self,

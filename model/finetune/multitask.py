@@ -1,5 +1,6 @@
 """Multi-task fine-tuning (Sun et al. 2019, section 5.4): the shared backbone is trained on the main
-GLUE task and every `--multitask TASK=DIR` at once, before the main task is fine-tuned alone."""
+task and every `--multitask TASK=DIR` (GLUE's or a user's) at once, before the main task is
+fine-tuned alone."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from albert.errors import StageError
 from albert.tokenization import AlbertTokenizer
 from model.checkpoints.manager import Checkpoints
 from model.finetune.batches import mixture_batches
-from model.finetune.config import FinetuneConfig, Hyperparameters, parse_task_dir
+from model.finetune.config import FinetuneConfig, Hyperparameters, parse_task_dir, task_of
 from model.finetune.glue import GlueKind
 from model.finetune.kind import inputs_of
 from model.finetune.kinds import task_kind
 from model.finetune.models import MultiTaskModel
+from model.finetune.multi_label import MultiLabelKind
 from model.finetune.optimizer import make_optimizer
 from model.finetune.progress import Progress
 from model.finetune.training import (
@@ -25,20 +27,43 @@ from model.finetune.training import (
 )
 from model.network.backbone import AlbertBackbone
 
+OWN_TASK_FIELDS = (
+    "text_column",
+    "label_column",
+    "header",
+    "kind",
+    "label_separator",
+    "encoding",
+    "dev_fraction",
+)
 
-def multitask_kinds(config: FinetuneConfig) -> dict[str, tuple[GlueKind, str]]:
-    """`{task: (kind, data_dir)}` of the main task and every `--multitask TASK=DIR`; all must be
-    GLUE tasks."""
+
+def multitask_kinds(config: FinetuneConfig) -> dict[str, tuple[GlueKind, FinetuneConfig]]:
+    """`{task: (kind, its config)}` of the main task and every `--multitask TASK=DIR` (a
+    registered task, or a user's in DIR's `task.yaml`); all must be classification or regression
+    tasks. The main task reads its --data-dir (a user's: its own files)."""
+    main = {"multitask": []}
+    if not config.text_column:
+        main.update(train_file=None, dev_file=None)
+    configs = [config.model_copy(update=main)]
+    for item in config.multitask:
+        name, directory = parse_task_dir(item, "--multitask")
+        values = {
+            key: value
+            for key, value in config.model_dump().items()
+            if key not in (*OWN_TASK_FIELDS, "train_file", "dev_file")
+        }
+        values.update(task=name, data_dir=directory, multitask=[])
+        configs.append(type(config)(**values))
     entries = {}
-    items = [(config.task, config.data_dir)]
-    items += [parse_task_dir(item, "--multitask") for item in config.multitask]
-    for name, directory in items:
-        kind = task_kind(name)
-        if not isinstance(kind, GlueKind):
+    for task_config in configs:
+        kind = task_kind(task_of(task_config))
+        if not isinstance(kind, GlueKind) or isinstance(kind, MultiLabelKind):
             raise StageError(
-                f"--multitask: only GLUE tasks can be trained jointly, not {kind.spec.name}"
+                "--multitask: only classification and regression tasks can be trained jointly, "
+                f"not {kind.spec.name}"
             )
-        entries[kind.spec.name] = (kind, directory)
+        entries[kind.spec.name] = (kind, task_config)
     return entries
 
 
@@ -57,16 +82,7 @@ def train_multitask(
     single-task training (`model.finetune.training`), from `resume_from` when given. Returns dev
     metrics per task and the joint model."""
     kinds, datas = {}, {}
-    for name, (kind, directory) in multitask_kinds(config).items():
-        task_config = config.model_copy(
-            update={
-                "task": name,
-                "data_dir": directory,
-                "train_file": None,
-                "dev_file": None,
-                "multitask": [],
-            }
-        )
+    for name, (kind, task_config) in multitask_kinds(config).items():
         kinds[name], datas[name] = kind, kind.load(task_config, tokenizer, hp)
     model = MultiTaskModel(
         backbone,

@@ -17,6 +17,7 @@ from model.tasks.scoring import score_race
 
 class RaceKind(TaskKind):
     empty_reason = "it holds no questions"
+    hf_architecture = "AlbertForMultipleChoice"
 
     def texts(self, examples):
         return [e.article.split("\n") for e in {e.article: e for e in examples}.values()]

@@ -14,7 +14,7 @@ from albert.errors import StageError
 from albert.fs import join, open_file
 from albert.squad_json import gold_of
 from model.finetune.kind import TaskData, TaskKind, encoded, inputs_of, split_settings
-from model.tasks import TaskSpec, squad_decode, squad_features
+from model.tasks import Task, squad_decode, squad_features
 from model.tasks.metrics import squad_v1_scores, squad_v2_scores
 from model.tasks.scoring import score_squad
 from model.tasks.splits import encoded_examples, held_out, read_examples
@@ -35,8 +35,10 @@ class SquadData(TaskData):
 class SquadKind(TaskKind):
     empty_reason = "it holds no questions"
     null_odds_file = "null_odds.json"
+    token_outputs = True
+    hf_architecture = "AlbertForQuestionAnswering"
 
-    def __init__(self, spec: TaskSpec):
+    def __init__(self, spec: Task):
         super().__init__(spec)
         self.v2 = spec.name == "squad2"  # unanswerable questions: a tuned null threshold
 
@@ -97,6 +99,11 @@ class SquadKind(TaskKind):
     def loss(self):
         sce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         return {"start_logits": sce, "end_logits": sce}
+
+    def soft_target_loss(self, temperature):
+        """T^2 * KL at temperature T over the start and the end position logits."""
+        kl = {name: keras.losses.KLDivergence() for name in ("start_logits", "end_logits")}
+        return keras.distillation.LogitsDistillation(temperature, kl)
 
     def score(self, model, data: SquadData, batch_size):
         decoded = decode(

@@ -20,7 +20,14 @@ from albert.tokenization import AlbertTokenizer
 from model.checkpoints import store as checkpointing
 from model.checkpoints.manager import Checkpoints
 from model.finetune import resume
-from model.finetune.config import FinetuneConfig, Hyperparameters, hyperparameters
+from model.finetune.config import (
+    FinetuneConfig,
+    Hyperparameters,
+    hyperparameters,
+    task_of,
+    with_epochs,
+)
+from model.finetune.exports import write_task_exports
 from model.finetune.kind import TaskData, TaskKind
 from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
@@ -64,7 +71,10 @@ def summary_of(results: dict, config: FinetuneConfig) -> dict:
         "best_step": results["best_step"],
         "output": config.output,
     }
-    return {**summary, "dev_sets": results["dev_sets"]} if results.get("dev_sets") else summary
+    for key in ("dev_sets", "details"):  # MNLI's two dev sets; a user's task's per-class table
+        if results.get(key):
+            summary[key] = results[key]
+    return summary
 
 
 def _checkpoints(config: FinetuneConfig, phase: str, stop: preemption.StopRequest) -> Checkpoints:
@@ -84,7 +94,7 @@ def _run(
     stop: preemption.StopRequest,
 ) -> dict:
     """`run` while the output's lock is held and the signals are `stop`'s; the results."""
-    kind = task_kind(config.task)
+    kind = task_kind(task_of(config))
     spec = kind.spec
     if config.further_pretrain_steps and further_pretrain is None:
         raise StageError(
@@ -100,6 +110,7 @@ def _run(
     tokenizer = AlbertTokenizer(config.spm_model)
     hp = hyperparameters(config, spec)
     data = kind.load(config, tokenizer, hp)  # raises if the train or dev file holds no examples
+    hp = with_epochs(config, hp, len(data.train["input_ids"]))
     further = None
     if config.further_pretrain_steps:  # done before, when the fine-tuning has a checkpoint
         further = task_state.get("further") or further_pretrain(config, data, hp)
@@ -156,7 +167,8 @@ def _run(
         multitask=multitask,
         further_pretraining=further,
     )
-    return commit_output(config.output, kind, data, model, predictions, results)
+    exports = {"tokenizer": tokenizer, "max_seq_length": hp.max_seq_length}
+    return commit_output(config.output, kind, data, model, predictions, results, exports=exports)
 
 
 def scored_results(
@@ -180,6 +192,8 @@ def scored_results(
     dev_sets = score_dev_sets(kind, config, tokenizer, hp, model, metrics)
     results = {
         "task": kind.spec.name,
+        "kind": kind.spec.kind,
+        **({"labels": list(kind.spec.labels)} if kind.spec.labels else {}),
         "dev_file": data.dev_path,
         "dev": metrics,
         "primary_metric": kind.spec.primary_metric,
@@ -189,10 +203,20 @@ def scored_results(
         "counts": data.counts,
         "config": config.model_dump(),
         "identity": identity,
+        **details_of(kind, data, predictions),
         **fields,
         **({"dev_sets": dev_sets} if dev_sets else {}),
     }
     return results, predictions
+
+
+def details_of(kind: TaskKind, data: TaskData, predictions) -> dict:
+    """`{"details": ...}`: the task's `Task.details` of the dev predictions (a user's
+    classification task's per-class table and confusion matrix), {} for a task without."""
+    task = kind.spec
+    if task.details is None:
+        return {}
+    return {"details": task.details(predictions, data.dev["labels"], task.labels)}
 
 
 def commit_output(
@@ -203,15 +227,19 @@ def commit_output(
     predictions,
     results: dict,
     files: dict[str, str] | None = None,
+    exports: dict | None = None,
 ) -> dict:
     """Write the output whole (`atomic_output_dir`; the caller holds its lock): the predictions
-    file, `model.keras`, `files` (name -> text), `results.json`, which is `results` with the
-    predictions file's path, and the serving export (`model.predict.serving`); return the
-    results."""
+    file, `model.keras`, the exports (`model.finetune.exports.write_task_exports` with the
+    `exports` arguments: the tokenizer, the sequence length), `files` (name -> text),
+    `results.json`, which is `results` with the predictions file's path and the exports, and the
+    serving export (`model.predict.serving`); return the results."""
     with atomic_output_dir(output, lock=False) as out:
         predictions_path = kind.write_predictions(out, data, predictions)
         with keras_tensorflow.absent_unless_loaded():  # a JAX run's save loads no TensorFlow
             model.save(join(out, "model.keras"))
+        if exports:
+            results = {**results, "exports": write_task_exports(out, model, kind, **exports)}
         for name, text in (files or {}).items():
             with open_file(join(out, name), "w") as handle:
                 handle.write(text)

@@ -90,21 +90,27 @@ def task_info(model_dir: str) -> TaskInfo:
     with open_file(join(model_dir, RESULTS), "r", encoding="utf-8") as handle:
         results = json.load(handle)
     config, hp = results["config"], results["hyperparameters"]
-    spec = get_task(results["task"])
-    if spec.kind == "multiple_choice":
-        labels = tuple(ANSWER_LETTERS[: spec.num_labels])
+    if config.get("text_column"):  # a user's own task: results.json holds its kind and labels
+        name, kind = results["task"], results["kind"]
+        labels, pair = tuple(results.get("labels") or ()), len(config["text_column"]) == 2
+        threshold = results.get("dev", {}).get("threshold")  # multi-label's, tuned on dev
     else:
-        labels = tuple(LABELS.get(spec.name) or ())
-    glue = spec.kind in ("classification", "regression")
-    pair = glue and layout_for(spec.name, "dev").text_b is not None
-    threshold = results.get("dev", {}).get("threshold_tuned_on_train_holdout")
+        spec = get_task(results["task"])
+        name, kind = spec.name, spec.kind
+        if spec.kind == "multiple_choice":
+            labels = tuple(ANSWER_LETTERS[: spec.num_labels])
+        else:
+            labels = tuple(LABELS.get(spec.name) or ())
+        glue = spec.kind in ("classification", "regression")
+        pair = glue and layout_for(spec.name, "dev").text_b is not None
+        threshold = results.get("dev", {}).get("threshold_tuned_on_train_holdout")
     spm_model = config["spm_model"]
     if not exists(spm_model):
         raise StageError(f"{spm_model}: the fine-tune's SentencePiece model is not there")
     return TaskInfo(
         model_dir=model_dir,
-        task=spec.name,
-        kind=spec.kind,
+        task=name,
+        kind=kind,
         labels=labels,
         texts=2 if pair else 1,
         spm_model=spm_model,

@@ -56,20 +56,59 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
         return _defined(stats.spearmanr(np.asarray(x, np.float64), np.asarray(y, np.float64))[0])
 
 
-def glue_metrics(task: str, predictions: Sequence, labels: Sequence) -> dict[str, float]:
-    """The GLUE metrics of `task` (percentages are not used: values in [0, 1] or [-1, 1])."""
-    if task == "cola":
-        return {
-            "mcc": matthews_corrcoef(predictions, labels),
-            "accuracy": accuracy(predictions, labels),
+def macro_f1(predictions: Sequence[int], labels: Sequence[int]) -> float:
+    """The unweighted mean of the classes' F1 (a class never predicted scores 0)."""
+    return float(sklearn_metrics.f1_score(labels, predictions, average="macro", zero_division=0.0))
+
+
+def set_f1(predictions: np.ndarray, labels: np.ndarray, average: str) -> float:
+    """F1 of multi-hot rows (multi-label), `average` 'micro' or 'macro' (scikit-learn's)."""
+    gold, predicted = np.asarray(labels, int), np.asarray(predictions, int)
+    return float(sklearn_metrics.f1_score(gold, predicted, average=average, zero_division=0.0))
+
+
+def per_label(predictions: np.ndarray, labels: np.ndarray, names: Sequence[str]) -> dict:
+    """`{"per_label": {name: {precision, recall, f1, support}}}` of multi-hot rows."""
+    precision, recall, f1, support = sklearn_metrics.precision_recall_fscore_support(
+        np.asarray(labels, int), np.asarray(predictions, int), zero_division=0.0
+    )
+    return {
+        "per_label": {
+            name: {
+                "precision": float(precision[i]),
+                "recall": float(recall[i]),
+                "f1": float(f1[i]),
+                "support": int(support[i]),
+            }
+            for i, name in enumerate(names)
         }
-    if task == "stsb":
-        p, s = pearson(predictions, labels), spearman(predictions, labels)
-        return {"pearson": p, "spearman": s, "corr": (p + s) / 2}
-    if task in ("mrpc", "qqp"):
-        f1, acc = binary_f1(predictions, labels), accuracy(predictions, labels)
-        return {"f1": f1, "accuracy": acc, "acc_and_f1": (f1 + acc) / 2}
-    return {"accuracy": accuracy(predictions, labels)}
+    }
+
+
+def mean_squared_error(predictions: Sequence[float], labels: Sequence[float]) -> float:
+    return float(sklearn_metrics.mean_squared_error(labels, predictions))
+
+
+def per_class(
+    predictions: Sequence[int], labels: Sequence[int], names: Sequence[str]
+) -> dict[str, object]:
+    """`{"per_class": {name: {precision, recall, f1, support}}, "confusion_matrix": rows of
+    gold classes, columns of predicted ones, in the order of `names`}` (scikit-learn's)."""
+    indices = list(range(len(names)))
+    precision, recall, f1, support = sklearn_metrics.precision_recall_fscore_support(
+        labels, predictions, labels=indices, zero_division=0.0
+    )
+    table = {
+        name: {
+            "precision": float(precision[i]),
+            "recall": float(recall[i]),
+            "f1": float(f1[i]),
+            "support": int(support[i]),
+        }
+        for i, name in enumerate(names)
+    }
+    matrix = sklearn_metrics.confusion_matrix(labels, predictions, labels=indices)
+    return {"per_class": table, "confusion_matrix": matrix.tolist()}
 
 
 # ---------------------------------------------------------------------------------------- SQuAD

@@ -10,10 +10,11 @@ import logging
 
 from albert.errors import StageError
 from albert.fs import open_file
-from albert.glue_tsv import LABELS, read_glue
+from albert.glue_tsv import read_glue
 from albert.race_json import ANSWER_LETTERS, read_race
 from albert.squad_json import gold_answers, is_v2
-from model.tasks.metrics import glue_metrics, race_accuracy, squad_v1_scores, squad_v2_scores
+from model.tasks.metrics import race_accuracy, squad_v1_scores, squad_v2_scores
+from model.tasks.registry import get_task
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
         raise StageError(
             f"{gold_path}: no examples to score (the file is empty or has only a header)"
         )
-    labels = LABELS[task]
+    labels = get_task(task).labels
     predicted = {}
     with open_file(predictions_path, "r") as handle:
         for line_number, line in enumerate(handle, start=1):
@@ -58,7 +59,7 @@ def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
         )
     guids = list(gold)
     return {
-        **glue_metrics(task, [predicted[g] for g in guids], [gold[g] for g in guids]),
+        **get_task(task).metrics([predicted[g] for g in guids], [gold[g] for g in guids]),
         "unknown_predictions": count_unknown(gold, predicted, predictions_path, gold_path),
     }
 

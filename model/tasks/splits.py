@@ -9,20 +9,20 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from albert.glue_tsv import read_glue
 from albert.hashing import stable_hash
-from albert.race_json import read_race
-from albert.squad_json import SquadExample, read_squad
+from albert.squad_json import SquadExample
 from albert.tokenization import AlbertTokenizer
-from model.tasks import get_task, squad_features
-from model.tasks.encode import encode_glue, encode_race
+from model.tasks.own_task import OwnTaskSettings, own_task
+from model.tasks.registry import get_task
+from model.tasks.task import Task
 
 
 @dataclass(frozen=True)
 class SplitSettings:
     """One split of a task and how to encode it; only str, int and None fields (a worker gets them
     as JSON). `holdout_cut` > 0 (SQuAD v2 training): the articles whose `stable_hash` with
-    `holdout_seed` falls below it out of 10,000 are held out, not encoded."""
+    `holdout_seed` falls below it out of 10,000 are held out, not encoded. `task_source`: a user's
+    task's settings (`Task.source`), by which a worker builds the task as its parent did."""
 
     task: str
     path: str
@@ -37,6 +37,7 @@ class SplitSettings:
     max_query_length: int = 64
     holdout_seed: int = 0
     holdout_cut: int = 0
+    task_source: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -46,17 +47,18 @@ class SplitSettings:
         return cls(**json.loads(text))
 
 
+def task_of(settings: SplitSettings) -> Task:
+    """The split's task: a user's (`model.tasks.own_task`), or the registered one it names."""
+    if settings.task_source is not None:
+        return own_task(OwnTaskSettings.from_json(settings.task_source))
+    return get_task(settings.task)
+
+
 def read_examples(settings: SplitSettings, counts: dict | None = None) -> list:
-    """The split's first `limit` examples (all when None); `counts` receives the reader's
-    totals."""
-    spec, counts = get_task(settings.task), counts if counts is not None else {}
-    if spec.kind == "span":
-        examples = read_squad(settings.path, counts)
-    elif spec.kind == "multiple_choice":
-        examples = read_race(settings.path)
-    else:
-        examples = read_glue(spec.name, settings.path, settings.split, settings.on_error, counts)
-    examples = list(examples)
+    """The split's first `limit` examples (all when None), read by its task's `Format`; `counts`
+    receives the reader's totals."""
+    task, counts = task_of(settings), counts if counts is not None else {}
+    examples = list(task.format.read(task, settings, counts))
     return examples[: settings.limit] if settings.limit else examples
 
 
@@ -74,11 +76,9 @@ def encoded_examples(settings: SplitSettings, examples: list) -> list:
 
 
 def cut_keys(settings: SplitSettings, examples: list) -> list:
-    """Where the examples may be cut into chunks: between two of different keys. A SQuAD
-    paragraph's questions share its tokenized context, so a chunk never splits them."""
-    if get_task(settings.task).kind == "span":
-        return [e.context for e in examples]
-    return list(range(len(examples)))
+    """Where the examples may be cut into chunks: between two of different keys (the task's
+    `Format.cut_keys`)."""
+    return task_of(settings).format.cut_keys(examples)
 
 
 def encode(
@@ -86,19 +86,5 @@ def encode(
 ) -> dict[str, np.ndarray]:
     """The examples' model inputs and labels (`labels`; SQuAD: `start_positions`,
     `end_positions`), int32/float32 arrays with one row per example (SQuAD: per window); `counts`
-    receives the SQuAD alignment totals."""
-    kind = get_task(settings.task).kind
-    length, truncation = settings.max_seq_length, settings.truncation
-    if kind == "span":
-        _, features = squad_features.prepare(
-            tokenizer,
-            examples,
-            True,
-            max_seq_length=length,
-            doc_stride=settings.doc_stride,
-            max_query_length=settings.max_query_length,
-            counts=counts,
-        )
-        return squad_features.features_to_arrays(features)
-    encoder = encode_race if kind == "multiple_choice" else encode_glue
-    return encoder(tokenizer, examples, length, truncation, settings.head_tokens)
+    receives the SQuAD alignment totals. The task's `Format.encode`."""
+    return task_of(settings).format.encode(tokenizer, examples, settings, counts)

@@ -1,0 +1,40 @@
+"""A multi-label task (a user's): one sigmoid per label with binary cross-entropy; a label is
+predicted when its probability reaches the decision threshold, tuned on the dev set for micro-F1
+and reported with the scores (`threshold`); `predictions.tsv` writes each row's labels joined by
+commas."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+from model.finetune.glue import GlueKind
+
+# The thresholds tried: 0.05, 0.10, ..., 0.95.
+THRESHOLDS = np.round(np.arange(1, 20) * 0.05, 2)
+
+
+class MultiLabelKind(GlueKind):
+    problem_type = "multi_label_classification"
+
+    def loss(self):
+        return keras.losses.BinaryCrossentropy(from_logits=True)
+
+    def soft_target_loss(self, temperature):
+        """Each label's own sigmoid has no shared distribution: the target is the teacher's
+        logits (squared error, T = 1)."""
+        return keras.distillation.LogitsDistillation(1.0, keras.losses.MeanSquaredError())
+
+    def score(self, model, data, batch_size):
+        logits = np.asarray(self.predict(model, data, batch_size), np.float64)
+        probabilities, gold = 1 / (1 + np.exp(-logits)), data.dev["labels"]
+        scored = [
+            (self.spec.metrics(probabilities >= t, gold)[self.spec.primary_metric], -t)
+            for t in THRESHOLDS
+        ]
+        threshold = -max(scored)[1]  # the best; of equals, the lowest
+        predictions = probabilities >= threshold
+        return {**self.spec.metrics(predictions, gold), "threshold": float(threshold)}, predictions
+
+    def prediction_text(self, prediction) -> str:
+        return ",".join(name for name, on in zip(self.labels, prediction) if on)
