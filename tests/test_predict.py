@@ -157,13 +157,36 @@ def served_like_predict(model: Path, source: Path, predictions: Path, columns: l
     assert result == {"gap": pytest.approx(0, abs=1e-5), "same": True, "project": []}
 
 
+def huggingface_like_predict(model: Path, source: Path, predictions: Path, columns: list) -> None:
+    """`transformers.pipeline("text-classification")` on the fine-tune's `export/hf` scores the
+    rows of `source` (JSONL; `columns`: [["text", column]] and ["text_pair", column] for a pair) as
+    `albert predict` did into `predictions`, every label's score within 1e-5."""
+    import transformers
+
+    rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    pipe = transformers.pipeline("text-classification", model=str(model / "export" / "hf"))
+    theirs = pipe(
+        [{name: row[column] for name, column in columns} for row in rows],
+        top_k=None,
+        truncation=True,
+    )
+    for ours, answer in zip(lines(predictions), theirs, strict=True):
+        prediction = ours["prediction"]
+        expected = prediction.get("scores") or {e["label"]: e["score"] for e in prediction["top_k"]}
+        assert expected.keys() == {entry["label"] for entry in answer}
+        for entry in answer:
+            assert entry["score"] == pytest.approx(expected[entry["label"]], abs=1e-5)
+
+
 def test_the_serving_export_equals_predict_in_a_fresh_process_and_behind_its_server(sst2, tmp_path):
-    """The SavedModel gives predict's scores; infra/serving's server answers with its labels."""
+    """The SavedModel and the Hugging Face export's pipeline give predict's scores; infra/serving's
+    server answers with its labels."""
     rows = dev_rows(shared_path("glue", "SST-2", "dev.tsv"), ROWS)
     source = tmp_path / "rows.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    run(tmp_path, sst2, [source], "out", text_column=["sentence"])
+    run(tmp_path, sst2, [source], "out", text_column=["sentence"], top_k=2)
     served_like_predict(sst2, source, tmp_path / "out", [["text", "sentence"]])
+    huggingface_like_predict(sst2, source, tmp_path / "out", [["text", "sentence"]])
     port = free_port()
     environment = {
         **os.environ,
