@@ -86,10 +86,11 @@ def fine_tune_labels(model: Path) -> list[str]:
 
 @pytest.mark.keras  # on both backends
 def test_classification_equals_the_fine_tunes_dev_predictions_on_any_workers_and_file_order(
-    sst2, tmp_path
+    sst2, tmp_path, keras_backend
 ):
     """SST-2's dev rows, the first half as TSV and the second as JSONL: the labels are the
-    fine-tune's own; given in the other order, with 2 worker processes, the bytes are the same."""
+    fine-tune's own; given in the other order, with 2 worker processes, the bytes are the same.
+    On JAX, the fine-tune's SavedModel (exported on TensorFlow) gives the same scores."""
     rows = dev_rows(shared_path("glue", "SST-2", "dev.tsv"), ROWS)
     first, second = tmp_path / "a.tsv", tmp_path / "b.jsonl"
     first.write_text(
@@ -117,6 +118,10 @@ def test_classification_equals_the_fine_tunes_dev_predictions_on_any_workers_and
     )
     shard = "predictions-00000-of-00001.jsonl"
     assert (tmp_path / "two" / shard).read_bytes() == (tmp_path / "one" / shard).read_bytes()
+    if keras_backend == "jax":  # its SavedModel is exported by a TensorFlow-backend process
+        every = tmp_path / "rows.jsonl"
+        every.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        served_like_predict(sst2, every, tmp_path / "one", [["text", "sentence"]])
     summaries = [json.loads((tmp_path / n / "predict.json").read_text()) for n in ("one", "two")]
     assert [{**s, "output": None} for s in summaries] == [{**summaries[0], "output": None}] * 2
 
