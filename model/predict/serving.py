@@ -6,27 +6,21 @@ and returns, for classification, `label` (the best label's name), `score` (its p
 `scores` ([N, labels], in the order of `label_names`, returned too); for regression, `value`.
 TF Serving, Vertex AI or `tf.saved_model.load` serve it with TensorFlow and tensorflow-text only.
 
-`export_saved_model` writes it into a fine-tune output (`model.finetune` calls it before
-committing the output): on the TensorFlow backend from the fine-tuned model in memory; on another
-backend (JAX) from the output's `model.keras`, in a TensorFlow-backend process
-(`python -m model.predict.serving OUTPUT`), the same graph either way. The kinds whose decoding is
-not a graph yet (SQuAD spans, multiple choice, multi-label) write none and say so.
+`export_saved_model` writes it into a fine-tune output from the fine-tuned model, on the
+TensorFlow backend (`model.finetune.serving_export` calls it before committing the output, in a
+TensorFlow-backend process for a fine-tune on JAX). The kinds whose decoding is not a graph yet
+(SQuAD spans, multiple choice, multi-label) write none and say so.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
-import sys
 
 import keras
 
-from albert.errors import StageError
 from albert.fs import join
 from albert.tokenization import AlbertTokenizer
 from model.predict.task_info import TaskInfo, task_info
-from model.tasks.parallel_encoding import CODE_ROOT
 
 logger = logging.getLogger(__name__)
 
@@ -130,29 +124,14 @@ def serving_function(info: TaskInfo, model: keras.Model, encode: ServingEncoder)
 
 def export_saved_model(output_dir: str, model: keras.Model) -> str | None:
     """Write `output_dir/export/saved_model` for the fine-tune output `output_dir` (its
-    results.json and model.keras written) of `model`; its path, or None where its kind is not
-    served (logged). Off the TensorFlow backend it is exported from model.keras in a
-    TensorFlow-backend process; that process failing is a StageError with its last line."""
+    results.json written) of `model`, on the TensorFlow backend; its path, or None where its kind
+    is not served (logged)."""
     info = task_info(output_dir)
     if info.kind not in SERVED_KINDS:
         logger.info(
             "%s: no serving export (it serves %s tasks)", output_dir, " and ".join(SERVED_KINDS)
         )
         return None
-    if keras.config.backend() == "tensorflow":
-        return write_saved_model(info, model, output_dir)
-    path = os.pathsep.join(filter(None, [CODE_ROOT, os.environ.get("PYTHONPATH")]))
-    environment = {**os.environ, "KERAS_BACKEND": "tensorflow", "PYTHONPATH": path}
-    command = [sys.executable, "-P", "-m", __name__, output_dir]
-    done = subprocess.run(command, env=environment, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise StageError(f"{output_dir}: the serving export on TensorFlow failed: {last}")
-    return join(output_dir, SAVED_MODEL)
-
-
-def write_saved_model(info: TaskInfo, model: keras.Model, output_dir: str) -> str:
-    """Write `model`'s serving export (TensorFlow backend) into `output_dir`; its path."""
     encode = ServingEncoder(info)
     function, signature = serving_function(info, model, encode)
     archive = keras.export.ExportArchive()
@@ -162,18 +141,3 @@ def write_saved_model(info: TaskInfo, model: keras.Model, output_dir: str) -> st
     path = join(output_dir, SAVED_MODEL)
     archive.write_out(path, verbose=False)
     return path
-
-
-def main(argv: list[str]) -> None:
-    """`python -m model.predict.serving OUTPUT` (KERAS_BACKEND=tensorflow): the serving export of
-    the fine-tune output OUTPUT from its model.keras."""
-    from model.conversion.convert import load_keras_file
-    from model.finetune import models  # noqa: F401  (registers FinetuneModel for loading)
-
-    (output_dir,) = argv
-    info = task_info(output_dir)
-    write_saved_model(info, load_keras_file(info.model_file, compile=False), output_dir)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
