@@ -8,15 +8,19 @@ import json
 
 import pytest
 from test_finetune_run import SMALL, spm_model  # noqa: F401  (the session's tiny vocabulary)
+from test_predict import huggingface_like_predict, served_like_predict
+from test_predict import lines as predicted_lines
 
 from albert.config import ConfigError
 from albert.errors import StageError
 from albert.labelled_files import read_columns
+from flows import predict
 from model import finetune
 from model.finetune.config import task_of
 from model.predict.task_info import task_info
 from model.tasks.own_task import OwnTaskSettings, own_task, read_split
 from model.tasks.splits import SplitSettings
+from pipelines.predict.config import PredictConfig
 from tests.fixtures.tasks.tiny_vocab import OBJECTS, SUBJECTS, VERBS
 
 
@@ -173,6 +177,14 @@ def test_a_header_less_csv_with_two_text_columns_fine_tunes(spm_model, tmp_path)
     _same_in_huggingface_pipeline(config, tmp_path / "out")
     info = task_info(str(tmp_path / "out"))  # what `albert predict` reads
     assert (info.kind, info.labels, info.texts) == ("classification", ("0", "1", "2", "3"), 2)
+    predicted, source = _predicted_dev_rows(config, tmp_path, top_k=4)
+    assert [p["prediction"]["label"] for p in predicted] == [
+        line.split("\t")[1] for line in lines[1:]
+    ]
+    pair = [["text", "a"], ["text_pair", "b"]]
+    huggingface_like_predict(tmp_path / "out", source, tmp_path / "predicted", pair)
+    pair[1][0] = "text_b"  # the SavedModel's name for the second text
+    served_like_predict(tmp_path / "out", source, tmp_path / "predicted", pair)
 
 
 @pytest.mark.slow
@@ -204,6 +216,39 @@ def test_a_multi_label_json_lines_task_tunes_its_threshold_and_exports(spm_model
     info = task_info(str(tmp_path / "out"))  # what `albert predict` reads
     threshold = results["dev"]["threshold"]
     assert (info.kind, info.texts, info.threshold) == ("multi_label", 1, threshold)
+    predicted, source = _predicted_dev_rows(config, tmp_path)
+    expected = (tmp_path / "out" / "predictions.tsv").read_text().splitlines()[1:]
+    assert [",".join(p["prediction"]["labels"]) for p in predicted] == [
+        (line.split("\t") + [""])[1] for line in expected
+    ]
+    for p in predicted:
+        scores = p["prediction"]["scores"]
+        assert list(scores) == ["animal", "none", "verb"]
+        assert p["prediction"]["labels"] == [n for n, s in scores.items() if s >= threshold]
+    huggingface_like_predict(tmp_path / "out", source, tmp_path / "predicted", [["text", "a"]])
+
+
+def _predicted_dev_rows(config, tmp_path, **values):
+    """`albert predict` on the fine-tune's dev rows (JSONL, texts `a` and `b`): its lines and the
+    rows' file."""
+    dev, _ = _split(task_of(config), "dev")
+    source = tmp_path / "dev.jsonl"
+    source.write_text(
+        "".join(json.dumps({"a": e.text_a, "b": e.text_b}) + "\n" for e in dev), encoding="utf-8"
+    )
+    columns = ["a", "b"] if dev[0].text_b is not None else ["a"]
+    output = tmp_path / "predicted"
+    predict.run(
+        PredictConfig(
+            model=str(tmp_path / "out"),
+            input=[str(source)],
+            output=str(output),
+            text_column=columns,
+            **values,
+        ),
+        [],
+    )
+    return predicted_lines(output), source
 
 
 def _same_in_huggingface_pipeline(config, output, scores="softmax"):

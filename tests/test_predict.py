@@ -86,10 +86,11 @@ def fine_tune_labels(model: Path) -> list[str]:
 
 @pytest.mark.keras  # on both backends
 def test_classification_equals_the_fine_tunes_dev_predictions_on_any_workers_and_file_order(
-    sst2, tmp_path
+    sst2, tmp_path, keras_backend
 ):
     """SST-2's dev rows, the first half as TSV and the second as JSONL: the labels are the
-    fine-tune's own; given in the other order, with 2 worker processes, the bytes are the same."""
+    fine-tune's own; given in the other order, with 2 worker processes, the bytes are the same.
+    On JAX, the fine-tune's SavedModel (exported on TensorFlow) gives the same scores."""
     rows = dev_rows(shared_path("glue", "SST-2", "dev.tsv"), ROWS)
     first, second = tmp_path / "a.tsv", tmp_path / "b.jsonl"
     first.write_text(
@@ -117,6 +118,10 @@ def test_classification_equals_the_fine_tunes_dev_predictions_on_any_workers_and
     )
     shard = "predictions-00000-of-00001.jsonl"
     assert (tmp_path / "two" / shard).read_bytes() == (tmp_path / "one" / shard).read_bytes()
+    if keras_backend == "jax":  # its SavedModel is exported by a TensorFlow-backend process
+        every = tmp_path / "rows.jsonl"
+        every.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        served_like_predict(sst2, every, tmp_path / "one", [["text", "sentence"]])
     summaries = [json.loads((tmp_path / n / "predict.json").read_text()) for n in ("one", "two")]
     assert [{**s, "output": None} for s in summaries] == [{**summaries[0], "output": None}] * 2
 
@@ -157,13 +162,36 @@ def served_like_predict(model: Path, source: Path, predictions: Path, columns: l
     assert result == {"gap": pytest.approx(0, abs=1e-5), "same": True, "project": []}
 
 
+def huggingface_like_predict(model: Path, source: Path, predictions: Path, columns: list) -> None:
+    """`transformers.pipeline("text-classification")` on the fine-tune's `export/hf` scores the
+    rows of `source` (JSONL; `columns`: [["text", column]] and ["text_pair", column] for a pair) as
+    `albert predict` did into `predictions`, every label's score within 1e-5."""
+    import transformers
+
+    rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    pipe = transformers.pipeline("text-classification", model=str(model / "export" / "hf"))
+    theirs = pipe(
+        [{name: row[column] for name, column in columns} for row in rows],
+        top_k=None,
+        truncation=True,
+    )
+    for ours, answer in zip(lines(predictions), theirs, strict=True):
+        prediction = ours["prediction"]
+        expected = prediction.get("scores") or {e["label"]: e["score"] for e in prediction["top_k"]}
+        assert expected.keys() == {entry["label"] for entry in answer}
+        for entry in answer:
+            assert entry["score"] == pytest.approx(expected[entry["label"]], abs=1e-5)
+
+
 def test_the_serving_export_equals_predict_in_a_fresh_process_and_behind_its_server(sst2, tmp_path):
-    """The SavedModel gives predict's scores; infra/serving's server answers with its labels."""
+    """The SavedModel and the Hugging Face export's pipeline give predict's scores; infra/serving's
+    server answers with its labels."""
     rows = dev_rows(shared_path("glue", "SST-2", "dev.tsv"), ROWS)
     source = tmp_path / "rows.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    run(tmp_path, sst2, [source], "out", text_column=["sentence"])
+    run(tmp_path, sst2, [source], "out", text_column=["sentence"], top_k=2)
     served_like_predict(sst2, source, tmp_path / "out", [["text", "sentence"]])
+    huggingface_like_predict(sst2, source, tmp_path / "out", [["text", "sentence"]])
     port = free_port()
     environment = {
         **os.environ,

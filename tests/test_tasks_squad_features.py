@@ -115,6 +115,19 @@ def test_decode_recovers_gold_spans_and_null_answers(tokenizer):
     )
 
 
+def test_decode_gives_the_predicted_spans_character_offsets(tokenizer):
+    """An answer whose text occurs earlier in the context: the offsets are the predicted span's."""
+    context = "The Broncos won in 1998. The Broncos lost in 1999."
+    second = context.rindex("Broncos")
+    examples = [SquadExample("q", "Who lost?", context, (SquadAnswer("Broncos", second),))]
+    aligned, features = sf.prepare(
+        tokenizer, examples, True, max_seq_length=32, doc_stride=8, max_query_length=8
+    )
+    start, end = oracle_logits(aligned, features, 32)
+    best = squad_decode.decode(aligned, features, start, end).nbest["q"][0]
+    assert (best.text, best.start, best.end) == ("Broncos", second, second + len("Broncos"))
+
+
 def test_real_squad_dev_alignment_and_oracle_decoding():
     path = str(shared_path("squad", "dev-v1.1.json"))
     tokenizer = AlbertTokenizer(str(shared_path("reference", "sp16k.model")))

@@ -32,8 +32,8 @@ from model.finetune.kind import TaskData, TaskKind
 from model.finetune.kinds import task_kind
 from model.finetune.models import FinetuneModel, load_backbone
 from model.finetune.multitask import multitask_kinds, train_multitask
+from model.finetune.serving_export import export_serving
 from model.finetune.training import fit
-from model.predict.serving import export_saved_model
 from model.runtime import cores, keras_seeds, keras_tensorflow, preemption
 
 logger = logging.getLogger(__name__)
@@ -246,7 +246,7 @@ def commit_output(
         results = {**results, "predictions": predictions_path.replace(out, output.rstrip("/"))}
         with open_file(join(out, "results.json"), "w") as handle:
             json.dump(results, handle, indent=2, sort_keys=True, default=str)
-        export_saved_model(out, model)  # export/saved_model: serving on raw strings
+        export_serving(out, model)  # export/saved_model: serving on raw strings
     return results
 
 

@@ -9,9 +9,9 @@ Scores are rounded to `DECIMALS` decimals: the same row gives the same bytes wha
   score}}`;
 - regression: `{"value"}` (with windows, the windows' mean);
 - span: `{"answer", "start", "end", "score", ("null_score_diff")}`: the best span's text, its
-  character offsets in the context (`start`, `end`: the answer's first occurrence in the context),
-  its probability among the n best; SQuAD v2 answers "" when the null score wins by more than the
-  tuned threshold;
+  character offsets in the context (`context[start:end]` is the predicted span, wherever the same
+  text occurs before it), its probability among the n best; SQuAD v2 answers "" when the null
+  score wins by more than the tuned threshold;
 - multiple_choice: `{"choice", "answer", "score", "scores"}`: the option's letter, its text, its
   probability and every option's.
 """
@@ -105,13 +105,12 @@ def _spans(info: TaskInfo, encoded: Encoded, outputs) -> list[dict]:
         qid = item.example.qas_id
         nbest = decoded.nbest[qid]
         answer = answers[qid]
-        score = softmax([p.score for p in nbest])[0] if nbest and answer else 0.0
-        start = item.example.context.find(answer) if answer else -1
+        best = nbest[0] if nbest and answer else None
         prediction = {
             "answer": answer,
-            "start": start if start >= 0 else None,
-            "end": start + len(answer) if start >= 0 else None,
-            "score": _round(score),
+            "start": best.start if best else None,
+            "end": best.end if best else None,
+            "score": _round(softmax([p.score for p in nbest])[0]) if best else 0.0,
         }
         if info.task == "squad2":
             prediction["null_score_diff"] = _round(decoded.null_score_diff[qid])

@@ -6,9 +6,10 @@ and returns, for classification, `label` (the best label's name), `score` (its p
 `scores` ([N, labels], in the order of `label_names`, returned too); for regression, `value`.
 TF Serving, Vertex AI or `tf.saved_model.load` serve it with TensorFlow and tensorflow-text only.
 
-`export_saved_model` writes it from the fine-tuned model in memory, on the TensorFlow backend
-(`model.finetune` calls it into its output before committing it); the kinds whose decoding is
-not a graph yet (SQuAD spans, multiple choice) and runs on other backends write none and say so.
+`export_saved_model` writes it into a fine-tune output from the fine-tuned model, on the
+TensorFlow backend (`model.finetune.serving_export` calls it before committing the output, in a
+TensorFlow-backend process for a fine-tune on JAX). The kinds whose decoding is not a graph yet
+(SQuAD spans, multiple choice, multi-label) write none and say so.
 """
 
 from __future__ import annotations
@@ -123,13 +124,12 @@ def serving_function(info: TaskInfo, model: keras.Model, encode: ServingEncoder)
 
 def export_saved_model(output_dir: str, model: keras.Model) -> str | None:
     """Write `output_dir/export/saved_model` for the fine-tune output `output_dir` (its
-    results.json written) of `model`; its path, or None where none is written (logged)."""
+    results.json written) of `model`, on the TensorFlow backend; its path, or None where its kind
+    is not served (logged)."""
     info = task_info(output_dir)
-    if info.kind not in SERVED_KINDS or keras.config.backend() != "tensorflow":
+    if info.kind not in SERVED_KINDS:
         logger.info(
-            "%s: no serving export (it serves %s tasks, fine-tuned on TensorFlow)",
-            output_dir,
-            " and ".join(SERVED_KINDS),
+            "%s: no serving export (it serves %s tasks)", output_dir, " and ".join(SERVED_KINDS)
         )
         return None
     encode = ServingEncoder(info)

@@ -1,5 +1,7 @@
 """What a fine-tune's output says about its task: the one place `albert predict` and the serving
 export read it (`results.json`: the task, its hyperparameters and settings, a tuned threshold).
+A benchmark task's kind and labels are its registration's (`model.tasks.registry`); a user's own
+task, which no registry holds, is read from the kind and labels its results.json records.
 
 A fine-tune output is a directory with `model.keras` and `results.json` (`model.finetune`,
 `model.distill`). Its task's kind says what the model's outputs are and how they become
@@ -15,9 +17,9 @@ from dataclasses import dataclass
 
 from albert.errors import StageError
 from albert.fs import exists, join, open_file
-from albert.glue_tsv import LABELS, layout_for
+from albert.glue_tsv import layout_for
 from albert.race_json import ANSWER_LETTERS
-from model.tasks import get_task
+from model.tasks import Task, get_task
 
 RESULTS = "results.json"
 MODEL = "model.keras"
@@ -79,6 +81,14 @@ def not_fine_tuned(path: str) -> str | None:
     return f"not a fine-tune output (no {RESULTS} and {MODEL}; `albert finetune` writes them)"
 
 
+def _label_names(task: Task) -> tuple[str, ...]:
+    """A registered task's label names as predictions give them: its `Task.labels`, a multiple
+    choice task's option letters, none for a score or a span."""
+    if task.kind == "multiple_choice":
+        return tuple(ANSWER_LETTERS[: task.num_labels])
+    return task.labels or ()
+
+
 def task_info(model_dir: str) -> TaskInfo:
     """The task of the fine-tune output `model_dir`; a StageError naming it when it is none."""
     model_dir = model_dir.rstrip("/")
@@ -96,11 +106,7 @@ def task_info(model_dir: str) -> TaskInfo:
         threshold = results.get("dev", {}).get("threshold")  # multi-label's, tuned on dev
     else:
         spec = get_task(results["task"])
-        name, kind = spec.name, spec.kind
-        if spec.kind == "multiple_choice":
-            labels = tuple(ANSWER_LETTERS[: spec.num_labels])
-        else:
-            labels = tuple(LABELS.get(spec.name) or ())
+        name, kind, labels = spec.name, spec.kind, _label_names(spec)
         glue = spec.kind in ("classification", "regression")
         pair = glue and layout_for(spec.name, "dev").text_b is not None
         threshold = results.get("dev", {}).get("threshold_tuned_on_train_holdout")

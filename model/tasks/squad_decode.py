@@ -15,10 +15,14 @@ from model.tasks.squad_features import AlignedExample, SquadFeature
 
 @dataclass
 class SpanPrediction:
+    """One candidate answer: its text, `context[start:end]` (character offsets in the context)."""
+
     text: str
     score: float
     start_logit: float
     end_logit: float
+    start: int
+    end: int
 
 
 @dataclass
@@ -75,7 +79,8 @@ def decode(
         for score, feature_index, s, e in candidates:
             feature = features[feature_index]
             first, last = feature.token_to_piece[s], feature.token_to_piece[e]
-            text = item.context.text[item.context.spans[first][0] : item.context.spans[last][1]]
+            start, end = item.context.spans[first][0], item.context.spans[last][1]
+            text = item.context.text[start:end]
             if text in seen:
                 continue
             seen.add(text)
@@ -85,6 +90,8 @@ def decode(
                     score,
                     float(start_logits[feature_index][s]),
                     float(end_logits[feature_index][e]),
+                    start,
+                    end,
                 )
             )
             if len(nbest) >= n_best_size:
