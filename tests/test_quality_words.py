@@ -164,6 +164,12 @@ def test_english_starts_with_gophers_list_and_an_unknown_language_has_none():
     assert words.stop_words("xx") == frozenset()
 
 
+def test_german_short_prose_without_articles_holds_two_stop_words():
+    text = "Sie können einen Alias für häufige Befehle als Kurzform in der Shell anlegen."
+    found = {word.lower() for word in words.split_words(text, "de")}
+    assert len(words.stop_words("de") & (found - {"der"})) >= 2
+
+
 def test_every_language_threshold_is_a_registered_parameter_in_its_range():
     for language, bounds in words.LANGUAGE_THRESHOLDS.items():
         for name, value in bounds.items():

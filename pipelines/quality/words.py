@@ -6,13 +6,14 @@ for Chinese, Japanese and Thai, which do not separate words by spaces, a segment
 (`pipelines.common.word_segmenters`: jieba, TinySegmenter, PyThaiNLP's `newmm`). Tokens of
 punctuation or symbols alone are not words.
 
-`stop_words` are short lists (13 to 22 words) of a language's most frequent function words, of the
+`stop_words` are short lists (13 to 25 words) of a language's most frequent function words, of the
 kind of Gopher's English list ("the be to of and that have with"): words that nearly every
 paragraph of prose holds and menus, keyword lists and product listings mostly lack, so that "at
 least 2 stop words" separates the two. The lists start from FineWeb-2's per-language stop words
 (the most frequent words of each language's Wikipedia) without the content words that Wikipedia's
 style puts among them ("year", "month", "was born", "г."), adjusted to what `split_words` returns
-(French and Italian elisions such as "l'" stay attached to their word, so they are not listed).
+(French and Italian elisions such as "l'" stay attached to their word, so they are not listed);
+German's are the 25 most frequent words of the Leipzig Corpora Collection's German.
 The published general-purpose lists are not used: they hold hundreds of words per language
 (`stopwordsiso` 0.7.1: 1,298 English, 620 German; `stop-words` 2025.11.4: 1,333 English, "home",
 "page", "new" and "free" among them in both), which any navigation bar satisfies twice over.
@@ -89,7 +90,8 @@ def split_words(text: str, language: str) -> list[str]:
 
 _STOP_WORDS = {
     "en": "the be to of and that have with a an is was are it in for as not",
-    "de": "der die das und ist zu den nicht von sich mit dem des ein eine es auch auf im",
+    "de": "der die und in den von zu das mit sich des auf für ist im dem nicht ein eine als auch "
+    "es an werden aus",
     "fr": "de la le les et des est un une du en il que qui dans pour pas au par sur à",
     "es": "de la que el en y los se del las un por con no una su para es al lo",
     "it": "di e il la che è in un per una del della non con si da i le sono al",
