@@ -37,13 +37,13 @@ def export_serving(output_dir: str, model: keras.Model) -> str | None:
     return join(output_dir, SAVED_MODEL)
 
 
-def main(argv: list[str]) -> None:
-    """`python -m model.finetune.serving_export OUTPUT` (KERAS_BACKEND=tensorflow): the serving
-    export of the fine-tune output OUTPUT from its model.keras."""
-    (output_dir,) = argv
+def export_from_file(output_dir: str) -> None:
+    """The serving export of the fine-tune output `output_dir` from its model.keras: what
+    `export_serving` runs in a TensorFlow-backend process (an internal entry point, not a
+    command)."""
     model = load_keras_file(task_info(output_dir).model_file, compile=False)
     export_saved_model(output_dir, model)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    export_from_file(sys.argv[1])
