@@ -140,6 +140,13 @@ outputs = served(**{name: tf.constant([r[column] for r in rows]) for name, colum
 if "value" in outputs:
     gap = np.abs(outputs["value"].numpy() - [p["value"] for p in ours]).max()
     same = True
+elif "selected" in outputs:  # multi-label
+    gap = np.abs(outputs["scores"].numpy() - [list(p["scores"].values()) for p in ours]).max()
+    names = [[n.decode() for n in row] for row in outputs["label_names"].numpy()]
+    labels = [[n.decode() for n in row if n] for row in outputs["labels"].numpy()]
+    chosen = [[n for n, s in zip(r, m) if s] for r, m in zip(names, outputs["selected"].numpy())]
+    same = labels == chosen == [p["labels"] for p in ours]
+    same = same and names == [list(p["scores"]) for p in ours]
 else:
     gap = np.abs(outputs["score"].numpy() - [p["score"] for p in ours]).max()
     same = [label.decode() for label in outputs["label"].numpy()] == [p["label"] for p in ours]
@@ -150,7 +157,8 @@ print(json.dumps({"gap": float(gap), "same": same, "project": ours_loaded}))
 
 def served_like_predict(model: Path, source: Path, predictions: Path, columns: list) -> None:
     """The fine-tune's SavedModel, loaded in a fresh process with TensorFlow and tensorflow-text
-    only, gives `albert predict`'s labels and scores (or values) on the rows of `source` (JSONL)
+    only, gives `albert predict`'s labels and scores (or values; a multi-label task's selected
+    labels and every label's score) on the rows of `source` (JSONL)
     within 1e-5."""
     saved_model = model / "export" / "saved_model"
     shard = predictions / "predictions-00000-of-00001.jsonl"
