@@ -12,7 +12,8 @@ TF Serving, Vertex AI or `tf.saved_model.load` serve it with TensorFlow and tens
 `export_saved_model` writes it into a fine-tune output from the fine-tuned model, on the
 TensorFlow backend (`model.finetune.serving_export` calls it before committing the output, in a
 TensorFlow-backend process for a fine-tune on JAX). The kinds whose decoding is not a graph yet
-(SQuAD spans, multiple choice) write none and say so.
+(multiple choice) write none and say so. A SQuAD-style fine-tune's takes `question` and
+`context` and answers from a single window (`model.predict.serving_spans`).
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ import keras
 
 from albert.fs import join
 from albert.tokenization import AlbertTokenizer
+from model.predict.serving_spans import span_function
 from model.predict.task_info import TaskInfo, task_info
 
 logger = logging.getLogger(__name__)
 
 SAVED_MODEL = "export/saved_model"
-SERVED_KINDS = ("classification", "regression", "multi_label")
+SERVED_KINDS = ("classification", "regression", "multi_label", "span")
 
 
 def pair_budgets(len_a, len_b, budget: int):
@@ -148,7 +150,8 @@ def export_saved_model(output_dir: str, model: keras.Model) -> str | None:
         )
         return None
     encode = ServingEncoder(info)
-    function, signature = serving_function(info, model, encode)
+    served = span_function if info.kind == "span" else serving_function
+    function, signature = served(info, model, encode)
     archive = keras.export.ExportArchive()
     archive.track(model)
     archive.track(encode.in_graph.sentencepiece)  # its SentencePiece model, a TF resource
