@@ -247,6 +247,11 @@ class InGraphAlbertTokenizer:
             texts = tf.strings.lower(texts, encoding="utf-8")
         return texts
 
+    def split_words(self, texts):
+        """The words of a string tensor [N] as Python's `str.split()` finds them: a string
+        RaggedTensor [N, None] and each word's begin and end byte offsets (int64, ragged alike)."""
+        return self._tf_text.regex_split_with_offsets(texts, self._whitespace)
+
     def tokenize(self, texts):
         """Piece ids (int32 RaggedTensor [N, None]) of a string tensor [N]."""
         tf = self._tf

@@ -226,6 +226,7 @@ def test_a_multi_label_json_lines_task_tunes_its_threshold_and_exports(spm_model
         assert list(scores) == ["animal", "none", "verb"]
         assert p["prediction"]["labels"] == [n for n, s in scores.items() if s >= threshold]
     huggingface_like_predict(tmp_path / "out", source, tmp_path / "predicted", [["text", "a"]])
+    served_like_predict(tmp_path / "out", source, tmp_path / "predicted", [["text", "a"]])
 
 
 def _predicted_dev_rows(config, tmp_path, **values):

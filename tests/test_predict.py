@@ -140,6 +140,24 @@ outputs = served(**{name: tf.constant([r[column] for r in rows]) for name, colum
 if "value" in outputs:
     gap = np.abs(outputs["value"].numpy() - [p["value"] for p in ours]).max()
     same = True
+elif "answer" in outputs:  # a span: no answer is start and end -1 there, None here
+    gap = np.abs(outputs["score"].numpy() - [p["score"] for p in ours]).max()
+    spans = zip(*(outputs[n].numpy().tolist() for n in ("answer", "start", "end")))
+    none = {"start": -1, "end": -1}
+    same = [[a.decode(), s, e] for a, s, e in spans] == [
+        [p["answer"], *({**none, **{k: v for k, v in p.items() if v is not None}}[n] for n in none)]
+        for p in ours
+    ]
+    if "null_score_diff" in outputs:
+        diffs = [p["null_score_diff"] for p in ours]
+        gap = max(gap, np.abs(outputs["null_score_diff"].numpy() - diffs).max())
+elif "selected" in outputs:  # multi-label
+    gap = np.abs(outputs["scores"].numpy() - [list(p["scores"].values()) for p in ours]).max()
+    names = [[n.decode() for n in row] for row in outputs["label_names"].numpy()]
+    labels = [[n.decode() for n in row if n] for row in outputs["labels"].numpy()]
+    chosen = [[n for n, s in zip(r, m) if s] for r, m in zip(names, outputs["selected"].numpy())]
+    same = labels == chosen == [p["labels"] for p in ours]
+    same = same and names == [list(p["scores"]) for p in ours]
 else:
     gap = np.abs(outputs["score"].numpy() - [p["score"] for p in ours]).max()
     same = [label.decode() for label in outputs["label"].numpy()] == [p["label"] for p in ours]
@@ -150,7 +168,8 @@ print(json.dumps({"gap": float(gap), "same": same, "project": ours_loaded}))
 
 def served_like_predict(model: Path, source: Path, predictions: Path, columns: list) -> None:
     """The fine-tune's SavedModel, loaded in a fresh process with TensorFlow and tensorflow-text
-    only, gives `albert predict`'s labels and scores (or values) on the rows of `source` (JSONL)
+    only, gives `albert predict`'s labels and scores (or values; a multi-label task's selected
+    labels and every label's score) on the rows of `source` (JSONL)
     within 1e-5."""
     saved_model = model / "export" / "saved_model"
     shard = predictions / "predictions-00000-of-00001.jsonl"
@@ -257,6 +276,8 @@ def test_regression_pairs_and_windows(spm_model, tmp_path):
 
 
 def test_squad_spans_equal_the_fine_tunes_answers(spm_model, tmp_path):
+    """predict's answers are the fine-tune's; the SavedModel's, on the rows whose context fits one
+    window, are predict's (text, character offsets, score and null-score difference)."""
     data = squad_v2_fixture(tmp_path / "v2.json", questions=60)
     model = fine_tuned(
         spm_model,
@@ -286,6 +307,19 @@ def test_squad_spans_equal_the_fine_tunes_answers(spm_model, tmp_path):
         span = p["prediction"]
         if span["answer"]:
             assert p["passage"][span["start"] : span["end"]] == span["answer"]
+    tokenizer = AlbertTokenizer(spm_model)
+    short = [{**p, "passage": p["passage"].split(". ")[0]} for p in predicted]  # one sentence
+    fits = [
+        {key: p[key] for key in ("id", "q", "passage")}
+        for p in short
+        if len(tokenizer.encode(p["q"])[:16]) + len(tokenizer.encode(p["passage"])) + 3 <= 48
+    ]
+    assert len(fits) > 10
+    one_window = tmp_path / "one_window.jsonl"
+    one_window.write_text("".join(json.dumps(p) + "\n" for p in fits))
+    run(tmp_path, model, [one_window], "one", question_column="q", context_column="passage")
+    columns = [["question", "q"], ["context", "passage"]]
+    served_like_predict(model, one_window, tmp_path / "one", columns)
 
 
 def test_multiple_choice_equals_the_fine_tunes_choices(spm_model, tmp_path):

@@ -72,9 +72,8 @@ def _classes(info: TaskInfo, probabilities: np.ndarray, top_k: int) -> dict:
 
 
 def _labels(info: TaskInfo, scores: np.ndarray) -> dict:
-    threshold = 0.5 if info.threshold is None else info.threshold
     return {
-        "labels": [name for name, s in zip(info.labels, scores) if s >= threshold],
+        "labels": [name for name, s in zip(info.labels, scores) if s >= info.label_threshold],
         "scores": {name: _round(s) for name, s in zip(info.labels, scores)},
     }
 

@@ -3,13 +3,17 @@
 graph (`albert.tokenization.InGraphAlbertTokenizer`, equal to the Python tokenizer) with the
 fine-tune's truncation (head, tail or head_tail; a pair shares the length as BERT's rule does),
 and returns, for classification, `label` (the best label's name), `score` (its probability) and
-`scores` ([N, labels], in the order of `label_names`, returned too); for regression, `value`.
+`scores` ([N, labels], in the order of `label_names`, returned too); for multi-label, `scores`
+(every label's sigmoid, [N, labels], in the order of `label_names`), `selected` (a boolean mask
+beside them: the score is at least the saved threshold) and `labels` (the selected labels' names
+in `label_names`' order, padded with "" to [N, labels]); for regression, `value`.
 TF Serving, Vertex AI or `tf.saved_model.load` serve it with TensorFlow and tensorflow-text only.
 
 `export_saved_model` writes it into a fine-tune output from the fine-tuned model, on the
 TensorFlow backend (`model.finetune.serving_export` calls it before committing the output, in a
 TensorFlow-backend process for a fine-tune on JAX). The kinds whose decoding is not a graph yet
-(SQuAD spans, multiple choice, multi-label) write none and say so.
+(multiple choice) write none and say so. A SQuAD-style fine-tune's takes `question` and
+`context` and answers from a single window (`model.predict.serving_spans`).
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ import keras
 
 from albert.fs import join
 from albert.tokenization import AlbertTokenizer
+from model.predict.serving_spans import span_function
 from model.predict.task_info import TaskInfo, task_info
 
 logger = logging.getLogger(__name__)
 
 SAVED_MODEL = "export/saved_model"
-SERVED_KINDS = ("classification", "regression")
+SERVED_KINDS = ("classification", "regression", "multi_label", "span")
 
 
 def pair_budgets(len_a, len_b, budget: int):
@@ -106,13 +111,25 @@ def serving_function(info: TaskInfo, model: keras.Model, encode: ServingEncoder)
     def outputs(logits):
         if info.kind == "regression":
             return {"value": logits[:, 0]}
-        scores = tf.nn.softmax(tf.cast(logits, tf.float64), axis=-1)
+        logits = tf.cast(logits, tf.float64)
+        label_names = tf.broadcast_to(names[None, :], tf.shape(logits, tf.int64))
+        if info.kind == "multi_label":
+            scores = tf.sigmoid(logits)
+            selected = scores >= info.label_threshold
+            labels = tf.ragged.boolean_mask(label_names, selected)
+            return {
+                "labels": labels.to_tensor("", shape=[None, len(info.labels)]),
+                "selected": selected,
+                "scores": scores,
+                "label_names": label_names,
+            }
+        scores = tf.nn.softmax(logits, axis=-1)
         best = tf.argmax(scores, axis=-1)
         return {
             "label": tf.gather(names, best),
             "score": tf.reduce_max(scores, axis=-1),
             "scores": scores,
-            "label_names": tf.broadcast_to(names[None, :], tf.shape(scores, tf.int64)),
+            "label_names": label_names,
         }
 
     text = tf.TensorSpec([None], tf.string, name="text")
@@ -133,7 +150,8 @@ def export_saved_model(output_dir: str, model: keras.Model) -> str | None:
         )
         return None
     encode = ServingEncoder(info)
-    function, signature = serving_function(info, model, encode)
+    served = span_function if info.kind == "span" else serving_function
+    function, signature = served(info, model, encode)
     archive = keras.export.ExportArchive()
     archive.track(model)
     archive.track(encode.in_graph.sentencepiece)  # its SentencePiece model, a TF resource

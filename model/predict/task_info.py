@@ -27,9 +27,9 @@ MODEL = "model.keras"
 
 @dataclass(frozen=True)
 class TaskInfo:
-    """A fine-tuned model's task: `texts` is how many texts a classification or regression row
-    takes (1, or 2 for a pair); `threshold` is multi-label's score bound or SQuAD v2's tuned
-    no-answer threshold; the rest are the fine-tune's encoding settings."""
+    """A fine-tuned model's task: `texts` is how many texts a classification, multi-label or
+    regression row takes (1, or 2 for a pair); `threshold` is multi-label's saved score bound or
+    SQuAD v2's tuned no-answer threshold; the rest are the fine-tune's encoding settings."""
 
     model_dir: str
     task: str
@@ -50,6 +50,12 @@ class TaskInfo:
     @property
     def model_file(self) -> str:
         return join(self.model_dir, MODEL)
+
+    @property
+    def label_threshold(self) -> float:
+        """Multi-label's bound: a label is predicted when its sigmoid score is at least this (the
+        saved threshold, 0.5 where none was saved)."""
+        return 0.5 if self.threshold is None else self.threshold
 
     def roles(self) -> dict[str, int]:
         """The texts a row gives the model: role -> how many."""
