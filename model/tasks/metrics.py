@@ -69,19 +69,24 @@ def set_f1(predictions: np.ndarray, labels: np.ndarray, average: str) -> float:
 
 def per_label(predictions: np.ndarray, labels: np.ndarray, names: Sequence[str]) -> dict:
     """`{"per_label": {name: {precision, recall, f1, support}}}` of multi-hot rows."""
-    precision, recall, f1, support = sklearn_metrics.precision_recall_fscore_support(
+    scores = sklearn_metrics.precision_recall_fscore_support(
         np.asarray(labels, int), np.asarray(predictions, int), zero_division=0.0
     )
+    return {"per_label": _named_scores(scores, names)}
+
+
+def _named_scores(scores: tuple, names: Sequence[str]) -> dict[str, dict]:
+    """scikit-learn's (precision, recall, f1, support) arrays as `{name: {precision, recall, f1,
+    support}}`, the i-th name for the i-th entry."""
+    precision, recall, f1, support = scores
     return {
-        "per_label": {
-            name: {
-                "precision": float(precision[i]),
-                "recall": float(recall[i]),
-                "f1": float(f1[i]),
-                "support": int(support[i]),
-            }
-            for i, name in enumerate(names)
+        name: {
+            "precision": float(precision[i]),
+            "recall": float(recall[i]),
+            "f1": float(f1[i]),
+            "support": int(support[i]),
         }
+        for i, name in enumerate(names)
     }
 
 
@@ -95,18 +100,10 @@ def per_class(
     """`{"per_class": {name: {precision, recall, f1, support}}, "confusion_matrix": rows of
     gold classes, columns of predicted ones, in the order of `names`}` (scikit-learn's)."""
     indices = list(range(len(names)))
-    precision, recall, f1, support = sklearn_metrics.precision_recall_fscore_support(
+    scores = sklearn_metrics.precision_recall_fscore_support(
         labels, predictions, labels=indices, zero_division=0.0
     )
-    table = {
-        name: {
-            "precision": float(precision[i]),
-            "recall": float(recall[i]),
-            "f1": float(f1[i]),
-            "support": int(support[i]),
-        }
-        for i, name in enumerate(names)
-    }
+    table = _named_scores(scores, names)
     matrix = sklearn_metrics.confusion_matrix(labels, predictions, labels=indices)
     return {"per_class": table, "confusion_matrix": matrix.tolist()}
 
