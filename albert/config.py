@@ -7,6 +7,7 @@ its CLI (one `--field-name` flag per field) and its Prefect flow parameter.
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import types
 import typing
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from albert.errors import ConfigError
 
@@ -44,6 +45,18 @@ def _split_commas(value: Any) -> Any:
 
 CommaList = BeforeValidator(_split_commas)
 """List-field metadata: `--flag a,b` (or a repeated flag, or a YAML list) gives ['a', 'b']."""
+
+
+def _known_encoding(value: str) -> str:
+    try:
+        codecs.lookup(value)
+    except LookupError:
+        raise ValueError(f"unknown encoding {value!r}") from None
+    return value
+
+
+Encoding = Annotated[str, AfterValidator(_known_encoding)]
+"""A text encoding field: a name Python's codecs know (utf-8, latin-1 ...)."""
 
 
 def _factory_defaults(schema: dict[str, Any], cls: type[BaseModel]) -> None:

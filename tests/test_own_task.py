@@ -11,7 +11,7 @@ from test_finetune_run import SMALL, spm_model  # noqa: F401  (the session's tin
 from test_predict import huggingface_like_predict, served_like_predict
 from test_predict import lines as predicted_lines
 
-from albert.config import ConfigError
+from albert.config import ConfigError, load_config
 from albert.errors import StageError
 from albert.labelled_files import read_columns
 from flows import predict
@@ -80,6 +80,10 @@ def test_latin1_needs_its_encoding(tmp_path):
         own_task(settings)
     task = own_task(OwnTaskSettings("t", path, ("0",), "1", header=False, encoding="latin-1"))
     assert task.labels == ("A", "B")
+    overrides = {"train": str(path), "text_column": ["0"], "label_column": "1", "header": False}
+    overrides |= {"init": "random", "spm_model": "m", "output": str(tmp_path / "out")}
+    with pytest.raises(ConfigError, match=r"FinetuneConfig.encoding: .*unknown encoding 'latinx'"):
+        load_config(finetune.FinetuneConfig, overrides=overrides | {"encoding": "latinx"})
 
 
 @pytest.mark.backend_free

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from albert.config import CommaList, ConfigError, StageConfig, read_yaml
+from albert.config import CommaList, ConfigError, Encoding, StageConfig, read_yaml
 from albert.fs import exists, join
 from model.tasks import Hyperparameters, Task, get_task
 from model.tasks.own_task import OwnKind, OwnTaskSettings, own_task
@@ -73,7 +73,7 @@ class FinetuneConfig(StageConfig):
         description="your own task: multi-label, each row's labels split on this (a JSON list "
         "per row needs none)",
     )
-    encoding: str = Field("utf-8", description="your own task: the files' text encoding")
+    encoding: Encoding = Field("utf-8", description="your own task: the files' text encoding")
     dev_fraction: float = Field(
         0.1,
         gt=0,

@@ -4,12 +4,12 @@ anything loads Beam (a command that fails there does so in seconds)."""
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
+from albert.config import Encoding
 from albert.errors import StageError
 from albert.fs import expand_files, filesystem
 from pipelines.common import text_cleaning
@@ -54,20 +54,10 @@ class SegmentConfig(QualityConfig, NearDupConfig):
     min_dedup_paragraph_chars: int = Field(
         40, ge=1, description="paragraphs at least this long are removed when repeated (first kept)"
     )
-    fallback_encoding: str | None = Field(
+    fallback_encoding: Encoding | None = Field(
         None, description="decode non-UTF-8 lines of text files with this encoding (e.g. latin-1)"
     )
     jsonl_field: str = Field("text", description="the JSONL field holding a document's text")
-
-    @field_validator("fallback_encoding")
-    @classmethod
-    def _known_encoding(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                codecs.lookup(value)
-            except LookupError:
-                raise ValueError(f"unknown encoding {value!r}") from None
-        return value
 
 
 def match_inputs(patterns: Iterable[str]) -> list[str]:
