@@ -16,8 +16,8 @@ from conftest import shared_path
 from albert import cli
 from albert.errors import StageError
 from albert.tokenization import AlbertTokenizer
-from flows.pipeline.downstream import downstream_configs
-from flows.pipeline.flow import PretrainPipelineConfig
+from flows.pipeline.config import PretrainPipelineConfig
+from flows.pipeline.downstream import downstream_steps
 from model.finetune import main as finetune_main
 from model.finetune.batches import train_batches
 from model.finetune.config import FinetuneConfig, hyperparameters
@@ -184,8 +184,8 @@ def test_a_negative_worker_count_is_one_line_and_exit_2(entry_point, call, capsy
 
 def test_the_flows_downstream_fine_tunes_take_the_runs_input_workers():
     config = PretrainPipelineConfig(run_dir="r", downstream=["sst2=d", "rte=e"], input_workers=2)
-    assert {c.input_workers for c in downstream_configs(config).values()} == {2}
+    assert {s.config.input_workers for s in downstream_steps(config).values()} == {2}
     own = config.model_copy(update={"finetune": {"input_workers": 0}})  # --finetune overrides
-    assert {c.input_workers for c in downstream_configs(own).values()} == {0}
+    assert {s.config.input_workers for s in downstream_steps(own).values()} == {0}
     default = config.model_copy(update={"input_workers": None})
-    assert {c.input_workers for c in downstream_configs(default).values()} == {None}
+    assert {s.config.input_workers for s in downstream_steps(default).values()} == {None}

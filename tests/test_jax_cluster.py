@@ -43,7 +43,7 @@ def test_tf_config_tasks_are_the_jax_processes_chief_first():
 
 
 def test_the_flows_pass_the_flags_to_pretrain(tmp_path):
-    from flows.pipeline.flow import PretrainPipelineConfig
+    from flows.pipeline.config import PretrainPipelineConfig
 
     config = PretrainPipelineConfig(
         run_dir=str(tmp_path),

@@ -204,8 +204,12 @@ ROOMS: dict[str, dict[str, set[str]]] = {
     },
 }
 """Each layer's packages by role, and the packages each may import: the arrows run down only."""
-MENTIONS = {("model/conversion/exports.py", "model.pretrain")}
-"""Strings that name a module above as text, not to run it: the model card's `python -m` line."""
+MENTIONS = {
+    ("model/conversion/exports.py", "model.pretrain"),
+    ("flows/line/flow.py", "flows.domain.flow"),
+}
+"""Strings that name a module as text, not to run it: the model card's `python -m` line, the
+model line's advice to start a line with `python -m flows.domain.flow --base`."""
 
 
 def _room(module: str) -> tuple[str, str | None]:
@@ -216,8 +220,9 @@ def _room(module: str) -> tuple[str, str | None]:
     return parts[0], None
 
 
-def _imported_modules(path: Path) -> set[str]:
-    """Our modules the file imports, by statement (lazy ones too) or by naming them in a string."""
+def _imported_modules(path: Path, strings: bool = True) -> set[str]:
+    """Our modules the file imports, by statement (lazy and TYPE_CHECKING ones too) or, with
+    `strings`, by naming them in a string."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     docstrings = _docstrings(tree)
     names = set()
@@ -228,7 +233,8 @@ def _imported_modules(path: Path) -> set[str]:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif (
-            isinstance(node, ast.Constant)
+            strings
+            and isinstance(node, ast.Constant)
             and isinstance(node.value, str)
             and id(node) not in docstrings
         ):
@@ -270,31 +276,59 @@ def test_the_layer_is_in_packages_by_role_with_the_arrows_running_down(layer: st
         done += ready
 
 
-def test_the_modules_of_pipelines_and_model_import_each_other_without_a_cycle() -> None:
-    """Module by module (imports by statement, lazy ones too, each module's package included):
-    no module reaches itself again."""
+def test_our_modules_import_each_other_without_a_cycle() -> None:
+    """Module by module over every layer (imports by statement, lazy and TYPE_CHECKING ones too,
+    and modules named in strings; each module's package included): no module reaches itself
+    again. The entry tables' names (dispatch, imported when a command runs) and the MENTIONS are
+    not imports."""
     graph = {}
-    for layer in ROOMS:
+    for layer in LAYERS:
         for path in (ROOT / layer).rglob("*.py"):
             module = _module_name(path)
+            mentioned = {name for file, name in MENTIONS if file == str(path.relative_to(ROOT))}
+            imported = _imported_modules(path, strings=module not in ENTRY_TABLES) - mentioned
             graph[module] = {
                 name
-                for name in _imported_modules(path)
-                if name.split(".")[0] == layer
-                and name != module
+                for name in imported
+                if name != module
                 and not name.startswith(module + ".")
                 and not module.startswith(name + ".")
             }
-    state: dict[str, int] = {}
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
 
-    def visit(module: str, trail: list[str]) -> None:
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of `graph` (module -> the modules it imports) as its modules in order, the first
+    repeated at the end; None: there is none."""
+    state: dict[str, int] = {}  # 1: on the current trail, 2: done, no cycle through it
+
+    def visit(module: str, trail: list[str]) -> list[str] | None:
         if state.get(module) == 2:
-            return
-        assert state.get(module) != 1, " -> ".join([*trail[trail.index(module) :], module])
+            return None
+        if state.get(module) == 1:
+            return [*trail[trail.index(module) :], module]
         state[module] = 1
         for name in sorted(graph.get(module, ())):
-            visit(name, [*trail, module])
+            found = visit(name, [*trail, module])
+            if found:
+                return found
         state[module] = 2
+        return None
 
     for module in sorted(graph):
-        visit(module, [])
+        found = visit(module, [])
+        if found:
+            return found
+    return None
+
+
+def test_a_cycle_through_a_type_checking_import_is_found(tmp_path) -> None:
+    """The check reads the imports a TYPE_CHECKING block holds as imports: a circle through one
+    is a circle."""
+    (tmp_path / "second.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from model.tasks import x\n"
+    )
+    assert "model.tasks" in _imported_modules(tmp_path / "second.py")
+    graph = {"model.tasks": {"model.network"}, "model.network": {"model.tasks"}, "albert": set()}
+    assert _cycle(graph) == ["model.network", "model.tasks", "model.network"]
+    assert _cycle({"model.tasks": {"model.network"}, "model.network": set()}) is None

@@ -7,8 +7,8 @@ import pytest
 
 from flows.engine import tasks
 from flows.engine.tasks import StageOutcome
-from flows.pipeline.downstream import downstream_configs, downstream_results, downstream_task
-from flows.pipeline.flow import PretrainPipelineConfig
+from flows.pipeline.config import PretrainPipelineConfig
+from flows.pipeline.downstream import downstream_results, downstream_steps
 from flows.report.text import predicted_table
 
 pytestmark = pytest.mark.backend_free
@@ -16,17 +16,18 @@ pytestmark = pytest.mark.backend_free
 
 def test_predict_follows_each_downstream_finetune_and_the_report_shows_its_labels(tmp_path):
     common = {"run_dir": str(tmp_path), "downstream": ["sst2=glue/SST-2"]}
-    assert "predict-sst2" not in downstream_configs(PretrainPipelineConfig(**common))
+    assert "predict-sst2" not in downstream_steps(PretrainPipelineConfig(**common))
     config = PretrainPipelineConfig(**common, predict=["new/*.csv", "more.jsonl"])
-    configs = downstream_configs(config)
-    step = configs["predict-sst2"]
-    assert list(configs)[-1] == "predict-sst2"  # after the fine-tune it runs
+    steps = downstream_steps(config)
+    assert list(steps)[-1] == "predict-sst2"  # after the fine-tune it runs
+    assert (steps["predict-sst2"].task, steps["predict-sst2"].role) == ("sst2", "predicted")
+    step = steps["predict-sst2"].config
     assert step.model == config.stage_dir("finetune-sst2")
     assert (step.input, step.output) == (
         ["new/*.csv", "more.jsonl"],
         config.stage_dir("predict-sst2"),
     )
-    assert downstream_task("predict-sst2") is tasks.predict
+    assert steps["predict-sst2"].stage_task is tasks.predict
     predicted = {
         "task": "sst2",
         "predicted": 200,
@@ -43,7 +44,7 @@ def test_predict_follows_each_downstream_finetune_and_the_report_shows_its_label
             ("predict-sst2", predicted),
         )
     }
-    (result,) = downstream_results(configs, outcomes)
+    (result,) = downstream_results(steps, outcomes)
     assert result["predicted"] == predicted
     table = predicted_table([result])
     assert "| sst2 | 200 | 0 75.0%, 1 25.0% | 10.0% (< 0.5) | 812 |" in table

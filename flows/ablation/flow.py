@@ -36,7 +36,8 @@ from albert.stage import stage_main
 from flows.ablation.report import cell_record, write_ablation_report
 from flows.engine import tasks
 from flows.engine.prefect_settings import flow_defaults
-from flows.pipeline.flow import PretrainPipelineConfig, stage_configs
+from flows.pipeline.config import PretrainPipelineConfig
+from flows.pipeline.flow import stage_configs
 from flows.run_config import run_plan, stage_summary
 
 OBJECTIVES = ("sop", "nsp")

@@ -1,51 +1,49 @@
-"""The run's `--downstream` fine-tunes: their configs (the pretrained model's and a randomly
-initialised twin's, with `--distill` a distilled student of the first, with `--predict` the first's
-predictions on the files), their results for the report, and the evaluation sets the decontamination
-stage checks: `--eval`'s and, by default, the dev sets the fine-tunes are scored on, so that no
-model is fine-tuned and scored on a set whose overlap with its pretraining corpus went
-unreported."""
+"""The run's `--downstream` steps: per task, fine-tuning of the pretrained model and of a randomly
+initialised twin, with `--distill` a distilled student of the first, with `--predict` the first's
+predictions on the files; each step a record of its task, its role and its config, and their
+results for the report, paired by those records."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from albert.config import StageConfig, build_config
 from albert.fs import join
 from flows.engine import tasks
-from model.tasks import get_task
+from flows.pipeline.config import PretrainPipelineConfig
 
-if TYPE_CHECKING:
-    from flows.pipeline.flow import PretrainPipelineConfig
-
-
-def downstream_sets(downstream: list[str], finetune: dict) -> list[str]:
-    """The files each `TASK=DIR` fine-tune is scored on: `finetune`'s dev_file, else the task's
-    dev files in DIR (GLUE `dev*.tsv`, SQuAD `dev-v1.1.json`, RACE `dev/`). A malformed item or
-    an unknown task is said by the fine-tunes' own configs."""
-    paths = []
-    for item in downstream:
-        task, _, directory = item.partition("=")
-        try:
-            spec = get_task(task)
-        except KeyError:
-            continue
-        dev = finetune.get("dev_file")
-        paths += [dev] if dev else [join(directory, name) for name in spec.dev_files]
-    return paths
+ROLE_STAGES = {
+    "pretrained": "finetune",
+    "random": "finetune",
+    "distilled": "distill",
+    "predicted": "predict",
+}
+"""A downstream step's role -> the registered stage that runs it."""
 
 
-def evaluation_sets(eval_paths: list[str], downstream: list[str], finetune: dict) -> list[str]:
-    """`--eval`'s paths, then the downstream dev sets not among them, each once."""
-    return list(dict.fromkeys([*eval_paths, *downstream_sets(downstream, finetune)]))
+@dataclass(frozen=True)
+class DownstreamStep:
+    """One `--downstream` step: `task` is the TASK of `TASK=DIR`, `role` one of ROLE_STAGES
+    (its key in the report's row), `config` the stage's validated config."""
+
+    task: str
+    role: str
+    config: StageConfig
+
+    @property
+    def stage_task(self):
+        """The flows' Prefect task that runs the step (`finetune`, `distill` or `predict`)."""
+        return getattr(tasks, ROLE_STAGES[self.role])
 
 
-def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
-    """Per `--downstream TASK=DIR`: fine-tuning of the pretrained model and of a randomly
-    initialised twin (same preset, budget and seed), written to RUN_DIR/finetune-TASK and
-    finetune-TASK-random."""
+def downstream_steps(config: PretrainPipelineConfig) -> dict[str, DownstreamStep]:
+    """Per `--downstream TASK=DIR`, by step name (its run directory RUN_DIR/NAME and its Prefect
+    task's name), in running order: fine-tuning of the pretrained model (finetune-TASK) and of a
+    randomly initialised twin (finetune-TASK-random; same preset, budget and seed), then with
+    --distill distill-TASK, with --predict predict-TASK."""
     from model.finetune import FinetuneConfig, parse_task_dir  # heavy: loads TensorFlow
 
-    configs: dict[str, StageConfig] = {}
+    steps: dict[str, DownstreamStep] = {}
     for item in config.downstream:
         task, data_dir = parse_task_dir(item, "--downstream")
         common = {
@@ -57,18 +55,21 @@ def downstream_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]
             "input_workers": config.input_workers,
             **config.finetune,
         }
-        for name, init in (
-            (f"finetune-{task}", config.trained_model()),
-            (f"finetune-{task}-random", "random"),
+        for name, role, init in (
+            (f"finetune-{task}", "pretrained", config.trained_model()),
+            (f"finetune-{task}-random", "random", "random"),
         ):
-            configs[name] = build_config(
-                FinetuneConfig, {**common, "init": init, "output": config.stage_dir(name)}
-            )
+            values = {**common, "init": init, "output": config.stage_dir(name)}
+            steps[name] = DownstreamStep(task, role, build_config(FinetuneConfig, values))
         if config.distill:
-            configs[f"distill-{task}"] = distill_config(config, common, task)
+            steps[f"distill-{task}"] = DownstreamStep(
+                task, "distilled", distill_config(config, common, task)
+            )
         if config.predict:
-            configs[f"predict-{task}"] = predict_config(config, task)
-    return configs
+            steps[f"predict-{task}"] = DownstreamStep(
+                task, "predicted", predict_config(config, task)
+            )
+    return steps
 
 
 def predict_config(config: PretrainPipelineConfig, task: str) -> StageConfig:
@@ -90,42 +91,37 @@ def distill_config(config: PretrainPipelineConfig, common: dict, task: str) -> S
     return build_config(DistillConfig, {**values, "output": config.stage_dir(f"distill-{task}")})
 
 
-def downstream_task(name: str):
-    """The flows' task of the downstream step `name`: distil (`distill-TASK`), predict
-    (`predict-TASK`) or fine-tune."""
-    if name.startswith("predict-"):
-        return tasks.predict
-    return tasks.distill if name.startswith("distill-") else tasks.finetune
-
-
 def downstream_results(
-    configs: dict[str, StageConfig], outcomes: dict[str, tasks.StageOutcome]
+    steps: dict[str, DownstreamStep], outcomes: dict[str, tasks.StageOutcome]
 ) -> list[dict]:
-    """[{task, metric, pretrained, random, steps, …}] from the fine-tuning outcomes, for the
-    report."""
+    """[{task, metric, pretrained, random, steps, …, distilled?, predicted?}] per downstream task,
+    for the report: each step's outcome goes to its task's row under its role."""
     from model.finetune.config import task_of  # a user's task reads its training file
 
+    by_task: dict[str, dict[str, str]] = {}  # task -> role -> step name
+    for name, step in steps.items():
+        by_task.setdefault(step.task, {})[step.role] = name
     results = []
-    for name, stage_config in configs.items():
-        if name.endswith("-random") or name.startswith(("distill-", "predict-")):
-            continue
-        random_name = f"{name}-random"
-        metric = task_of(stage_config).primary_metric
-        distilled = outcomes.get(name.replace("finetune-", "distill-", 1))
-        predicted = outcomes.get(name.replace("finetune-", "predict-", 1))
+    for task, names in by_task.items():
+        pretrained, random = names["pretrained"], names["random"]
+        finetune = steps[pretrained].config
+        extras = {
+            role: outcomes[names[role]].result
+            for role in ("distilled", "predicted")
+            if names.get(role) in outcomes
+        }
         results.append(
             {
-                "task": stage_config.task,
-                "metric": metric,
-                "pretrained": outcomes[name].result.get("dev", {}),
-                "random": outcomes[random_name].result.get("dev", {}),
-                "pretrained_details": outcomes[name].result.get("details"),
-                "random_details": outcomes[random_name].result.get("details"),
-                "steps": stage_config.train_steps,
-                "pretrained_output": name,
-                "random_output": random_name,
-                **({"distilled": distilled.result} if distilled else {}),
-                **({"predicted": predicted.result} if predicted else {}),
+                "task": task,
+                "metric": task_of(finetune).primary_metric,
+                "pretrained": outcomes[pretrained].result.get("dev", {}),
+                "random": outcomes[random].result.get("dev", {}),
+                "pretrained_details": outcomes[pretrained].result.get("details"),
+                "random_details": outcomes[random].result.get("details"),
+                "steps": finetune.train_steps,
+                "pretrained_output": pretrained,
+                "random_output": random,
+                **extras,
             }
         )
     return results

@@ -26,25 +26,18 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from prefect import flow
-from pydantic import Field, model_validator
 
-from albert.config import CommaList, JsonDict, StageConfig, build_config
+from albert.config import StageConfig, build_config
 from albert.errors import Interrupted
 from albert.fs import join
-from albert.languages import LanguageCode
 from flows.engine import tasks
 from flows.engine.entry import flow_main
-from flows.language_settings import with_language
+from flows.pipeline.config import PretrainPipelineConfig
 from flows.pipeline.default_corpus import default_corpus
-from flows.pipeline.downstream import (
-    downstream_configs,
-    downstream_results,
-    downstream_task,
-    evaluation_sets,
-)
+from flows.pipeline.downstream import downstream_results, downstream_steps
 from flows.pipeline.report import format_headline_line, run_report_markdown
 from flows.report.render import TrainingProgress, write_report
 from flows.report.text import (
@@ -54,7 +47,6 @@ from flows.report.text import (
     short_finetune_text,
 )
 from flows.run_config import (
-    RunConfig,
     cpu_seconds,
     piece_baseline,
     pretrain_as_secondary_process,
@@ -65,99 +57,6 @@ from flows.run_config import (
 )
 from pipelines.decontaminate.eval_sets import eval_splits
 from pipelines.vocab.config import VocabConfig
-
-
-class PretrainPipelineConfig(RunConfig):
-    """Parameters of the end-to-end flow; per-stage dicts set any other field of a stage's
-    config."""
-
-    input: list[str] = Field(
-        default_factory=list,
-        description="raw corpus files or globs (Wikipedia dumps, books, text); default: the demo "
-        "corpus "
-        "shipped with the package (flows/pipeline/demo_corpus)",
-    )
-    run_dir: str = Field(
-        "runs/enwiki-sample",
-        description="run directory (local or gs://); one subdirectory per stage",
-    )
-    # The demo's budget (docs/flows.md, "The demo learns"): 32k sequences of 64 tokens that never
-    # repeat a sentence-order pair (dupe factor 10), XLA at batch 32, LAMB at 0.004: about 5 min on
-    # 2 cores.
-    max_seq_length: int = Field(
-        64, gt=8, description=RunConfig.model_fields["max_seq_length"].description
-    )
-    dupe_factor: int = Field(10, gt=0, description="times each document is masked differently")
-    steps: int = Field(1000, gt=0, description="pretraining steps")
-    learning_rate: float | None = Field(
-        0.004, gt=0, description="peak learning rate (default: the stage's)"
-    )
-    jit_compile: bool = Field(
-        True, description="XLA-compile the training step (faster on CPU at batch 32+)"
-    )
-    language: LanguageCode | None = Field(
-        None,
-        description="the corpus's language: its profile (docs/languages.md) sets segment's, "
-        "vocab's and tfrecords' language settings that --segment, --vocab, --tfrecords leave "
-        "unset; none: every language kept, the reference's English preprocessing",
-    )
-    vocab_size: int = Field(8000, gt=5, description="SentencePiece vocabulary size")
-    vocab: JsonDict = Field(
-        default_factory=dict, description="other VocabConfig fields (YAML or JSON)"
-    )
-    downstream: list[str] = Field(
-        default_factory=list,
-        description="TASK=DIR (any task `albert finetune` knows): fine-tune the pretrained model "
-        "and a randomly "
-        "initialised twin with the same budget and seed, side by side in the report",
-    )
-    finetune: JsonDict = Field(
-        default_factory=dict, description="other FinetuneConfig fields for --downstream"
-    )
-    predict: Annotated[list[str], CommaList] = Field(
-        default_factory=list,
-        description="files to label with each --downstream fine-tune (albert predict, the text "
-        "in the first column) into RUN_DIR/predict-TASK; the report shows the predictions",
-    )
-    distill: JsonDict = Field(
-        default_factory=dict,
-        description='DistillConfig fields (at least student, e.g. {"student": "albert-nano"}): '
-        "after each --downstream fine-tune, distil it into that student (albert distill); "
-        "default: none",
-    )
-    eval: list[str] = Field(
-        default_factory=list,
-        description="evaluation set (GLUE task directory, SQuAD .json, RACE directory, .txt or "
-        ".jsonl; repeat the flag): after segment, report how many of its examples share a 13-gram "
-        "with the corpus (albert decontaminate); default: none",
-    )
-    remove_contaminated: bool = Field(
-        False,
-        description="vocab and tfrecords read the corpus without the sentences that overlap an "
-        "evaluation set (--eval, --downstream's dev sets)",
-    )
-    check_downstream: bool = Field(
-        True,
-        description="the decontamination report also checks the dev set each --downstream task "
-        "is scored on (removing nothing without --remove-contaminated)",
-    )
-
-    _language_settings = model_validator(mode="before")(with_language)
-
-    @model_validator(mode="after")
-    def _remove_needs_eval(self):
-        if self.remove_contaminated and not self.evaluation_sets():
-            raise ValueError("--remove-contaminated needs an evaluation set (--eval PATH)")
-        return self
-
-    def evaluation_sets(self) -> list[str]:
-        """--eval's paths and, with check_downstream, the --downstream dev sets."""
-        downstream = self.downstream if self.check_downstream else []
-        return evaluation_sets(self.eval, downstream, self.finetune)
-
-    def corpus_dir(self) -> str:
-        """The corpus vocab and tfrecords read: segment's, or decontaminate's cleaned copy."""
-        return self.stage_dir("decontaminate" if self.remove_contaminated else "segment")
 
 
 def stage_configs(config: PretrainPipelineConfig) -> dict[str, StageConfig]:
@@ -263,7 +162,7 @@ def pretrain_pipeline(
 
     start, cpu_start = time.monotonic(), cpu_seconds()
     configs = stage_configs(config)
-    extra = downstream_configs(config)
+    downstream = downstream_steps(config)
     beam = {"beam_args": list(beam_args or [])}
     plan = [
         (tasks.segment, "segment", beam),
@@ -282,10 +181,14 @@ def pretrain_pipeline(
             },
         ),
         (tasks.heldout, "heldout", {}),
-        *[(downstream_task(name).with_options(name=name), name, {}) for name in extra],
+        *[(step.stage_task.with_options(name=name), name, {}) for name, step in downstream.items()],
     ]
     try:
-        outcomes = run_plan(plan, {**configs, **extra}, config.result_storage())
+        outcomes = run_plan(
+            plan,
+            {**configs, **{name: step.config for name, step in downstream.items()}},
+            config.result_storage(),
+        )
     except Interrupted as stop:  # pretraining saved a checkpoint: the same command resumes it
         return tasks.interrupted(stop)
     baseline = piece_baseline(config, join(config.stage_dir("vocab"), "spiece.model"))
@@ -295,7 +198,7 @@ def pretrain_pipeline(
         wall_seconds=time.monotonic() - start,
         cpu_seconds=cpu_seconds() - cpu_start,
         baseline=baseline,
-        downstream=downstream_results(extra, outcomes),
+        downstream=downstream_results(downstream, outcomes),
     )
     report = write_report(
         config.run_dir,
@@ -319,7 +222,7 @@ def pretrain_pipeline(
 def run(config: PretrainPipelineConfig, beam_args: Sequence[str] | None = None) -> dict[str, Any]:
     """Validate every stage's config, run the flow, print where the run directory and report are."""
     configs = stage_configs(config)  # bad values fail here, before Prefect starts
-    downstream_configs(config)
+    downstream_steps(config)
     for path in config.evaluation_sets():  # a set in no known format, before segment runs
         eval_splits(path)
     if config.process_id:  # another host of a several-host run: process 0 runs the flow
