@@ -2,4 +2,4 @@
 (each cited by docs/measurements.md for a current figure; `make bench` runs those that need no
 input), `helpers/` (what they share: the machine, process trees, fault scenarios, Hugging Face's
 fine-tuning side), `studies/` (one-off comparisons that record a past decision) and `gpu/` (the
-accelerator kit and its checks, run as files)."""
+accelerator kit and its checks: `check.py` runs as a file too)."""

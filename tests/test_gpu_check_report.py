@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from benchmarks.gpu.check_runs import layouts
+from benchmarks.gpu.op_profile import op_origins, op_table, trace_file
+from benchmarks.gpu.report import goals
+
 pytestmark = pytest.mark.backend_free
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "gpu"))
-
-from check_runs import layouts
-from op_profile import op_origins, op_table, trace_file
-from report import goals
 
 
 def test_each_row_runs_plain_bucketed_and_packed_where_the_trainer_packs():

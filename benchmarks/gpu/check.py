@@ -29,14 +29,24 @@ albert-large s512 (`report.py` says how the ratio counts).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-import time
 from pathlib import Path
 
-from check_runs import (
+if __name__ == "__main__" and not __package__:
+    # `python benchmarks/gpu/check.py`: the same command as `python -m benchmarks.gpu.check`, in a
+    # process that finds the kit's package in this checkout (its modules import one another as
+    # benchmarks.gpu.*); the process is replaced, so its exit code and signals are the command's
+    root = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    command = [sys.executable, "-m", "benchmarks.gpu.check", *sys.argv[1:]]
+    os.execve(sys.executable, command, {**os.environ, "PYTHONPATH": path})
+
+import argparse
+import json
+import time
+
+from benchmarks.gpu.check_runs import (
     finetune_row,
     huggingface_run,
     huggingface_skipped,
@@ -47,9 +57,9 @@ from check_runs import (
     synthetic_run,
     timed_run,
 )
-from kit import build_kit, install, kit_problem
-from report import goals, print_goals, print_table
-from trainer import last_step, loop_row, resume_steps
+from benchmarks.gpu.kit import build_kit, install, kit_problem
+from benchmarks.gpu.report import goals, print_goals, print_table
+from benchmarks.gpu.trainer import last_step, loop_row, resume_steps
 
 HERE = Path(__file__).resolve().parent
 

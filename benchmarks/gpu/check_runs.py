@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from trainer import pretrain_flags, summary_of
+from benchmarks.gpu.trainer import pretrain_flags, summary_of
 
 HERE = Path(__file__).resolve().parent
 EXIT_AFTER_SUMMARY_S = 10.0  # a run that has printed its summary exits within this
@@ -140,7 +140,7 @@ def huggingface_run(args, env: dict, preset: str, seq: int, batch: int, mode: st
     installed kit (`benchmarks.pretrain` imports our model code: Keras on JAX, pydantic) with this
     checkout after it; its exit code or "out of budget" where it failed."""
     done = timed_run(
-        [sys.executable, str(HERE / "check.py"), "hf", "--preset", preset, "--seq", str(seq)]
+        [sys.executable, "-m", "benchmarks.gpu.check", "hf", "--preset", preset, "--seq", str(seq)]
         + ["--batch", str(batch), "--mode", mode, "--steps", str(args.synthetic_steps)],
         # JAX stays off the GPU in torch's process
         {

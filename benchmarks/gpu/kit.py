@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from trainer import SHARED, SPM_MODEL, prepare
+from benchmarks.gpu.trainer import SHARED, SPM_MODEL, prepare
 
 HERE = Path(__file__).resolve().parent
 SST2_TRAIN_ROWS = 4000  # SST-2 training rows the kit carries (a fine-tune of a few hundred steps)
