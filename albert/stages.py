@@ -1,12 +1,16 @@
 """The stage registry: each stage's name, module, config class, input fields and output marker.
 
-The one place that lists the stages. The `albert` CLI (its subcommands), the Dataflow flex
-template (the stages marked `dataflow`), the Prefect tasks and their caching (input fields, the
-module whose code is the cache key's code version, the output marker) and the tests all read it.
+The one place that lists the stages. The `albert` CLI (its subcommands, albert.cli), the Dataflow
+flex template (the stages marked `dataflow`), the Prefect tasks and their caching (input fields,
+the module whose code is the cache key's code version, the output marker) and the tests all read
+it.
 
-The registry names modules of every layer as strings and imports one only when asked
-(`stage_module`, `config_class`): importing it loads nothing of pipelines/, model/ or flows/
-(tests/test_layering.py states the rule and checks it).
+A stage's module is the stage's own, in pipelines/ or model/; the flows wrap stages (a flows
+module that joins two layers, as `albert finetune`'s further pretraining and `albert predict`'s
+pipeline with its model do, is the command albert.cli runs, never a stage's module). The registry
+names those modules as strings and imports one only when asked (`stage_module`, `config_class`):
+importing it loads nothing of pipelines/ or model/ (tests/test_layering.py states the rules and
+checks them).
 """
 
 from __future__ import annotations
@@ -21,12 +25,14 @@ from types import ModuleType
 class Stage:
     """One stage.
 
-    `module` runs it (`run(config, ...)`, and `main(argv)` for `python -m`); `config` is its config
-    class, in `module` unless `config_module` names another; `input_fields` are the config fields
-    that name its input files (their manifest is part of the cache key); `output_marker` is the
-    file (relative to the output directory) that its finished output always contains; `summary`
-    is its line in `albert --help` (None: not an `albert` subcommand); `dataflow`: it has a
-    Dataflow flex template."""
+    `module` is the stage's own module in pipelines/ or model/: it runs the stage (`run(config,
+    ...)`, and `main(argv)` for `python -m`; the predict stage's is its Beam pipeline, which
+    `albert predict`, flows.predict, hands a model) and its code is the cache key's code
+    version; `config` is its config class, in `module` unless `config_module` names another;
+    `input_fields` are the config fields that name its input files (their manifest is part of
+    the cache key); `output_marker` is the file (relative to the output directory) that its
+    finished output always contains; `summary` is its line in `albert --help` (None: not an
+    `albert` subcommand); `dataflow`: it has a Dataflow flex template."""
 
     module: str
     config: str
@@ -35,11 +41,6 @@ class Stage:
     summary: str | None = None
     dataflow: bool = False
     config_module: str | None = None
-
-    @property
-    def command(self) -> str:
-        """The module `python -m` runs: a stage package's name where `module` is its `stage`."""
-        return self.module.removesuffix(".stage")
 
 
 STAGES: dict[str, Stage] = {
@@ -91,12 +92,11 @@ STAGES: dict[str, Stage] = {
         "Keras: pretrain ALBERT from TFRecords (LAMB, checkpoints, resume)",
     ),
     "finetune": Stage(
-        "flows.finetune",
+        "model.finetune",
         "FinetuneConfig",
         ("init", "spm_model", "data_dir"),
         "results.json",
         "Keras: fine-tune on GLUE / SQuAD / RACE (further pretraining first, if asked)",
-        config_module="model.finetune",
     ),
     "distill": Stage(
         "model.distill",
@@ -106,7 +106,7 @@ STAGES: dict[str, Stage] = {
         "Keras: distil a fine-tuned model into a smaller student on its task (soft targets)",
     ),
     "predict": Stage(
-        "flows.predict",
+        "pipelines.predict.stage",
         "PredictConfig",
         ("model", "input"),
         "predict.json",
@@ -115,54 +115,19 @@ STAGES: dict[str, Stage] = {
         config_module="pipelines.predict.config",
     ),
     "heldout": Stage(
-        "model.evaluation.heldout",
+        "model.evaluation.heldout_stage",
         "HeldOutEvalConfig",
         ("model", "data"),
         "metrics.json",
-        config_module="flows.engine.tasks",
     ),
     "replay": Stage(
-        "flows.line.replay",
+        "model.input.replay",
         "ReplayConfig",
         ("data", "domain_shards", "general_shards", "heldout"),
         "mix.json",
     ),
 }
 """Stage name (the Prefect task's name) -> Stage."""
-
-OTHER_COMMANDS: dict[str, tuple[str, str]] = {
-    "evaluate": ("model.evaluation.evaluate", "score predictions or a model"),
-    "run": (
-        "flows.pipeline.flow",
-        "Prefect: the end-to-end flow segment -> vocab -> tfrecords -> pretrain -> heldout",
-    ),
-    "ablate": (
-        "flows.ablation.flow",
-        (
-            "Prefect: the paper's ablation tables (objective, sharing, E) over a grid of "
-            "pretraining runs"
-        ),
-    ),
-    "deploy": (
-        "flows.deploy",
-        "Prefect: apply prefect.yaml's deployments (run, domain-adaptive, ablation, model line)",
-    ),
-    "runs": ("albert.runs", "runs gc RUN_DIR: list outputs runs moved aside (--yes removes them)"),
-    "line": (
-        "flows.line.cli",
-        (
-            "line show|check|prune LINE: a model line's versions, its integrity; prune what is "
-            "outside current's lineage"
-        ),
-    ),
-}
-"""The `albert` subcommands that are not stages: subcommand -> (module with main(argv), summary)."""
-
-COMMANDS: dict[str, tuple[str, str]] = {
-    **{name: (s.module, s.summary) for name, s in STAGES.items() if s.summary is not None},
-    **OTHER_COMMANDS,
-}
-"""Every `albert` subcommand in `albert --help` order: name -> (module with main(argv), summary)."""
 
 DATAFLOW_STAGES: tuple[str, ...] = tuple(name for name, s in STAGES.items() if s.dataflow)
 """The Beam stages that run on Dataflow through the flex template."""

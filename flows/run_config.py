@@ -25,6 +25,7 @@ from albert.fs import exists, join
 from flows.engine import tasks
 from flows.engine.result_storage import result_storage_for
 from model.evaluation.baselines import unigram_baseline
+from model.evaluation.heldout_stage import HeldOutEvalConfig
 from model.network.config import get_preset, parameter_counts
 from model.pretrain import PretrainConfig
 from model.pretrain import run as pretrain_run
@@ -176,7 +177,7 @@ class RunConfig(StageConfig):
     def held_out_eval_config(self, model: str, name: str) -> StageConfig:
         """Held-out metrics of `model` on this run's TFRecords, written to RUN_DIR/`name`."""
         return build_config(
-            tasks.HeldOutEvalConfig,
+            HeldOutEvalConfig,
             {
                 "model": model,
                 "data": self.stage_dir("tfrecords"),

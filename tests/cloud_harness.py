@@ -23,6 +23,7 @@ from typing import Any
 
 from ports import free_port
 
+from albert.cli import WRAPPED_STAGES
 from albert.config import add_config_arguments, config_from_namespace
 from albert.stages import STAGES, config_class
 
@@ -293,7 +294,11 @@ def parse_stage_command(module_name: str, args: Sequence[str]):
 
     Returns (config, unknown_args); Beam stages pass unknown args to Beam, the others reject them.
     """
-    stage = next(name for name, entry in STAGES.items() if entry.command == module_name)
+    stage = next(
+        name
+        for name, entry in STAGES.items()
+        if WRAPPED_STAGES.get(name, entry.module).removesuffix(".stage") == module_name
+    )
     cls = config_class(stage)
     parser = argparse.ArgumentParser(prog=module_name, exit_on_error=False)
     parser.add_argument("--verbose", action="store_true")

@@ -57,6 +57,7 @@ def build_stage(stage: str, beam_args: list[str]) -> beam.Pipeline:
         )
         module.build_pipeline(pipeline, ["gs://bucket/raw/doc.txt"], config, config.output)
     elif stage == "predict":
+        from flows.predict import load_model
         from pipelines.predict.handler import BlockModelHandler
         from pipelines.predict.rows import Columns
         from pipelines.predict.stage import build_pipeline
@@ -64,7 +65,7 @@ def build_stage(stage: str, beam_args: list[str]) -> beam.Pipeline:
         config = config_class(stage)(
             model="gs://bucket/model", input=[CORPUS], output="gs://bucket/out/predictions"
         )
-        handler = BlockModelHandler(functools.partial(module.load_model, config.model, config))
+        handler = BlockModelHandler(functools.partial(load_model, config.model, config))
         columns = Columns({"text": ()}, {"text": 1})
         build_pipeline(pipeline, [CORPUS], config, columns, handler, {}, config.output)
     elif stage == "vocab":

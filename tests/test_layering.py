@@ -4,8 +4,11 @@ The rule: a module imports only modules of its own layer and the layers below it
 import statement (inside a function too) or by naming the module in a string: a string that is a
 module's name (what importlib.import_module, runpy or a table of modules would load) or holds
 `-m MODULE` (a `python -m` command), docstrings aside. One exception, named here: the stage registry
-and its dispatcher (`ENTRY_TABLES`) name the stage modules of every layer by design; they import one
-only when called, and importing them loads nothing of the layers above `albert/` (checked below).
+and its dispatcher (`ENTRY_TABLES`) name modules above `albert/` by design, the registry only the
+stages' own modules (pipelines/, model/: the flows wrap stages), the dispatcher the commands' (the
+flows' among them); they import one only when called, and importing them loads nothing of the
+layers above `albert/` (checked below). Nothing else in `albert/` names a module above it, in any
+string that holds a dotted name (`flows.finetune`, `model.finetune.run`, `-m model.pretrain`).
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ pytestmark = pytest.mark.backend_free
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("albert", "pipelines", "model", "flows")
-ENTRY_TABLES = ("albert.stages", "albert.cli")
-"""The stage registry and the `albert` CLI dispatching over it: they name every layer's stages."""
+ENTRY_TABLES = {"albert.stages": {"pipelines", "model"}, "albert.cli": {"model", "flows"}}
+"""The stage registry and the `albert` CLI dispatching over it, and the layers above `albert/`
+whose modules each names: the registry the stages' own modules, the CLI the commands'."""
 _PYTHON_M = re.compile(r"-m\s+([A-Za-z_][\w.]*)")
+_DOTTED = re.compile(r"\b(?:pipelines|model|flows)(?:\.[A-Za-z_]\w*)+")
 
 
 def _module_name(path: Path) -> str:
@@ -39,18 +44,14 @@ OUR_MODULES = frozenset(name for layer in LAYERS for name in _modules(layer))
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
-    """ids of the docstring nodes of the module and of its classes and functions."""
-    owners = [tree] + [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-    ]
+    """ids of the docstring nodes: every string that stands as a statement of its own (the
+    module's, a class's or a function's docstring, an attribute's after its assignment)."""
     return {
-        id(owner.body[0].value)
-        for owner in owners
-        if owner.body
-        and isinstance(owner.body[0], ast.Expr)
-        and isinstance(owner.body[0].value, ast.Constant)
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
     }
 
 
@@ -91,10 +92,61 @@ def test_no_layer_imports_a_layer_above_it(layer: str) -> None:
     assert not offenders, f"{layer} imports layers above it: {offenders}"
 
 
+def _modules_above_albert_named_in(text: str) -> set[str]:
+    """The modules of pipelines/, model/ and flows/ a string names anywhere in it: each dotted name
+    there (a module, `-m MODULE`, an attribute path such as `model.finetune.run`) by its longest
+    prefix that is one of our modules below a layer's own package (`model.keras`, a file name,
+    names none)."""
+    named = set()
+    for dotted in _DOTTED.findall(text):
+        parts = dotted.split(".")
+        prefixes = [".".join(parts[:end]) for end in range(len(parts), 1, -1)]
+        named.update([prefix for prefix in prefixes if prefix in OUR_MODULES][:1])
+    return named
+
+
+def _strings(path: Path) -> list[str]:
+    """The file's string constants, docstrings aside."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = _docstrings(tree)
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+
+
+def test_albert_names_no_module_above_it_but_in_the_entry_tables() -> None:
+    """Nothing in `albert/` names a module of pipelines/, model/ or flows/, by import or by a
+    dotted name in a string; the registry names only the stages' own modules (pipelines/,
+    model/), the CLI the commands' (ENTRY_TABLES)."""
+    offenders = {}
+    for path in (ROOT / "albert").rglob("*.py"):
+        allowed = ENTRY_TABLES.get(_module_name(path), set())
+        named = set().union(*map(_modules_above_albert_named_in, _strings(path)))
+        named |= {name for name in _imported_modules(path) if name.split(".")[0] != "albert"}
+        bad = sorted(name for name in named if name.split(".")[0] not in allowed)
+        if bad:
+            offenders[str(path.relative_to(ROOT))] = bad
+    assert not offenders, f"albert/ names modules above it: {offenders}"
+    assert _modules_above_albert_named_in("flows.finetune:run, model.finetune.stage.run") == {
+        "flows.finetune",
+        "model.finetune.stage",
+    }
+    assert _modules_above_albert_named_in("python -m flows.pipeline.flow") == {
+        "flows.pipeline.flow"
+    }
+    assert not _modules_above_albert_named_in("export/model.keras")
+
+
 def test_imports_by_string_are_seen() -> None:
-    """The check reads module names in strings: the registry names every layer's stages."""
+    """The check reads module names in strings: the registry names the stages of pipelines/ and
+    model/, the CLI the flows' commands."""
     registry = _imported_packages(ROOT / "albert" / "stages.py")
-    assert {"pipelines", "model", "flows"} <= registry
+    assert {"pipelines", "model"} <= registry and "flows" not in registry
+    assert "flows" in _imported_packages(ROOT / "albert" / "cli.py")
     assert _modules_named_in("python -m flows.pipeline.flow --steps 1") == {"flows.pipeline.flow"}
     assert not _modules_named_in("model.keras")  # a file name, not a module
 

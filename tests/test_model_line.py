@@ -32,7 +32,7 @@ from flows.line.records import (
     write_json,
     written_night,
 )
-from flows.line.replay import (
+from model.input.replay import (
     ReplayConfig,
     count_records,
     draw,
@@ -41,7 +41,7 @@ from flows.line.replay import (
     stream_order,
     write_records,
 )
-from flows.line.replay import run as replay_run
+from model.input.replay import run as replay_run
 
 pytestmark = pytest.mark.backend_free
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from albert import cli
-from albert.stages import COMMANDS, DATAFLOW_STAGES, STAGES, config_class, stage_module
+from albert.stages import DATAFLOW_STAGES, STAGES, config_class, stage_module
 from flows.engine import tasks
 
 
@@ -23,17 +23,20 @@ def test_each_stage_names_its_module_config_and_input_fields(name):
     stage = STAGES[name]
     fields = config_class(name).model_fields
     assert set(stage.input_fields) <= set(fields) and "output" in fields
-    entry = "evaluate_pretraining" if name == "heldout" else "run"  # heldout: the task writes
+    entry = "run_pipeline" if name == "predict" else "run"  # predict: albert predict runs it
     assert callable(getattr(stage_module(name), entry))
+    assert stage.module.split(".")[0] in {"pipelines", "model"}  # the flows wrap stages
     policy = task_of(name).cache_policy
+    wrappers = (cli.WRAPPED_STAGES[name],) if name in cli.WRAPPED_STAGES else ()
     assert (policy.input_fields, policy.modules, policy.output_marker) == (
         stage.input_fields,
-        (stage.module,),
+        (stage.module, *wrappers),
         stage.output_marker,
     )
 
 
 def test_the_cli_and_the_flex_template_read_the_registry():
-    assert cli.COMMANDS is COMMANDS
-    assert {name for name in STAGES if STAGES[name].summary} <= set(COMMANDS)
+    assert {name for name in STAGES if STAGES[name].summary} <= set(cli.COMMANDS)
+    assert cli.COMMANDS["segment"][0] == STAGES["segment"].module
+    assert cli.COMMANDS["finetune"][0] == "flows.finetune"  # further pretraining: two layers
     assert DATAFLOW_STAGES == ("segment", "vocab", "tfrecords", "predict")

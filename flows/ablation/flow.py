@@ -39,6 +39,7 @@ from flows.engine.prefect_settings import flow_defaults
 from flows.pipeline.config import PretrainPipelineConfig
 from flows.pipeline.flow import stage_configs
 from flows.run_config import run_plan, stage_summary
+from model.evaluation.heldout_stage import HeldOutEvalConfig
 
 OBJECTIVES = ("sop", "nsp")
 EVAL_SETS = {"sop": "tfrecords-sop", "nsp": "tfrecords-nsp"}
@@ -169,7 +170,7 @@ def cell_configs(config: AblationConfig, cell: Cell) -> dict[str, StageConfig]:
     model = join(output, "export", "model.keras")
     for objective, data in EVAL_SETS.items():
         configs[f"heldout-{objective}"] = build_config(
-            tasks.HeldOutEvalConfig,
+            HeldOutEvalConfig,
             {
                 "model": model,
                 "data": config.stage_dir(data),

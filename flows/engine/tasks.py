@@ -19,7 +19,6 @@ then finds the stages before it cached and resumes the training from that checkp
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,13 +28,12 @@ from prefect import task
 from prefect.exceptions import CancelledRun
 from prefect.states import Cancelled, State
 from prefect.tasks import Task
-from pydantic import Field
 
 from albert.config import StageConfig
 from albert.errors import Interrupted, StageError
-from albert.fs import exists, join, open_file
+from albert.fs import exists, join
 from albert.locks import output_lock
-from albert.outputs import atomic_output_dir, check_writable, move_aside, moved_aside_copies
+from albert.outputs import check_writable, move_aside, moved_aside_copies
 from albert.stages import STAGES, stage_module
 from flows.engine import prefect_settings
 from flows.engine.caching import StageCachePolicy, mark_output, output_key, stage_cache_key
@@ -103,11 +101,12 @@ def stage_task(
     )
 
 
-def registered_task(name: str) -> Callable[[Callable[..., Any]], Task[..., Any]]:
+def registered_task(name: str, *wrappers: str) -> Callable[[Callable[..., Any]], Task[..., Any]]:
     """`stage_task` of the registered stage `name`: its input fields, module and output marker
-    are read from `albert.stages.STAGES`."""
+    are read from `albert.stages.STAGES`; `wrappers` are the flows' modules that run the stage
+    (their code is part of the cache key's code version, beside the stage's)."""
     stage = STAGES[name]
-    return stage_task(name, stage.input_fields, (stage.module,), stage.output_marker)
+    return stage_task(name, stage.input_fields, (stage.module, *wrappers), stage.output_marker)
 
 
 @registered_task("segment")
@@ -140,10 +139,13 @@ def domain_select(config: StageConfig, beam_args: Sequence[str] | None = None) -
     return stage_module("select").run(config, list(beam_args or []))
 
 
-@registered_task("predict")
+@registered_task("predict", "flows.predict")
 def predict(config: StageConfig, beam_args: Sequence[str] | None = None) -> dict:
-    """A fine-tuned model + files -> sharded JSONL predictions + predict.json."""
-    return stage_module("predict").run(config, list(beam_args or []))
+    """flows.predict (the pipeline and the fine-tuned model it runs): a fine-tuned model + files ->
+    sharded JSONL predictions + predict.json."""
+    from flows.predict import run  # heavy: Beam and the model's loader
+
+    return run(config, list(beam_args or []))
 
 
 @registered_task("pretrain")
@@ -177,13 +179,15 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
     return result
 
 
-@registered_task("finetune")
+@registered_task("finetune", "flows.finetune")
 def finetune(config: StageConfig) -> dict:
     """flows.finetune: (further pretrain and) fine-tune a model on a task, score its dev set
     (OUTPUT/results.json). Further pretraining or fine-tuning stopped by a signal (its checkpoint
     saved, the flow's re-run resumes it) ends the task run `interrupted`."""
+    from flows.finetune import run  # the model.finetune stage with its further pretraining
+
     try:
-        return stage_module("finetune").run(config)
+        return run(config)
     except Interrupted as stop:
         return interrupted(stop)
 
@@ -199,33 +203,11 @@ def distill(config: StageConfig) -> dict:
         return interrupted(stop)
 
 
-class HeldOutEvalConfig(StageConfig):
-    """Held-out pretraining metrics of a model (masked-LM accuracy, perplexity, SOP accuracy)."""
-
-    model: str = Field(
-        description="model to score: a .keras file, a Hugging Face dir or a TF1 checkpoint"
-    )
-    data: str = Field(description="held-out TFRecords: a directory, a shard or a glob")
-    output: str = Field(description="directory for metrics.json")
-    batch_size: int = Field(32, gt=0, description="evaluation batch size")
-    max_batches: int | None = Field(
-        None, gt=0, description="score at most this many batches (default: all)"
-    )
-
-
 @registered_task("heldout")
-def heldout(config: HeldOutEvalConfig) -> dict:
-    """evaluate_pretraining (model.evaluation.heldout) on held-out data; writes
-    OUTPUT/metrics.json."""
-    metrics = stage_module("heldout").evaluate_pretraining(
-        config.model, config.data, config.batch_size, max_batches=config.max_batches
-    )
-    with (
-        atomic_output_dir(config.output) as out,
-        open_file(join(out, "metrics.json"), "w") as handle,
-    ):
-        json.dump(metrics, handle, indent=2, sort_keys=True)
-    return dict(metrics)
+def heldout(config: StageConfig) -> dict:
+    """model.evaluation.heldout_stage: held-out pretraining metrics of a model on held-out data
+    (OUTPUT/metrics.json)."""
+    return stage_module("heldout").run(config)
 
 
 def task_cache_key(stage: Task[..., Any], config: StageConfig) -> str:

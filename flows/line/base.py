@@ -31,8 +31,8 @@ from flows.line.records import (
     version_name,
     write_json,
 )
-from flows.line.replay import count_records, night_files
 from flows.run_config import run_plan
+from model.input.replay import count_records, night_files
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -3,7 +3,7 @@
 1. the input files whose content (sha256) the line has not taken yet; none: say so and stop;
 2. segment -> [select] -> tfrecords of those files with the line's vocabulary, whole documents held
    out by their text's hash alone (so a document's side never depends on the rest of the corpus);
-3. the replay mix (flows.line.replay, a cached stage): the new sequences, a share of earlier
+3. the replay mix (model.input.replay, a cached stage): the new sequences, a share of earlier
    nights' and of the base's general ones, and the in-domain held-out set so far;
 4. further pretraining from `current` for --epochs passes over the mix (or --steps);
 5. the candidate and `current` scored on the in-domain held-out set and on the general one;
@@ -49,11 +49,11 @@ from flows.line.records import (
     seen_files,
     written_night,
 )
-from flows.line.replay import ReplayConfig
-from flows.line.replay import run as replay_mix
 from flows.line.report import write_line_report
 from flows.report.render import TrainingProgress
 from flows.run_config import cpu_seconds, run_plan
+from model.input.replay import ReplayConfig
+from model.input.replay import run as replay_mix
 from pipelines.quality.audit import night_figures
 from pipelines.segment.config import match_inputs
 
@@ -63,7 +63,7 @@ NOTHING_NEW = "nothing new"
 @tasks.registered_task("replay")
 def replay(config: ReplayConfig) -> dict:
     """Tonight's TFRecords + replayed earlier and general sequences + the in-domain held-out set
-    so far (flows.line.replay)."""
+    so far (model.input.replay)."""
     return replay_mix(config)
 
 

@@ -17,7 +17,8 @@ import typing
 from collections.abc import Sequence
 from pathlib import Path
 
-from albert.stages import DATAFLOW_STAGES, config_class, stage_module
+from albert.cli import command_module
+from albert.stages import DATAFLOW_STAGES, config_class
 
 
 def _field_help(field) -> str:
@@ -32,7 +33,7 @@ def flex_template_metadata(stage: str) -> dict:
     stage's `--field-name` flags. List fields take a comma-separated list.
     """
     cls = config_class(stage)
-    description = (stage_module(stage).__doc__ or "").strip().splitlines()[0]
+    description = (command_module(stage).__doc__ or "").strip().splitlines()[0]
     parameters = []
     for name, field in cls.model_fields.items():
         is_list = typing.get_origin(field.annotation) is list
@@ -87,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     args = flex_argv(stage, sys.argv[1:] if argv is None else argv)
-    return stage_module(stage).main(args, prog=f"albert {stage} (flex template)")
+    return command_module(stage).main(args, prog=f"albert {stage} (flex template)")
 
 
 def write_flex_metadata(directory: Path) -> list[Path]:
