@@ -1,21 +1,22 @@
-"""The distillation's Keras side: `keras.distillation.Distiller` over a teacher read from the
-teacher-outputs cache (`CachedTeacher`), with the soft-target loss of the task's kind.
+"""The distillation's Keras side: the student trained on its task's labels and on a teacher read
+from the teacher-outputs cache (`CachedTeacher`), with the soft-target loss of the task's kind.
 
-What Keras gives: `Distiller` mixes the student's own loss and the distillation losses
-(`student_loss_weight` * labels + (1 - it) * soft targets: here 1 - alpha), and
-`LogitsDistillation` divides both logits by T and, with a `KLDivergence` loss instance, returns
-T^2 * KL(softmax(teacher / T) || softmax(student / T)) (Hinton et al.). Passed as the string
-'kl_divergence' it would not: the string resolves to the loss *function*, which
-`LogitsDistillation` applies to the scaled logits as if they were probabilities, without the
-softmax or T^2; the instance is passed here. What it lacks and is added: `Distiller` runs the
-teacher at every step; `CachedTeacher` is a teacher without weights that returns the outputs the
-batch carries (`x["teacher"]`, read from the cache), cut to the batch's length for SQuAD's
-per-token logits (the batches are trimmed to their longest example, the cache holds the full
-length; the cut positions are padding); and `Distiller.compile` with a dict of losses (SQuAD's)
-fails at the first step (`CachedDistiller.compile`). With TinyBERT's intermediate losses
-(`model.distill.matching`), the teacher's model runs at every step for its hidden states and
-attention scores (their cache would be examples x layers x T x H floats: SST-2's at albert-base
-s128 is over 100 GB), its weights frozen; the logits still come from the cache."""
+The step is Keras's own `fit` step; `CachedDistiller` owns its two public hooks: `call` (the
+student's prediction, with its intermediate outputs while training with TinyBERT's losses) and
+`compute_loss`: `student_loss_weight` * the compiled loss on the labels (`Model.compute_loss`: a
+dict of losses for SQuAD's start and end) + (1 - it, alpha) * the distillation losses, each
+`keras.distillation` loss's `compute_loss`. `LogitsDistillation` divides both logits by T and,
+with a `KLDivergence` loss instance, returns T^2 * KL(softmax(teacher / T) || softmax(student /
+T)) (Hinton et al.); passed as the string 'kl_divergence' it would not (the string resolves to
+the loss *function*, which it applies to the scaled logits as if they were probabilities, without
+the softmax or T^2), so the instance is passed. The teacher is `CachedTeacher`, a model without
+weights that returns the outputs the batch carries (`x["teacher"]`, read from the cache), cut to
+the batch's length for SQuAD's per-token logits (the batches are trimmed to their longest
+example, the cache holds the full length; the cut positions are padding). With TinyBERT's
+intermediate losses (`model.distill.matching`), the teacher's model runs at every step for its
+hidden states and attention scores (their cache would be examples x layers x T x H floats:
+SST-2's at albert-base s128 is over 100 GB), its weights frozen; the logits still come from the
+cache."""
 
 from __future__ import annotations
 
@@ -49,61 +50,61 @@ class CachedTeacher(keras.Model):
         return {name: values[:, :length] for name, values in cached.items()}
 
 
-class CachedDistiller(keras.distillation.Distiller):
-    """`Distiller` whose student sees the model inputs only (not the cached teacher outputs the
-    batch carries); `backbone` is the student's (layer-wise learning rates). `matching` (or None)
-    adds the intermediate losses, with a `projection` of the student's hidden states to the
-    teacher's width where they differ (trained with the student, not part of it)."""
+class CachedDistiller(keras.Model):
+    """The student (the model inputs only, not the cached teacher outputs the batch carries)
+    trained on `student_loss_weight` * its compiled loss + (1 - it) * the soft targets
+    (`soft_targets`, against `teacher`'s final outputs) and, with `matching`, the intermediate
+    losses, each pair at its weight, with a `projection` of the student's hidden states to the
+    teacher's width where they differ (trained with the student, not part of it). `backbone` is
+    the student's (layer-wise learning rates)."""
 
-    def __init__(self, *args, matching: LayerMatching | None = None, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        teacher: CachedTeacher,
+        student: keras.Model,
+        soft_targets: keras.distillation.DistillationLoss,
+        student_loss_weight: float,
+        matching: LayerMatching | None = None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.teacher, self.student = teacher, student
+        self.teacher.trainable = False
+        self.soft_targets, self.student_loss_weight = soft_targets, student_loss_weight
         self.matching, self.projection = matching, None
         if matching is not None and matching.student_width != matching.teacher_width:
             self.projection = keras.layers.Dense(matching.teacher_width, name="hidden_projection")
             self.projection.build((None, None, matching.student_width))
-        object.__setattr__(self, "_student_outputs", None)
-
-    def _create_multi_feature_extractors(self):
-        """None: the features are extracted by name (`_extract_all_*_features`), not by the
-        functional sub-models `Distiller` builds."""
-
-    def _extract_all_teacher_features(self, x):
-        features = {"final_output": self.teacher(x, training=False)}
-        if self.matching is not None:
-            features.update(self.matching.features(self.teacher.intermediate(x), "teacher"))
-        return features
-
-    def _extract_all_student_features(self, x, y_pred):
-        """The features of the student's pass that gave `y_pred` (`call` keeps them while
-        training); outside training (an evaluation's loss) the student runs again."""
-        if self.matching is None:
-            return {"final_output": y_pred}
-        outputs = self._student_outputs
-        object.__setattr__(self, "_student_outputs", None)
-        if outputs is None:
-            outputs = self.student.call_with_outputs(inputs_of(x), False, intermediate=True)[1]
-        features = self.matching.features(outputs, "student", self.projection)
-        return {"final_output": y_pred, **features}
-
-    def compile(self, optimizer="adam", loss=None, metrics=None, **kwargs):
-        """`Distiller.compile`, a dict of losses (SQuAD's start and end) kept a plain dict: as a
-        Model's attribute Keras tracks it as a `TrackedDict`, which `keras.tree` refuses to pair
-        with the labels' dict."""
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-        if isinstance(loss, dict):
-            object.__setattr__(self, "_student_loss", dict(self._student_loss))
 
     def build(self, input_shape=None):  # the student and the teacher's model come built
         self.built = True
 
     def call(self, inputs, training=None):
+        """The student's prediction; while training with `matching`, `(prediction, its backbone's
+        outputs)`: one pass gives `compute_loss` both."""
         if self.matching is None or not training:
             return self.student(inputs_of(inputs), training=training)
-        prediction, outputs = self.student.call_with_outputs(
-            inputs_of(inputs), training, intermediate=True
-        )
-        object.__setattr__(self, "_student_outputs", outputs)  # for this step's loss, same trace
-        return prediction
+        return self.student.call_with_outputs(inputs_of(inputs), training, intermediate=True)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The weighted sum (the class docstring) for a batch `x` (with its cached teacher
+        outputs), its labels `y` and `call`'s `y_pred`; outside training (an evaluation's loss)
+        the student runs again for its intermediate outputs."""
+        prediction, outputs = y_pred if self.matching and training else (y_pred, None)
+        labels = super().compute_loss(x, y, prediction, sample_weight, training)
+        distillation = self.soft_targets.compute_loss(self.teacher(x, training=False), prediction)
+        if self.matching is not None:
+            if outputs is None:
+                outputs = self.student.call_with_outputs(inputs_of(x), False, intermediate=True)[1]
+            student = self.matching.features(outputs, "student", self.projection)
+            teacher = self.matching.features(self.teacher.intermediate(x), "teacher")
+            for loss, weight in zip(*self.matching.losses()):
+                pair = loss.compute_loss(
+                    teacher[loss.teacher_layer_name], student[loss.student_layer_name]
+                )
+                distillation = distillation + weight * pair
+        weight = self.student_loss_weight
+        return weight * labels + (1.0 - weight) * distillation
 
     @property
     def backbone(self):
@@ -124,20 +125,17 @@ def make_distiller(
     each hidden-state pair's MSE + `attention_weight` * each attention pair's), the intermediate
     pairs `model.distill.matching`'s against `teacher` (the teacher's `FinetuneModel`, needed
     when either weight is above 0)."""
-    losses, weights, matching = [kind.soft_target_loss(temperature)], [1.0], None
+    matching = None
     if hidden_weight > 0 or attention_weight > 0:
         matching = LayerMatching.between(
             student.backbone.config, teacher.backbone.config, hidden_weight, attention_weight
         )
-        more, more_weights = matching.losses()
-        losses, weights = losses + more, weights + more_weights
     return CachedDistiller(
         teacher=CachedTeacher(
             kind.token_outputs, teacher if matching else None, name="cached_teacher"
         ),
         student=student,
-        distillation_losses=losses,
-        distillation_loss_weights=weights,
+        soft_targets=kind.soft_target_loss(temperature),
         student_loss_weight=1.0 - alpha,
         matching=matching,
         name="distiller",

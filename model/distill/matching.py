@@ -89,7 +89,7 @@ class LayerMatching:
         return [(s, t) for s, t in names if weights[s.split("_")[0]] > 0]
 
     def losses(self) -> tuple[list[NamedFeatureDistillation], list[float]]:
-        """The `Distiller`'s extra distillation losses and their weights."""
+        """The intermediate distillation losses, one a pair, and their weights."""
         pairs = self.pairs()
         losses = [NamedFeatureDistillation("mse", t, s) for s, t in pairs]
         weights = [
