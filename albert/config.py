@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic.fields import FieldInfo
 
 from albert.errors import ConfigError
 
@@ -162,6 +163,16 @@ def _unwrap_optional(annotation: Any) -> Any:
     return annotation
 
 
+def field_help(field: FieldInfo) -> str:
+    """A flag's help: the field's description and its default, said once: the description's own
+    words where it states it (`default: the stage's`, `task default`), else the value (a default
+    factory's made: `[]`, `{}`); a required field has none."""
+    text = field.description or ""
+    if field.is_required() or "default" in text.lower():
+        return text
+    return f"{text} (default: {field.get_default(call_default_factory=True)!r})".lstrip()
+
+
 def add_config_arguments(parser: argparse.ArgumentParser, cls: type[StageConfig]) -> None:
     """Add `--config FILE` and one flag per field of `cls` (list fields repeat, bools are
     --x/--no-x), with the field's other spellings (`json_schema_extra={"flags": [...]}`)."""
@@ -170,10 +181,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type[StageConfig]
         flag = "--" + name.replace("_", "-")
         annotation = _unwrap_optional(field.annotation)
         origin = typing.get_origin(annotation)
-        required = field.is_required()
-        help_text = (field.description or "") + (
-            "" if required else f" (default: {field.default!r})"
-        )
+        help_text = field_help(field)
         kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": help_text}
         if annotation is bool:
             kwargs["action"] = argparse.BooleanOptionalAction

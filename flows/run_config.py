@@ -70,7 +70,7 @@ class RunConfig(StageConfig):
         None, gt=0, description="peak learning rate (default: the stage's)"
     )
     eval_batches: int | None = Field(
-        50, gt=0, description="held-out batches to score (default: all)"
+        50, gt=0, description="held-out batches to score (none: all of them)"
     )
     input_workers: int | None = Field(
         None,

@@ -13,7 +13,14 @@ import pytest
 from pydantic import Field
 
 from albert import cli, log, tfrecord_framing
-from albert.config import CommaList, ConfigError, StageConfig, load_config
+from albert.config import (
+    CommaList,
+    ConfigError,
+    StageConfig,
+    add_config_arguments,
+    field_help,
+    load_config,
+)
 from albert.outputs import atomic_output_dir
 from albert.stage import stage_main
 from pipelines.common import shards
@@ -55,6 +62,30 @@ def test_repeated_list_flag_and_beam_passthrough():
     assert code == 0
     assert seen["config"].input == ["a", "b"]
     assert seen["beam"] == ["--direct_num_workers=2"]
+
+
+def test_each_flag_says_its_default_once_and_a_real_one():
+    """A default factory's value is made (`[]`), not pydantic's `PydanticUndefined`; a description
+    that states the default in words is not followed by the value; `albert run --help` agrees."""
+    import argparse
+
+    from flows.pipeline.config import PretrainPipelineConfig
+
+    class Described(StageConfig):
+        names: list[str] = Field(default_factory=list, description="names")
+        size: int | None = Field(None, description="size (default: the data's)")
+
+    for cls in (Described, PretrainPipelineConfig):
+        parser = argparse.ArgumentParser()
+        add_config_arguments(parser, cls)
+        helps = {action.dest: action.help or "" for action in parser._actions}
+        assert not [text for text in helps.values() if "PydanticUndefined" in text]
+        assert not [text for text in helps.values() if text.lower().count("default") > 1]
+    assert field_help(Described.model_fields["names"]) == "names (default: [])"
+    assert field_help(Described.model_fields["size"]) == "size (default: the data's)"
+    assert field_help(PretrainPipelineConfig.model_fields["vocab"]).endswith("(default: {})")
+    learning_rate = PretrainPipelineConfig.model_fields["learning_rate"]
+    assert field_help(learning_rate) == "peak learning rate (default: 0.004)"
 
 
 class ListsConfig(StageConfig):

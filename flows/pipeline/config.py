@@ -61,9 +61,7 @@ class PretrainPipelineConfig(RunConfig):
     )
     dupe_factor: int = Field(10, gt=0, description="times each document is masked differently")
     steps: int = Field(1000, gt=0, description="pretraining steps")
-    learning_rate: float | None = Field(
-        0.004, gt=0, description="peak learning rate (default: the stage's)"
-    )
+    learning_rate: float | None = Field(0.004, gt=0, description="peak learning rate")
     jit_compile: bool = Field(
         True, description="XLA-compile the training step (faster on CPU at batch 32+)"
     )

@@ -18,12 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from albert.cli import command_module
+from albert.config import field_help
 from albert.stages import DATAFLOW_STAGES, config_class
-
-
-def _field_help(field) -> str:
-    text = field.description or ""
-    return text if field.is_required() else f"{text} (default: {field.default!r})"
 
 
 def flex_template_metadata(stage: str) -> dict:
@@ -41,7 +37,7 @@ def flex_template_metadata(stage: str) -> dict:
             {
                 "name": name,
                 "label": name.replace("_", " ").capitalize(),
-                "helpText": _field_help(field) + (" (comma-separated)" if is_list else ""),
+                "helpText": field_help(field) + (" (comma-separated)" if is_list else ""),
                 "isOptional": not field.is_required(),
             }
         )
