@@ -1,5 +1,7 @@
 """What the flows share (the pipeline, domain-adaptive, ablation and model-line flows): the run
-parameters, the stage configs derived from them, running a plan, and the facts their reports state.
+parameters and the stage configs derived from them. Running a plan is `flows.run_plan`'s, what a
+run says when it ends `flows.run_summary`'s, its baseline `flows.piece_baseline`'s and a
+several-host run's other processes `flows.secondary_process`'s.
 
 `RunConfig` holds the parameters of a run that trains on TFRecords it writes itself (run directory,
 instance shape, model and training budget, per-stage overrides); `pretrain_pipeline` and
@@ -8,27 +10,15 @@ instance shape, model and training budget, per-stage overrides); `pretrain_pipel
 
 from __future__ import annotations
 
-import json
-import os
-import time
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Annotated, Any
 
-import sentencepiece
-from prefect.tasks import Task
 from pydantic import Field, model_validator
 
 from albert.config import CommaList, JsonDict, StageConfig, build_config
-from albert.errors import StageError
-from albert.fs import exists, join
-from flows.engine import tasks
+from albert.fs import join
 from flows.engine.result_storage import result_storage_for
-from model.evaluation.baselines import unigram_baseline
 from model.evaluation.heldout_stage import HeldOutEvalConfig
-from model.network.config import get_preset, parameter_counts
 from model.pretrain import PretrainConfig
-from model.pretrain import run as pretrain_run
 from pipelines.segment.config import SegmentConfig
 from pipelines.tfrecords.config import TFRecordsConfig
 
@@ -192,159 +182,3 @@ def max_predictions(max_seq_length: int) -> int:
     """Masked-LM predictions per instance at the reference's rate: 20 per 128 tokens (10 at 64,
     80 at 512)."""
     return max(1, round(max_seq_length * 20 / 128))
-
-
-PlanStep = tuple[Task[..., Any], str, dict[str, Any]]
-"""(task, stage name, extra task arguments)."""
-
-
-def run_plan(
-    plan: Sequence[PlanStep], configs: dict[str, StageConfig], result_storage: Any
-) -> dict[str, tasks.StageOutcome]:
-    """Run the steps in order with banners and cross-run caching; the outcomes by stage name."""
-    outcomes: dict[str, tasks.StageOutcome] = {}
-    for index, (stage, name, kwargs) in enumerate(plan, start=1):
-        outcomes[name] = tasks.run_stage(
-            stage,
-            configs[name],
-            index=index,
-            total=len(plan),
-            result_storage=result_storage,
-            **kwargs,
-        )
-    return outcomes
-
-
-def stage_summary(outcomes: dict[str, tasks.StageOutcome]) -> dict[str, dict[str, Any]]:
-    """Per stage: cached or not, seconds, and where a previous output was moved aside (if it
-    was)."""
-    return {
-        name: {
-            "cached": o.cached,
-            "seconds": round(o.seconds, 2),
-            **({"moved_aside": o.result["moved_aside"]} if o.result.get("moved_aside") else {}),
-        }
-        for name, o in outcomes.items()
-    }
-
-
-def cpu_seconds() -> float:
-    """CPU time of this process and its finished children (the stages run in-process)."""
-    times = os.times()
-    return times.user + times.system + times.children_user + times.children_system
-
-
-def piece_baseline(config: RunConfig, spm_model: str) -> dict:
-    """The unigram baseline on this run's held-out batches, with the predicted piece's text."""
-
-    baseline = unigram_baseline(
-        config.stage_dir("tfrecords"),
-        batch_size=config.batch_size,
-        heldout_batches=config.eval_batches,
-        seed=config.seed,
-    )
-    processor = sentencepiece.SentencePieceProcessor(model_file=spm_model)
-    return {**baseline, "piece": processor.id_to_piece(baseline["piece_id"])}
-
-
-def training_facts(config: RunConfig, outcomes: dict[str, tasks.StageOutcome]) -> dict[str, Any]:
-    """What both flows' reports state about the corpus, the TFRecords, the training and the stages,
-    from the stages' returned summaries (a cached stage returns its cached one)."""
-
-    segment, metadata = outcomes["segment"].result, outcomes["tfrecords"].result
-    counts, heldout = metadata.get("counts") or {}, metadata.get("heldout") or {}
-    pretrain_result = outcomes["pretrain"].result
-    export = pretrain_result.get("export") or {}
-    vocab_size = metadata.get("vocab_size")
-    return {
-        "documents": segment.get("documents_out", counts.get("documents")),
-        "sentences": segment.get("sentences_out", counts.get("sentences")),
-        "tokens": counts.get("document_tokens"),
-        "vocab_size": vocab_size,
-        "preset": config.preset,
-        "parameters": (
-            parameter_counts(get_preset(config.preset, vocab_size=vocab_size)).get("pretraining")
-            if vocab_size
-            else None
-        ),
-        "steps": pretrain_result.get("steps", config.steps),
-        "time_budget": config.time_budget,
-        "batch_size": config.batch_size,
-        "max_seq_length": config.max_seq_length,
-        "sequences_per_second": pretrain_result.get("sequences_per_second"),
-        "export": export.get("keras", config.trained_model()),
-        "export_hf": export.get("hf", join(config.stage_dir("pretrain"), "export", "hf")),
-        "heldout_documents": heldout.get("documents"),
-        "heldout_note": heldout.get("note"),
-        "heldout_sequences": min(
-            heldout.get("instances") or 0, (config.eval_batches or 10**12) * config.batch_size
-        ),
-        "stages": {
-            name: {"seconds": o.seconds, "cached": o.cached} for name, o in outcomes.items()
-        },
-        "moved_aside": {
-            name: o.result["moved_aside"]
-            for name, o in outcomes.items()
-            if o.result.get("moved_aside")
-        },
-    }
-
-
-def print_summary(summary: dict[str, Any], run_dir: str, headline_line: str) -> None:
-    """A flow's last words: the summary as JSON, the headline line, the run directory, report."""
-    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
-    print(headline_line)
-    print(f"run directory: {Path(run_dir).resolve() if '://' not in run_dir else run_dir}")
-    print(f"report: {Path(summary['report']).resolve() if summary['report'] else None}")
-
-
-def finished_output(stage: Task[..., Any], config: StageConfig) -> bool:
-    """Whether `config.output` holds `stage`'s finished output for exactly this config and inputs,
-    as `tasks.run_stage` decides it; the key is hashed only once the marker is there (polled)."""
-    if not exists(tasks.output_marker(stage, config)):
-        return False
-    return tasks.holds_finished_output(stage, config, tasks.task_cache_key(stage, config))
-
-
-def pretrain_as_secondary_process(
-    config: RunConfig,
-    data: tuple[Task[..., Any], StageConfig],
-    pretrain: StageConfig,
-    *,
-    poll_seconds: float = 2.0,
-) -> dict[str, Any]:
-    """A flow on JAX process `config.process_id` > 0 of several: wait (at most
-    `config.data_wait_seconds`) until process 0's flow has finished the data stage `data`
-    (task, config), then join the pretrain stage, unless its output is already finished
-    with these settings (process 0's flow then finds it cached and trains nothing). No Prefect run,
-    lock or report here: process 0 runs the flow and is the only one that writes (model.pretrain);
-    the flow's `main` then leaves the JAX job (`model.runtime.distribute.leave_jax_cluster`)."""
-    stage, data_config = data
-    if finished_output(tasks.pretrain, pretrain):
-        print(
-            f"process {config.process_id}: {pretrain.output} is already trained with these "
-            "settings; nothing to join",
-            flush=True,
-        )
-        return {"run_dir": config.run_dir, "process_id": config.process_id, "pretrain": None}
-    deadline = time.monotonic() + config.data_wait_seconds
-    print(
-        f"process {config.process_id}: waiting for process 0's {stage.name} output "
-        f"{data_config.output}",
-        flush=True,
-    )
-    while not finished_output(stage, data_config):
-        if time.monotonic() > deadline:
-            raise StageError(
-                f"{data_config.output}: process 0 did not finish the {stage.name} stage within "
-                f"{config.data_wait_seconds:g} s (--data-wait-seconds)"
-            )
-        time.sleep(poll_seconds)
-    print(f"process {config.process_id}: joining the pretrain stage", flush=True)
-    result = pretrain_run(pretrain)
-    print(
-        f"process {config.process_id}: pretrain done; process 0 writes the outputs and the "
-        f"report under {config.run_dir}",
-        flush=True,
-    )
-    return {"run_dir": config.run_dir, "process_id": config.process_id, "pretrain": result}

@@ -38,7 +38,8 @@ from flows.engine import tasks
 from flows.engine.prefect_settings import flow_defaults
 from flows.pipeline.config import PretrainPipelineConfig
 from flows.pipeline.flow import stage_configs
-from flows.run_config import run_plan, stage_summary
+from flows.run_plan import run_plan
+from flows.run_summary import stage_summary
 from model.evaluation.heldout_stage import HeldOutEvalConfig
 
 OBJECTIVES = ("sop", "nsp")

@@ -31,17 +31,12 @@ from flows.domain.report import MODELS, domain_report_markdown, format_headline_
 from flows.domain_config import DomainAdaptiveConfig, data_configs, resolve_base
 from flows.engine import tasks
 from flows.engine.entry import flow_main
+from flows.piece_baseline import piece_baseline
 from flows.report.render import TrainingProgress, write_report
 from flows.report.text import files_text, finetune_command
-from flows.run_config import (
-    cpu_seconds,
-    piece_baseline,
-    pretrain_as_secondary_process,
-    print_summary,
-    run_plan,
-    stage_summary,
-    training_facts,
-)
+from flows.run_plan import cpu_seconds, run_plan
+from flows.run_summary import print_summary, stage_summary, training_facts
+from flows.secondary_process import pretrain_as_secondary_process
 
 
 def stage_configs(config: DomainAdaptiveConfig) -> dict[str, StageConfig]:

@@ -157,8 +157,8 @@ def pretrain(config: StageConfig, on_metrics: Callable[[dict], None] | None = No
     run (other model, vocabulary, data, seed ...) is moved aside to a new name (`run_stage` reports
     it), never deleted. The output's lock is held throughout (one writer per output). On several
     JAX hosts this is process 0's task (the others join the training only, without Prefect:
-    `flows.run_config.pretrain_as_secondary_process`); it meets them when training ends. Stopped by
-    a signal once its checkpoint is saved, the task run ends `interrupted`.
+    `flows.secondary_process.pretrain_as_secondary_process`); it meets them when training ends.
+    Stopped by a signal once its checkpoint is saved, the task run ends `interrupted`.
     """
     stage = stage_module("pretrain")
     with output_lock(config.output):

@@ -31,7 +31,7 @@ from flows.line.records import (
     version_name,
     write_json,
 )
-from flows.run_config import run_plan
+from flows.run_plan import run_plan
 from model.input.replay import count_records, night_files
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

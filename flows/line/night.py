@@ -51,7 +51,7 @@ from flows.line.records import (
 )
 from flows.line.report import write_line_report
 from flows.report.render import TrainingProgress
-from flows.run_config import cpu_seconds, run_plan
+from flows.run_plan import cpu_seconds, run_plan
 from model.input.replay import ReplayConfig
 from model.input.replay import run as replay_mix
 from pipelines.quality.audit import night_figures

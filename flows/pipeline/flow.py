@@ -35,6 +35,7 @@ from albert.errors import Interrupted
 from albert.fs import join
 from flows.engine import tasks
 from flows.engine.entry import flow_main
+from flows.piece_baseline import piece_baseline
 from flows.pipeline.config import PretrainPipelineConfig
 from flows.pipeline.default_corpus import default_corpus
 from flows.pipeline.downstream import downstream_results, downstream_steps
@@ -46,15 +47,9 @@ from flows.report.text import (
     finetune_command,
     short_finetune_text,
 )
-from flows.run_config import (
-    cpu_seconds,
-    piece_baseline,
-    pretrain_as_secondary_process,
-    print_summary,
-    run_plan,
-    stage_summary,
-    training_facts,
-)
+from flows.run_plan import cpu_seconds, run_plan
+from flows.run_summary import print_summary, stage_summary, training_facts
+from flows.secondary_process import pretrain_as_secondary_process
 from pipelines.decontaminate.eval_sets import eval_splits
 from pipelines.vocab.config import VocabConfig
 
