@@ -1,7 +1,8 @@
 """`albert`: one console script whose subcommands are the stages' own `python -m` entry points
 (the stages of `albert.stages.STAGES`, two of them wrapped by the flows: `WRAPPED_STAGES`) and the
-flows' commands (`OTHER_COMMANDS`); the table is `COMMANDS`. The dispatcher is the one module of
-`albert/` that names modules of `flows/` (tests/test_layering.py)."""
+commands that are not stages (`OTHER_COMMANDS`, the flows' among them); the table is
+`COMMANDS`. The dispatcher is the one module of `albert/` that names modules of `flows/`
+(tests/test_layering.py)."""
 
 from __future__ import annotations
 
