@@ -87,6 +87,15 @@ def test_pairs_holding_a_number_or_a_name_of_digits_are_no_evidence():
     assert model.score((timings,)) == 0.0
 
 
+def test_a_pair_counted_more_often_than_its_first_word_is_a_shared_bucket_not_evidence():
+    model = model_of(REFERENCE)
+    bucket = int(reference.pair_keys(reference.word_keys("lint committee"))[0]) % reference.BUCKETS
+    pairs = model.pairs.copy()
+    pairs[bucket] += 5  # other pairs hashed into the same bucket; "lint" was never seen
+    shared = reference.ReferenceModel(model.words, pairs, model.total)
+    assert shared.score(("lint committee",)) == pytest.approx(np.log(0.5))
+
+
 def test_a_candidate_with_a_listing_is_judged_on_its_prose_lines():
     s = settings(reference_model__min_reference_words=100)
     listing_lines = ("$ gs -q -dNOPAUSE -dBATCH -sDEVICE=pdfwrite -sOutputFile=bla.pdf -f a.pdf",)

@@ -12,10 +12,11 @@ consecutive words that are both letters only (a pair holding a number, a size, a
 such as `loop0` is no evidence either way: no reference vouches for it), of how much better the
 reference predicts the second word after the first than alone: log(LAMBDA P(w | v) / P(w) + 1 -
 LAMBDA), P(w) add-one smoothed over the buckets, P(w | v) the pair's count less DISCOUNT over the
-first word's; a pair that repeats an earlier pair of the document scores as one the reference never
-saw, log(1 - LAMBDA) (-0.69). Text like the reference scores above 0 (its word pairs are the
-reference's), words strung together at random or by a template near -0.69, and repeating a passage
-lowers a score."""
+first word's (at most the first word's count: a pair counted more often shares its bucket with
+other pairs, which are no evidence for it); a pair that repeats an earlier pair of the document
+scores as one the reference never saw, log(1 - LAMBDA) (-0.69). Text like the reference scores
+above 0 (its word pairs are the reference's), words strung together at random or by a template near
+-0.69, and repeating a passage lowers a score."""
 
 from __future__ import annotations
 
@@ -164,9 +165,8 @@ class ReferenceModel:
         pair_bucket = (pair[first_seen] & _MASK).astype(np.intp)
         first = (np.concatenate(firsts)[first_seen] & _MASK).astype(np.intp)
         second = (np.concatenate(seconds)[first_seen] & _MASK).astype(np.intp)
-        evidence = np.maximum(self.pairs[pair_bucket] - DISCOUNT, 0) / np.maximum(
-            self.words[first], 1
-        )
+        seen = np.minimum(self.pairs[pair_bucket], self.words[first])
+        evidence = np.maximum(seen - DISCOUNT, 0) / np.maximum(self.words[first], 1)
         word = (self.words[second] + 1.0) / (self.total + BUCKETS)
         gains = np.log(LAMBDA * evidence / word + 1 - LAMBDA)
         repeats = len(pair) - len(first_seen)
