@@ -238,6 +238,11 @@ def test_a_document_with_a_listing_is_identified_on_its_prose_lines():
     # prose lines in no target language: the whole document's language removes it
     cleaned = clean_document(FSTAB, settings(["en"]), identify_listing, inc)
     assert cleaned.removal == Removal("language.not_target", 0.30, 0.8)
+    # a target language under its threshold whole, over it on the prose lines
+    low = lambda text: ("de", 0.43) if "UUID=" in text else ("de", 0.93)
+    cleaned = clean_document(FSTAB, settings(["de"]), low, inc)
+    assert (cleaned.language, cleaned.language_score) == ("de", 0.93)
+    assert cleaned.removal.rule != "language.low_score"
     # a document without listing lines is identified on its whole text only
     french = ("Bonjour à tous.", *FSTAB[:1])
     assert clean_document(french, settings(["de"]), identify, inc).language == "fr"
