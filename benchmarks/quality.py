@@ -24,7 +24,10 @@ the Wikipedia sample and on the books, cleaning off, on without the reference mo
 `memory` (the mix 1x and 4x through
 segment.run, near-dedup off, the copies' paragraphs varied: peak RSS, VmHWM). `--details PATH`
 writes every document's outcome on both sides as JSONL; `--no-peer` leaves datatrove's side out.
-Run: python -m benchmarks.quality [--part all|quality|cost] [--details PATH] [--no-peer]"""
+`--prose-offset 1` (2) draws the real prose from other chapters, licence runs, sections and manual
+pages (quality_mix.build).
+Run: python -m benchmarks.quality [--part all|quality|cost] [--details PATH] [--no-peer]
+[--prose-offset 0|1|2]"""
 
 from __future__ import annotations
 
@@ -97,8 +100,8 @@ def write_details(path: Path, docs, outcomes: dict) -> None:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def quality(seed: int, details: Path | None, peer: bool = True) -> list:
-    docs = quality_mix.build(seed)
+def quality(seed: int, details: Path | None, peer: bool = True, prose_offset: int = 0) -> list:
+    docs = quality_mix.build(seed, prose_offset)
     emit(
         {
             "figure": "corpus",
@@ -107,6 +110,7 @@ def quality(seed: int, details: Path | None, peer: bool = True) -> list:
             "languages": sorted({d.sub for d in docs if d.kind == "foreign"}),
             "words": sum(len(d.text.split()) for d in docs),
             "seed": seed,
+            "prose_offset": prose_offset,
         }
     )
     lines, outcomes = {}, {}
@@ -191,6 +195,13 @@ def main() -> None:
     parser.add_argument("--part", choices=("all", "quality", "cost"), default="all")
     parser.add_argument("--seed", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=1, help="segment runs per case (best kept)")
+    parser.add_argument(
+        "--prose-offset",
+        type=int,
+        choices=(0, 1, 2),
+        default=0,
+        help="the real prose from its sources' offset-th items (1, 2: prose the rules never saw)",
+    )
     parser.add_argument("--details", type=Path, help="write every document's outcome here (JSONL)")
     parser.add_argument(
         "--peer",
@@ -215,9 +226,9 @@ def main() -> None:
         {"figure": "machine", "cpu": cpu_model(), "cores": os.cpu_count(), "load": os.getloadavg()}
     )
     docs = (
-        quality(options.seed, options.details, options.peer)
+        quality(options.seed, options.details, options.peer, options.prose_offset)
         if options.part != "cost"
-        else quality_mix.build(options.seed)
+        else quality_mix.build(options.seed, options.prose_offset)
     )
     if options.part != "quality":
         with tempfile.TemporaryDirectory() as tmp:

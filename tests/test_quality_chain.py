@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from pipelines.quality import pii
+from pipelines.quality import listing, pii
 from pipelines.quality.chain import clean_document, foreign_paragraphs
 from pipelines.quality.settings import QualitySettings, Removal
 
@@ -192,3 +192,57 @@ def test_personal_data_is_redacted_kept_or_drops_the_document():
     assert cleaned.removal == Removal("pii.drop_document", 1, 0)
     assert counts["quality_removed_pii.drop_document"] == 1 and counts["pii_email"] == 1
     assert clean(PROSE, settings(pii_mode="drop-document"))[0].removal is None
+
+
+# A short section of the Debian Reference (German): a sentence, then an /etc/fstab listing, which
+# lid.176 reads as Russian (0.30) in the whole section and as German (0.93) in the sentence alone.
+FSTAB = (
+    (
+        'Die grundlegende statische Dateisystem-Konfiguration wird in "/etc/fstab" festgelegt. '
+        "Zum Beispiel:"
+    ),
+    (
+        "«file system» «mount point» «type» «options» «dump» «pass» proc /proc proc defaults 0 0 "
+        "UUID=709cbe4c-80c1-56db-8ab1-dbce3146d2f7 / ext4 errors=remount-ro 0 1 /dev/scd0 "
+        "/media/cdrom0 udf,iso9660 user,noauto 0 0"
+    ),
+    "$ sudo mount -a",
+)
+
+
+def test_listing_lines_are_prompts_and_lines_of_few_words():
+    assert [listing.is_listing(line) for line in FSTAB] == [False, True, True]
+    assert listing.is_listing("# losetup -v -f partition.img")
+    assert listing.is_listing("-rw-r--r-- 2 root root 0 2008-09-15 20:21 baz")
+    assert not listing.is_listing("Loop device is /dev/loop0")
+    assert listing.prose_lines(FSTAB) == FSTAB[:1]
+    assert listing.prose_lines(PROSE) == PROSE
+
+
+def identify_listing(text: str) -> tuple[str, float]:
+    """Russian for a text holding the fstab listing, German for its sentence, else French."""
+    if "UUID=" in text:
+        return "ru", 0.30
+    if text.startswith("Die grundlegende"):
+        return "de", 0.93
+    return "fr", 0.95
+
+
+def test_a_document_with_a_listing_is_identified_on_its_prose_lines():
+    counts: Counter = Counter()
+    inc = lambda name, n: counts.update({name: n})
+    cleaned = clean_document(FSTAB, settings(["de"]), identify_listing, inc)
+    assert (cleaned.language, cleaned.language_score) == ("de", 0.93)
+    assert cleaned.removal.rule == "gopher_quality.min_doc_words" and cleaned.overridable
+    assert counts["language_ru"] == 1  # counted as identified on the whole text
+    # prose lines in no target language: the whole document's language removes it
+    cleaned = clean_document(FSTAB, settings(["en"]), identify_listing, inc)
+    assert cleaned.removal == Removal("language.not_target", 0.30, 0.8)
+    # a target language under its threshold whole, over it on the prose lines
+    low = lambda text: ("de", 0.43) if "UUID=" in text else ("de", 0.93)
+    cleaned = clean_document(FSTAB, settings(["de"]), low, inc)
+    assert (cleaned.language, cleaned.language_score) == ("de", 0.93)
+    assert cleaned.removal.rule != "language.low_score"
+    # a document without listing lines is identified on its whole text only
+    french = ("Bonjour à tous.", *FSTAB[:1])
+    assert clean_document(french, settings(["de"]), identify, inc).language == "fr"

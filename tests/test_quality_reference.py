@@ -80,6 +80,33 @@ def test_text_like_the_reference_scores_above_a_template_and_repeating_lowers_a_
     assert model.score(("word",)) == 0.0
 
 
+def test_pairs_holding_a_number_or_a_name_of_digits_are_no_evidence():
+    model = model_of(REFERENCE)
+    timings = "0m0.035s 2008-09-15 20:21 loop0 some_command"
+    assert model.score((SHORT[0] + " " + timings,)) == model.score(SHORT)
+    assert model.score((timings,)) == 0.0
+
+
+def test_a_pair_counted_more_often_than_its_first_word_is_a_shared_bucket_not_evidence():
+    model = model_of(REFERENCE)
+    bucket = int(reference.pair_keys(reference.word_keys("lint committee"))[0]) % reference.BUCKETS
+    pairs = model.pairs.copy()
+    pairs[bucket] += 5  # other pairs hashed into the same bucket; "lint" was never seen
+    shared = reference.ReferenceModel(model.words, pairs, model.total)
+    assert shared.score(("lint committee",)) == pytest.approx(np.log(0.5))
+
+
+def test_a_candidate_with_a_listing_is_judged_on_its_prose_lines():
+    s = settings(reference_model__min_reference_words=100)
+    listing_lines = ("$ gs -q -dNOPAUSE -dBATCH -sDEVICE=pdfwrite -sOutputFile=bla.pdf -f a.pdf",)
+    cleaned, _ = clean(SHORT + listing_lines, s)
+    assert cleaned.overridable
+    model = model_of(REFERENCE)
+    judged = chain.reconsider(cleaned, model, s)
+    assert judged.reference[0] == round(model.score(SHORT), 6)
+    assert model.score(cleaned.paragraphs) < judged.reference[0]
+
+
 def test_a_candidate_is_kept_by_the_reference_model_with_both_scores_and_audited():
     s = settings(reference_model__min_reference_words=100)
     cleaned, counts = clean(SHORT, s)

@@ -164,6 +164,12 @@ def test_english_starts_with_gophers_list_and_an_unknown_language_has_none():
     assert words.stop_words("xx") == frozenset()
 
 
+def test_an_english_instruction_to_its_reader_holds_two_stop_words():
+    # the prose line of a short section of the Debian Reference (its commands aside)
+    text = "You can merge two PostScript (PS) or Portable Document Format (PDF) files using gs(1)."
+    assert len(words.stop_words("en") & {w.lower() for w in words.split_words(text, "en")}) >= 2
+
+
 def test_german_short_prose_without_articles_holds_two_stop_words():
     text = "Sie können einen Alias für häufige Befehle als Kurzform in der Shell anlegen."
     found = {word.lower() for word in words.split_words(text, "de")}

@@ -71,8 +71,11 @@ class Doc:
     held_out: bool = False
 
 
-def build(seed: int = 64) -> list[Doc]:
-    """The mix, the same for one seed (the order of documents shuffled by it too)."""
+def build(seed: int = 64, prose_offset: int = 0) -> list[Doc]:
+    """The mix, the same for one seed (the order of documents shuffled by it too); the real prose
+    from its sources' `prose_offset`-th items (0, 1 or 2: every 8th chapter from the offset-th,
+    every 3rd licence run and manual section from it, the offset-th 40 manual pages), so that
+    offsets 1 and 2 are prose that choosing the rules never looked at."""
     g = random.Random(seed)
     articles = wikipedia_articles()
     books = book_passages(24, g)
@@ -139,13 +142,14 @@ def build(seed: int = 64) -> list[Doc]:
             add("junk", kind, junk(kind, g, vocabulary, sentences), held_out=bool(index % 2))
     debian = debian_folder()
     manuals = {code: manual_sections(debian, code) for code in ("en", "de")}
-    prose = scripture(debian)[::8] + statutes()[::3]
+    at = prose_offset
+    prose = scripture(debian)[at::8] + statutes()[at::3]
     for code in ("en", "de"):
-        sections = [p for p in manuals[code] if p.kind == "manual"][::3]
+        sections = [p for p in manuals[code] if p.kind == "manual"][at::3]
         chosen = {p.source for p in sections}  # a short section is no prefix of a chosen one
         prose += sections
-        prose += [p for p in manuals[code] if p.kind == "short" and p.source not in chosen][::3]
-        prose += man_pages(code, 40)
+        prose += [p for p in manuals[code] if p.kind == "short" and p.source not in chosen][at::3]
+        prose += man_pages(code, 40 * (at + 1))[40 * at :]
     for item in prose:
         add(f"prose_{item.language}", item.kind, item.paragraphs, held_out=item.held_out)
     g.shuffle(docs)

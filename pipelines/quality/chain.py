@@ -4,7 +4,9 @@ a target language scored under its threshold is marked language.low_score, each 
 the bound of the language found, and paragraphs confidently in another, non-target language are
 dropped), line cleaning (boilerplate.clean_lines: nothing left removes the document), the document
 rules (Gopher repetition, Gopher quality, C4, FineWeb: the first failing check removes it) and
-personal data (redacted, kept, or a document holding any removed). Words are split once per
+personal data (redacted, kept, or a document holding any removed). A document quoting listings
+(commands, configuration, program output: listing.is_listing) is identified on its prose lines
+where the whole text is not confidently a target language and they are. Words are split once per
 document and shared by the rules. Counts go through `inc`: quality_removed_<rule.param> per
 removal, quality_lines_<rule> per line rule, language_<code> per document, pii_<kind> per redaction.
 
@@ -26,7 +28,7 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pipelines.quality import boilerplate, c4, fineweb, gopher, pii, words
+from pipelines.quality import boilerplate, c4, fineweb, gopher, listing, pii, words
 from pipelines.quality.reference import ReferenceModel
 from pipelines.quality.settings import QualitySettings, Removal
 
@@ -135,6 +137,27 @@ def _nearest(judged: list[bool | None]) -> list[bool | None]:
     return nearest
 
 
+def _prose_language(
+    paragraphs: tuple[str, ...],
+    code: str,
+    score: float,
+    settings: QualitySettings,
+    identify: Identify,
+) -> tuple[str, float]:
+    """The language of a document with listing lines (listing.is_listing) and prose lines: its
+    prose lines' where those are in a target language that the whole document is not, or scores
+    higher; else (`code`, `score`), the whole document's."""
+    if code in settings.languages and score >= settings.threshold("language", "threshold", code):
+        return code, score
+    prose = listing.prose_lines(paragraphs)
+    if not prose or len(prose) == len(paragraphs):
+        return code, score
+    prose_code, prose_score = identify(" ".join(prose))
+    if prose_code in settings.languages and (code != prose_code or prose_score > score):
+        return prose_code, prose_score
+    return code, score
+
+
 def _language(
     paragraphs: tuple[str, ...], settings: QualitySettings, identify: Identify, inc: Inc
 ) -> tuple[str, float, tuple[str, ...], Removal | None]:
@@ -147,6 +170,7 @@ def _language(
     inc(f"language_{code}", 1)
     if not settings.languages:
         return code, score, paragraphs, None
+    code, score = _prose_language(paragraphs, code, score, settings, identify)
     least = settings.threshold("language", "threshold", code)
     if code not in settings.languages:
         return code, score, paragraphs, Removal("language.not_target", score, least)
@@ -213,11 +237,12 @@ def confident(cleaned: Cleaned) -> bool:
 
 
 def reconsider(cleaned: Cleaned, model: ReferenceModel, settings: QualitySettings) -> Cleaned:
-    """A candidate (`cleaned.overridable`) judged by the reference model, with its score and
+    """A candidate (`cleaned.overridable`) judged by the reference model on its prose lines
+    (all of its lines where every one is a listing line: listing.prose_lines), with its score and
     bound: kept (`kept_by_reference`) where the score reaches reference_model.min_score and the
     model has reference_model.min_reference_words words, else removed."""
     bound = settings.threshold(REFERENCE, "min_score", cleaned.language)
-    score = round(model.score(cleaned.paragraphs), 6)
+    score = round(model.score(listing.prose_lines(cleaned.paragraphs) or cleaned.paragraphs), 6)
     enough = model.total >= settings.threshold(REFERENCE, "min_reference_words", cleaned.language)
     kept = enough and score >= bound
     return dataclasses.replace(cleaned, reference=(score, bound), kept_by_reference=kept)

@@ -8,12 +8,15 @@ Words are a paragraph's `\\w+` runs, lower-cased; each is hashed (CRC-32, then a
 mix64) into one of BUCKETS, and so is each pair of consecutive words of a paragraph. The model is
 the two count tables (`ReferenceCounts`: sums over documents, so the same in any order, on any
 number of workers). A document's score (`ReferenceModel.score`) is the mean, over its pairs of
-consecutive words, of how much better the reference predicts the second word after the first than
-alone: log(LAMBDA P(w | v) / P(w) + 1 - LAMBDA), P(w) add-one smoothed over the buckets, P(w | v)
-the pair's count less DISCOUNT over the first word's; a pair that repeats an earlier pair of the
-document scores as one the reference never saw, log(1 - LAMBDA) (-0.69). Text like the reference
-scores above 0 (its word pairs are the reference's), words strung together at random or by a
-template near -0.69, and repeating a passage lowers a score."""
+consecutive words that are both letters only (a pair holding a number, a size, a version or a name
+such as `loop0` is no evidence either way: no reference vouches for it), of how much better the
+reference predicts the second word after the first than alone: log(LAMBDA P(w | v) / P(w) + 1 -
+LAMBDA), P(w) add-one smoothed over the buckets, P(w | v) the pair's count less DISCOUNT over the
+first word's (at most the first word's count: a pair counted more often shares its bucket with
+other pairs, which are no evidence for it); a pair that repeats an earlier pair of the document
+scores as one the reference never saw, log(1 - LAMBDA) (-0.69). Text like the reference scores
+above 0 (its word pairs are the reference's), words strung together at random or by a template near
+-0.69, and repeating a passage lowers a score."""
 
 from __future__ import annotations
 
@@ -38,13 +41,24 @@ _MASK = np.uint64(BUCKETS - 1)
 _WORD = re.compile(r"\w+")
 
 
+def _words(paragraph: str) -> list[str]:
+    """A paragraph's lower-cased words, in order."""
+    return _WORD.findall(paragraph.lower())
+
+
 def word_keys(paragraph: str) -> np.ndarray:
     """The 64-bit keys of a paragraph's lower-cased words, in order."""
-    words = _WORD.findall(paragraph.lower())
+    words = _words(paragraph)
     crcs = np.fromiter(
         (zlib.crc32(word.encode("utf-8")) for word in words), dtype=np.uint64, count=len(words)
     )
     return mix64(crcs)
+
+
+def letter_words(paragraph: str) -> np.ndarray:
+    """Which of a paragraph's words (`word_keys`' order) are letters only: the others (numbers,
+    sizes, versions, `loop0`, `some_command`) name things no reference can vouch for."""
+    return np.fromiter((word.isalpha() for word in _words(paragraph)), dtype=bool)
 
 
 def pair_keys(keys: np.ndarray) -> np.ndarray:
@@ -133,24 +147,26 @@ class ReferenceModel:
         object.__setattr__(self, "total", total)
 
     def score(self, paragraphs: Iterable[str]) -> float:
-        """The document's mean gain per word pair (module docstring); 0.0 without a pair."""
+        """The document's mean gain per pair of letter words (module docstring); 0.0 without
+        one."""
         pairs, firsts, seconds = [], [], []
         for paragraph in paragraphs:
             keys = word_keys(paragraph)
             if len(keys) > 1:
-                pairs.append(pair_keys(keys))
-                firsts.append(keys[:-1])
-                seconds.append(keys[1:])
-        if not pairs:
+                letters = letter_words(paragraph)
+                both = letters[:-1] & letters[1:]
+                pairs.append(pair_keys(keys)[both])
+                firsts.append(keys[:-1][both])
+                seconds.append(keys[1:][both])
+        if not sum(map(len, pairs)):
             return 0.0
         pair = np.concatenate(pairs)
         _, first_seen = np.unique(pair, return_index=True)
         pair_bucket = (pair[first_seen] & _MASK).astype(np.intp)
         first = (np.concatenate(firsts)[first_seen] & _MASK).astype(np.intp)
         second = (np.concatenate(seconds)[first_seen] & _MASK).astype(np.intp)
-        evidence = np.maximum(self.pairs[pair_bucket] - DISCOUNT, 0) / np.maximum(
-            self.words[first], 1
-        )
+        seen = np.minimum(self.pairs[pair_bucket], self.words[first])
+        evidence = np.maximum(seen - DISCOUNT, 0) / np.maximum(self.words[first], 1)
         word = (self.words[second] + 1.0) / (self.total + BUCKETS)
         gains = np.log(LAMBDA * evidence / word + 1 - LAMBDA)
         repeats = len(pair) - len(first_seen)
