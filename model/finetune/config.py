@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from albert.config import CommaList, ConfigError, Encoding, StageConfig, read_yaml
-from albert.fs import exists, join
+from albert.config import CommaList, ConfigError, Encoding, StageConfig
+from albert.task_yaml import TASK_YAML, has_header, read_task_yaml
 from model.tasks import Hyperparameters, Task, get_task
 from model.tasks.own_task import OwnKind, OwnTaskSettings, own_task
 from model.tasks.truncation import Truncation
@@ -20,7 +20,6 @@ from model.tasks.truncation import Truncation
 Features = Literal["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"]
 # The learning-rate schedule's two linear decays (`model.finetune.optimizer`).
 Schedule = Literal["reference", "after_warmup"]
-TASK_YAML = "task.yaml"  # your own task's settings in its --data-dir
 logger = logging.getLogger(__name__)
 
 
@@ -207,9 +206,7 @@ def own_settings(config: FinetuneConfig) -> OwnTaskSettings | None:
     """Your own task's settings (`model.tasks.own_task`), None for a registered task."""
     if not config.text_column:
         return None
-    header = config.header
-    if header is None:
-        header = not all(column.isdigit() for column in config.text_column)
+    header = has_header(config.text_column, config.header)
     return OwnTaskSettings(
         name=config.task,
         train=config.train_file,
@@ -231,20 +228,10 @@ def task_of(config: FinetuneConfig) -> Task:
 
 
 def task_yaml(data_dir: str) -> dict[str, Any]:
-    """The settings of `DIR/task.yaml` as config fields (`train`, `dev` -> `train_file`,
-    `dev_file`, relative to DIR); {} without one."""
-    path = join(data_dir, TASK_YAML) if data_dir else ""
-    if not path or not exists(path):
-        return {}
-    values = read_yaml(path) or {}
-    if not isinstance(values, dict):
-        raise ConfigError(f"{path}: expected a mapping of the task's settings")
-    for key, field in (("train", "train_file"), ("dev", "dev_file")):
-        if key in values:
-            values[field] = join(data_dir, str(values.pop(key)))
-    if "name" in values:
-        values["task"] = values.pop("name")
-    return values
+    """The settings of `DIR/task.yaml` (`albert.task_yaml`) as config fields (`train`, `dev` ->
+    `train_file`, `dev_file`, relative to DIR; `name` -> `task`); {} without one."""
+    names = {"train": "train_file", "dev": "dev_file", "name": "task"}
+    return {names.get(key, key): value for key, value in read_task_yaml(data_dir).items()}
 
 
 def hyperparameters(config: FinetuneConfig, task: Task) -> Hyperparameters:
