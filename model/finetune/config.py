@@ -23,22 +23,20 @@ Schedule = Literal["reference", "after_warmup"]
 logger = logging.getLogger(__name__)
 
 
-class FinetuneConfig(StageConfig):
+class OwnTaskFields(StageConfig):
+    """The fields that name a task: a registered one, or a user's own from its files and columns
+    (flags or `--data-dir` with its `task.yaml`), shared by `albert finetune` and `albert
+    evaluate`."""
+
     task: str = Field(
         description="a registered task (cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli, "
         "squad1, squad2, race), or your own task's name (default: the --train-file's stem)"
     )
-    init: str = Field(
-        description="pretrained model (.keras, Hugging Face dir, TF1 checkpoint) or 'random'"
-    )
-    spm_model: str = Field(description="SentencePiece model of the pretrained vocabulary")
     data_dir: str = Field(
         "",
         description="the task's directory (e.g. glue/SST-2, squad, RACE; your own task's: one "
         "with a task.yaml of its settings)",
     )
-    output: str = Field(description="output directory")
-    preset: str = Field("albert-tiny", description="architecture when --init random")
     train_file: str | None = Field(
         None,
         description="training file/dir instead of the task's default (your own task's: CSV, TSV "
@@ -80,6 +78,29 @@ class FinetuneConfig(StageConfig):
         description="your own task without --dev-file: the share of train held out as dev, "
         "chosen by a hash of each row's text",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _own_task(cls, values: Any) -> Any:
+        """A `task.yaml` in --data-dir fills what the flags leave unset or None (its paths
+        relative to the directory); your own task's name defaults to the training file's stem."""
+        if not isinstance(values, dict):
+            return values
+        given = {key: value for key, value in values.items() if value is not None}
+        values = {**values, **task_yaml(values.get("data_dir") or ""), **given}
+        if values.get("text_column") and not values.get("task") and values.get("train_file"):
+            stem = str(values["train_file"]).rstrip("/").rsplit("/", 1)[-1].split(".")[0]
+            values["task"] = stem
+        return values
+
+
+class FinetuneConfig(OwnTaskFields):
+    init: str = Field(
+        description="pretrained model (.keras, Hugging Face dir, TF1 checkpoint) or 'random'"
+    )
+    spm_model: str = Field(description="SentencePiece model of the pretrained vocabulary")
+    output: str = Field(description="output directory")
+    preset: str = Field("albert-tiny", description="architecture when --init random")
     learning_rate: float | None = Field(None, gt=0, description="peak learning rate (task default)")
     batch_size: int | None = Field(None, gt=0, description="batch size (task default)")
     classifier_dropout: float | None = Field(
@@ -163,20 +184,6 @@ class FinetuneConfig(StageConfig):
         "default: every core with an accelerator, 0 on CPU. The features and batches are the same "
         "for any number",
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _own_task(cls, values: Any) -> Any:
-        """A `task.yaml` in --data-dir fills what the flags leave unset or None (its paths
-        relative to the directory); your own task's name defaults to the training file's stem."""
-        if not isinstance(values, dict):
-            return values
-        given = {key: value for key, value in values.items() if value is not None}
-        values = {**values, **task_yaml(values.get("data_dir") or ""), **given}
-        if values.get("text_column") and not values.get("task") and values.get("train_file"):
-            stem = str(values["train_file"]).rstrip("/").rsplit("/", 1)[-1].split(".")[0]
-            values["task"] = stem
-        return values
 
     @model_validator(mode="after")
     def _known_task(self) -> FinetuneConfig:
