@@ -332,7 +332,7 @@ def task_gate(config: LineConfig, outcomes: dict) -> TaskGate | None:
     """The gate's task, its metric by default the task's primary one (the candidate's
     results.json); None without `--gate-task`."""
     fine_tune = outcomes.get("gate-candidate")
-    return config.task_gate(fine_tune.result.get("primary_metric", "")) if fine_tune else None
+    return config.task_gate(fine_tune.result.get("primary_metric") or "") if fine_tune else None
 
 
 def gate_task_record(config: LineConfig, outcomes: dict, decision: Decision) -> dict[str, Any]:
