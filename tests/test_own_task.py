@@ -92,6 +92,7 @@ def test_labels_sorted_kinds_inferred_dev_held_out_by_text_and_counted(tmp_path)
     path = _write(tmp_path / "news.csv", rows + "text 0,other 0,0\n")  # a duplicate
     task = own_task(OwnTaskSettings("news", path, ("0", "1"), "2", header=False))
     assert task.kind == "classification" and task.labels == tuple(str(i) for i in range(11))
+    assert task.texts == 2  # a pair, as a registered pair task's registration says
     train, train_counts = _split(task, "train")
     dev, dev_counts = _split(task, "dev")
     assert len(train) + len(dev) == 201 and 5 < len(dev) < 40
@@ -103,6 +104,7 @@ def test_labels_sorted_kinds_inferred_dev_held_out_by_text_and_counted(tmp_path)
     scores = _write(tmp_path / "s.csv", "a,0.5\nb,1.25\nc,2\n")
     regression = own_task(OwnTaskSettings("s", scores, ("0",), "1", header=False))
     assert (regression.kind, regression.labels, regression.num_labels) == ("regression", None, 1)
+    assert regression.texts == 1
 
 
 @pytest.mark.backend_free
