@@ -20,6 +20,7 @@ from albert import signals
 from albert.errors import ConfigError, StageError
 from albert.fs import expand
 from albert.stage import stage_main
+from model.predict.kinds import predict_kind
 from model.predict.task_info import TaskInfo, task_info
 from pipelines.predict.config import PredictConfig
 from pipelines.predict.rows import Columns
@@ -42,7 +43,7 @@ def columns_of(config: PredictConfig, info: TaskInfo) -> Columns:
         "context": (config.context_column or "context",),
         "choices": tuple(config.choice_columns),
     }
-    roles = info.roles()
+    roles = predict_kind(info).roles(info)
     if "choices" in roles and not config.choice_columns:
         raise ConfigError(f"choice_columns: a {info.task} model needs its options' columns")
     return Columns({role: given[role] for role in roles}, roles, config.id_column)

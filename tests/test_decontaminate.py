@@ -71,6 +71,33 @@ def test_text_and_jsonl_of_one_s_own(tmp_path):
     assert [e.id for e in read_examples(jsonl)] == ["a", "2"]
 
 
+def test_a_user_s_task_directory_gives_its_dev_file_s_text_columns(tmp_path):
+    """The task fine-tuning reads (its task.yaml): the dev file's rows, their text columns."""
+    task = tmp_path / "reviews"
+    task.mkdir()
+    (task / "train.csv").write_text("title,body,stars\nA title,Some body,1\n")
+    (task / "dev.csv").write_text('title,body,stars\nFirst,"A body, quoted",2\nSecond,Two,1\n')
+    (task / "task.yaml").write_text(
+        "name: reviews\ntrain: train.csv\ndev: dev.csv\ntext_column: [title, body]\n"
+        "label_column: stars\n"
+    )
+    (split,) = eval_splits(str(task))
+    assert (split.name, split.split, split.format, split.columns) == (
+        "reviews",
+        "dev",
+        "task",
+        ("title", "body"),
+    )
+    assert list(read_examples(split)) == [
+        EvalExample("2", ("First", "A body, quoted")),
+        EvalExample("3", ("Second", "Two")),
+    ]
+    (task / "task.yaml").write_text("train: train.csv\ntext_column: body\n")  # no dev file
+    (split,) = eval_splits(str(tmp_path))  # a directory of sets
+    assert (split.name, split.split) == ("reviews", "train")
+    assert [e.texts for e in read_examples(split)] == [("Some body",)]
+
+
 @pytest.mark.parametrize(
     "name, content, reason",
     [
@@ -112,7 +139,8 @@ def test_a_directory_of_sets_says_which_directories_it_did_not_read(tmp_path, ca
     ]
     assert line.startswith(f"{glue}: 2 directories not read: ") and "\n" not in line
     assert f"{glue / 'QNLI'} (a GLUE task directory without dev*.tsv or test*.tsv)" in line
-    assert f"{glue / 'XYZ'} (neither a GLUE task directory nor a RACE split)" in line
+    neither = "neither a GLUE task directory, a RACE split nor a task directory with a task.yaml"
+    assert f"{glue / 'XYZ'} ({neither})" in line
     assert line.endswith("(--strict makes this an error)")
     with pytest.raises(StageError, match=rf"^{glue}: 2 directories not read: .*QNLI"):
         eval_splits(str(glue), strict=True)

@@ -42,6 +42,30 @@ def test_each_task_has_one_kind_and_unknown_tasks_are_named():
         task_kind("nope")
 
 
+def test_what_differs_between_tasks_is_their_registration_and_kind():
+    """No name or kind string is compared outside the task definitions: unanswerable questions,
+    a pair's second text and the option letters are the registrations'; each kind supplies its
+    head, and the predictions of every kind are in one table."""
+    from model.network.heads import MultipleChoiceHead, SpanExtractionHead
+    from model.predict.kinds import PREDICT_KINDS
+    from model.tasks import TASKS, get_task
+
+    assert [name for name in TASKS.names() if get_task(name).unanswerable] == ["squad2"]
+    assert task_kind("squad2").v2 and not task_kind("squad1").v2
+    assert (get_task("mrpc").texts, get_task("sst2").texts, get_task("race").labels) == (
+        2,
+        1,
+        ("A", "B", "C", "D"),
+    )
+    assert {get_task(name).kind for name in TASKS.names()} | {"multi_label"} == set(PREDICT_KINDS)
+    backbone = AlbertBackbone(get_preset("albert-nano", vocab_size=64))
+    heads = {
+        kind: type(finetune.FinetuneModel(backbone, kind, 4).head)
+        for kind in ("span", "multiple_choice")
+    }
+    assert heads == {"span": SpanExtractionHead, "multiple_choice": MultipleChoiceHead}
+
+
 def test_task_dir_parser_names_the_option_and_the_bad_item():
     assert parse_task_dir("stsb=glue/STS-B", "--multitask") == ("stsb", "glue/STS-B")
     assert parse_task_dir("SST-2=a=b", "--downstream") == ("SST-2", "a=b")

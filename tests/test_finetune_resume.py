@@ -143,6 +143,47 @@ def test_sigterm_saves_exits_75_and_the_same_command_resumes_to_the_uninterrupte
 
 
 @pytest.mark.slow
+def test_a_user_s_task_with_sun_strategies_stops_early_and_resumes_exactly(
+    spm_model, tmp_path, monkeypatch
+):
+    """A user's own task (a header-less CSV of text pairs, its dev set held out of train) with
+    head+tail truncation of texts longer than the length and layer-wise learning-rate decay: at a
+    rate too small to move the dev accuracy, the second evaluation brings no improvement and
+    `--patience 1` stops it at step 4 of 8, the best weights (step 2) kept; stopped by SIGTERM at
+    step 3, the same command resumes to the uninterrupted run."""
+    rows = []
+    for index in range(48):
+        words = [SUBJECTS[index % len(SUBJECTS)], VERBS[index % len(VERBS)]]
+        words += [OBJECTS[(index * k) % len(OBJECTS)] for k in (3, 5, 7, 11)]
+        rows.append(f'"{" ".join(words)}",{" ".join(reversed(words))},{index % 3}\n')
+    (tmp_path / "team.csv").write_text("".join(rows))
+    values = {
+        **SMALL,
+        "spm_model": spm_model,
+        "train_file": str(tmp_path / "team.csv"),
+        "text_column": ["0", "1"],
+        "label_column": "2",
+        "dev_fraction": 0.25,
+        "max_seq_length": 12,
+        "truncation": "head_tail",
+        "head_tokens": 3,
+        "layer_decay": 0.9,
+        "learning_rate": 1e-9,
+        "train_steps": 8,
+        "patience": 1,
+    }
+    uninterrupted = tmp_path / "uninterrupted"
+    finetune.run(finetune.FinetuneConfig(**values, output=str(uninterrupted)))
+    results = json.loads((uninterrupted / "results.json").read_text())
+    assert results["task"] == "team" and results["config"]["truncation"] == "head_tail"
+    assert [h["step"] for h in results["history"]] == [2, 4] and results["best_step"] == 2
+    stops = [({"team": 3}, "at step 3: saved .*resumed.checkpoints/task/ckpt-000000003")]
+    resumed = finetune.FinetuneConfig(**values, output=str(tmp_path / "resumed"))
+    resumed_run(resumed, monkeypatch, stops)
+    assert_same(tmp_path / "resumed", uninterrupted)
+
+
+@pytest.mark.slow
 def test_the_reports_next_command_runs_as_printed(spm_model, tmp_path, monkeypatch):
     """The run report's "Next:" command, exactly as printed, from the repository's layout (the
     run's export and vocabulary under runs/, the GLUE data in ../shared/data): here a tiny export

@@ -147,11 +147,34 @@ def test_a_line_night_after_night_from_a_killed_night(
         # ones: the copies are near-duplicates of a document of current's lineage, not new
         copies = [f"{doc.upper()}\nA scanner's notice." for doc in night_one]
         write_docs(inbox / "n2.txt", copies + documents(20, 2))
-        refusing = config.model_copy(update={"min_improvement": 100.0, "epochs": 0.1})
+        # and a team's task in the gate: the candidate and its parent fine-tuned on it alike
+        tickets = tmp_path / "tickets"
+        tickets.mkdir()
+        rows = [f"{doc.split('.')[0]},{i % 2}\n" for i, doc in enumerate(night_one)]
+        (tickets / "train.csv").write_text("".join(rows))
+        (tickets / "task.yaml").write_text(
+            "train: train.csv\ntext_column: '0'\nlabel_column: '1'\n"
+        )
+        gate = {"train_steps": 2, "max_seq_length": 16, "batch_size": 4, "dev_fraction": 0.25}
+        refusing = config.model_copy(
+            update={
+                "min_improvement": 100.0,
+                "epochs": 0.1,
+                "gate_task": f"tickets={tickets}",
+                "gate_finetune": {**gate, "quiet": True},
+            }
+        )
         state = model_line_night(refusing, return_state=True)
         assert state.is_completed() and "v0003 not promoted, current stays v0002" in state.message
         v3, second = line.records()["v0003"], state.result()
         assert v3["status"] == "refused" and "does not improve by the margin 100" in v3["reason"]
+        assert {"accuracy", "macro_f1"} <= set(v3["scores"]["task"]) & set(
+            v3["parent_scores"]["task"]
+        )
+        assert (v3["gate"]["task"], v3["gate"]["task_metric"]) == ("tickets", "accuracy")
+        assert v3["gate"]["task_change"] == pytest.approx(
+            v3["scores"]["task"]["accuracy"] - v3["parent_scores"]["task"]["accuracy"]
+        )
         assert line.current() == "v0002" and v3["parent"] == "v0002"
         assert [f["path"] for f in v3["corpus"]["files"]] == [str(inbox / "n2.txt")]
         assert v3["corpus"]["near_duplicates_of_lineage"] == len(night_one)

@@ -248,5 +248,11 @@ def test_remove_contaminated_makes_the_later_stages_read_the_cleaned_corpus(tmp_
     assert alone.eval == [str(RTE / "dev.tsv")]
     unchecked = tuned.model_copy(update={"eval": [], "check_downstream": False})
     assert "decontaminate" not in stage_configs(unchecked)
+    # a user's task (its directory's task.yaml) is checked too: decontamination reads its dev file
+    own = tmp_path / "reviews"
+    own.mkdir()
+    (own / "task.yaml").write_text("train: train.csv\ndev: dev.csv\ntext_column: text\n")
+    mine = tuned.model_copy(update={"eval": [], "downstream": [f"rte={RTE}", f"reviews={own}"]})
+    assert mine.evaluation_sets() == [str(RTE / "dev.tsv"), str(own)]
     with pytest.raises(ConfigError, match="--remove-contaminated needs an evaluation set"):
         build_config(PretrainPipelineConfig, {"run_dir": "r", "remove_contaminated": True})

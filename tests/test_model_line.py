@@ -17,7 +17,7 @@ from albert import cli
 from albert.errors import StageError
 from albert.fs import file_digest
 from albert.tfrecord_framing import tfrecord_records
-from flows.line.gate import decide
+from flows.line.gate import TaskGate, decide
 from flows.line.records import (
     PROMOTED,
     REFUSED,
@@ -100,6 +100,53 @@ def test_the_gate_promotes_only_better_in_domain_within_the_tolerance():
     assert not forgot.promoted and "worsens by more than the tolerance 0.05" in forgot.reason
     assert not decide(candidate(math.nan, 2.5), parent, **kw).promoted
     assert not decide({"general": {"masked_lm_loss": 2.5}}, parent, **kw).promoted
+
+
+def test_a_night_that_makes_the_team_s_task_worse_is_not_promoted(tmp_path: Path):
+    from albert.config import ConfigError, load_config
+    from flows.line.config import LineConfig
+
+    held_out = {"domain": {"masked_lm_loss": 2.9}, "general": {"masked_lm_loss": 2.5}}
+    parent = {"domain": {"masked_lm_loss": 3.0}, "general": {"masked_lm_loss": 2.5}}
+    kw = {"min_improvement": 0.01, "max_forgetting": 0.05}
+
+    def night(candidate_f1, tolerance=0.0, metric="macro_f1"):
+        candidate = {**held_out, "task": {"accuracy": 0.9, "macro_f1": candidate_f1}}
+        gate = TaskGate("tickets", metric, tolerance)
+        return decide(candidate, {**parent, "task": {"macro_f1": 0.8}}, **kw, task=gate)
+
+    better = night(0.82)
+    assert better.promoted and math.isclose(better.task_change, 0.02)
+    assert "tickets dev macro_f1 0.8000 -> 0.8200 (+0.0200), tolerance 0" in better.reason
+    worse = night(0.79)
+    assert not worse.promoted and "tickets dev macro_f1 0.8000 -> 0.7900" in worse.reason
+    assert night(0.79, tolerance=0.02).promoted
+    assert (
+        not night(math.nan).promoted and not night(0.9, metric="accuracy").promoted
+    )  # no parent's
+    config = {"line": str(tmp_path / "line"), "input": ["unused"]}
+    tickets = tmp_path / "tickets"
+    tickets.mkdir()
+    (tickets / "task.yaml").write_text("train: train.csv\ntext_column: text\n")
+    line = load_config(LineConfig, overrides={**config, "gate_task": f"tickets={tickets}"})
+    assert line.task_gate("accuracy") == TaskGate("tickets", "accuracy", 0.0)
+    line = line.model_copy(update={"gate_metric": "macro_f1", "gate_tolerance": 0.01})
+    assert line.task_gate("accuracy") == TaskGate("tickets", "macro_f1", 0.01)
+    from flows.line.night import gate_configs
+
+    run = line.model_copy(update={"run_dir": str(tmp_path / "night")})
+    gated = line.model_copy(update={"gate_finetune": {"train_steps": 5}})
+    sides = {"parent": "v0001.keras", "candidate": "new.keras"}
+    fine_tunes = gate_configs(gated, run, "spiece.model", sides)
+    assert list(fine_tunes) == ["gate-parent", "gate-candidate"]
+    assert [(c.init, c.task, c.train_steps, c.seed) for c in fine_tunes.values()] == [
+        (model, "tickets", 5, line.seed) for model in sides.values()
+    ]
+    assert fine_tunes["gate-parent"].output == run.stage_dir("gate-parent")
+    with pytest.raises(ConfigError, match="--gate-task 'tickets=.*holds no task.yaml"):
+        load_config(LineConfig, overrides={**config, "gate_task": f"tickets={tmp_path}"})
+    with pytest.raises(ConfigError, match="--gate-metric and --gate-finetune need --gate-task"):
+        load_config(LineConfig, overrides={**config, "gate_metric": "macro_f1"})
 
 
 @pytest.mark.parametrize("root", ["disk", "memory"])

@@ -92,6 +92,7 @@ def test_labels_sorted_kinds_inferred_dev_held_out_by_text_and_counted(tmp_path)
     path = _write(tmp_path / "news.csv", rows + "text 0,other 0,0\n")  # a duplicate
     task = own_task(OwnTaskSettings("news", path, ("0", "1"), "2", header=False))
     assert task.kind == "classification" and task.labels == tuple(str(i) for i in range(11))
+    assert task.texts == 2  # a pair, as a registered pair task's registration says
     train, train_counts = _split(task, "train")
     dev, dev_counts = _split(task, "dev")
     assert len(train) + len(dev) == 201 and 5 < len(dev) < 40
@@ -103,6 +104,7 @@ def test_labels_sorted_kinds_inferred_dev_held_out_by_text_and_counted(tmp_path)
     scores = _write(tmp_path / "s.csv", "a,0.5\nb,1.25\nc,2\n")
     regression = own_task(OwnTaskSettings("s", scores, ("0",), "1", header=False))
     assert (regression.kind, regression.labels, regression.num_labels) == ("regression", None, 1)
+    assert regression.texts == 1
 
 
 @pytest.mark.backend_free
@@ -149,6 +151,24 @@ def test_a_task_yaml_makes_a_directory_a_task(tmp_path):
         finetune.parse_task_dir(f"mine={tmp_path}", "--multitask")
 
 
+@pytest.mark.backend_free
+def test_albert_evaluate_scores_a_user_s_predictions_on_its_dev_file(tmp_path):
+    from model.evaluation import evaluate
+
+    train, dev = _team_csv(tmp_path / "news.csv", 40), _team_csv(tmp_path / "dev.csv", 8)
+    predicted = ["index\tprediction"] + [f"{i + 1}\t{i % 4 if i < 6 else 0}" for i in range(8)]
+    predictions = _write(tmp_path / "predictions.tsv", "\n".join(predicted) + "\n")
+    flags = {"train_file": train, "text_column": ["0", "1"], "label_column": "2"}
+    result = evaluate.run(evaluate.EvaluateConfig(**flags, dev_file=dev, predictions=predictions))
+    assert (result["task"], result["gold"]) == ("news", dev)
+    assert result["scores"]["accuracy"] == 0.75 and "macro_f1" in result["scores"]
+    _write(tmp_path / "predictions.tsv", "index\tprediction\n1\t7\n")
+    with pytest.raises(StageError, match="predictions.tsv:2: bad prediction '7'"):
+        evaluate.run(evaluate.EvaluateConfig(**flags, gold=dev, predictions=predictions))
+    with pytest.raises(ConfigError, match="give --task, your own task's --train"):
+        load_config(evaluate.EvaluateConfig, overrides={"predictions": predictions})
+
+
 @pytest.mark.slow
 def test_a_header_less_csv_with_two_text_columns_fine_tunes(spm_model, tmp_path):  # noqa: F811
     """The headline case, after a multi-task phase with another user's task (a task.yaml)."""
@@ -179,6 +199,10 @@ def test_a_header_less_csv_with_two_text_columns_fine_tunes(spm_model, tmp_path)
     lines = (tmp_path / "out" / "predictions.tsv").read_text().splitlines()
     assert len(lines) == dev_rows + 1 and lines[1].split("\t")[1] in {"0", "1", "2", "3"}
     _same_in_huggingface_pipeline(config, tmp_path / "out")
+    from model.evaluation import evaluate  # `albert evaluate --model OUT`: its own task, its dev
+
+    scored = evaluate.run(evaluate.EvaluateConfig(model=str(tmp_path / "out")))
+    assert scored["task"] == "news" and scored["scores"]["accuracy"] == results["dev"]["accuracy"]
     info = task_info(str(tmp_path / "out"))  # what `albert predict` reads
     assert (info.kind, info.labels, info.texts) == ("classification", ("0", "1", "2", "3"), 2)
     predicted, source = _predicted_dev_rows(config, tmp_path, top_k=4)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from albert.config import JsonDict
 from flows.domain_config import DomainDataConfig
+from flows.line.gate import TaskGate
+from model.finetune.config import parse_task_dir
 
 DOMAIN_REPLAY = 0.1
 GENERAL_REPLAY = 0.4
@@ -65,6 +68,25 @@ class LineConfig(DomainDataConfig):
         MAX_FORGETTING,
         description="and general held-out masked-LM loss rises by at most this much",
     )
+    gate_task: str | None = Field(
+        None,
+        description="TASK=DIR: the gate also fine-tunes the candidate and its parent alike on this "
+        "task (a registered one and its directory, or your own task's directory with its "
+        "task.yaml) and refuses a night that makes its dev metric worse",
+    )
+    gate_metric: str | None = Field(
+        None,
+        description="the gate task's dev metric compared (default: its primary metric, e.g. "
+        "accuracy; a user's classification task: accuracy or macro_f1)",
+    )
+    gate_tolerance: float = Field(
+        0.0, ge=0, description="how much worse the candidate may be on the gate task's metric"
+    )
+    gate_finetune: JsonDict = Field(
+        default_factory=dict,
+        description='FinetuneConfig fields of the gate\'s two fine-tunes, e.g. {"train_steps": '
+        '300, "max_seq_length": 128} (default: the task\'s)',
+    )
     retry_refused: bool = Field(False, description="count the files of refused nights as new again")
 
     @model_validator(mode="after")
@@ -72,3 +94,20 @@ class LineConfig(DomainDataConfig):
         if self.domain_replay + self.general_replay >= 1:
             raise ValueError("--domain-replay + --general-replay must be below 1")
         return self
+
+    @model_validator(mode="after")
+    def _gate_task(self):
+        if self.gate_task is not None:
+            parse_task_dir(self.gate_task, "--gate-task")
+        elif self.gate_metric is not None or self.gate_finetune:
+            raise ValueError("--gate-metric and --gate-finetune need --gate-task TASK=DIR")
+        return self
+
+    def task_gate(self, primary_metric: str) -> TaskGate | None:
+        """The gate's task (`flows.line.gate.TaskGate`): its name, the metric (default:
+        `primary_metric`, the task's own, as its fine-tune's results.json names it) and the
+        tolerance; None without one."""
+        if self.gate_task is None:
+            return None
+        task, _ = parse_task_dir(self.gate_task, "--gate-task")
+        return TaskGate(task, self.gate_metric or primary_metric, self.gate_tolerance)

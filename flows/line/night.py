@@ -6,7 +6,9 @@
 3. the replay mix (model.input.replay, a cached stage): the new sequences, a share of earlier
    nights' and of the base's general ones, and the in-domain held-out set so far;
 4. further pretraining from `current` for --epochs passes over the mix (or --steps);
-5. the candidate and `current` scored on the in-domain held-out set and on the general one;
+5. the candidate and `current` scored on the in-domain held-out set and on the general one and,
+   with `--gate-task TASK=DIR`, each fine-tuned alike on that task (`gate-parent`,
+   `gate-candidate`: the same settings and seed) and scored on its dev set;
 6. the gate (flows.line.gate), the new version (promoted or refused, with the reason), the report.
 
 The line's lock is held throughout. Each night works in LINE/nights/<parent>-<digest of its files>:
@@ -26,6 +28,7 @@ from typing import Any
 
 from prefect.states import Completed, State
 
+from albert.config import build_config
 from albert.errors import ConfigError, NothingNew, StageError
 from albert.fs import file_digest, join, listing_digest
 from albert.hashing import derive_seed
@@ -36,7 +39,7 @@ from flows.line.base import git_revision, make_base_version, make_line, night_co
 from flows.line.check import require_sound, sound_settings
 from flows.line.config import LineConfig
 from flows.line.files import copy_tree, file_size
-from flows.line.gate import Decision, decide
+from flows.line.gate import Decision, TaskGate, decide
 from flows.line.near_dup import keep_signatures, lineage_references, with_lineage
 from flows.line.records import (
     NIGHTS,
@@ -166,18 +169,24 @@ def night(
     }
     for score, (model, data) in scores.items():
         configs[score] = run.held_out_eval_config(model, score).model_copy(update={"data": data})
+    fine_tunes = gate_configs(config, run, spm, {"parent": parent_model, "candidate": candidate})
+    configs |= fine_tunes
     progress = TrainingProgress("albert-model-line", steps)
     plan = [(tasks.pretrain, "pretrain", {"on_metrics": progress})] + [
         (tasks.heldout.with_options(name=score), score, {}) for score in scores
     ]
+    plan += [(tasks.finetune.with_options(name=name), name, {}) for name in fine_tunes]
     outcomes |= run_plan(plan, configs, storage)
-    candidate_scores = {k: outcomes[f"candidate-{k}"].result for k in ("domain", "general")}
-    parent_scores = {k: outcomes[f"parent-{k}"].result for k in ("domain", "general")}
+    candidate_scores, parent_scores = (
+        night_scores(outcomes, "candidate"),
+        night_scores(outcomes, "parent"),
+    )
     decision = decide(
         candidate_scores,
         parent_scores,
         min_improvement=config.min_improvement,
         max_forgetting=config.max_forgetting,
+        task=task_gate(config, outcomes),
     )
     record = night_record(
         config, records, current, fresh, outcomes, decision, work, start, cpu_start
@@ -258,8 +267,8 @@ def night_record(
             "steps": outcomes["pretrain"].result.get("steps"),
             "batch_size": config.batch_size,
         },
-        "scores": {k: outcomes[f"candidate-{k}"].result for k in ("domain", "general")},
-        "parent_scores": {k: outcomes[f"parent-{k}"].result for k in ("domain", "general")},
+        "scores": night_scores(outcomes, "candidate"),
+        "parent_scores": night_scores(outcomes, "parent"),
         "heldout": {
             "domain_documents": sum(
                 (records[v].get("corpus") or {}).get("heldout_documents") or 0
@@ -273,6 +282,7 @@ def night_record(
             "max_forgetting": config.max_forgetting,
             "domain_change": decision.domain_change,
             "general_change": decision.general_change,
+            **gate_task_record(config, outcomes, decision),
         },
         "settings": config.model_dump(mode="json"),
         "night": {
@@ -281,6 +291,61 @@ def night_record(
             "wall_seconds": time.monotonic() - start,
             "cpu_seconds": cpu_seconds() - cpu_start,
         },
+    }
+
+
+def gate_configs(
+    config: LineConfig, run: LineConfig, spm: str, models: dict[str, str]
+) -> dict[str, Any]:
+    """With `--gate-task TASK=DIR`, the fine-tune of each of `models` (side -> its export) on that
+    task, `gate-SIDE` in the night's work directory: the same `--gate-finetune` settings and
+    seed; {} without."""
+    if config.gate_task is None:
+        return {}
+    from model.finetune import FinetuneConfig, parse_task_dir  # heavy: loads TensorFlow
+
+    task, data_dir = parse_task_dir(config.gate_task, "--gate-task")
+    common = {"task": task, "data_dir": data_dir, "spm_model": spm, "seed": config.seed}
+    return {
+        f"gate-{side}": build_config(
+            FinetuneConfig,
+            {
+                **common,
+                **config.gate_finetune,
+                "init": model,
+                "output": run.stage_dir(f"gate-{side}"),
+            },
+        )
+        for side, model in models.items()
+    }
+
+
+def night_scores(outcomes: dict, side: str) -> dict[str, Any]:
+    """The scores of one side (`candidate`, `parent`): its held-out metrics ("domain",
+    "general") and, with a gate task, its fine-tune's dev metrics ("task")."""
+    scores = {k: outcomes[f"{side}-{k}"].result for k in ("domain", "general")}
+    fine_tune = outcomes.get(f"gate-{side}")
+    return scores | ({"task": fine_tune.result.get("dev", {})} if fine_tune else {})
+
+
+def task_gate(config: LineConfig, outcomes: dict) -> TaskGate | None:
+    """The gate's task, its metric by default the task's primary one (the candidate's
+    results.json); None without `--gate-task`."""
+    fine_tune = outcomes.get("gate-candidate")
+    return config.task_gate(fine_tune.result.get("primary_metric") or "") if fine_tune else None
+
+
+def gate_task_record(config: LineConfig, outcomes: dict, decision: Decision) -> dict[str, Any]:
+    """The gate task's part of version.json's `gate`: the task, its metric, the tolerance and the
+    change; {} without one."""
+    gate = task_gate(config, outcomes)
+    if gate is None:
+        return {}
+    return {
+        "task": gate.task,
+        "task_metric": gate.metric,
+        "task_tolerance": gate.tolerance,
+        "task_change": decision.task_change,
     }
 
 

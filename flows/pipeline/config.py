@@ -13,21 +13,25 @@ from pydantic import Field, model_validator
 from albert.config import CommaList, JsonDict
 from albert.fs import join
 from albert.languages import LanguageCode
+from albert.task_yaml import read_task_yaml
 from flows.language_settings import with_language
 from flows.run_config import RunConfig
 from model.tasks import get_task
 
 
 def downstream_sets(downstream: list[str], finetune: dict) -> list[str]:
-    """The files each `TASK=DIR` fine-tune is scored on: `finetune`'s dev_file, else the task's
-    dev files in DIR (GLUE `dev*.tsv`, SQuAD `dev-v1.1.json`, RACE `dev/`). A malformed item or
-    an unknown task is said by the fine-tunes' own configs."""
+    """The files each `TASK=DIR` fine-tune is scored on: a registered task's (`finetune`'s
+    dev_file, else its dev files in DIR: GLUE `dev*.tsv`, SQuAD `dev-v1.1.json`, RACE `dev/`), or
+    a user's task's DIR, whose `task.yaml` names its dev file and text columns (decontamination
+    reads them there). A malformed item or an unknown task is said by the fine-tunes' own
+    configs."""
     paths = []
     for item in downstream:
         task, _, directory = item.partition("=")
         try:
             spec = get_task(task)
         except KeyError:
+            paths += [directory] if read_task_yaml(directory) else []
             continue
         dev = finetune.get("dev_file")
         paths += [dev] if dev else [join(directory, name) for name in spec.dev_files]

@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from albert.config import CommaList, ConfigError, Encoding, StageConfig, read_yaml
-from albert.fs import exists, join
+from albert.config import CommaList, ConfigError, Encoding, StageConfig
+from albert.task_yaml import TASK_YAML, has_header, read_task_yaml
 from model.tasks import Hyperparameters, Task, get_task
 from model.tasks.own_task import OwnKind, OwnTaskSettings, own_task
 from model.tasks.truncation import Truncation
@@ -20,26 +20,23 @@ from model.tasks.truncation import Truncation
 Features = Literal["pooled", "cls", "concat_last4", "mean_last4", "mean_tokens"]
 # The learning-rate schedule's two linear decays (`model.finetune.optimizer`).
 Schedule = Literal["reference", "after_warmup"]
-TASK_YAML = "task.yaml"  # your own task's settings in its --data-dir
 logger = logging.getLogger(__name__)
 
 
-class FinetuneConfig(StageConfig):
+class OwnTaskFields(StageConfig):
+    """The fields that name a task: a registered one, or a user's own from its files and columns
+    (flags or `--data-dir` with its `task.yaml`), shared by `albert finetune` and `albert
+    evaluate`."""
+
     task: str = Field(
         description="a registered task (cola, sst2, mrpc, stsb, qqp, mnli, qnli, rte, wnli, "
         "squad1, squad2, race), or your own task's name (default: the --train-file's stem)"
     )
-    init: str = Field(
-        description="pretrained model (.keras, Hugging Face dir, TF1 checkpoint) or 'random'"
-    )
-    spm_model: str = Field(description="SentencePiece model of the pretrained vocabulary")
     data_dir: str = Field(
         "",
         description="the task's directory (e.g. glue/SST-2, squad, RACE; your own task's: one "
         "with a task.yaml of its settings)",
     )
-    output: str = Field(description="output directory")
-    preset: str = Field("albert-tiny", description="architecture when --init random")
     train_file: str | None = Field(
         None,
         description="training file/dir instead of the task's default (your own task's: CSV, TSV "
@@ -81,6 +78,29 @@ class FinetuneConfig(StageConfig):
         description="your own task without --dev-file: the share of train held out as dev, "
         "chosen by a hash of each row's text",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _own_task(cls, values: Any) -> Any:
+        """A `task.yaml` in --data-dir fills what the flags leave unset or None (its paths
+        relative to the directory); your own task's name defaults to the training file's stem."""
+        if not isinstance(values, dict):
+            return values
+        given = {key: value for key, value in values.items() if value is not None}
+        values = {**values, **task_yaml(values.get("data_dir") or ""), **given}
+        if values.get("text_column") and not values.get("task") and values.get("train_file"):
+            stem = str(values["train_file"]).rstrip("/").rsplit("/", 1)[-1].split(".")[0]
+            values["task"] = stem
+        return values
+
+
+class FinetuneConfig(OwnTaskFields):
+    init: str = Field(
+        description="pretrained model (.keras, Hugging Face dir, TF1 checkpoint) or 'random'"
+    )
+    spm_model: str = Field(description="SentencePiece model of the pretrained vocabulary")
+    output: str = Field(description="output directory")
+    preset: str = Field("albert-tiny", description="architecture when --init random")
     learning_rate: float | None = Field(None, gt=0, description="peak learning rate (task default)")
     batch_size: int | None = Field(None, gt=0, description="batch size (task default)")
     classifier_dropout: float | None = Field(
@@ -165,20 +185,6 @@ class FinetuneConfig(StageConfig):
         "for any number",
     )
 
-    @model_validator(mode="before")
-    @classmethod
-    def _own_task(cls, values: Any) -> Any:
-        """A `task.yaml` in --data-dir fills what the flags leave unset or None (its paths
-        relative to the directory); your own task's name defaults to the training file's stem."""
-        if not isinstance(values, dict):
-            return values
-        given = {key: value for key, value in values.items() if value is not None}
-        values = {**values, **task_yaml(values.get("data_dir") or ""), **given}
-        if values.get("text_column") and not values.get("task") and values.get("train_file"):
-            stem = str(values["train_file"]).rstrip("/").rsplit("/", 1)[-1].split(".")[0]
-            values["task"] = stem
-        return values
-
     @model_validator(mode="after")
     def _known_task(self) -> FinetuneConfig:
         if self.text_column:
@@ -207,9 +213,7 @@ def own_settings(config: FinetuneConfig) -> OwnTaskSettings | None:
     """Your own task's settings (`model.tasks.own_task`), None for a registered task."""
     if not config.text_column:
         return None
-    header = config.header
-    if header is None:
-        header = not all(column.isdigit() for column in config.text_column)
+    header = has_header(config.text_column, config.header)
     return OwnTaskSettings(
         name=config.task,
         train=config.train_file,
@@ -231,20 +235,10 @@ def task_of(config: FinetuneConfig) -> Task:
 
 
 def task_yaml(data_dir: str) -> dict[str, Any]:
-    """The settings of `DIR/task.yaml` as config fields (`train`, `dev` -> `train_file`,
-    `dev_file`, relative to DIR); {} without one."""
-    path = join(data_dir, TASK_YAML) if data_dir else ""
-    if not path or not exists(path):
-        return {}
-    values = read_yaml(path) or {}
-    if not isinstance(values, dict):
-        raise ConfigError(f"{path}: expected a mapping of the task's settings")
-    for key, field in (("train", "train_file"), ("dev", "dev_file")):
-        if key in values:
-            values[field] = join(data_dir, str(values.pop(key)))
-    if "name" in values:
-        values["task"] = values.pop("name")
-    return values
+    """The settings of `DIR/task.yaml` (`albert.task_yaml`) as config fields (`train`, `dev` ->
+    `train_file`, `dev_file`, relative to DIR; `name` -> `task`); {} without one."""
+    names = {"train": "train_file", "dev": "dev_file", "name": "task"}
+    return {names.get(key, key): value for key, value in read_task_yaml(data_dir).items()}
 
 
 def hyperparameters(config: FinetuneConfig, task: Task) -> Hyperparameters:

@@ -10,7 +10,8 @@ import numpy as np
 from albert.fs import join, open_file
 from model.finetune.kind import TaskKind
 from model.tasks import Task
-from model.tasks.scoring import score_glue
+from model.tasks.scoring import score_labelled
+from model.tasks.splits import SplitSettings, read_examples
 
 
 class GlueKind(TaskKind):
@@ -38,6 +39,14 @@ class GlueKind(TaskKind):
         """One prediction as `predictions.tsv` writes it."""
         return self.labels[int(prediction)]
 
+    def prediction_value(self, text: str):
+        """A `predictions.tsv` prediction as the metrics take it (ValueError: not one)."""
+        return self.labels.index(text)
+
+    def gold_value(self, label):
+        """A gold example's label as the metrics take it."""
+        return label
+
     def score(self, model, data, batch_size):
         predictions = self.predictions(self.predict(model, data, batch_size))
         return self.spec.metrics(predictions, data.dev["labels"]), predictions
@@ -51,7 +60,13 @@ class GlueKind(TaskKind):
         return path
 
     def score_files(self, gold, predictions, na_probs=None, threshold=None):
-        return score_glue(self.spec.name, gold, predictions)
+        """`predictions.tsv` against the examples the task's `Format` reads from `gold` (a user's
+        task: its dev set, `model.evaluation.evaluate` naming `gold` its dev file)."""
+        split = gold.rstrip("/").rsplit("/", 1)[-1].split(".")[0]  # GLUE: the file's layout
+        split = "dev" if self.spec.source is not None else split  # a user's: its dev set
+        settings = SplitSettings(self.spec.name, gold, split, "", 0, task_source=self.spec.source)
+        examples = {e.guid: self.gold_value(e.label) for e in read_examples(settings)}
+        return score_labelled(self.spec, examples, gold, predictions, self.prediction_value)
 
 
 class GlueRegressionKind(GlueKind):
@@ -74,3 +89,6 @@ class GlueRegressionKind(GlueKind):
 
     def prediction_text(self, prediction) -> str:
         return f"{float(prediction):.6f}"
+
+    def prediction_value(self, text: str):
+        return float(text)

@@ -1,5 +1,6 @@
-"""The task-kind interface: how one kind of task (GLUE, SQuAD, RACE) is read and encoded, trained
-(its loss), scored, and how its predictions are written and scored from files. A run looks its kind
+"""The task-kind interface: how one kind of task (GLUE, SQuAD, RACE) is read and encoded, its head
+on the backbone, trained (its loss), scored, and how its predictions are written and scored from
+files. A run looks its kind
 up once (`model.finetune.kinds.task_kind`) and never branches on the task kind again."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from albert.errors import StageError
 from albert.fs import join
 from albert.tokenization import AlbertTokenizer
 from model.finetune.config import FinetuneConfig, Hyperparameters
+from model.network.heads import SequenceClassificationHead
 from model.runtime import cores
 from model.tasks import Task
 from model.tasks.parallel_encoding import encode_split
@@ -92,7 +94,9 @@ class TaskKind(ABC):
     file, or None), `token_outputs` (whether the outputs are per token: SQuAD's start and end
     logits), `hf_architecture` (the Hugging Face class of the export, `model.finetune.exports`)
     and `problem_type` (Hugging Face's, of a sequence classifier, which keras-hub's
-    `AlbertTextClassifier` exports too; None for the others)."""
+    `AlbertTextClassifier` exports too; None for the others). The head `model.finetune.models`
+    builds for the kind and how it reads the backbone are the class methods `head`, `model_rows`
+    and `head_outputs`: this default is a classification or regression head on the features."""
 
     empty_reason = "the file is empty or has only a header"
     null_odds_file: str | None = None
@@ -102,6 +106,23 @@ class TaskKind(ABC):
 
     def __init__(self, spec: Task):
         self.spec = spec
+
+    @classmethod
+    def head(cls, backbone_config, head_config, num_labels: int) -> keras.layers.Layer:
+        """The kind's head: `num_labels` logits over the features (`head_config`: the backbone's
+        config with the features' width and the head's dropout)."""
+        return SequenceClassificationHead(head_config, num_labels, name="classifier_head")
+
+    @classmethod
+    def model_rows(cls, inputs: dict) -> dict:
+        """The inputs as the backbone's `[B, T]` rows (multiple choice flattens its choices)."""
+        return inputs
+
+    @classmethod
+    def head_outputs(cls, model, outputs: dict, inputs: dict, shape, training: bool):
+        """The prediction of `model.head` from the backbone's `outputs` over `inputs` (the model
+        rows; `shape`: the given inputs' shape)."""
+        return model.head(model.pool(outputs, inputs["input_mask"]), training=training)
 
     def paths(self, config: FinetuneConfig) -> tuple[str, str]:
         """(training path, dev path): the config's files, else the task's defaults in data_dir."""

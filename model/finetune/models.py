@@ -10,15 +10,16 @@ from albert.fs import exists
 from albert.tokenization import AlbertTokenizer
 from model.conversion.convert import load_pretrained
 from model.finetune.features import Features, LayerFeatures, feature_size, needs_hidden_states
+from model.finetune.kinds import KINDS
 from model.network.backbone import AlbertBackbone
 from model.network.config import get_preset
-from model.network.heads import MultipleChoiceHead, SequenceClassificationHead, SpanExtractionHead
 
 
 @keras.saving.register_keras_serializable(package="albert")
 class FinetuneModel(keras.Model):
     """The backbone with one task head: classification/regression logits, SQuAD start/end logits, or
-    multiple-choice scores over inputs `[B, C, T]` (`kind` is the registered task's `Task.kind`)."""
+    multiple-choice scores over inputs `[B, C, T]`: the head and how it reads the backbone are
+    those of `kind`, the task's `Task.kind` (`model.finetune.kinds.KINDS`)."""
 
     def __init__(
         self,
@@ -39,14 +40,10 @@ class FinetuneModel(keras.Model):
             update={"classifier_dropout_prob": dropout, "hidden_size": size}
         )
         self.pool = LayerFeatures(features, name="features")
-        if kind == "span":
-            self.head = SpanExtractionHead(backbone.config, name="span_head")
-        elif kind == "multiple_choice":
-            self.head = MultipleChoiceHead(head_config, name="choice_head")
-        else:
-            self.head = SequenceClassificationHead(head_config, num_labels, name="classifier_head")
+        self.task_kind = KINDS[kind]
+        self.head = self.task_kind.head(backbone.config, head_config, num_labels)
         self.head.build()
-        backbone.pooler.trainable = kind != "span" and features == "pooled"
+        backbone.pooler.trainable = not self.task_kind.token_outputs and features == "pooled"
 
     def build(self, input_shape=None):  # every weight is created in __init__
         self.built = True
@@ -60,21 +57,14 @@ class FinetuneModel(keras.Model):
         and, with `intermediate`, the hidden states and the attention scores (what
         `model.distill.matching` matches)."""
         shape = keras.ops.shape(inputs["input_ids"])
-        if self.kind == "multiple_choice":
-            inputs = {k: keras.ops.reshape(v, (-1, shape[-1])) for k, v in inputs.items()}
+        inputs = self.task_kind.model_rows(inputs)
         outputs = self.backbone(
             inputs,
             training=training,
             output_hidden_states=intermediate or needs_hidden_states(self.features),
             output_attention_scores=intermediate,
         )
-        if self.kind == "span":
-            prediction = self.head(outputs["sequence_output"], inputs["input_mask"])
-        elif self.kind == "multiple_choice":
-            pooled = self.pool(outputs, inputs["input_mask"])
-            prediction = self.head(pooled, num_choices=shape[1], training=training)
-        else:
-            prediction = self.head(self.pool(outputs, inputs["input_mask"]), training=training)
+        prediction = self.task_kind.head_outputs(self, outputs, inputs, shape, training)
         return prediction, {**outputs, "input_mask": inputs["input_mask"]}
 
     def get_config(self):

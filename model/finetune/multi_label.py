@@ -38,3 +38,13 @@ class MultiLabelKind(GlueKind):
 
     def prediction_text(self, prediction) -> str:
         return ",".join(name for name, on in zip(self.labels, prediction) if on)
+
+    def prediction_value(self, text: str):
+        """A row's labels joined by commas -> its multi-hot row (ValueError: an unknown label)."""
+        return self.gold_value([self.labels.index(name) for name in text.split(",") if name])
+
+    def gold_value(self, label):
+        """A row's label indices -> its multi-hot row."""
+        row = np.zeros(len(self.labels), bool)
+        row[list(label)] = True
+        return row

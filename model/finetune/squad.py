@@ -14,6 +14,7 @@ from albert.errors import StageError
 from albert.fs import join, open_file
 from albert.squad_json import gold_of
 from model.finetune.kind import TaskData, TaskKind, encoded, inputs_of, split_settings
+from model.network.heads import SpanExtractionHead
 from model.tasks import Task, squad_decode, squad_features
 from model.tasks.metrics import squad_v1_scores, squad_v2_scores
 from model.tasks.scoring import score_squad
@@ -40,7 +41,16 @@ class SquadKind(TaskKind):
 
     def __init__(self, spec: Task):
         super().__init__(spec)
-        self.v2 = spec.name == "squad2"  # unanswerable questions: a tuned null threshold
+        self.v2 = spec.unanswerable  # questions without an answer: a tuned null threshold
+
+    @classmethod
+    def head(cls, backbone_config, head_config, num_labels):
+        """Start and end logits over the tokens (the sequence output: no pooler, no features)."""
+        return SpanExtractionHead(backbone_config, name="span_head")
+
+    @classmethod
+    def head_outputs(cls, model, outputs, inputs, shape, training):
+        return model.head(outputs["sequence_output"], inputs["input_mask"])
 
     def read(self, config, tokenizer, hp, with_train, threshold):
         if config.max_query_length + 3 >= hp.max_seq_length:

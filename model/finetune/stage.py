@@ -64,10 +64,12 @@ def run(config: FinetuneConfig, further_pretrain: FurtherPretrain | None = None)
 
 
 def summary_of(results: dict, config: FinetuneConfig) -> dict:
-    """What `run` returns of a run's `results.json`."""
+    """What `run` returns of a run's `results.json` (the flows' fine-tunes' results: a model
+    line's gate reads `dev` at `primary_metric`)."""
     summary = {
         "task": results["task"],
         "dev": results["dev"],
+        "primary_metric": results.get("primary_metric"),
         "best_step": results["best_step"],
         "output": config.output,
     }

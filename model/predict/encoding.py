@@ -1,7 +1,8 @@
 """Rows' texts -> the model's inputs, with the fine-tune's own encoders (`model.tasks`): a
 GLUE-style text or pair with the fine-tune's truncation, or overlapping windows of a long first text
 (`--windows`); SQuAD's question and context in document-stride windows; RACE's article, question
-and options. Each encoding says which input row each model row belongs to (`owners`)."""
+and options (one function per kind, `model.predict.kinds`). Each encoding says which input row
+each model row belongs to (`owners`)."""
 
 from __future__ import annotations
 
@@ -31,25 +32,15 @@ class Encoded:
     squad: tuple | None = field(default=None)
 
 
-def encode_texts(
+def encode_text(
     info: TaskInfo,
     tokenizer: AlbertTokenizer,
     texts: list[dict[str, list[str]]],
     windows: bool = False,
     stride: int | None = None,
 ) -> Encoded:
-    """The model inputs of rows' `texts` (role -> texts: `TaskInfo.roles`)."""
-    if info.kind == "span":
-        return _encode_squad(info, tokenizer, texts)
-    if info.kind == "multiple_choice":
-        examples = [
-            RaceExample(str(i), "", t["context"][0], t["question"][0], tuple(t["choices"]), None)
-            for i, t in enumerate(texts)
-        ]
-        arrays = encode_race(
-            tokenizer, examples, info.max_seq_length, info.truncation, info.head_tokens
-        )
-        return Encoded(_inputs(arrays), np.arange(len(texts)))
+    """The model inputs of classification, multi-label or regression rows (role `text`: one text
+    or a pair), with `windows` each first text's overlapping windows."""
     if windows:
         return _encode_windows(info, tokenizer, texts, stride)
     examples = [
@@ -61,11 +52,28 @@ def encode_texts(
     return Encoded(_inputs(arrays), np.arange(len(texts)))
 
 
+def encode_choices(
+    info: TaskInfo, tokenizer: AlbertTokenizer, texts: list[dict], windows=False, stride=None
+) -> Encoded:
+    """The model inputs of multiple-choice rows (`context`, `question`, `choices`); no windows."""
+    examples = [
+        RaceExample(str(i), "", t["context"][0], t["question"][0], tuple(t["choices"]), None)
+        for i, t in enumerate(texts)
+    ]
+    arrays = encode_race(
+        tokenizer, examples, info.max_seq_length, info.truncation, info.head_tokens
+    )
+    return Encoded(_inputs(arrays), np.arange(len(texts)))
+
+
 def _inputs(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {name: arrays[name] for name in INPUTS}
 
 
-def _encode_squad(info: TaskInfo, tokenizer: AlbertTokenizer, texts) -> Encoded:
+def encode_spans(
+    info: TaskInfo, tokenizer: AlbertTokenizer, texts: list[dict], windows=False, stride=None
+) -> Encoded:
+    """The model inputs of span rows (`question`, `context`): document-stride windows."""
     examples = [
         SquadExample(str(i), t["question"][0], t["context"][0]) for i, t in enumerate(texts)
     ]

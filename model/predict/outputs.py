@@ -1,4 +1,5 @@
-"""A fine-tuned model's outputs -> one prediction per input row, by the task's kind.
+"""A fine-tuned model's outputs -> one prediction per input row, one function per task kind
+(`model.predict.kinds`).
 
 Scores are rounded to `DECIMALS` decimals: the same row gives the same bytes whatever its batch
 (a batch's size and padding move a float's last bits, not its sixth decimal in practice).
@@ -11,7 +12,7 @@ Scores are rounded to `DECIMALS` decimals: the same row gives the same bytes wha
 - span: `{"answer", "start", "end", "score", ("null_score_diff")}`: the best span's text, its
   character offsets in the context (`context[start:end]` is the predicted span, wherever the same
   text occurs before it), its probability among the n best; SQuAD v2 answers "" when the null
-  score wins by more than the tuned threshold;
+  score wins by more than the tuned threshold (a task with unanswerable questions);
 - multiple_choice: `{"choice", "answer", "score", "scores"}`: the option's letter, its text, its
   probability and every option's.
 """
@@ -45,24 +46,30 @@ def per_row(values: np.ndarray, owners: np.ndarray, rows: int) -> np.ndarray:
     return totals / counts
 
 
-def predictions(
-    info: TaskInfo, encoded: Encoded, outputs, texts: list[dict], top_k: int
-) -> list[dict]:
-    """One prediction per row of `texts` from the model's `outputs` over `encoded`'s rows."""
-    rows = len(texts)
-    if info.kind == "span":
-        return _spans(info, encoded, outputs)
-    if info.kind == "regression":
-        values = per_row(np.asarray(outputs, dtype=np.float64)[:, :1], encoded.owners, rows)
-        return [{"value": _round(v[0])} for v in values]
-    if info.kind == "multi_label":
-        scores = 1.0 / (1.0 + np.exp(-np.asarray(outputs, dtype=np.float64)))
-        scores = per_row(scores, encoded.owners, rows)
-        return [_labels(info, row) for row in scores]
-    probabilities = per_row(softmax(outputs), encoded.owners, rows)
-    if info.kind == "multiple_choice":
-        return [_choice(info, p, t["choices"]) for p, t in zip(probabilities, texts)]
+def class_predictions(info: TaskInfo, encoded: Encoded, outputs, texts, top_k: int) -> list[dict]:
+    """Classification: the `top_k` labels of each row by softmax (its windows' mean)."""
+    probabilities = per_row(softmax(outputs), encoded.owners, len(texts))
     return [_classes(info, p, top_k) for p in probabilities]
+
+
+def score_predictions(info: TaskInfo, encoded: Encoded, outputs, texts, top_k: int) -> list[dict]:
+    """Regression: each row's value (its windows' mean)."""
+    values = per_row(np.asarray(outputs, dtype=np.float64)[:, :1], encoded.owners, len(texts))
+    return [{"value": _round(v[0])} for v in values]
+
+
+def label_set_predictions(
+    info: TaskInfo, encoded: Encoded, outputs, texts, top_k: int
+) -> list[dict]:
+    """Multi-label: each row's labels at or above the threshold, and every label's sigmoid."""
+    scores = 1.0 / (1.0 + np.exp(-np.asarray(outputs, dtype=np.float64)))
+    return [_labels(info, row) for row in per_row(scores, encoded.owners, len(texts))]
+
+
+def choice_predictions(info: TaskInfo, encoded: Encoded, outputs, texts, top_k: int) -> list[dict]:
+    """Multiple choice: each row's best option and every option's probability."""
+    probabilities = per_row(softmax(outputs), encoded.owners, len(texts))
+    return [_choice(info, p, t["choices"]) for p, t in zip(probabilities, texts)]
 
 
 def _classes(info: TaskInfo, probabilities: np.ndarray, top_k: int) -> dict:
@@ -88,7 +95,9 @@ def _choice(info: TaskInfo, probabilities: np.ndarray, options: list[str]) -> di
     }
 
 
-def _spans(info: TaskInfo, encoded: Encoded, outputs) -> list[dict]:
+def span_predictions(info: TaskInfo, encoded: Encoded, outputs, texts, top_k: int) -> list[dict]:
+    """Span: each row's best answer (none where the task's questions may have none and the null
+    score wins by more than the tuned threshold)."""
     aligned, features = encoded.squad
     decoded = squad_decode.decode(
         aligned,
@@ -98,7 +107,7 @@ def _spans(info: TaskInfo, encoded: Encoded, outputs) -> list[dict]:
         info.n_best_size,
         info.max_answer_length,
     )
-    answers = decoded.final(info.threshold if info.task == "squad2" else None)
+    answers = decoded.final(info.threshold if info.unanswerable else None)
     result = []
     for item in aligned:
         qid = item.example.qas_id
@@ -111,7 +120,7 @@ def _spans(info: TaskInfo, encoded: Encoded, outputs) -> list[dict]:
             "end": best.end if best else None,
             "score": _round(softmax([p.score for p in nbest])[0]) if best else 0.0,
         }
-        if info.task == "squad2":
+        if info.unanswerable:
             prediction["null_score_diff"] = _round(decoded.null_score_diff[qid])
         result.append(prediction)
     return result

@@ -15,8 +15,7 @@ import numpy as np
 
 from albert.tokenization import AlbertTokenizer
 from model.network.heads import NEG_INF
-from model.predict.encoding import encode_texts
-from model.predict.outputs import predictions
+from model.predict.kinds import predict_kind
 from model.predict.task_info import TaskInfo
 from pipelines.predict.config import PredictConfig
 
@@ -31,16 +30,17 @@ class Predictor:
         self.info, self.model, self.settings = info, model, settings
         self.tokenizer = AlbertTokenizer(info.spm_model)
         self.batch_size = settings.batch_size or info.batch_size
+        self.kind = predict_kind(info)
 
     def predict(self, texts: list[dict[str, list[str]]]) -> list[dict]:
         """One prediction per row (`model.predict.outputs`), in the order of `texts`."""
         if not texts:
             return []
-        encoded = encode_texts(
+        encoded = self.kind.encode(
             self.info, self.tokenizer, texts, self.settings.windows, self.settings.window_stride
         )
         outputs = self.run(encoded.arrays)
-        return predictions(self.info, encoded, outputs, texts, self.settings.top_k)
+        return self.kind.predictions(self.info, encoded, outputs, texts, self.settings.top_k)
 
     def run(self, arrays: dict[str, np.ndarray]):
         """The model's outputs for `arrays`' rows, in their order (see the module docstring)."""
@@ -59,7 +59,7 @@ class Predictor:
                 batch[name] = np.pad(cut, padding)
             outputs = self.model.predict_on_batch(batch)
             results.append((rows, _first_rows(outputs, len(rows))))
-        return _in_order(results, len(order), full, self.info.kind == "span")
+        return _in_order(results, len(order), full, self.kind.per_token)
 
 
 def _first_rows(outputs, count: int):

@@ -30,7 +30,6 @@ from model.predict.task_info import TaskInfo, task_info
 logger = logging.getLogger(__name__)
 
 SAVED_MODEL = "export/saved_model"
-SERVED_KINDS = ("classification", "regression", "multi_label", "span")
 
 
 def pair_budgets(len_a, len_b, budget: int):
@@ -102,41 +101,70 @@ class ServingEncoder:
         return {name: tf.cast(value, tf.int32) for name, value in inputs.items()}
 
 
+def _value_outputs(info: TaskInfo, names, logits) -> dict:
+    """Regression: the score."""
+    return {"value": logits[:, 0]}
+
+
+def _label_set_outputs(info: TaskInfo, names, logits) -> dict:
+    """Multi-label: every label's sigmoid, the mask of those at least the threshold, their
+    names."""
+    import tensorflow as tf  # the serving export's own
+
+    scores = tf.sigmoid(tf.cast(logits, tf.float64))
+    label_names = tf.broadcast_to(names[None, :], tf.shape(scores, tf.int64))
+    selected = scores >= info.label_threshold
+    labels = tf.ragged.boolean_mask(label_names, selected)
+    return {
+        "labels": labels.to_tensor("", shape=[None, len(info.labels)]),
+        "selected": selected,
+        "scores": scores,
+        "label_names": label_names,
+    }
+
+
+def _class_outputs(info: TaskInfo, names, logits) -> dict:
+    """Classification: the best label, its probability, every label's."""
+    import tensorflow as tf  # the serving export's own
+
+    scores = tf.nn.softmax(tf.cast(logits, tf.float64), axis=-1)
+    best = tf.argmax(scores, axis=-1)
+    return {
+        "label": tf.gather(names, best),
+        "score": tf.reduce_max(scores, axis=-1),
+        "scores": scores,
+        "label_names": tf.broadcast_to(names[None, :], tf.shape(scores, tf.int64)),
+    }
+
+
+# A text task's outputs from its logits, by kind.
+TEXT_OUTPUTS = {
+    "classification": _class_outputs,
+    "regression": _value_outputs,
+    "multi_label": _label_set_outputs,
+}
+
+
 def serving_function(info: TaskInfo, model: keras.Model, encode: ServingEncoder):
     """The `serving_default` function of `model` (see the module docstring) and its signature."""
     import tensorflow as tf  # the serving export's own
 
     names = tf.constant(list(info.labels) or [""])
+    kind_outputs = TEXT_OUTPUTS[info.kind]
 
     def outputs(logits):
-        if info.kind == "regression":
-            return {"value": logits[:, 0]}
-        logits = tf.cast(logits, tf.float64)
-        label_names = tf.broadcast_to(names[None, :], tf.shape(logits, tf.int64))
-        if info.kind == "multi_label":
-            scores = tf.sigmoid(logits)
-            selected = scores >= info.label_threshold
-            labels = tf.ragged.boolean_mask(label_names, selected)
-            return {
-                "labels": labels.to_tensor("", shape=[None, len(info.labels)]),
-                "selected": selected,
-                "scores": scores,
-                "label_names": label_names,
-            }
-        scores = tf.nn.softmax(logits, axis=-1)
-        best = tf.argmax(scores, axis=-1)
-        return {
-            "label": tf.gather(names, best),
-            "score": tf.reduce_max(scores, axis=-1),
-            "scores": scores,
-            "label_names": label_names,
-        }
+        return kind_outputs(info, names, logits)
 
     text = tf.TensorSpec([None], tf.string, name="text")
     if info.texts == 2:
         text_b = tf.TensorSpec([None], tf.string, name="text_b")
         return (lambda a, b: outputs(model(encode(a, b), training=False))), [text, text_b]
     return (lambda a: outputs(model(encode(a), training=False))), [text]
+
+
+# The serving function of each kind served (multiple choice's decoding is not a graph yet).
+SERVED = {**{kind: serving_function for kind in TEXT_OUTPUTS}, "span": span_function}
+SERVED_KINDS = tuple(SERVED)
 
 
 def export_saved_model(output_dir: str, model: keras.Model) -> str | None:
@@ -150,8 +178,7 @@ def export_saved_model(output_dir: str, model: keras.Model) -> str | None:
         )
         return None
     encode = ServingEncoder(info)
-    served = span_function if info.kind == "span" else serving_function
-    function, signature = served(info, model, encode)
+    function, signature = SERVED[info.kind](info, model, encode)
     archive = keras.export.ExportArchive()
     archive.track(model)
     archive.track(encode.in_graph.sentencepiece)  # its SentencePiece model, a TF resource

@@ -74,7 +74,7 @@ def span_function(info: TaskInfo, model: keras.Model, encode):
     import tensorflow as tf  # the serving export's own
 
     tokenizer, in_graph, length = encode.tokenizer, encode.in_graph, info.max_seq_length
-    k, v2 = min(info.n_best_size, length), info.task == "squad2"
+    k, v2 = min(info.n_best_size, length), info.unanswerable
 
     def serve(questions, contexts):
         query = tf.cast(in_graph.tokenize(questions), tf.int64)[:, : info.max_query_length]

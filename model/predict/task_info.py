@@ -17,9 +17,7 @@ from dataclasses import dataclass
 
 from albert.errors import StageError
 from albert.fs import exists, join, open_file
-from albert.glue_tsv import layout_for
-from albert.race_json import ANSWER_LETTERS
-from model.tasks import Task, get_task
+from model.tasks import get_task
 
 RESULTS = "results.json"
 MODEL = "model.keras"
@@ -28,8 +26,10 @@ MODEL = "model.keras"
 @dataclass(frozen=True)
 class TaskInfo:
     """A fine-tuned model's task: `texts` is how many texts a classification, multi-label or
-    regression row takes (1, or 2 for a pair); `threshold` is multi-label's saved score bound or
-    SQuAD v2's tuned no-answer threshold; the rest are the fine-tune's encoding settings."""
+    regression row takes (1, or 2 for a pair); `labels` the label names (a multiple-choice task's:
+    its options' letters); `threshold` is multi-label's saved score bound or SQuAD v2's tuned
+    no-answer threshold, which a span task applies when its questions may have no answer
+    (`unanswerable`); the rest are the fine-tune's encoding settings."""
 
     model_dir: str
     task: str
@@ -46,6 +46,7 @@ class TaskInfo:
     n_best_size: int = 20
     max_answer_length: int = 30
     threshold: float | None = None
+    unanswerable: bool = False
 
     @property
     def model_file(self) -> str:
@@ -56,14 +57,6 @@ class TaskInfo:
         """Multi-label's bound: a label is predicted when its sigmoid score is at least this (the
         saved threshold, 0.5 where none was saved)."""
         return 0.5 if self.threshold is None else self.threshold
-
-    def roles(self) -> dict[str, int]:
-        """The texts a row gives the model: role -> how many."""
-        if self.kind == "span":
-            return {"question": 1, "context": 1}
-        if self.kind == "multiple_choice":
-            return {"context": 1, "question": 1, "choices": len(self.labels)}
-        return {"text": self.texts}
 
 
 def not_fine_tuned(path: str) -> str | None:
@@ -87,14 +80,6 @@ def not_fine_tuned(path: str) -> str | None:
     return f"not a fine-tune output (no {RESULTS} and {MODEL}; `albert finetune` writes them)"
 
 
-def _label_names(task: Task) -> tuple[str, ...]:
-    """A registered task's label names as predictions give them: its `Task.labels`, a multiple
-    choice task's option letters, none for a score or a span."""
-    if task.kind == "multiple_choice":
-        return tuple(ANSWER_LETTERS[: task.num_labels])
-    return task.labels or ()
-
-
 def task_info(model_dir: str) -> TaskInfo:
     """The task of the fine-tune output `model_dir`; a StageError naming it when it is none."""
     model_dir = model_dir.rstrip("/")
@@ -110,12 +95,12 @@ def task_info(model_dir: str) -> TaskInfo:
         name, kind = results["task"], results["kind"]
         labels, pair = tuple(results.get("labels") or ()), len(config["text_column"]) == 2
         threshold = results.get("dev", {}).get("threshold")  # multi-label's, tuned on dev
+        unanswerable = False
     else:
         spec = get_task(results["task"])
-        name, kind, labels = spec.name, spec.kind, _label_names(spec)
-        glue = spec.kind in ("classification", "regression")
-        pair = glue and layout_for(spec.name, "dev").text_b is not None
+        name, kind, labels, pair = spec.name, spec.kind, spec.labels or (), spec.texts == 2
         threshold = results.get("dev", {}).get("threshold_tuned_on_train_holdout")
+        unanswerable = spec.unanswerable
     spm_model = config["spm_model"]
     if not exists(spm_model):
         raise StageError(f"{spm_model}: the fine-tune's SentencePiece model is not there")
@@ -135,4 +120,5 @@ def task_info(model_dir: str) -> TaskInfo:
         n_best_size=config.get("n_best_size", 20),
         max_answer_length=config.get("max_answer_length", 30),
         threshold=threshold,
+        unanswerable=unanswerable,
     )

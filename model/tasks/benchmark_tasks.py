@@ -5,7 +5,8 @@ encoding workers). Adding a benchmark task is one registration here."""
 
 from __future__ import annotations
 
-from albert.glue_tsv import LABELS
+from albert.glue_tsv import LABELS, layout_for
+from albert.race_json import ANSWER_LETTERS
 from model.tasks import formats
 from model.tasks.registry import TASKS
 from model.tasks.task import Hyperparameters, Task
@@ -42,7 +43,7 @@ def correlations(predictions, labels):
 
 def glue(name, directory, defaults, metrics, primary, dev=("dev.tsv",), dev_names=(), aliases=()):
     """A GLUE task: its labels as its files write them (`albert.glue_tsv.LABELS`; none: STS-B's
-    score)."""
+    score), a pair where its dev rows have a second text."""
     labels = LABELS[name]
     return TASKS.register(
         Task(
@@ -58,14 +59,15 @@ def glue(name, directory, defaults, metrics, primary, dev=("dev.tsv",), dev_name
             directory=directory,
             dev_names=dev_names,
             labels=None if labels is None else tuple(labels),
+            texts=1 if layout_for(name, "dev").text_b is None else 2,
         ),
         aliases,
     )
 
 
-def squad(version, defaults, aliases):
-    """SQuAD v1.1 or v2.0: scored on its decoded answers by the official scripts
-    (`model.finetune.squad`)."""
+def squad(version, defaults, aliases, unanswerable=False):
+    """SQuAD v1.1 or v2.0 (`unanswerable`: questions without an answer): scored on its decoded
+    answers by the official scripts (`model.finetune.squad`)."""
     return TASKS.register(
         Task(
             name=f"squad{version[0]}",
@@ -78,6 +80,7 @@ def squad(version, defaults, aliases):
             train_file=f"train-v{version}.json",
             dev_files=(f"dev-v{version}.json",),
             directory="squad",
+            unanswerable=unanswerable,
         ),
         aliases,
     )
@@ -103,7 +106,7 @@ glue("qnli", "QNLI", H(1e-5, 32, 0.0, 33112, 1986, 512), accuracy, "accuracy")
 glue("rte", "RTE", H(3e-5, 32, 0.1, 800, 200, 512), accuracy, "accuracy")
 glue("wnli", "WNLI", H(2e-5, 16, 0.1, 2000, 250, 512), accuracy, "accuracy")
 squad("1.1", H(5e-5, 48, 0.0, 3649, 365, 384), aliases=("squad", "squadv1", "squad11"))
-squad("2.0", H(3e-5, 48, 0.0, 8144, 814, 512), aliases=("squadv2", "squad20"))
+squad("2.0", H(3e-5, 48, 0.0, 8144, 814, 512), aliases=("squadv2", "squad20"), unanswerable=True)
 TASKS.register(
     Task(
         name="race",
@@ -116,5 +119,6 @@ TASKS.register(
         train_file="train",
         dev_files=("dev",),
         directory="RACE",
+        labels=tuple(ANSWER_LETTERS[:4]),
     )
 )

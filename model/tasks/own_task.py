@@ -188,6 +188,7 @@ def own_task(settings: OwnTaskSettings) -> Task:
         labels=labels,
         details=_DETAILS.get(kind),
         source=settings.to_json(),
+        texts=len(settings.text_columns),
     )
 
 

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from albert.errors import StageError
 from albert.fs import open_file
-from albert.glue_tsv import read_glue
 from albert.race_json import ANSWER_LETTERS, read_race
 from albert.squad_json import gold_answers, is_v2
 from model.tasks.metrics import race_accuracy, squad_v1_scores, squad_v2_scores
-from model.tasks.registry import get_task
+from model.tasks.task import Task
 
 logger = logging.getLogger(__name__)
 
@@ -26,14 +27,19 @@ def read_json(path: str):
         return json.loads(handle.read().decode("utf-8"))
 
 
-def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
-    split = gold_path.rsplit("/", 1)[-1].split(".")[0]
-    gold = {e.guid: e.label for e in read_glue(task, gold_path, split)}
+def score_labelled(
+    task: Task,
+    gold: dict[str, Any],
+    gold_path: str,
+    predictions_path: str,
+    parse: Callable[[str], Any],
+) -> dict:
+    """The task's metrics of a `predictions.tsv` (`index`, then the prediction as `parse` reads
+    it: ValueError for a bad one) against `gold` (example id -> label, read from `gold_path`)."""
     if not gold:
         raise StageError(
             f"{gold_path}: no examples to score (the file is empty or has only a header)"
         )
-    labels = get_task(task).labels
     predicted = {}
     with open_file(predictions_path, "r") as handle:
         for line_number, line in enumerate(handle, start=1):
@@ -45,9 +51,7 @@ def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
                     f"{predictions_path}:{line_number}: expected 'index<TAB>prediction'"
                 )
             try:
-                predicted[fields[0]] = (
-                    float(fields[1]) if labels is None else labels.index(fields[1])
-                )
+                predicted[fields[0]] = parse(fields[1])
             except ValueError:
                 raise StageError(
                     f"{predictions_path}:{line_number}: bad prediction {fields[1]!r}"
@@ -59,7 +63,7 @@ def score_glue(task: str, gold_path: str, predictions_path: str) -> dict:
         )
     guids = list(gold)
     return {
-        **get_task(task).metrics([predicted[g] for g in guids], [gold[g] for g in guids]),
+        **task.metrics([predicted[g] for g in guids], [gold[g] for g in guids]),
         "unknown_predictions": count_unknown(gold, predicted, predictions_path, gold_path),
     }
 

@@ -51,7 +51,8 @@ Metrics = Callable[[Sequence, Sequence], Mapping[str, float]]
 
 @dataclass(frozen=True)
 class Task:
-    """One task. `labels` are the label names in class-index order (None: a score or a span);
+    """One task. `labels` are the label names in class-index order (a multiple-choice task's: its
+    options' letters; None: a score or a span);
     `num_labels` the head's outputs; `metrics(predictions, labels)` its dev metrics (None: its
     kind scores its decoded predictions itself, as SQuAD's and RACE's do), of which
     `primary_metric` selects the model and stops training early; `directory` the task's usual
@@ -59,7 +60,10 @@ class Task:
     official names of the dev sets, where a task has several). `details(predictions, labels,
     label names)`, where a task has it, adds to `results.json` what is no single number (a user's
     task's per-class table and confusion matrix); `source` is what its `format` reads its files by
-    (a user's task's settings as JSON, `model.tasks.own_task`)."""
+    (a user's task's settings as JSON, `model.tasks.own_task`). `texts` is how many texts a row
+    of a classification or regression task gives the model (1, or 2 for a pair);
+    `unanswerable` says that a span task's questions may have no answer (SQuAD v2.0's: a
+    no-answer threshold is tuned and applied)."""
 
     name: str
     kind: Kind
@@ -75,3 +79,5 @@ class Task:
     labels: tuple[str, ...] | None = None
     details: Callable[[Sequence, Sequence, Sequence[str]], dict] | None = None
     source: str | None = None
+    texts: int = 1
+    unanswerable: bool = False

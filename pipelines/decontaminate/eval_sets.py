@@ -13,6 +13,11 @@ The formats are those fine-tuning reads, through the same readers (`albert.glue_
 - a RACE split directory (`dev/` holding `middle/` and `high/`) -> that split; a directory of such
   splits (`RACE/`) -> its `dev` and `test` splits. An example is a question; its texts are the
   article, the question and each of its four options.
+- a user's task directory (one holding a `task.yaml`, `albert.task_yaml`: the task fine-tuning
+  reads) -> its dev file, or without one its training file (whose held-out share is its dev set),
+  as a split named after the task. An example is a row; its texts are its text columns, read as
+  fine-tuning reads them (`albert.labelled_files`: CSV, TSV or JSON Lines, the header and the
+  encoding its settings give).
 - a text file (`*.txt`): an example per non-blank line; a JSONL file (`*.jsonl`): an example per
   record, its text in `"text"` and its id in `"id"` (default: the line number).
 
@@ -32,22 +37,31 @@ from dataclasses import dataclass
 from albert.errors import StageError
 from albert.fs import exists, expand, filesystem, join, open_file
 from albert.glue_tsv import LABELS, read_glue
+from albert.labelled_files import read_columns
 from albert.race_json import LEVELS, read_race
 from albert.squad_json import read_squad
+from albert.task_yaml import has_header, read_task_yaml, text_columns
 
 logger = logging.getLogger(__name__)
-FORMATS = "a GLUE task directory, a SQuAD .json file, a RACE directory, a .txt or .jsonl file"
+FORMATS = (
+    "a GLUE task directory, a SQuAD .json file, a RACE directory, a task directory with its "
+    "task.yaml, a .txt or .jsonl file"
+)
 
 
 @dataclass(frozen=True)
 class EvalSplit:
-    """One split of an evaluation set: `name` (glue task, `squad`, `race`, or the file's stem),
-    `split` (the file or directory it came from), `format` and `path`."""
+    """One split of an evaluation set: `name` (glue task, `squad`, `race`, a user's task, or the
+    file's stem), `split` (the file or directory it came from), `format` and `path`; a user's
+    task's files: the text `columns`, whether they start with a `header`, their `encoding`."""
 
     name: str
     split: str
     format: str
     path: str
+    columns: tuple[str, ...] = ()
+    header: bool = True
+    encoding: str = "utf-8"
 
 
 @dataclass(frozen=True)
@@ -88,6 +102,29 @@ def _glue_splits(directory: str) -> list[EvalSplit]:
     return [EvalSplit(task, _stem(table), "glue", table) for table in tables]
 
 
+def _task_splits(directory: str) -> list[EvalSplit]:
+    """A user's task directory's evaluation split (see the module docstring); [] without a
+    task.yaml, a task.yaml without `train` or `text_column` a StageError naming it."""
+    settings = read_task_yaml(directory)
+    if not settings:
+        return []
+    columns = text_columns(settings.get("text_column"))
+    path = settings.get("dev") or settings.get("train")
+    if not path or not columns:
+        raise StageError(f"{join(directory, 'task.yaml')}: needs train and text_column")
+    return [
+        EvalSplit(
+            str(settings.get("name") or _stem(directory)),
+            _stem(path),
+            "task",
+            path,
+            columns,
+            has_header(columns, settings.get("header")),
+            str(settings.get("encoding") or "utf-8"),
+        )
+    ]
+
+
 def _not_read(child: str) -> str | None:
     """Why a directory inside a directory of sets gives no split (None: a training split, left
     out by design)."""
@@ -95,7 +132,7 @@ def _not_read(child: str) -> str | None:
         return None
     if _glue_task(child) is not None:
         return "a GLUE task directory without dev*.tsv or test*.tsv"
-    return "neither a GLUE task directory nor a RACE split"
+    return "neither a GLUE task directory, a RACE split nor a task directory with a task.yaml"
 
 
 def _say_not_read(path: str, unread: list[tuple[str, str]], strict: bool) -> None:
@@ -137,19 +174,20 @@ def eval_splits(path: str, strict: bool = False) -> list[EvalSplit]:
         return [EvalSplit(name, split, formats[suffix], path)]
     if _is_race_split(path):
         return [EvalSplit("race", _stem(path), "race", path)]
-    splits = _glue_splits(path)
+    splits = _task_splits(path) or _glue_splits(path)
     unread: list[tuple[str, str]] = []
     for child in [] if splits else _subdirectories(path):
         if _is_race_split(child) and _is_evaluation(child):
             splits.append(EvalSplit("race", _stem(child), "race", child))
-        elif found := _glue_splits(child):
+        elif found := _task_splits(child) or _glue_splits(child):
             splits.extend(found)
         elif (reason := _not_read(child)) is not None:
             unread.append((child, reason))
     if not splits:
         raise StageError(
             f"{path}: unknown evaluation format: a directory, but not a GLUE task directory "
-            f"(named after its task, holding *.tsv) or a RACE directory (expected {FORMATS})"
+            f"(named after its task, holding *.tsv), a RACE directory or a task directory with a "
+            f"task.yaml (expected {FORMATS})"
         )
     _say_not_read(path, unread, strict)
     return splits
@@ -187,6 +225,8 @@ def read_examples(split: EvalSplit) -> Iterator[EvalExample]:
         for question in read_race(split.path):
             texts = (question.article, question.question, *question.options)
             yield EvalExample(question.example_id, texts)
+    elif split.format == "task":
+        yield from _task_examples(split)
     elif split.format == "text":
         for number, line in _text_lines(split.path):
             if line.strip():
@@ -195,3 +235,11 @@ def read_examples(split: EvalSplit) -> Iterator[EvalExample]:
         for number, line in _text_lines(split.path):
             if line.strip():
                 yield _jsonl_example(split.path, number, line)
+
+
+def _task_examples(split: EvalSplit) -> Iterator[EvalExample]:
+    """A user's task's rows: id `LINE` (`FILE:LINE` for a glob) and the non-empty texts."""
+    one_file = not any(c in split.path for c in "*?[")
+    for row_id, values in read_columns(split.path, split.columns, split.header, split.encoding):
+        texts = tuple(v.strip() for v in values if isinstance(v, str) and v.strip())
+        yield EvalExample(row_id.rsplit(":", 1)[-1] if one_file else row_id, texts)
