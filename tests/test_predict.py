@@ -136,10 +136,18 @@ served = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
 rows = [json.loads(line) for line in open(sys.argv[2], encoding="utf-8")]
 ours = [json.loads(line)["prediction"] for line in open(sys.argv[3], encoding="utf-8")]
 columns = json.loads(sys.argv[4])
-outputs = served(**{name: tf.constant([r[column] for r in rows]) for name, column in columns})
+def given(row, column):  # a list of columns is one [C] input per row (the options)
+    return [row[c] for c in column] if isinstance(column, list) else row[column]
+outputs = served(**{n: tf.constant([given(r, column) for r in rows]) for n, column in columns})
 if "value" in outputs:
     gap = np.abs(outputs["value"].numpy() - [p["value"] for p in ours]).max()
     same = True
+elif "choice" in outputs:  # multiple choice
+    gap = np.abs(outputs["scores"].numpy() - [p["scores"] for p in ours]).max()
+    gap = max(gap, np.abs(outputs["score"].numpy() - [p["score"] for p in ours]).max())
+    chosen = zip(*(outputs[n].numpy().tolist() for n in ("choice", "answer")))
+    expected = [[p["choice"], p["answer"]] for p in ours]
+    same = [[c.decode(), a.decode()] for c, a in chosen] == expected
 elif "answer" in outputs:  # a span: no answer is start and end -1 there, None here
     gap = np.abs(outputs["score"].numpy() - [p["score"] for p in ours]).max()
     spans = zip(*(outputs[n].numpy().tolist() for n in ("answer", "start", "end")))
@@ -169,7 +177,8 @@ print(json.dumps({"gap": float(gap), "same": same, "project": ours_loaded}))
 def served_like_predict(model: Path, source: Path, predictions: Path, columns: list) -> None:
     """The fine-tune's SavedModel, loaded in a fresh process with TensorFlow and tensorflow-text
     only, gives `albert predict`'s labels and scores (or values; a multi-label task's selected
-    labels and every label's score) on the rows of `source` (JSONL)
+    labels and every label's score; a multiple-choice task's choice, answer and every option's
+    score) on the rows of `source` (JSONL; `columns`: [input name, column or list of columns])
     within 1e-5."""
     saved_model = model / "export" / "saved_model"
     shard = predictions / "predictions-00000-of-00001.jsonl"
@@ -322,7 +331,11 @@ def test_squad_spans_equal_the_fine_tunes_answers(spm_model, tmp_path):
     served_like_predict(model, one_window, tmp_path / "one", columns)
 
 
-def test_multiple_choice_equals_the_fine_tunes_choices(spm_model, tmp_path):
+@pytest.mark.keras  # on both backends
+def test_multiple_choice_equals_the_fine_tunes_choices_and_the_serving_export(spm_model, tmp_path):
+    """RACE's dev questions: predict's choices are the fine-tune's; the SavedModel (on JAX
+    exported by a TensorFlow-backend process), given the article, the question and the four
+    options, gives predict's choice, answer and every option's score."""
     data = shared_path("race", "RACE")
     model = fine_tuned(
         spm_model,
@@ -362,6 +375,8 @@ def test_multiple_choice_equals_the_fine_tunes_choices(spm_model, tmp_path):
     predicted = lines(tmp_path / "out")
     assert [{"id": p["id"], "answer": p["prediction"]["choice"]} for p in predicted] == expected
     assert all(len(p["prediction"]["scores"]) == 4 for p in predicted)
+    columns = [["article", "article"], ["question", "question"], ["options", list("ABCD")]]
+    served_like_predict(model, source, tmp_path / "out", columns)
 
 
 def failure(capsys, argv: list[str]) -> str:
