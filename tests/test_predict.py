@@ -25,6 +25,8 @@ from albert.squad_json import read_squad
 from albert.tokenization import AlbertTokenizer
 from flows import predict
 from model import finetune
+from model.predict.encoding import encode_texts
+from model.predict.task_info import TaskInfo
 from pipelines.predict.config import PredictConfig
 from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
 
@@ -249,7 +251,7 @@ def test_the_serving_export_equals_predict_in_a_fresh_process_and_behind_its_ser
 
 def test_regression_pairs_and_windows(spm_model, tmp_path):
     """STS-B: the values are the fine-tune's; with --windows, rows that fit one window keep their
-    value and a long first text is averaged over its windows."""
+    value and a long second text is averaged over its windows."""
     data = shared_path("glue", "STS-B")
     model = fine_tuned(
         spm_model, tmp_path / "stsb", task="stsb", data_dir=str(data), max_dev_examples=40
@@ -268,7 +270,7 @@ def test_regression_pairs_and_windows(spm_model, tmp_path):
     assert [p["prediction"]["value"] for p in predicted] == pytest.approx(expected, abs=2e-6)
     pair = [["text", "sentence1"], ["text_b", "sentence2"]]
     served_like_predict(model, source, tmp_path / "plain", pair)
-    long = dict(rows[0], sentence1=" ".join([rows[0]["sentence1"]] * 12))
+    long = dict(rows[0], sentence2=" ".join([rows[0]["sentence2"]] * 12))
     source.write_text("".join(json.dumps(r) + "\n" for r in [*rows, long]))
     run(tmp_path, model, [source], "windows", windows=True, **columns)
     windowed = [p["prediction"]["value"] for p in lines(tmp_path / "windows")]
@@ -282,6 +284,30 @@ def test_regression_pairs_and_windows(spm_model, tmp_path):
         [v for v, fit in zip(expected, fits) if fit], abs=2e-6
     )
     assert len(windowed) == 41
+
+
+def test_pair_windows_slide_over_the_second_text(spm_model):
+    """--windows on a pair: the second text slides (stride 4) and the first is repeated whole in
+    each window; a pair that fits is one window, encoded as without windows."""
+    info = TaskInfo("-", "stsb", "regression", (), 2, spm_model, max_seq_length=32, batch_size=8)
+    tokenizer = AlbertTokenizer(spm_model)
+    short, long = "a quiet film", " ".join(["the story goes on and on"] * 8)
+    rows = [{"text": [short, long]}, {"text": [short, short]}]
+    encoded = encode_texts(info, tokenizer, rows, windows=True, stride=4)
+    first, second = tokenizer.encode(short), tokenizer.encode(long)
+    width = 32 - 3 - len(first)
+    starts = list(range(0, len(second), 4))
+    starts = starts[: next(i for i, s in enumerate(starts) if s + width >= len(second)) + 1]
+    assert len(starts) > 1 and encoded.owners.tolist() == [0] * len(starts) + [1]
+    ids, segments = encoded.arrays["input_ids"], encoded.arrays["segment_ids"]
+    mask = encoded.arrays["input_mask"].astype(bool)
+    windows = [
+        (row[(kind == 0) & real][1:-1].tolist(), row[(kind == 1) & real][:-1].tolist())
+        for row, kind, real in zip(ids[:-1], segments[:-1], mask[:-1])
+    ]
+    assert windows == [(first, second[s : s + width]) for s in starts]
+    plain = encode_texts(info, tokenizer, rows[1:])
+    assert ids[-1].tolist() == plain.arrays["input_ids"][0].tolist()
 
 
 def test_squad_spans_equal_the_fine_tunes_answers(spm_model, tmp_path):
