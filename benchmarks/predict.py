@@ -1,7 +1,7 @@
 """`albert predict` measured against Hugging Face on the same model, rows and CPU.
 
-    python -m benchmarks.predict [--rows 4000] [--memory-rows 2000,8000] [--batch-size 32] \
-        [--max-seq-length 128] [--model FT_OUTPUT] [--workdir DIR]
+    python -m benchmarks.predict [--rows 4000] [--memory-rows 2000,8000] [--memory-model nano] \
+        [--batch-size 32] [--max-seq-length 128] [--model FT_OUTPUT] [--workdir DIR]
 
 - The model: `--model` (a fine-tune's output), or `ARCHITECTURE` (E 128, H 256, 4 shared layers,
   4 heads, F 1024) fine-tuned 50 steps on SST-2 from random weights with the reference
@@ -12,13 +12,19 @@
 - each side in its own process (its peak RSS its own): ours, `albert predict` in-process
   (FnApiRunner, the fine-tune's truncation, `--batch-size`); Hugging Face's
   `pipeline("text-classification")` on the export (the same batch size, truncation at the same
-  length); Beam's `HuggingFacePipelineModelHandler` in `RunInference` (reported unavailable, with
-  the reason, where Beam cannot import it: Beam 2.77's handler imports `TFAutoModel`, which
-  transformers 5 removed);
-- memory: ours' peak RSS at each of `--memory-rows`.
+  length); Beam's `HuggingFacePipelineModelHandler` in `RunInference` (in-process FnApiRunner,
+  the pipeline's batch size and truncation the same, batches of exactly `--batch-size` rows; Beam
+  2.77's module imports transformers' TensorFlow-only `TFAutoModel`, which transformers 5 removed
+  and which the pipeline handler never uses: `helpers.predict_peers` gives transformers a
+  placeholder class of that name before the import);
+- memory: ours' peak RSS (and rows/s) at each of `--memory-rows` (`--rows 0`: the sweep alone), on
+  the same model and SST-2's sentences, or with `--memory-model nano` on `NANO` (albert-nano at
+  length 32, fine-tuned 10 steps on 48 SST-2 rows from random weights, the reference vocabulary)
+  over generated short sentences written a line at a time (`write_generated_rows`): a 1M-row file
+  at a rate 2 cores reach.
 
 Prints one JSON line: rows/s and peak RSS of each side, the ratios, the share of rows whose label
-both give, ours' peak RSS per row count, the CPU and its load.
+each peer gives as ours does, ours' peak RSS and rows/s per row count, the CPU and its load.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import time
 from pathlib import Path
 
 from benchmarks.helpers.machine import cpu_model
+from benchmarks.helpers.predict_peers import hf_export, side_beam_hf, side_hf
 from benchmarks.helpers.shared_data import SHARED
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,6 +53,9 @@ ARCHITECTURE = {
     "intermediate_size": 1024,
 }
 """The default model's (albert-nano's other fields)."""
+NANO = {"preset": "albert-nano", "max_seq_length": 32, "train_steps": 10, "batch_size": 16}
+"""`--memory-model nano`'s fine-tune (from random weights, on `NANO_ROWS` rows)."""
+NANO_ROWS = 48
 
 
 def peak_rss_mb() -> float:
@@ -57,12 +67,28 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def sst2_fine_tune(output: Path, **settings) -> str:
+    """`albert finetune --task sst2` into `output` with the reference vocabulary and `settings`
+    (quiet): the fine-tune's output."""
+    from model import finetune  # heavy
+
+    config = finetune.FinetuneConfig(
+        task="sst2",
+        spm_model=str(SPM_MODEL),
+        data_dir=str(SHARED / "glue" / "SST-2"),
+        output=str(output),
+        quiet=True,
+        **settings,
+    )
+    finetune.run(config)
+    return str(output)
+
+
 def fine_tuned(workdir: Path, max_seq_length: int) -> str:
     """`ARCHITECTURE` fine-tuned 50 steps on SST-2 from random weights (the module docstring)."""
     import keras  # heavy
 
     from albert.tokenization import AlbertTokenizer
-    from model import finetune
     from model.pretrain import PretrainConfig, build_model
 
     keras.utils.set_random_seed(0)
@@ -71,56 +97,34 @@ def fine_tuned(workdir: Path, max_seq_length: int) -> str:
     )
     init = str(workdir / "init.keras")
     build_model(architecture, AlbertTokenizer(str(SPM_MODEL)).vocab_size).save(init)
-    output = workdir / "sst2"
-    config = finetune.FinetuneConfig(
-        task="sst2",
+    return sst2_fine_tune(
+        workdir / "sst2",
         init=init,
-        spm_model=str(SPM_MODEL),
-        data_dir=str(SHARED / "glue" / "SST-2"),
-        output=str(output),
         max_seq_length=max_seq_length,
         train_steps=50,
         batch_size=32,
         max_train_examples=2000,
         max_dev_examples=200,
-        quiet=True,
     )
-    finetune.run(config)
-    return str(output)
 
 
-def hf_export(model_dir: str, directory: Path) -> str:
-    """The fine-tune as `AlbertForSequenceClassification` with our tokenizer."""
-    import keras  # heavy: the export reads the Keras model
-    import torch
-    from transformers import AlbertForSequenceClassification
+def nano_fine_tuned(workdir: Path) -> str:
+    """`NANO`: `--memory-model nano`'s model (the module docstring)."""
+    import keras  # heavy
 
-    from benchmarks.helpers.hf_finetune import export_with_tokenizer
-    from model.finetune import models  # noqa: F401  (registers FinetuneModel for loading)
-    from model.network.pretraining_model import AlbertPretrainingModel
-    from model.predict.task_info import task_info
-
-    info = task_info(model_dir)
-    tuned = keras.saving.load_model(info.model_file, compile=False)
-    pretraining = AlbertPretrainingModel(tuned.backbone.config)
-    pretraining.backbone.set_weights(tuned.backbone.get_weights())
-    export_with_tokenizer(pretraining, str(directory), info.spm_model)
-    labels = dict(enumerate(info.labels))
-    model = AlbertForSequenceClassification.from_pretrained(
-        str(directory),
-        num_labels=len(labels),
-        id2label=labels,
-        label2id={v: k for k, v in labels.items()},
+    keras.utils.set_random_seed(0)
+    return sst2_fine_tune(
+        workdir / "nano",
+        init="random",
+        max_train_examples=NANO_ROWS,
+        max_dev_examples=NANO_ROWS,
+        **NANO,
     )
-    kernel, bias = tuned.head.get_weights()
-    with torch.no_grad():
-        model.classifier.weight.copy_(torch.from_numpy(kernel.T))
-        model.classifier.bias.copy_(torch.from_numpy(bias))
-    model.save_pretrained(str(directory))
-    return str(directory)
 
 
-def side_ours(args) -> dict:
+def side_ours(args, keep_labels: bool = True) -> dict:
+    """`albert predict` on the rows; their labels with `keep_labels` (the memory sweep keeps none:
+    a million of them would weigh on the peak it measures)."""
     from flows import predict
     from pipelines.predict.config import PredictConfig
 
@@ -130,56 +134,20 @@ def side_ours(args) -> dict:
         )
         start = time.perf_counter()
         summary = predict.run(config, [])
-        seconds = time.perf_counter() - start
-        shard = Path(temp, "out", "predictions-00000-of-00001.jsonl")
-        labels = [json.loads(line)["prediction"]["label"] for line in shard.open()]
-    return {"rows": summary["rows"], "seconds": seconds, "labels": labels}
+        result = {"rows": summary["rows"], "seconds": time.perf_counter() - start}
+        if keep_labels:
+            shard = Path(temp, "out", "predictions-00000-of-00001.jsonl")
+            result["labels"] = [json.loads(line)["prediction"]["label"] for line in shard.open()]
+    return result
 
 
-def texts_of(path: str) -> list[str]:
-    return Path(path).read_text(encoding="utf-8").splitlines()
-
-
-def side_hf(args) -> dict:
-    from transformers import pipeline
-
-    texts = texts_of(args.texts)
-    classify = pipeline(
-        "text-classification", model=args.hf, tokenizer=args.hf, device=-1, dtype="float32"
-    )
-    start = time.perf_counter()
-    answers = classify(
-        texts, batch_size=args.batch_size, truncation=True, max_length=args.max_seq_length
-    )
-    seconds = time.perf_counter() - start
-    return {"rows": len(texts), "seconds": seconds, "labels": [a["label"] for a in answers]}
-
-
-def side_beam_hf(args) -> dict:
-    try:
-        from apache_beam.ml.inference.huggingface_inference import (
-            HuggingFacePipelineModelHandler,
-        )
-    except ImportError as error:
-        return {"unavailable": f"{type(error).__name__}: {error}"}
-    import apache_beam as beam
-    from apache_beam.ml.inference.base import RunInference
-
-    texts = texts_of(args.texts)
-    handler = HuggingFacePipelineModelHandler(
-        task="text-classification",
-        model=args.hf,
-        load_pipeline_args={"tokenizer": args.hf, "device": -1},
-        inference_args={"truncation": True, "max_length": args.max_seq_length},
-        max_batch_size=args.batch_size,
-    )
-    start = time.perf_counter()
-    with beam.Pipeline() as pipeline:
-        _ = pipeline | beam.Create(texts) | RunInference(handler)
-    return {"rows": len(texts), "seconds": time.perf_counter() - start, "labels": []}
+def side_ours_memory(args) -> dict:
+    return side_ours(args, keep_labels=False)
 
 
 SIDES = {"ours": side_ours, "hf": side_hf, "beam_hf": side_beam_hf}
+"""The sides compared for speed (each in its own process)."""
+SIDE_RUNS = {**SIDES, "ours_memory": side_ours_memory}
 
 
 def run_side(name: str, args, texts: str, **extra) -> dict:
@@ -196,20 +164,90 @@ def run_side(name: str, args, texts: str, **extra) -> dict:
 
 
 def write_rows(path: Path, count: int) -> str:
+    """The first `count` sentences of SST-2's training set, one a line."""
     rows = (SHARED / "glue" / "SST-2" / "train.tsv").read_text(encoding="utf-8").splitlines()[1:]
     path.write_text("".join(row.split("\t")[0] + "\n" for row in rows[:count]), encoding="utf-8")
     return str(path)
 
 
+SUBJECTS = ("the film", "this story", "the cast", "its ending", "the score", "every scene")
+VERDICTS = (
+    "is a quiet delight",
+    "drags on and on",
+    "feels fresh",
+    "never quite works",
+    "falls flat",
+)
+
+
+def generated_sentence(index: int) -> str:
+    """Generated row `index`: a subject, a verdict and the index (every text differs)."""
+    subject = SUBJECTS[index % len(SUBJECTS)]
+    return f"{subject} {VERDICTS[index // len(SUBJECTS) % len(VERDICTS)]} in part {index}"
+
+
+def write_generated_rows(path: Path, count: int) -> str:
+    """`count` generated sentences, one a line, written a line at a time (never all in memory)."""
+    with path.open("w", encoding="utf-8") as handle:
+        for index in range(count):
+            handle.write(generated_sentence(index) + "\n")
+    return str(path)
+
+
+def agreement(ours: list[str], theirs: list[str]) -> float:
+    """The share of rows given the same label."""
+    return sum(a == b for a, b in zip(ours, theirs, strict=True)) / len(ours)
+
+
+def speed(args, workdir: Path) -> dict:
+    """Each side of `SIDES` on the first `--rows` SST-2 sentences: rows/s, peak RSS, the ratios
+    and the share of rows each peer labels as ours does."""
+    args.hf = hf_export(args.model, workdir / "hf")
+    texts = write_rows(workdir / "rows.txt", args.rows)
+    sides = {name: run_side(name, args, texts) for name in SIDES}
+    ours = sides["ours"].pop("labels")
+    peers = [name for name in SIDES if name != "ours"]
+    return {
+        "sides": sides,
+        "ratios": {
+            f"ours_over_{name}": sides["ours"]["rows_per_second"] / sides[name]["rows_per_second"]
+            for name in peers
+        },
+        "same_label_share": {name: agreement(ours, sides[name].pop("labels")) for name in peers},
+    }
+
+
+def memory_sweep(args, workdir: Path) -> dict:
+    """Ours' peak RSS and rows/s at each of `--memory-rows` (the module docstring)."""
+    if args.memory_model == "nano":
+        model, write = nano_fine_tuned(workdir), write_generated_rows
+    else:
+        model, write = args.model, write_rows
+    sweep = {}
+    for count in (int(n) for n in args.memory_rows.split(",") if n):
+        rows = write(workdir / f"rows-{count}.txt", count)
+        side = run_side("ours_memory", args, rows, model=model)
+        Path(rows).unlink()
+        sweep[count] = {key: round(side[key], 1) for key in ("peak_rss_mb", "rows_per_second")}
+    return sweep
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=4000)
+    parser.add_argument("--rows", type=int, default=4000, help="the speed rows (0: none)")
     parser.add_argument("--memory-rows", default="2000,8000", help="ours' peak RSS at each")
+    parser.add_argument(
+        "--memory-model",
+        choices=("speed", "nano"),
+        default="speed",
+        help="the memory sweep's model and rows: the speed model on SST-2's sentences, or NANO on "
+        "generated ones",
+    )
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--max-seq-length", type=int, default=128)
     parser.add_argument("--model", help="a fine-tune's output (default: ARCHITECTURE on SST-2)")
     parser.add_argument("--workdir", help="where the model and rows go (default: a temp dir)")
-    parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)
+    parser.add_argument("--side", choices=SIDE_RUNS, help=argparse.SUPPRESS)
     parser.add_argument("--texts", help=argparse.SUPPRESS)
     parser.add_argument("--hf", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -218,38 +256,23 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> None:
     args = parse_args(argv)
     if args.side:
-        result = SIDES[args.side](args)
+        result = SIDE_RUNS[args.side](args)
         if "seconds" in result:
             result["rows_per_second"] = result["rows"] / result["seconds"]
         print(json.dumps({**result, "peak_rss_mb": round(peak_rss_mb(), 1)}))
         return
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="predict-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    args.model = args.model or fine_tuned(workdir, args.max_seq_length)
-    args.hf = hf_export(args.model, workdir / "hf")
-    texts = write_rows(workdir / "rows.txt", args.rows)
-    sides = {name: run_side(name, args, texts) for name in SIDES}
-    ours, hf = sides["ours"], sides["hf"]
-    agree = sum(a == b for a, b in zip(ours.pop("labels"), hf.pop("labels"))) / args.rows
-    sides["beam_hf"].pop("labels", None)
-    ratios = {
-        f"ours_over_{name}": ours["rows_per_second"] / side["rows_per_second"]
-        for name, side in sides.items()
-        if name != "ours" and "rows_per_second" in side
-    }
-    memory = {}
-    for count in (int(n) for n in args.memory_rows.split(",")):
-        rows = write_rows(workdir / f"rows-{count}.txt", count)
-        memory[count] = run_side("ours", args, rows)["peak_rss_mb"]
+    if args.rows or args.memory_model == "speed":
+        args.model = args.model or fine_tuned(workdir, args.max_seq_length)
     line = {
         "benchmark": "predict",
         "rows": args.rows,
         "batch_size": args.batch_size,
         "max_seq_length": args.max_seq_length,
-        "sides": sides,
-        "ratios": ratios,
-        "same_label_share": agree,
-        "ours_peak_rss_mb_by_rows": memory,
+        **(speed(args, workdir) if args.rows else {}),
+        "memory_model": args.memory_model,
+        "ours_by_rows": memory_sweep(args, workdir),
         "cpu": cpu_model(),
         "load": [round(x, 2) for x in os.getloadavg()],
     }

@@ -25,6 +25,8 @@ from albert.squad_json import read_squad
 from albert.tokenization import AlbertTokenizer
 from flows import predict
 from model import finetune
+from model.predict.encoding import encode_texts
+from model.predict.task_info import TaskInfo
 from pipelines.predict.config import PredictConfig
 from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
 
@@ -136,10 +138,18 @@ served = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
 rows = [json.loads(line) for line in open(sys.argv[2], encoding="utf-8")]
 ours = [json.loads(line)["prediction"] for line in open(sys.argv[3], encoding="utf-8")]
 columns = json.loads(sys.argv[4])
-outputs = served(**{name: tf.constant([r[column] for r in rows]) for name, column in columns})
+def given(row, column):  # a list of columns is one [C] input per row (the options)
+    return [row[c] for c in column] if isinstance(column, list) else row[column]
+outputs = served(**{n: tf.constant([given(r, column) for r in rows]) for n, column in columns})
 if "value" in outputs:
     gap = np.abs(outputs["value"].numpy() - [p["value"] for p in ours]).max()
     same = True
+elif "choice" in outputs:  # multiple choice
+    gap = np.abs(outputs["scores"].numpy() - [p["scores"] for p in ours]).max()
+    gap = max(gap, np.abs(outputs["score"].numpy() - [p["score"] for p in ours]).max())
+    chosen = zip(*(outputs[n].numpy().tolist() for n in ("choice", "answer")))
+    expected = [[p["choice"], p["answer"]] for p in ours]
+    same = [[c.decode(), a.decode()] for c, a in chosen] == expected
 elif "answer" in outputs:  # a span: no answer is start and end -1 there, None here
     gap = np.abs(outputs["score"].numpy() - [p["score"] for p in ours]).max()
     spans = zip(*(outputs[n].numpy().tolist() for n in ("answer", "start", "end")))
@@ -169,7 +179,8 @@ print(json.dumps({"gap": float(gap), "same": same, "project": ours_loaded}))
 def served_like_predict(model: Path, source: Path, predictions: Path, columns: list) -> None:
     """The fine-tune's SavedModel, loaded in a fresh process with TensorFlow and tensorflow-text
     only, gives `albert predict`'s labels and scores (or values; a multi-label task's selected
-    labels and every label's score) on the rows of `source` (JSONL)
+    labels and every label's score; a multiple-choice task's choice, answer and every option's
+    score) on the rows of `source` (JSONL; `columns`: [input name, column or list of columns])
     within 1e-5."""
     saved_model = model / "export" / "saved_model"
     shard = predictions / "predictions-00000-of-00001.jsonl"
@@ -240,7 +251,7 @@ def test_the_serving_export_equals_predict_in_a_fresh_process_and_behind_its_ser
 
 def test_regression_pairs_and_windows(spm_model, tmp_path):
     """STS-B: the values are the fine-tune's; with --windows, rows that fit one window keep their
-    value and a long first text is averaged over its windows."""
+    value and a long second text is averaged over its windows."""
     data = shared_path("glue", "STS-B")
     model = fine_tuned(
         spm_model, tmp_path / "stsb", task="stsb", data_dir=str(data), max_dev_examples=40
@@ -259,7 +270,7 @@ def test_regression_pairs_and_windows(spm_model, tmp_path):
     assert [p["prediction"]["value"] for p in predicted] == pytest.approx(expected, abs=2e-6)
     pair = [["text", "sentence1"], ["text_b", "sentence2"]]
     served_like_predict(model, source, tmp_path / "plain", pair)
-    long = dict(rows[0], sentence1=" ".join([rows[0]["sentence1"]] * 12))
+    long = dict(rows[0], sentence2=" ".join([rows[0]["sentence2"]] * 12))
     source.write_text("".join(json.dumps(r) + "\n" for r in [*rows, long]))
     run(tmp_path, model, [source], "windows", windows=True, **columns)
     windowed = [p["prediction"]["value"] for p in lines(tmp_path / "windows")]
@@ -273,6 +284,30 @@ def test_regression_pairs_and_windows(spm_model, tmp_path):
         [v for v, fit in zip(expected, fits) if fit], abs=2e-6
     )
     assert len(windowed) == 41
+
+
+def test_pair_windows_slide_over_the_second_text(spm_model):
+    """--windows on a pair: the second text slides (stride 4) and the first is repeated whole in
+    each window; a pair that fits is one window, encoded as without windows."""
+    info = TaskInfo("-", "stsb", "regression", (), 2, spm_model, max_seq_length=32, batch_size=8)
+    tokenizer = AlbertTokenizer(spm_model)
+    short, long = "a quiet film", " ".join(["the story goes on and on"] * 8)
+    rows = [{"text": [short, long]}, {"text": [short, short]}]
+    encoded = encode_texts(info, tokenizer, rows, windows=True, stride=4)
+    first, second = tokenizer.encode(short), tokenizer.encode(long)
+    width = 32 - 3 - len(first)
+    starts = list(range(0, len(second), 4))
+    starts = starts[: next(i for i, s in enumerate(starts) if s + width >= len(second)) + 1]
+    assert len(starts) > 1 and encoded.owners.tolist() == [0] * len(starts) + [1]
+    ids, segments = encoded.arrays["input_ids"], encoded.arrays["segment_ids"]
+    mask = encoded.arrays["input_mask"].astype(bool)
+    windows = [
+        (row[(kind == 0) & real][1:-1].tolist(), row[(kind == 1) & real][:-1].tolist())
+        for row, kind, real in zip(ids[:-1], segments[:-1], mask[:-1])
+    ]
+    assert windows == [(first, second[s : s + width]) for s in starts]
+    plain = encode_texts(info, tokenizer, rows[1:])
+    assert ids[-1].tolist() == plain.arrays["input_ids"][0].tolist()
 
 
 def test_squad_spans_equal_the_fine_tunes_answers(spm_model, tmp_path):
@@ -322,7 +357,11 @@ def test_squad_spans_equal_the_fine_tunes_answers(spm_model, tmp_path):
     served_like_predict(model, one_window, tmp_path / "one", columns)
 
 
-def test_multiple_choice_equals_the_fine_tunes_choices(spm_model, tmp_path):
+@pytest.mark.keras  # on both backends
+def test_multiple_choice_equals_the_fine_tunes_choices_and_the_serving_export(spm_model, tmp_path):
+    """RACE's dev questions: predict's choices are the fine-tune's; the SavedModel (on JAX
+    exported by a TensorFlow-backend process), given the article, the question and the four
+    options, gives predict's choice, answer and every option's score."""
     data = shared_path("race", "RACE")
     model = fine_tuned(
         spm_model,
@@ -362,6 +401,8 @@ def test_multiple_choice_equals_the_fine_tunes_choices(spm_model, tmp_path):
     predicted = lines(tmp_path / "out")
     assert [{"id": p["id"], "answer": p["prediction"]["choice"]} for p in predicted] == expected
     assert all(len(p["prediction"]["scores"]) == 4 for p in predicted)
+    columns = [["article", "article"], ["question", "question"], ["options", list("ABCD")]]
+    served_like_predict(model, source, tmp_path / "out", columns)
 
 
 def failure(capsys, argv: list[str]) -> str:

@@ -1,8 +1,7 @@
 """A fine-tune output's serving export (`model.predict.serving`, `OUTPUT/export/saved_model`) on
 either backend: on TensorFlow from the fine-tuned model in memory; on JAX from the output's
 `model.keras`, in a TensorFlow-backend process (`KERAS_BACKEND=tensorflow python -m
-model.finetune.serving_export OUTPUT`), which gives the same graph. The kinds the export does not
-serve spawn nothing."""
+model.finetune.serving_export OUTPUT`), which gives the same graph."""
 
 from __future__ import annotations
 
@@ -16,16 +15,16 @@ from albert.errors import StageError
 from albert.fs import join
 from model.conversion.convert import load_keras_file
 from model.finetune import models  # noqa: F401  (registers FinetuneModel for loading)
-from model.predict.serving import SAVED_MODEL, SERVED_KINDS, export_saved_model
+from model.predict.serving import SAVED_MODEL, export_saved_model
 from model.predict.task_info import task_info
 from model.tasks.parallel_encoding import CODE_ROOT
 
 
-def export_serving(output_dir: str, model: keras.Model) -> str | None:
+def export_serving(output_dir: str, model: keras.Model) -> str:
     """`export_saved_model(output_dir, model)`, off the TensorFlow backend from
     `output_dir/model.keras` (written) in a TensorFlow-backend process; that process failing is a
     StageError with its last line."""
-    if keras.config.backend() == "tensorflow" or task_info(output_dir).kind not in SERVED_KINDS:
+    if keras.config.backend() == "tensorflow":
         return export_saved_model(output_dir, model)
     path = os.pathsep.join(filter(None, [CODE_ROOT, os.environ.get("PYTHONPATH")]))
     environment = {**os.environ, "KERAS_BACKEND": "tensorflow", "PYTHONPATH": path}

@@ -1,8 +1,8 @@
 """Rows' texts -> the model's inputs, with the fine-tune's own encoders (`model.tasks`): a
-GLUE-style text or pair with the fine-tune's truncation, or overlapping windows of a long first text
-(`--windows`); SQuAD's question and context in document-stride windows; RACE's article, question
-and options (one function per kind, `model.predict.kinds`). Each encoding says which input row
-each model row belongs to (`owners`)."""
+GLUE-style text or pair with the fine-tune's truncation, or overlapping windows of a long text (a
+pair's second; `--windows`); SQuAD's question and context in document-stride windows; RACE's
+article, question and options (one function per kind, `model.predict.kinds`). Each encoding
+says which input row each model row belongs to (`owners`)."""
 
 from __future__ import annotations
 
@@ -91,19 +91,23 @@ def encode_spans(
 
 
 def _encode_windows(info: TaskInfo, tokenizer: AlbertTokenizer, texts, stride) -> Encoded:
-    """Each row's first text in overlapping windows (the second, if any, cut to half the length
-    and repeated in each window); a text that fits is one window, encoded as without windows."""
+    """Each row's text in overlapping windows: a single text slides; a pair's second text slides
+    and its first is repeated in each window, cut to half the length where the pair does not fit
+    (Hugging Face's `truncation="only_second"` with `return_overflowing_tokens`). A row that fits
+    is one window, encoded as without windows."""
     length = info.max_seq_length
     rows, owners = [], []
     for index, t in enumerate(texts):
-        a = tokenizer.encode(t["text"][0])
-        b = tokenizer.encode(t["text"][1]) if len(t["text"]) > 1 else None
-        special = 3 if b is not None else 2
-        if b is not None:
-            b = b[: (length - special) // 2] if len(a) + len(b) > length - special else b
-        width = length - special - (len(b) if b is not None else 0)
-        for start, size in window_starts(len(a), width, stride or max(1, width // 2)):
-            rows.append(encode_pair(tokenizer, a[start : start + size], b, length))
+        pieces = [tokenizer.encode(text) for text in t["text"]]
+        kept, sliding = (None, pieces[0]) if len(pieces) == 1 else pieces
+        special = 2 if kept is None else 3
+        if kept is not None and len(kept) + len(sliding) > length - special:
+            kept = kept[: (length - special) // 2]
+        width = length - special - (len(kept) if kept is not None else 0)
+        for start, size in window_starts(len(sliding), width, stride or max(1, width // 2)):
+            window = sliding[start : start + size]
+            a, b = (window, None) if kept is None else (kept, window)
+            rows.append(encode_pair(tokenizer, a, b, length))
             owners.append(index)
     ids, segments, mask = (np.asarray(column, dtype=np.int32) for column in zip(*rows))
     arrays = {"input_ids": ids, "segment_ids": segments, "input_mask": mask}

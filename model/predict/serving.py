@@ -11,23 +11,21 @@ TF Serving, Vertex AI or `tf.saved_model.load` serve it with TensorFlow and tens
 
 `export_saved_model` writes it into a fine-tune output from the fine-tuned model, on the
 TensorFlow backend (`model.finetune.serving_export` calls it before committing the output, in a
-TensorFlow-backend process for a fine-tune on JAX). The kinds whose decoding is not a graph yet
-(multiple choice) write none and say so. A SQuAD-style fine-tune's takes `question` and
-`context` and answers from a single window (`model.predict.serving_spans`).
+TensorFlow-backend process for a fine-tune on JAX). A SQuAD-style fine-tune's takes `question`
+and `context` and answers from a single window (`model.predict.serving_spans`); a multiple-choice
+fine-tune's takes `article`, `question` and `options` and scores each option
+(`model.predict.serving_choices`).
 """
 
 from __future__ import annotations
-
-import logging
 
 import keras
 
 from albert.fs import join
 from albert.tokenization import AlbertTokenizer
+from model.predict.serving_choices import choice_function
 from model.predict.serving_spans import span_function
 from model.predict.task_info import TaskInfo, task_info
-
-logger = logging.getLogger(__name__)
 
 SAVED_MODEL = "export/saved_model"
 
@@ -68,18 +66,27 @@ class ServingEncoder:
         self.tokenizer, self.in_graph = tokenizer, tokenizer.in_graph()
 
     def __call__(self, texts, texts_b=None):
+        b = None if texts_b is None else self.tokenize(texts_b)
+        return self.inputs(self.tokenize(texts), b)
+
+    def tokenize(self, texts):
+        """The piece ids (int64 RaggedTensor [N, None]) of a string tensor [N]."""
+        import tensorflow as tf  # the serving export's own
+
+        return tf.cast(self.in_graph.tokenize(texts), tf.int64)
+
+    def inputs(self, a, b=None):
+        """The model's inputs (int32 [N, T], T the longest row's length) of the piece ids `a` (and
+        the pair's `b`), cut as `model.tasks.encode.encode_pair` cuts them."""
         import tensorflow as tf  # the serving export's own
 
         info, tokenizer = self.info, self.tokenizer
-        a = tf.cast(self.in_graph.tokenize(texts), tf.int64)
         rows = a.nrows()
-        special = 2 if texts_b is None else 3
-        budget = info.max_seq_length - special
+        budget = info.max_seq_length - (2 if b is None else 3)
         len_a = a.row_lengths()
-        if texts_b is None:
-            b, keep_a = None, tf.minimum(len_a, budget)
+        if b is None:
+            keep_a = tf.minimum(len_a, budget)
         else:
-            b = tf.cast(self.in_graph.tokenize(texts_b), tf.int64)
             keep_a, keep_b = pair_budgets(len_a, b.row_lengths(), budget)
             b = truncated(b, keep_b, info.truncation, info.head_tokens)
         a = truncated(a, keep_a, info.truncation, info.head_tokens)
@@ -162,21 +169,18 @@ def serving_function(info: TaskInfo, model: keras.Model, encode: ServingEncoder)
     return (lambda a: outputs(model(encode(a), training=False))), [text]
 
 
-# The serving function of each kind served (multiple choice's decoding is not a graph yet).
-SERVED = {**{kind: serving_function for kind in TEXT_OUTPUTS}, "span": span_function}
-SERVED_KINDS = tuple(SERVED)
+SERVED = {
+    **{kind: serving_function for kind in TEXT_OUTPUTS},
+    "span": span_function,
+    "multiple_choice": choice_function,
+}
+"""Each task kind -> the function that builds its serving signature."""
 
 
-def export_saved_model(output_dir: str, model: keras.Model) -> str | None:
+def export_saved_model(output_dir: str, model: keras.Model) -> str:
     """Write `output_dir/export/saved_model` for the fine-tune output `output_dir` (its
-    results.json written) of `model`, on the TensorFlow backend; its path, or None where its kind
-    is not served (logged)."""
+    results.json written) of `model`, on the TensorFlow backend; its path."""
     info = task_info(output_dir)
-    if info.kind not in SERVED_KINDS:
-        logger.info(
-            "%s: no serving export (it serves %s tasks)", output_dir, " and ".join(SERVED_KINDS)
-        )
-        return None
     encode = ServingEncoder(info)
     function, signature = SERVED[info.kind](info, model, encode)
     archive = keras.export.ExportArchive()

@@ -21,6 +21,10 @@ class IdTokenizer(Protocol):  # albert.tokenization.AlbertTokenizer
     def encode(self, text: str) -> list[int]: ...
 
 
+MAX_QA_LENGTH = 128
+"""RACE: the pieces a question completed by an option keeps (its last), before the pair's cut."""
+
+
 def encode_pair(
     tokenizer: IdTokenizer,
     a: list[int],
@@ -73,7 +77,7 @@ def encode_race(
     max_seq_length: int,
     truncation: Truncation = "head",
     head_tokens: int = 128,
-    max_qa_length: int = 128,
+    max_qa_length: int = MAX_QA_LENGTH,
 ) -> dict[str, np.ndarray]:
     """Inputs [N, 4, T]; each option's question+option is cut to `max_qa_length` pieces first."""
     rows, labels = [], []

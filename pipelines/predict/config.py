@@ -43,7 +43,7 @@ class PredictConfig(StageConfig):
     windows: bool = Field(
         False,
         description="classification and regression: average over overlapping windows of a long "
-        "text instead of the fine-tune's truncation",
+        "text (a pair's second) instead of the fine-tune's truncation",
     )
     window_stride: int | None = Field(
         None, gt=0, description="pieces between two windows' starts (default: half a window)"
