@@ -40,7 +40,7 @@ def encode_text(
     stride: int | None = None,
 ) -> Encoded:
     """The model inputs of classification, multi-label or regression rows (role `text`: one text
-    or a pair), with `windows` each first text's overlapping windows."""
+    or a pair), with `windows` each row's overlapping windows (a pair's second text slides)."""
     if windows:
         return _encode_windows(info, tokenizer, texts, stride)
     examples = [
