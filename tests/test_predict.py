@@ -357,11 +357,10 @@ def test_squad_spans_equal_the_fine_tunes_answers(spm_model, tmp_path):
     served_like_predict(model, one_window, tmp_path / "one", columns)
 
 
-@pytest.mark.keras  # on both backends
 def test_multiple_choice_equals_the_fine_tunes_choices_and_the_serving_export(spm_model, tmp_path):
-    """RACE's dev questions: predict's choices are the fine-tune's; the SavedModel (on JAX
-    exported by a TensorFlow-backend process), given the article, the question and the four
-    options, gives predict's choice, answer and every option's score."""
+    """RACE's dev questions: predict's choices are the fine-tune's; the SavedModel, given the
+    article, the question and the four options, gives predict's choice, answer and every option's
+    score (the JAX backend's export path: the classification test)."""
     data = shared_path("race", "RACE")
     model = fine_tuned(
         spm_model,
