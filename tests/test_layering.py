@@ -177,7 +177,7 @@ def test_no_model_module_and_no_flow_before_its_stages_imports_beam(tmp_path) ->
         f"for name in {_modules('model')!r}:\n"
         "    importlib.import_module(name)\n"
         "    assert 'apache_beam' not in sys.modules, name + ' imports apache_beam'\n"
-        "from flows.line.night import input_digests\n"
+        "from flows.line.inputs import input_digests\n"
         "from flows.pipeline.flow import PretrainPipelineConfig, stage_configs\n"
         f"config = PretrainPipelineConfig(input=[{str(tmp_path / 'corpus.txt')!r}],\n"
         f"                                run_dir={str(tmp_path / 'run')!r})\n"

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from albert import cli
 from flows.line.config import LineConfig
-from flows.line.night import novelty
+from flows.line.inputs import novelty
 from flows.line.records import LINE_FILE, ModelLine, next_version, write_json
 
 pytestmark = pytest.mark.backend_free

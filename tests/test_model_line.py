@@ -132,7 +132,7 @@ def test_a_night_that_makes_the_team_s_task_worse_is_not_promoted(tmp_path: Path
     assert line.task_gate("accuracy") == TaskGate("tickets", "accuracy", 0.0)
     line = line.model_copy(update={"gate_metric": "macro_f1", "gate_tolerance": 0.01})
     assert line.task_gate("accuracy") == TaskGate("tickets", "macro_f1", 0.01)
-    from flows.line.night import gate_configs
+    from flows.line.gate_task import gate_configs
 
     run = line.model_copy(update={"run_dir": str(tmp_path / "night")})
     gated = line.model_copy(update={"gate_finetune": {"train_steps": 5}})

@@ -27,7 +27,8 @@ from flows.engine import tasks
 from flows.engine.entry import flow_main
 from flows.line.check import require_sound
 from flows.line.config import LineConfig
-from flows.line.night import NOTHING_NEW, input_digests, novelty, remove_leftovers, run_night
+from flows.line.inputs import NOTHING_NEW, input_digests, novelty
+from flows.line.night import remove_leftovers, run_night
 from flows.line.records import ModelLine
 from flows.line.report import line_report_path
 

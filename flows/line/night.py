@@ -21,16 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import math
-import shlex
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from prefect.states import Completed, State
 
-from albert.config import build_config
 from albert.errors import ConfigError, NothingNew, StageError
-from albert.fs import file_digest, join, listing_digest
+from albert.fs import join, listing_digest
 from albert.hashing import derive_seed
 from albert.locks import output_lock
 from flows.domain_config import data_configs
@@ -39,7 +37,9 @@ from flows.line.base import git_revision, make_base_version, make_line, night_co
 from flows.line.check import require_sound, sound_settings
 from flows.line.config import LineConfig
 from flows.line.files import copy_tree, file_size
-from flows.line.gate import Decision, TaskGate, decide
+from flows.line.gate import Decision, decide
+from flows.line.gate_task import gate_configs, gate_task_record, night_scores, task_gate
+from flows.line.inputs import NOTHING_NEW, novelty
 from flows.line.near_dup import keep_signatures, lineage_references, with_lineage
 from flows.line.records import (
     NIGHTS,
@@ -47,9 +47,7 @@ from flows.line.records import (
     REFUSED,
     ModelLine,
     ancestry,
-    new_files,
     next_version,
-    seen_files,
     written_night,
 )
 from flows.line.report import write_line_report
@@ -58,9 +56,6 @@ from flows.run_plan import cpu_seconds, run_plan
 from model.input.replay import ReplayConfig
 from model.input.replay import run as replay_mix
 from pipelines.quality.audit import night_figures
-from pipelines.segment.config import match_inputs
-
-NOTHING_NEW = "nothing new"
 
 
 @tasks.registered_task("replay")
@@ -294,76 +289,6 @@ def night_record(
     }
 
 
-def gate_configs(
-    config: LineConfig, run: LineConfig, spm: str, models: dict[str, str]
-) -> dict[str, Any]:
-    """With `--gate-task TASK=DIR`, the fine-tune of each of `models` (side -> its export) on that
-    task, `gate-SIDE` in the night's work directory: the same `--gate-finetune` settings and
-    seed; {} without."""
-    if config.gate_task is None:
-        return {}
-    from model.finetune import FinetuneConfig, parse_task_dir  # heavy: loads TensorFlow
-
-    task, data_dir = parse_task_dir(config.gate_task, "--gate-task")
-    common = {"task": task, "data_dir": data_dir, "spm_model": spm, "seed": config.seed}
-    return {
-        f"gate-{side}": build_config(
-            FinetuneConfig,
-            {
-                **common,
-                **config.gate_finetune,
-                "init": model,
-                "output": run.stage_dir(f"gate-{side}"),
-            },
-        )
-        for side, model in models.items()
-    }
-
-
-def night_scores(outcomes: dict, side: str) -> dict[str, Any]:
-    """The scores of one side (`candidate`, `parent`): its held-out metrics ("domain",
-    "general") and, with a gate task, its fine-tune's dev metrics ("task")."""
-    scores = {k: outcomes[f"{side}-{k}"].result for k in ("domain", "general")}
-    fine_tune = outcomes.get(f"gate-{side}")
-    return scores | ({"task": fine_tune.result.get("dev", {})} if fine_tune else {})
-
-
-def task_gate(config: LineConfig, outcomes: dict) -> TaskGate | None:
-    """The gate's task, its metric by default the task's primary one (the candidate's
-    results.json); None without `--gate-task`."""
-    fine_tune = outcomes.get("gate-candidate")
-    return config.task_gate(fine_tune.result.get("primary_metric") or "") if fine_tune else None
-
-
-def gate_task_record(config: LineConfig, outcomes: dict, decision: Decision) -> dict[str, Any]:
-    """The gate task's part of version.json's `gate`: the task, its metric, the tolerance and the
-    change; {} without one."""
-    gate = task_gate(config, outcomes)
-    if gate is None:
-        return {}
-    return {
-        "task": gate.task,
-        "task_metric": gate.metric,
-        "task_tolerance": gate.tolerance,
-        "task_change": decision.task_change,
-    }
-
-
-def novelty(
-    config: LineConfig, line: ModelLine, digests: Mapping[str, str]
-) -> tuple[dict[str, str], str | None]:
-    """(path -> sha256 of the input files (`digests`) the line has not taken, None) or, when
-    there are none, ({}, the one line that says so)."""
-    seen = seen_files(line.records(), line.current(), config.retry_refused, line.pruned())
-    fresh = new_files(digests, seen)
-    if fresh:
-        return fresh, None
-    taken = f"{len(digests)} input file(s), all taken already"
-    matched = f"--input {shlex.join(config.input)} matched no file yet"  # a typo in it shows
-    why = taken if digests else matched
-    return {}, f"{line.url}: nothing new since {line.current()} ({why}); nothing done"
-
-
 def finish(message: str, summary: dict[str, Any]) -> State:
     print(message, flush=True)
     return Completed(message=message, data={**summary, "message": message})
@@ -393,18 +318,6 @@ def replay_config(
         seed=derive_seed(config.seed, len(earlier)),
         output=run.stage_dir("replay"),
     )
-
-
-def input_digests(patterns: list[str]) -> dict[str, str]:
-    """path -> sha256 of every file the input patterns name (as the segment stage reads them); a
-    pattern that names no file yet is said in one line, not an error (nothing new)."""
-    paths: set[str] = set()
-    for pattern in patterns:
-        try:
-            paths.update(match_inputs([pattern]))
-        except StageError as error:
-            print(f"{error} (yet)")
-    return {path: file_digest(path) for path in sorted(paths)}
 
 
 def _bookkeeping(name: str) -> bool:
