@@ -25,7 +25,7 @@ from albert.squad_json import read_squad
 from albert.tokenization import AlbertTokenizer
 from flows import predict
 from model import finetune
-from model.predict.encoding import encode_texts
+from model.predict.encoding import encode_text
 from model.predict.task_info import TaskInfo
 from pipelines.predict.config import PredictConfig
 from tests.fixtures.tasks.tiny_vocab import train_tiny_spm
@@ -293,7 +293,7 @@ def test_pair_windows_slide_over_the_second_text(spm_model):
     tokenizer = AlbertTokenizer(spm_model)
     short, long = "a quiet film", " ".join(["the story goes on and on"] * 8)
     rows = [{"text": [short, long]}, {"text": [short, short]}]
-    encoded = encode_texts(info, tokenizer, rows, windows=True, stride=4)
+    encoded = encode_text(info, tokenizer, rows, windows=True, stride=4)
     first, second = tokenizer.encode(short), tokenizer.encode(long)
     width = 32 - 3 - len(first)
     starts = list(range(0, len(second), 4))
@@ -306,7 +306,7 @@ def test_pair_windows_slide_over_the_second_text(spm_model):
         for row, kind, real in zip(ids[:-1], segments[:-1], mask[:-1])
     ]
     assert windows == [(first, second[s : s + width]) for s in starts]
-    plain = encode_texts(info, tokenizer, rows[1:])
+    plain = encode_text(info, tokenizer, rows[1:])
     assert ids[-1].tolist() == plain.arrays["input_ids"][0].tolist()
 
 
