@@ -30,6 +30,12 @@ def open_file(url: str, mode: str = "rb", **kwargs) -> IO:
     return fsspec.open(url, mode, compression="infer", **kwargs).open()
 
 
+def is_compressed(url: str) -> bool:
+    """Whether `open_file` decompresses `url` (its name says '.bz2', '.gz', ...): such a file
+    reads only from its start (a seek reads every byte before the offset)."""
+    return fsspec.utils.infer_compression(url) is not None
+
+
 def exists(url: str) -> bool:
     """Whether `url` exists; an I/O error is raised, never taken for "absent"."""
     return exists_in(*filesystem(url))

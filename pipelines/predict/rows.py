@@ -6,7 +6,9 @@ in its file: what the output is sorted by), the fields it keeps in the output (e
 `--id-column`), and its texts by role (`text`: one or two texts; `question`, `context`; `choices`).
 A row that cannot be read (not UTF-8, not a JSON object, a missing column, a value that is not a
 text) is a `StageError` naming the file, the line and the reason, or, with `on_error="skip"`, is
-counted under `skipped_<reason>` and left out. Pure functions: no Beam.
+counted under `skipped_<reason>` and left out. A file is read whole or in `Span`s, stretches of
+its bytes that start at a row (`file_spans` finds them in a first reading): a span's rows, their
+positions and counts are those of the same rows read whole. Pure functions: no Beam.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ import csv
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from albert.errors import StageError
-from albert.fs import open_file
+from albert.fs import is_compressed, open_file
 
 Counter = Callable[[str, int], None]
 """inc(name, amount): how the reader reports what it skipped."""
@@ -106,10 +108,51 @@ def make_row(
     return Row(position, kept, texts)
 
 
-def decoded_lines(handle, path: str, on_error: str, inc: Counter) -> Iterator[tuple[int, str]]:
-    """(line number from 1, text) of a binary file's lines; a line that is not UTF-8 is a BadRow,
-    or counted as `skipped_not_utf8` and left out."""
-    for number, raw in enumerate(handle, 1):
+@dataclass(frozen=True)
+class Span:
+    """A stretch of one input file that is read on its own: its bytes from `start` to `end` (None:
+    the file's end), `line` the number of its first line, `record` the index of its first record
+    (rows, blank lines of a text file and bad rows, as `read_rows` numbers them). A span that
+    starts past a CSV/TSV file's beginning reads its header from the beginning."""
+
+    start: int = 0
+    end: int | None = None
+    line: int = 1
+    record: int = 0
+
+
+def spans(row_starts: Iterable[Span], rows_per_span: int) -> Iterator[Span]:
+    """A file cut at every `rows_per_span`-th row: `row_starts` are the starts of the file's rows
+    in order (`located_rows`). The first span begins at the file's beginning (its header, and any
+    blank or bad line before the first row), each ends where the next begins, the last at the
+    file's end; a file without a row is one span."""
+    begin = Span()
+    for count, start in enumerate(row_starts):
+        if count and count % rows_per_span == 0:
+            yield replace(begin, end=start.start)
+            begin = start
+    yield begin
+
+
+def numbered_lines(handle, span: Span) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, the byte offset after the line, the line) of the span's lines of a binary
+    file."""
+    if span.start:
+        handle.seek(span.start)
+    offset = span.start
+    for number, raw in enumerate(handle, span.line):
+        if span.end is not None and offset >= span.end:
+            return
+        offset += len(raw)
+        yield number, offset, raw
+
+
+def decoded_lines(
+    lines: Iterable[tuple[int, int, bytes]], path: str, on_error: str, inc: Counter
+) -> Iterator[tuple[int, int, str]]:
+    """`numbered_lines` with each line decoded; a line that is not UTF-8 is a BadRow, or counted
+    as `skipped_not_utf8` and left out."""
+    for number, end, raw in lines:
         try:
             text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
         except UnicodeDecodeError as error:
@@ -118,21 +161,22 @@ def decoded_lines(handle, path: str, on_error: str, inc: Counter) -> Iterator[tu
                 raise bad from None
             inc(f"skipped_{bad.reason}", 1)
             continue
-        yield number, text
+        yield number, end, text
 
 
 def _records(
-    lines: Iterable[tuple[int, str]], path: str, fmt: str
-) -> Iterator[tuple[int, dict | BadRow | None]]:
-    """(line, fields) of each record: a BadRow where the line is not one; None for a blank
-    line of a text file. A CSV/TSV header's fields are the names of the fields after it."""
+    lines: Iterable[tuple[int, int, str]], path: str, fmt: str, header: list[str] | None = None
+) -> Iterator[tuple[int, int, dict | BadRow | None]]:
+    """(last line, the byte offset after it, fields) of each record: a BadRow where the line is not
+    one; None for a blank line of a text file. A CSV/TSV file's first record is its header (the
+    names of the fields after it) unless `header` is given."""
     if fmt == "text":
-        for number, line in lines:
+        for number, end, line in lines:
             text = line.rstrip("\r\n")
-            yield number, {TEXT_COLUMN: text} if text.strip() else None
+            yield number, end, {TEXT_COLUMN: text} if text.strip() else None
         return
     if fmt == "jsonl":
-        for number, line in lines:
+        for number, end, line in lines:
             if not line.strip():
                 continue
             try:
@@ -141,39 +185,57 @@ def _records(
                 record = BadRow(f"{path}: line {number}: not JSON ({error.msg})", "not_json")
             if not isinstance(record, (dict, BadRow)):
                 record = BadRow(f"{path}: line {number}: not a JSON object", "not_json")
-            yield number, record
+            yield number, end, record
         return
-    numbers = []
+    last = (0, 0)  # the (line number, offset after it) of the last line the CSV reader took
 
     def texts():
-        for number, line in lines:
-            numbers.append(number)
+        nonlocal last
+        for number, end, line in lines:
+            last = number, end
             yield line
 
     reader = csv.reader(texts(), delimiter="\t" if fmt == "tsv" else ",")
-    header = None
     for values in reader:
-        number = numbers[-1]
+        number, end = last
         if header is None:
             header = values
             continue
         if len(values) != len(header):
             bad = f"{len(values)} fields, the header has {len(header)}"
-            yield number, BadRow(f"{path}: line {number}: {bad}", "field_count")
+            yield number, end, BadRow(f"{path}: line {number}: {bad}", "field_count")
         else:
-            yield number, dict(zip(header, values))
+            yield number, end, dict(zip(header, values))
 
 
-def read_rows(
-    path: str, file_index: int, fmt: str, columns: Columns, on_error: str, inc: Counter
-) -> Iterator[Row]:
-    """The rows of one input file in order (see the module docstring). `inc` counts `rows` read
-    and `skipped_<reason>`; blank lines of a text file are counted as `blank_lines`."""
-    resolved = None
+def _no_count(name: str, amount: int) -> None:
+    """A Counter that counts nothing: for a file's first lines read again."""
+
+
+def read_header(path: str, fmt: str, on_error: str) -> list[str] | None:
+    """A CSV/TSV file's header, as a span from its beginning reads it; None for other formats."""
+    if fmt not in ("csv", "tsv"):
+        return None
     with open_file(path, "rb") as handle:
-        lines = decoded_lines(handle, path, on_error, inc)
-        for index, (number, record) in enumerate(_records(lines, path, fmt)):
+        lines = decoded_lines(numbered_lines(handle, Span()), path, on_error, _no_count)
+        reader = csv.reader((line for _, _, line in lines), delimiter="\t" if fmt == "tsv" else ",")
+        return next(reader, [])
+
+
+def located_rows(
+    path: str, file_index: int, fmt: str, columns: Columns, on_error: str, inc: Counter, span: Span
+) -> Iterator[tuple[Span, Row]]:
+    """The rows of one span of an input file in order (see the module docstring), each with where
+    it starts (a Span to the file's end). `inc` counts `rows` read and `skipped_<reason>`; blank
+    lines of a text file are counted as `blank_lines`."""
+    resolved = None
+    header = read_header(path, fmt, on_error) if span.start else None
+    with open_file(path, "rb") as handle:
+        lines = decoded_lines(numbered_lines(handle, span), path, on_error, inc)
+        start = span
+        for index, (number, end, record) in enumerate(_records(lines, path, fmt, header)):
             where = f"{path}: line {number}"
+            begin, start = start, Span(end, None, number + 1, span.record + index + 1)
             try:
                 if record is None:
                     inc("blank_lines", 1)
@@ -182,14 +244,40 @@ def read_rows(
                     raise record
                 if resolved is None or fmt == "jsonl":
                     resolved = resolve(columns, list(record), where)
-                row = make_row((file_index, index), record, resolved, where)
+                row = make_row((file_index, begin.record), record, resolved, where)
             except BadRow as bad:
                 if on_error == "fail" or bad.reason == "missing_column" and fmt != "jsonl":
                     raise
                 inc(f"skipped_{bad.reason}", 1)
                 continue
             inc("rows", 1)
-            yield row
+            yield begin, row
+
+
+def read_rows(
+    path: str,
+    file_index: int,
+    fmt: str,
+    columns: Columns,
+    on_error: str,
+    inc: Counter,
+    span: Span = Span(),
+) -> Iterator[Row]:
+    """The rows of one span of an input file (the whole file by default), as `located_rows`."""
+    for _, row in located_rows(path, file_index, fmt, columns, on_error, inc, span):
+        yield row
+
+
+def file_spans(
+    path: str, file_index: int, fmt: str, columns: Columns, on_error: str, rows_per_span: int
+) -> Iterator[Span]:
+    """`spans` of one input file, its rows found by a first reading (nothing counted; a bad row
+    fails it as it fails the rows' reading). A compressed file is one span: it cannot seek."""
+    if is_compressed(path):
+        yield Span()
+        return
+    rows = located_rows(path, file_index, fmt, columns, on_error, _no_count, Span())
+    yield from spans((start for start, _ in rows), rows_per_span)
 
 
 def blocks(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:

@@ -1,8 +1,13 @@
 """The Beam pipeline of `albert predict` (the command is `flows.predict`, which hands it the model):
 
-    input files ─ReadBlocks─▶ blocks of rows ─Reshuffle─▶ RunInference(BlockModelHandler)
-      ─FormatPredictions─▶ (position, JSON line) ─WriteShards─▶ OUTPUT/predictions-*-of-*.jsonl
+    input files ─PlanSpans─▶ (file, span) ─Reshuffle─▶ ─ReadBlocks─▶ blocks of rows
+      ─RunInference(BlockModelHandler)─▶ ─FormatPredictions─▶ (position, JSON line)
+      ─WriteShards─▶ OUTPUT/predictions-*-of-*.jsonl
                                                     counts ─WriteSummary─▶ OUTPUT/predict.json
+
+The Reshuffle spreads spans (a file's bytes from one block's first row to the next block's), not
+rows: a grouping step's input is held in memory by the in-process runner, and a span is four
+numbers where its rows are kilobytes. Each span is read from its byte offset after the shuffle.
 
 Each output line is the input row's fields (or its `--id-column`) and `prediction`; each shard is
 sorted by the rows' positions (file, row), so the bytes are the same on any runner, with any
@@ -24,7 +29,7 @@ from pipelines.common.runner import CountingDoFn, WriteSummary, counted, run_sta
 from pipelines.common.shards import WriteShards
 from pipelines.predict.config import PredictConfig
 from pipelines.predict.handler import BlockModelHandler
-from pipelines.predict.rows import Columns, blocks, input_format, read_rows
+from pipelines.predict.rows import Columns, Span, blocks, file_spans, input_format, read_rows
 
 NAMESPACE = "predict"
 SUMMARY_FILE = "predict.json"
@@ -36,17 +41,32 @@ def position_key(position: tuple[int, int]) -> bytes:
     return struct.pack(">II", *position)
 
 
-class ReadBlocks(CountingDoFn):
-    """(file index, path) -> the file's rows in blocks of `block_rows`, counted."""
+class PlanSpans(beam.DoFn):
+    """(file index, path) -> (file index, path, span) for each span of `block_rows` rows (a
+    compressed file: one span), found by a first reading of the file."""
 
     def __init__(self, config: PredictConfig, columns: Columns):
-        super().__init__(NAMESPACE)
         self.config, self.columns = config, columns
 
     def process(self, item: tuple[int, str]):
         index, path = item
         fmt = input_format(path, self.config.input_format)
-        rows = read_rows(path, index, fmt, self.columns, self.config.on_error, self.inc)
+        config = self.config
+        for span in file_spans(path, index, fmt, self.columns, config.on_error, config.block_rows):
+            yield index, path, span
+
+
+class ReadBlocks(CountingDoFn):
+    """(file index, path, span) -> the span's rows in blocks of `block_rows`, counted."""
+
+    def __init__(self, config: PredictConfig, columns: Columns):
+        super().__init__(NAMESPACE)
+        self.config, self.columns = config, columns
+
+    def process(self, item: tuple[int, str, Span]):
+        index, path, span = item
+        fmt = input_format(path, self.config.input_format)
+        rows = read_rows(path, index, fmt, self.columns, self.config.on_error, self.inc, span)
         yield from blocks(rows, self.config.block_rows)
 
 
@@ -104,8 +124,10 @@ def build_pipeline(
 ) -> None:
     counts: list = []
     file_items = pipeline | "Files" >> beam.Create(list(enumerate(files)))
-    rows = counted(file_items, "Read", ReadBlocks(config, columns), counts)
-    predicted = rows | "Spread" >> beam.Reshuffle() | "Predict" >> RunInference(handler)
+    planned = file_items | "Plan" >> beam.ParDo(PlanSpans(config, columns))
+    spread = planned | "Spread" >> beam.Reshuffle()
+    rows = counted(spread, "Read", ReadBlocks(config, columns), counts)
+    predicted = rows | "Predict" >> RunInference(handler)
     lines = counted(predicted, "Format", FormatPredictions(config.confidence_bound), counts)
     _ = lines | "Write" >> WriteShards(join(out, PREDICTIONS), config.num_shards, ".jsonl")
     _ = pipeline | "WriteSummary" >> WriteSummary(
