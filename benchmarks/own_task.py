@@ -4,8 +4,8 @@ AlbertForSequenceClassification, on the shared BBC News, TREC (fine) and GoEmoti
 et al.'s long-text strategies on BBC News (`--study truncation`).
 
     python -m benchmarks.own_task [--init HF_EXPORT | --checkpoint CKPT --preset albert-tiny]
-        [--tasks bbc trec goemotions] [--seeds 1 2 ... 10] [--steps 40] [--batch-size 16]
-        [--learning-rate 1e-3] [--warmup-steps 4] [--max-seq-length 128] [--max-train-rows 640]
+        [--tasks bbc trec goemotions] [--seeds 1 2 ... 10] [--steps 150] [--batch-size 16]
+        [--learning-rate 1e-3] [--warmup-steps 15] [--max-seq-length 128] [--max-train-rows 640]
         [--max-dev-rows 300] [--sides ours hf] [--workdir runs/own-task-bench]
     python -m benchmarks.own_task --study truncation [--strategies head tail head_tail]
         [--head-tokens 32] [--further-pretrain-steps 0 40] [--seeds 1 2 3 4 5] ...
@@ -106,10 +106,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--tasks", nargs="+", default=list(DATASETS), choices=list(DATASETS))
     parser.add_argument("--seeds", type=int, nargs="+", help="default: 1-10 (truncation: 1-5)")
     parser.add_argument("--sides", nargs="+", default=["ours", "hf"], choices=["ours", "hf"])
-    parser.add_argument("--steps", type=int, default=40, help="training steps (both sides)")
+    parser.add_argument("--steps", type=int, default=150, help="training steps (both sides)")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
-    parser.add_argument("--warmup-steps", type=int, default=4)
+    parser.add_argument("--warmup-steps", type=int, default=15)
     parser.add_argument("--max-seq-length", type=int, default=128)
     parser.add_argument("--max-train-rows", type=int, default=640)
     parser.add_argument("--max-dev-rows", type=int, default=300)
@@ -192,11 +192,15 @@ def task_values(name: str, args, workdir: Path) -> dict:
 
 def ours(module: str, values: dict, output: Path) -> dict:
     """Our CLI (`python -m module` with `values` as flags) writing `output`: its dev metrics,
-    wall seconds and read counts."""
+    wall seconds and the rows it used (of those it read, the first `max_*_examples`)."""
     command = [sys.executable, "-m", module, *own_task_flags({**values, "output": str(output)})]
     run = finetune_command(command, output)
-    counts = {split: run["results"]["counts"][split]["read"] for split in ("train", "dev")}
-    return {"dev": run["results"]["dev"], "wall_seconds": run["wall_seconds"], "rows": counts}
+    counts = run["results"]["counts"]
+    rows = {
+        split: min(counts[split]["read"], values[f"max_{split}_examples"] or counts[split]["read"])
+        for split in ("train", "dev")
+    }
+    return {"dev": run["results"]["dev"], "wall_seconds": run["wall_seconds"], "rows": rows}
 
 
 def huggingface(values: dict, seed: int, hp: dict, output_dir: str) -> dict:
