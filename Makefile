@@ -76,7 +76,7 @@ test-jax:
 # and its script leaves.
 BENCHMARKS := segment vocab tfrecords tokenizer_export scale scale_plan model_params pretrain \
 	pretrain_quality learning_parity finetune_steps faults domain_line near_dedup decontamination \
-	quality languages language_cleaning japanese_run
+	quality languages language_cleaning japanese_run own_task
 
 ## make bench: the living benchmarks in benchmarks/, one JSON line each
 bench: $(VENV)/.installed-bench

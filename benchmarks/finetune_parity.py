@@ -27,23 +27,23 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import multiprocessing
 import os
-import subprocess
 import sys
-import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-
-from benchmarks.helpers.hf_finetune import export_with_tokenizer, trainer_arguments, trainer_class
+from benchmarks.helpers.fresh_process import finetune_command, in_fresh_process
+from benchmarks.helpers.hf_finetune import (
+    export_checkpoint,
+    resolved_hyperparameters,
+    trainer_predictions,
+)
 from benchmarks.helpers.machine import cpu_model
+from benchmarks.helpers.shared_data import SHARED
 
-GLUE = REPO.parent / "shared" / "data" / "glue"
-SPM_MODEL = REPO.parent / "shared" / "data" / "reference" / "sp16k.model"
+GLUE = SHARED / "glue"
+SPM_MODEL = SHARED / "reference" / "sp16k.model"
 # task: (directory, official metric, its key in our results, text columns, label column, header)
 TASKS = {
     "sst2": ("SST-2", "accuracy", "accuracy", (0,), 1, True),
@@ -77,21 +77,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def export(checkpoint: Path, preset: str, target: Path) -> Path:
-    """The checkpoint as a Hugging Face directory with our tokenizer (every side's start)."""
-    from model.checkpoints.store import load_checkpoint  # heavy: Keras (backend set first)
-    from model.pretrain import PretrainConfig, build_model  # heavy: Keras (backend set first)
-
-    if not target.exists():
-        model = build_model(PretrainConfig(data="-", output="-", preset=preset), 16000)
-        load_checkpoint(str(checkpoint), model)
-        export_with_tokenizer(model, str(target), str(SPM_MODEL))
-    return target
-
-
 def ours(task: str, init: Path, seed: int, args, workdir: Path) -> dict:
     output = workdir / f"ours-{task}-{seed}"
-    subprocess.run(["rm", "-rf", str(output)], check=True)
     command = [
         sys.executable, "-m", "model.finetune", "--task", task, "--init", str(init),
         "--spm-model", str(SPM_MODEL), "--data-dir", str(GLUE / TASKS[task][0]),
@@ -108,11 +95,7 @@ def ours(task: str, init: Path, seed: int, args, workdir: Path) -> dict:
         command += ["--warmup-steps", str(args.warmup_steps)]
     if args.schedule != "as_each":
         command += ["--schedule", args.schedule]
-    start = time.perf_counter()
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    subprocess.run(command, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    return {"results": json.loads((output / "results.json").read_text()), "wall_seconds": wall}
+    return finetune_command(command, output)
 
 
 def rows(path: Path, task: str, limit: int | None = None) -> tuple[list[tuple], list[float]]:
@@ -130,98 +113,27 @@ def hyperparameters(task: str, args) -> dict:
     """The learning rate, batch size, warmup, sequence length and head dropout our CLI resolves
     (`model.finetune.hyperparameters`: Table 14 with the flags given)."""
     from model.finetune import FinetuneConfig  # no Keras: the config only
-    from model.finetune import hyperparameters as resolve  # no Keras: the config only
-    from model.tasks import get_task
 
     config = FinetuneConfig(
         task=task, init="-", spm_model="-", data_dir="-", output="-", train_steps=args.steps,
         learning_rate=args.learning_rate, warmup_steps=args.warmup_steps,
         max_seq_length=args.max_seq_length or None,
     )  # fmt: skip
-    hp = resolve(config, get_task(task))
-    names = ("learning_rate", "batch_size", "warmup_steps", "max_seq_length", "classifier_dropout")
-    return {name: getattr(hp, name) for name in names}
+    return resolved_hyperparameters(config)
 
 
 def huggingface(task: str, init: Path, seed: int, hp: dict, args, workdir: Path) -> dict:
-    """`transformers.Trainer` fine-tuning AlbertForSequenceClassification loaded from the export.
-
-    The training set is every train row tokenized once by the export's tokenizer.json
-    (AutoTokenizer padded to the sequence length as ours), served by a torch Dataset; the seed is
-    set before the classifier head is drawn (as run_glue.py does), so it covers the head as ours
-    does; `TrainingArguments` carry our hyperparameters; the dev rows go through
-    `Trainer.predict`. Weight decay: Trainer's `get_decay_parameter_names` leaves out the
-    parameters of every `nn.LayerNorm` and every name matching "bias", "layernorm" or "_norm"; on
-    ALBERT that is `embeddings.LayerNorm`, each layer's `attention.LayerNorm` and
-    `full_layer_layer_norm`, and all biases, the same set our `DEFAULT_EXCLUDE` leaves out.
-    Checked on every run (a RuntimeError otherwise)."""
-    import torch  # optional: the Hugging Face side
-    from transformers import (  # optional: the Hugging Face side
-        AlbertForSequenceClassification,
-        AutoTokenizer,
-        PrinterCallback,
-        set_seed,
-    )
-
-    from model.optimization.weight_decay import is_excluded  # no Keras: this process is timed
-
+    """`transformers.Trainer` fine-tuning AlbertForSequenceClassification loaded from the export
+    (`trainer_predictions`) on every train row, scored on the dev rows."""
     regression = task == "stsb"
-    tokenizer = AutoTokenizer.from_pretrained(init)
-
-    class Rows(torch.utils.data.Dataset):
-        def __init__(self, pairs: list[tuple], targets: list[float]):
-            self.encoded = tokenizer(
-                *zip(*pairs), truncation=True, max_length=hp["max_seq_length"],
-                padding="max_length", return_tensors="pt",
-            )  # fmt: skip
-            self.labels = torch.tensor(targets, dtype=torch.float32 if regression else torch.long)
-
-        def __len__(self) -> int:
-            return len(self.labels)
-
-        def __getitem__(self, index: int) -> dict:
-            return {**{k: v[index] for k, v in self.encoded.items()}, "labels": self.labels[index]}
-
-    train = Rows(*rows(GLUE / TASKS[task][0] / "train.tsv", task))
-    dev = Rows(*rows(GLUE / TASKS[task][0] / "dev.tsv", task, args.max_dev_examples))
-    set_seed(seed)  # before the head is drawn, as transformers' run_glue.py does
-    model = AlbertForSequenceClassification.from_pretrained(
-        init,
-        num_labels=1 if regression else 2,
-        classifier_dropout_prob=hp["classifier_dropout"],
-        dtype=torch.float32,
-    )
-    arguments = trainer_arguments(
-        output_dir=str(workdir / f"hf-{task}-{seed}"),
-        max_steps=args.steps,
-        learning_rate=hp["learning_rate"],
-        per_device_train_batch_size=hp["batch_size"],
-        per_device_eval_batch_size=64,
-        warmup_steps=min(hp["warmup_steps"], args.steps),
-        seed=seed,
-        logging_strategy="no",
-    )
-    trainer = trainer_class(args.schedule, arguments.warmup_steps, args.steps)(
-        model=model, args=arguments, train_dataset=train
-    )
-    trainer.remove_callback(PrinterCallback)  # stdout carries this script's JSON lines only
-    decayed = set(trainer.get_decay_parameter_names(model))
-    expected = {name for name, _ in model.named_parameters() if not is_excluded(name)}
-    if decayed != expected:
-        raise RuntimeError(f"Trainer's weight decay differs from ours: {decayed ^ expected}")
-    trainer.train()
-    logits = trainer.predict(dev).predictions
+    _, labels = dev = rows(GLUE / TASKS[task][0] / "dev.tsv", task, args.max_dev_examples)
+    logits = trainer_predictions(
+        str(init), rows(GLUE / TASKS[task][0] / "train.tsv", task), dev[0],
+        "regression" if regression else "single_label_classification", 1 if regression else 2,
+        hp, args.steps, seed, args.schedule, str(workdir / f"hf-{task}-{seed}"),
+    )  # fmt: skip
     predicted = logits[:, 0] if regression else logits.argmax(-1)
-    return {"metric": metric(task, predicted, dev.labels.numpy())}
-
-
-def in_fresh_process(function, *arguments) -> dict:
-    """`function(*arguments)` in a new interpreter, its wall time from the start of that process
-    (imports included), as our side's `python -m model.finetune` is timed."""
-    start = time.perf_counter()
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        result = pool.submit(function, *arguments).result()
-    return {**result, "wall_seconds": time.perf_counter() - start}
+    return {"metric": metric(task, predicted, np.asarray(labels))}
 
 
 def metric(task: str, predicted: np.ndarray, labels: np.ndarray) -> float:
@@ -247,7 +159,9 @@ def main(argv=None) -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    init = export(Path(args.checkpoint), args.preset, workdir / "export-hf")
+    init = export_checkpoint(
+        Path(args.checkpoint), args.preset, workdir / "export-hf", str(SPM_MODEL)
+    )
     header = {"cpu": cpu_model(), "load": os.getloadavg()[0], "args": vars(args)}
     print(json.dumps({**header, "omp_wait_policy": os.environ["OMP_WAIT_POLICY"]}))
     lines = []

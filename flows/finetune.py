@@ -2,7 +2,10 @@
 
 Further pretraining (Sun et al. 2019, section 5.3; `--further-pretrain-steps N`) continues
 pretraining `--init` on the task's own training text before fine-tuning: the text is written as a
-segmented corpus (a text or sentence per line, a blank line between documents), the tfrecords stage
+segmented corpus (a document per text, one sentence a line as the segment stage splits them, a
+sentence cut at about half a sequence's characters, so that a long text on one line, a news
+article, is drawn on in full rather than cut at the sequence length; a blank line between
+documents), the tfrecords stage
 makes masked SOP records of it, and the pretrain stage trains N steps from the checkpoint. The work
 directory is OUTPUT.further/ (corpus/, tfrecords/, pretrain/); the fine-tuning then starts from
 OUTPUT.further/pretrain/export/model.keras. It lives here, with the flows, because it chains stages
@@ -26,13 +29,17 @@ if TYPE_CHECKING:  # Keras: loaded by `run`, once the config is valid (as `model
     from model.finetune.kind import TaskData
 
 
-def task_corpus(texts: Sequence[Sequence[str | None]], path: str) -> int:
+def task_corpus(texts: Sequence[Sequence[str | None]], path: str, max_sentence_chars: int) -> int:
     """Write `texts` (the lines of each training document) as a segmented corpus for
-    `pipelines.tfrecords`; return the number of documents."""
+    `pipelines.tfrecords`, each line split into its sentences (`SentenceSplitter`: BlingFire, a
+    sentence over `max_sentence_chars` cut at spaces); return the number of documents."""
+    from pipelines.common.text_cleaning import SentenceSplitter  # heavy: BlingFire
+
+    splitter = SentenceSplitter(max_sentence_chars)
     documents = 0
     with open_file(path, "w") as handle:
         for text in texts:
-            lines = [line.strip() for line in text if line and line.strip()]
+            lines = [s for line in text if line and line.strip() for s in splitter.split(line)]
             if lines:
                 handle.write("\n".join(lines) + "\n\n")
                 documents += 1
@@ -50,8 +57,9 @@ def further_pretrain(config: FinetuneConfig, data: TaskData, hp: Hyperparameters
     work = config.output.rstrip("/") + ".further"
     corpus_dir, records, run_dir = (join(work, p) for p in ("corpus", "tfrecords", "pretrain"))
     makedirs(corpus_dir)
-    documents = task_corpus(data.train_texts, join(corpus_dir, "task.txt"))
     length = min(hp.max_seq_length, 128)
+    # About half an instance: English averages some 4 characters a piece.
+    documents = task_corpus(data.train_texts, join(corpus_dir, "task.txt"), 2 * length)
     make_tfrecords(
         TFRecordsConfig(
             input=corpus_dir,

@@ -111,6 +111,20 @@ def test_further_pretraining_outside_the_flows_is_refused_in_one_line(tmp_path, 
     assert not (tmp_path / "out").exists()
 
 
+def test_further_pretraining_corpus_holds_a_long_text_in_sentences(tmp_path):
+    """A text on one line (a lowercased news article, which BlingFire does not split) is written
+    as a document of pieces cut at spaces, each within the given characters, none dropped."""
+    from flows.finetune import task_corpus  # Beam's text tools: only this test needs them
+
+    article = " ".join(f"word{i}" for i in range(60))
+    path = tmp_path / "task.txt"
+    assert task_corpus([[article], ["Short one. Another one.", None], [" "]], str(path), 100) == 2
+    first, second, _ = path.read_text().split("\n\n")
+    assert all(len(line) <= 100 for line in first.split("\n")) and len(first.split("\n")) == 5
+    assert first.replace("\n", " ") == article
+    assert second == "Short one.\nAnother one."
+
+
 @pytest.mark.parametrize("module", ["model.finetune", "flows.finetune"])
 def test_a_bad_config_fails_before_keras_is_imported(tmp_path, module):
     """`python -m model.finetune` and `albert finetune` (flows.finetune) check their config first:

@@ -35,6 +35,16 @@ def test_truncation_strategies():
     assert a == list("efgh") and b == list("xyz")
 
 
+def test_head_tail_whose_head_fills_the_sequence_is_refused():
+    """At --max-seq-length 128 the default --head-tokens 128 would keep the head alone."""
+    given = {"task": "x", "init": "random", "spm_model": "s", "train_file": "t.csv", "output": "o"}
+    given.update(text_column=["text"], truncation="head_tail", max_seq_length=128)
+    with pytest.raises(ValueError, match="keeps the head alone: give --head-tokens below 126"):
+        FinetuneConfig(**given)
+    assert FinetuneConfig(**given, head_tokens=32).head_tokens == 32
+    assert FinetuneConfig(**{**given, "max_seq_length": None}).truncation == "head_tail"
+
+
 def test_hyperparameters_default_to_table_14_and_lower_lr_overrides():
     config = FinetuneConfig(task="mrpc", init="random", spm_model="x", data_dir="d", output="o")
     assert hyperparameters(config, get_task("mrpc")) == Hyperparameters(

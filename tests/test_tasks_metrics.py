@@ -99,3 +99,12 @@ def test_race_accuracy_by_level():
     )
     assert result["accuracy"] == 0.6 and result["accuracy_middle"] == 0.5
     assert result["accuracy_high"] == pytest.approx(2 / 3) and result["total_high"] == 3
+
+
+def test_multi_label_threshold_is_the_best_and_of_equals_the_lowest():
+    probabilities = np.array([[0.9, 0.32], [0.4, 0.8], [0.33, 0.1]])
+    gold = np.array([[1, 0], [0, 1], [1, 0]])
+    # micro-F1 0.8 from 0.45 (the 0.4 no longer predicted) to 0.80, less either side
+    assert m.tuned_threshold(probabilities, gold, lambda p, g: m.set_f1(p, g, "micro")) == 0.45
+    # no threshold gets every row right: all score 0, the lowest wins
+    assert m.tuned_threshold(probabilities, gold, lambda p, g: float((p == g).all())) == 0.05

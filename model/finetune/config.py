@@ -201,6 +201,18 @@ class FinetuneConfig(OwnTaskFields):
             raise ValueError(f"--task {self.task}: give --data-dir")
         return self
 
+    @model_validator(mode="after")
+    def _head_tail_keeps_a_tail(self) -> FinetuneConfig:
+        """`--truncation head_tail` whose head fills the sequence (`--head-tokens` at least
+        `--max-seq-length` less [CLS] and [SEP]) would be `head`: an error, not a silent no-op."""
+        budget = (self.max_seq_length or 0) - 2
+        if self.truncation == "head_tail" and 0 < budget <= self.head_tokens:
+            raise ValueError(
+                f"--truncation head_tail with --head-tokens {self.head_tokens} at --max-seq-length "
+                f"{self.max_seq_length} keeps the head alone: give --head-tokens below {budget}"
+            )
+        return self
+
     @field_validator("multitask")
     @classmethod
     def _task_dirs(cls, items: list[str]) -> list[str]:

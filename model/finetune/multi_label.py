@@ -9,9 +9,7 @@ import keras
 import numpy as np
 
 from model.finetune.glue import GlueKind
-
-# The thresholds tried: 0.05, 0.10, ..., 0.95.
-THRESHOLDS = np.round(np.arange(1, 20) * 0.05, 2)
+from model.tasks.own_task import multi_label_scores
 
 
 class MultiLabelKind(GlueKind):
@@ -28,13 +26,7 @@ class MultiLabelKind(GlueKind):
     def score(self, model, data, batch_size):
         logits = np.asarray(self.predict(model, data, batch_size), np.float64)
         probabilities, gold = 1 / (1 + np.exp(-logits)), data.dev["labels"]
-        scored = [
-            (self.spec.metrics(probabilities >= t, gold)[self.spec.primary_metric], -t)
-            for t in THRESHOLDS
-        ]
-        threshold = -max(scored)[1]  # the best; of equals, the lowest
-        predictions = probabilities >= threshold
-        return {**self.spec.metrics(predictions, gold), "threshold": float(threshold)}, predictions
+        return multi_label_scores(probabilities, gold)
 
     def prediction_text(self, prediction) -> str:
         return ",".join(name for name, on in zip(self.labels, prediction) if on)

@@ -67,6 +67,17 @@ def set_f1(predictions: np.ndarray, labels: np.ndarray, average: str) -> float:
     return float(sklearn_metrics.f1_score(gold, predicted, average=average, zero_division=0.0))
 
 
+# The decision thresholds a multi-label task tries: 0.05, 0.10, ..., 0.95.
+MULTI_LABEL_THRESHOLDS = np.round(np.arange(1, 20) * 0.05, 2)
+
+
+def tuned_threshold(probabilities: np.ndarray, labels: np.ndarray, score) -> float:
+    """The threshold of `MULTI_LABEL_THRESHOLDS` at which `score(probabilities >= t, labels)`
+    (e.g. micro-F1) is highest; of equal scores, the lowest threshold."""
+    scored = [(score(probabilities >= t, labels), -t) for t in MULTI_LABEL_THRESHOLDS]
+    return float(-max(scored)[1])
+
+
 def per_label(predictions: np.ndarray, labels: np.ndarray, names: Sequence[str]) -> dict:
     """`{"per_label": {name: {precision, recall, f1, support}}}` of multi-hot rows."""
     scores = sklearn_metrics.precision_recall_fscore_support(

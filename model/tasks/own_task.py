@@ -294,6 +294,19 @@ def multi_label_metrics(predictions, labels) -> dict[str, float]:
     }
 
 
+def multi_label_scores(probabilities: np.ndarray, labels: np.ndarray) -> tuple[dict, np.ndarray]:
+    """`multi_label_metrics` of the dev rows at the decision threshold tuned on them for micro-F1
+    (`metrics.tuned_threshold`), with that `threshold`; and the predictions (probability >= it)."""
+    from model.tasks import metrics
+
+    def micro_f1(predictions, gold) -> float:
+        return metrics.set_f1(predictions, gold, "micro")
+
+    threshold = metrics.tuned_threshold(probabilities, labels, micro_f1)
+    predictions = probabilities >= threshold
+    return {**multi_label_metrics(predictions, labels), "threshold": threshold}, predictions
+
+
 _METRICS = {
     "classification": classification_metrics,
     "multi_label": multi_label_metrics,
