@@ -44,17 +44,16 @@ task's own training text (0: none); one JSON line per (strategy, further pretrai
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.helpers.classification_data import CLASSIFICATION, DATASETS, as_tsv
 from benchmarks.helpers.fresh_process import REPO, finetune_command, in_fresh_process
 from benchmarks.helpers.hf_finetune import (
     export_checkpoint,
@@ -64,35 +63,10 @@ from benchmarks.helpers.hf_finetune import (
 from benchmarks.helpers.machine import cpu_model
 from benchmarks.helpers.shared_data import SHARED
 
-CLASSIFICATION = SHARED / "classification"
 REFERENCE = SHARED / "reference"
 SPM_MODEL = REFERENCE / "sp16k.model"
 # The metrics reported for each kind, our CLI's names.
 METRICS = {"classification": ("accuracy", "macro_f1"), "multi_label": ("micro_f1",)}
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """A labelled dataset of ../shared/data/classification as our CLI's own-task flags name it."""
-
-    train: str
-    dev: str
-    text_column: str
-    label_column: str
-    kind: str
-    header: bool
-    encoding: str = "utf-8"
-    label_separator: str | None = None
-
-
-DATASETS = {
-    "bbc": Dataset("bbc-news/train.csv", "bbc-news/dev.csv", "text", "category", "classification",
-                   header=True),
-    "trec": Dataset("trec/train_5500.label", "trec/TREC_10.label", "1", "0", "classification",
-                    header=False, encoding="latin-1"),
-    "goemotions": Dataset("goemotions/train.tsv", "goemotions/dev.tsv", "0", "1", "multi_label",
-                          header=False, label_separator=","),
-}  # fmt: skip
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -117,32 +91,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--head-tokens", type=int, default=32, help="head of head_tail")
     parser.add_argument("--further-pretrain-steps", type=int, nargs="+", default=[0, 40])
     return parser.parse_args(argv)
-
-
-def trec_rows(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
-    """(label, question) of each `LABEL question` line of a TREC file (blank lines skipped)."""
-    for line in lines:
-        line = line.rstrip("\r\n")
-        if line.strip():
-            label, _, question = line.partition(" ")
-            yield label, question
-
-
-def as_tsv(source: Path, target: Path, encoding: str) -> Path:
-    """A TREC `.label` file as header-less TSV (label, question) in its own `encoding`, written
-    once (streamed); other files are read as they are."""
-    if source.suffix != ".label":
-        return source
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".partial")
-        with (
-            source.open(encoding=encoding, newline="") as lines,
-            partial.open("w", encoding=encoding, newline="") as handle,
-        ):
-            csv.writer(handle, delimiter="\t", lineterminator="\n").writerows(trec_rows(lines))
-        partial.rename(target)
-    return target
 
 
 def own_task_flags(values: dict) -> list[str]:

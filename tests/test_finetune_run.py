@@ -289,7 +289,7 @@ def test_further_pretraining_on_task_text_then_finetune(spm_model, tmp_path, mon
         and further["init"].endswith("model.keras")
     )
     corpus = (tmp_path / "cola.further" / "corpus" / "task.txt").read_text()
-    assert corpus.startswith(
-        "Our friends won't buy this analysis, let alone the next one we propose.\n\n"
+    assert corpus.startswith(  # a sentence over 2 x the length's characters is cut at a space
+        "Our friends won't buy this analysis, let alone the next one we\npropose.\n\n"
     )
     assert set(results["dev"]) == {"mcc", "accuracy"}

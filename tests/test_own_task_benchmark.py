@@ -5,6 +5,7 @@ import pytest
 
 from albert.labelled_files import read_columns
 from benchmarks import own_task
+from benchmarks.helpers.classification_data import as_tsv
 
 pytestmark = pytest.mark.backend_free
 
@@ -12,14 +13,14 @@ pytestmark = pytest.mark.backend_free
 def test_trec_lines_become_latin1_tsv_our_reader_reads_back(tmp_path):
     source = tmp_path / "train.label"
     source.write_bytes(b'NUM:date When was "it" born ?\r\n\nLOC:city Name the sister\xf0city .\n')
-    target = own_task.as_tsv(source, tmp_path / "prepared" / "train.tsv", "latin-1")
+    target = as_tsv(source, tmp_path / "prepared" / "train.tsv", "latin-1")
     rows = [values for _, values in read_columns(str(target), ["0", "1"], False, "latin-1")]
     assert rows == [
         ["NUM:date", 'When was "it" born ?'],
         ["LOC:city", "Name the sister\xf0city ."],
     ]
     csv = tmp_path / "dev.csv"
-    assert own_task.as_tsv(csv, tmp_path / "dev.tsv", "utf-8") == csv  # read as it is
+    assert as_tsv(csv, tmp_path / "dev.tsv", "utf-8") == csv  # read as it is
 
 
 def test_config_values_are_our_cli_flags():
