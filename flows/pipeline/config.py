@@ -50,8 +50,7 @@ class PretrainPipelineConfig(RunConfig):
     input: list[str] = Field(
         default_factory=list,
         description="raw corpus files or globs (Wikipedia dumps, books, text); default: the demo "
-        "corpus "
-        "shipped with the package (flows/pipeline/demo_corpus)",
+        "corpus shipped with the package (flows/pipeline/demo_corpus)",
     )
     run_dir: str = Field(
         "runs/enwiki-sample",
@@ -82,8 +81,7 @@ class PretrainPipelineConfig(RunConfig):
     downstream: list[str] = Field(
         default_factory=list,
         description="TASK=DIR (any task `albert finetune` knows): fine-tune the pretrained model "
-        "and a randomly "
-        "initialised twin with the same budget and seed, side by side in the report",
+        "and a randomly initialised twin with the same budget and seed, side by side in the report",
     )
     finetune: JsonDict = Field(
         default_factory=dict, description="other FinetuneConfig fields for --downstream"

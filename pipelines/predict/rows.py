@@ -195,7 +195,7 @@ def _records(
             last = number, end
             yield line
 
-    reader = csv.reader(texts(), delimiter="\t" if fmt == "tsv" else ",")
+    reader = csv.reader(texts(), delimiter=_delimiter(fmt))
     for values in reader:
         number, end = last
         if header is None:
@@ -208,6 +208,11 @@ def _records(
             yield number, end, dict(zip(header, values))
 
 
+def _delimiter(fmt: str) -> str:
+    """The field separator of a CSV or TSV file."""
+    return "\t" if fmt == "tsv" else ","
+
+
 def _no_count(name: str, amount: int) -> None:
     """A Counter that counts nothing: for a file's first lines read again."""
 
@@ -218,7 +223,7 @@ def read_header(path: str, fmt: str, on_error: str) -> list[str] | None:
         return None
     with open_file(path, "rb") as handle:
         lines = decoded_lines(numbered_lines(handle, Span()), path, on_error, _no_count)
-        reader = csv.reader((line for _, _, line in lines), delimiter="\t" if fmt == "tsv" else ",")
+        reader = csv.reader((line for _, _, line in lines), delimiter=_delimiter(fmt))
         return next(reader, [])
 
 
